@@ -1,0 +1,178 @@
+/*
+ * chan.c: owns one bufferevent and the read loop that turns its input
+ * into messages.  Memory is bounded by the frame limit: a header is
+ * checked before its body is waited for.  Callbacks may free the channel;
+ * the free is deferred until the read loop has unwound.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "chan.h"
+#include "xmalloc.h"
+
+struct chan {
+	struct bufferevent	*bev;
+	int			 fd;
+	int			 accept_dir;
+	uint32_t		 max;
+	chan_msg_cb		 on_msg;
+	chan_end_cb		 on_end;
+	void			*arg;
+	int			 busy;		/* inside a callback */
+	int			 dead;		/* freed while busy */
+	int			 ended;		/* on_end delivered */
+};
+
+static void	chan_destroy(struct chan *);
+
+/* Deliver the end event once and stop reading. */
+static void
+chan_end(struct chan *c, enum proto_err e, const char *why)
+{
+	if (c->ended)
+		return;
+	c->ended = 1;
+	bufferevent_disable(c->bev, EV_READ);
+	c->busy++;
+	c->on_end(c, e, why, c->arg);
+	c->busy--;
+}
+
+/* Drain every whole frame in the input buffer. */
+static void
+chan_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct chan	*c = arg;
+	struct evbuffer	*in = bufferevent_get_input(bev);
+	struct msg	 m;
+	enum proto_err	 e;
+
+	c->busy++;
+	while (!c->dead && !c->ended) {
+		e = frame_read(in, c->max, &m);
+		if (e == PROTO_E_AGAIN)
+			break;
+		if (e == PROTO_OK && !(msg_dir(m.type) & c->accept_dir))
+			e = PROTO_E_DIRECTION;
+		if (e != PROTO_OK) {
+			msg_clear(&m);
+			chan_end(c, e, proto_strerror(e));
+			break;
+		}
+		c->on_msg(c, &m, c->arg);
+		msg_clear(&m);
+	}
+	c->busy--;
+	if (c->dead && c->busy == 0)
+		chan_destroy(c);
+}
+
+/* EOF or a socket error; leftover bytes decide between clean and truncated. */
+static void
+chan_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct chan	*c = arg;
+	enum proto_err	 e;
+	char		 why[128];
+
+	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
+		return;
+	c->busy++;
+	if (what & BEV_EVENT_ERROR) {
+		snprintf(why, sizeof why, "channel error: %s",
+		    strerror(EVUTIL_SOCKET_ERROR()));
+		chan_end(c, PROTO_E_IO, why);
+	} else {
+		e = frame_eof(bufferevent_get_input(bev), c->max);
+		chan_end(c, e, e == PROTO_OK ? "end of stream" :
+		    proto_strerror(e));
+	}
+	c->busy--;
+	if (c->dead && c->busy == 0)
+		chan_destroy(c);
+}
+
+/*
+ * Wrap fd (non-blocking; the channel owns it from now on).  accept_dir is
+ * the MSG_DIR_* a received message must carry.
+ */
+struct chan *
+chan_new(struct event_base *base, int fd, int accept_dir, uint32_t max,
+    chan_msg_cb on_msg, chan_end_cb on_end, void *arg)
+{
+	struct chan	*c;
+
+	c = xcalloc(1, sizeof *c);
+	c->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL) {
+		free(c);
+		return NULL;
+	}
+	c->fd = fd;
+	c->accept_dir = accept_dir;
+	c->max = max;
+	c->on_msg = on_msg;
+	c->on_end = on_end;
+	c->arg = arg;
+	bufferevent_setcb(c->bev, chan_read_cb, NULL, chan_event_cb, c);
+	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0) {
+		bufferevent_free(c->bev);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* Queue one message; the bufferevent writes it as the socket allows. */
+enum proto_err
+chan_send(struct chan *c, const struct msg *m)
+{
+	if (c->dead)
+		return PROTO_E_TRUNCATED;
+	return frame_write(bufferevent_get_output(c->bev), m, c->max);
+}
+
+/* Bytes written by chan_send and not yet taken by the kernel. */
+size_t
+chan_queued(struct chan *c)
+{
+	return evbuffer_get_length(bufferevent_get_output(c->bev));
+}
+
+/* The socket, for shutdown(2) or diagnostics. */
+int
+chan_fd(struct chan *c)
+{
+	return c->fd;
+}
+
+/* Release the bufferevent and close the socket. */
+static void
+chan_destroy(struct chan *c)
+{
+	bufferevent_free(c->bev);
+	free(c);
+}
+
+/* Close the channel; safe from inside its own callbacks. */
+void
+chan_free(struct chan *c)
+{
+	if (c == NULL)
+		return;
+	if (c->busy > 0) {
+		c->dead = 1;
+		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+		return;
+	}
+	chan_destroy(c);
+}

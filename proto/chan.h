@@ -1,0 +1,36 @@
+/*
+ * chan.h: a framed message channel on one non-blocking socket, driven by
+ * a libevent bufferevent.  Used by the supervisor (one per worker) and by
+ * the worker (its fd 3).
+ */
+#ifndef CCW_CHAN_H
+#define CCW_CHAN_H
+
+#include "proto.h"
+
+struct event_base;
+struct chan;
+
+/*
+ * Called once per decoded message.  The message is borrowed: the channel
+ * clears it after the callback, so take a field by copying it or by
+ * setting the pointer to NULL.
+ */
+typedef void	(*chan_msg_cb)(struct chan *, struct msg *, void *);
+
+/*
+ * Called once when the channel ends: err is PROTO_OK for a clean EOF,
+ * a protocol error (PROTO_E_TRUNCATED when the peer died mid-frame), or
+ * PROTO_E_IO; why is a one-line explanation.  No callback follows it.
+ */
+typedef void	(*chan_end_cb)(struct chan *, enum proto_err, const char *,
+		    void *);
+
+struct chan	*chan_new(struct event_base *, int, int, uint32_t,
+		    chan_msg_cb, chan_end_cb, void *);
+enum proto_err	 chan_send(struct chan *, const struct msg *);
+size_t		 chan_queued(struct chan *);
+int		 chan_fd(struct chan *);
+void		 chan_free(struct chan *);
+
+#endif

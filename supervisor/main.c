@@ -1,0 +1,106 @@
+/*
+ * main.c: the ccw-supervisor command line.  Owns option parsing for the
+ * global flags and the table that maps a subcommand name to its handler.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "proto.h"
+
+#define EXIT_USAGE	2
+
+struct subcmd {
+	const char	*name;
+	int		(*fn)(int, char **);
+	const char	*summary;
+};
+
+static int	cmd_version(int, char **);
+
+static const struct subcmd subcmds[] = {
+	{ "version", cmd_version, "print the program and protocol versions" },
+};
+
+/* The --help text; every subcommand in the table is listed. */
+static void
+usage(FILE *fp)
+{
+	size_t	i;
+
+	fprintf(fp,
+	    "usage: ccw-supervisor [-v] [--version] [--help] COMMAND [ARGS]\n"
+	    "\n"
+	    "Runs CCW-style agent loops as real Unix processes.\n"
+	    "\n"
+	    "commands:\n");
+	for (i = 0; i < sizeof subcmds / sizeof subcmds[0]; i++)
+		fprintf(fp, "  %-10s %s\n", subcmds[i].name,
+		    subcmds[i].summary);
+	fprintf(fp,
+	    "\n"
+	    "options:\n"
+	    "  -v, --verbose  more diagnostics on stderr (twice for debug)\n"
+	    "  --version      same as the version command\n"
+	    "  -h, --help     this text\n"
+	    "\n"
+	    "See ccw-supervisor(1).\n");
+}
+
+/* Print "ccw-supervisor VERSION (protocol N)". */
+static int
+cmd_version(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "ccw-supervisor: version takes no arguments\n");
+		return EXIT_USAGE;
+	}
+	printf("ccw-supervisor %s (protocol %d)\n", PACKAGE_VERSION,
+	    PROTO_VERSION);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	int	verbose = 0, i;
+	size_t	k;
+
+	log_init(argv[0], 0);
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (strcmp(argv[i], "--version") == 0)
+			return cmd_version(1, argv + i);
+		if (strcmp(argv[i], "-v") == 0 ||
+		    strcmp(argv[i], "--verbose") == 0) {
+			verbose++;
+			continue;
+		}
+		fprintf(stderr, "ccw-supervisor: unknown option '%s'\n",
+		    argv[i]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	log_init(argv[0], verbose);
+	if (i >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (k = 0; k < sizeof subcmds / sizeof subcmds[0]; k++)
+		if (strcmp(argv[i], subcmds[k].name) == 0)
+			return subcmds[k].fn(argc - i, argv + i);
+	fprintf(stderr, "ccw-supervisor: unknown command '%s' (see --help)\n",
+	    argv[i]);
+	return EXIT_USAGE;
+}

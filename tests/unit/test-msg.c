@@ -1,0 +1,217 @@
+/*
+ * test-msg.c: every message type survives encode -> decode -> encode
+ * unchanged, and every typed-reader failure is reported with its code.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+#include "samples.h"
+#include "tap.h"
+
+/* Encode, decode, re-encode one sample; both encodings must be equal. */
+static void
+roundtrip(enum msg_type t)
+{
+	msgpack_sbuffer	a, b;
+	struct msg	m, d;
+	enum proto_err	e;
+
+	sample_msg(t, &m);
+	msgpack_sbuffer_init(&a);
+	msgpack_sbuffer_init(&b);
+	tap_is_int(msg_encode(&m, &a), PROTO_OK, "%s encodes", msg_name(t));
+	e = msg_decode(t, (uint8_t *)a.data, a.size, &d);
+	tap_is_int(e, PROTO_OK, "%s decodes", msg_name(t));
+	tap_is_int(msg_encode(&d, &b), PROTO_OK, "%s re-encodes", msg_name(t));
+	tap_ok(a.size == b.size && memcmp(a.data, b.data, a.size) == 0,
+	    "%s round trip is byte-identical (%zu bytes)", msg_name(t), a.size);
+	msg_clear(&m);
+	msg_clear(&d);
+	msgpack_sbuffer_destroy(&a);
+	msgpack_sbuffer_destroy(&b);
+}
+
+/* Field values that the byte comparison alone would not name. */
+static void
+check_values(void)
+{
+	msgpack_sbuffer	sb;
+	struct msg	m, d;
+
+	sample_msg(MSG_RESULT, &m);
+	msgpack_sbuffer_init(&sb);
+	msg_encode(&m, &sb);
+	msg_decode(MSG_RESULT, (uint8_t *)sb.data, sb.size, &d);
+	tap_is_str(d.u.result.status, "success", "result status");
+	tap_is_int((long long)d.u.result.files_changed.n, 2, "files_changed count");
+	tap_is_str(d.u.result.files_changed.v[1], "src/b.c", "files_changed[1]");
+	tap_is_int(d.u.result.exit_code, -1, "negative exit code kept");
+	tap_is_int(d.u.result.signal, 9, "signal kept");
+	tap_ok(json_equal(d.u.result.usage, m.u.result.usage), "usage JSON equal");
+	tap_ok(json_is_real(json_object_get(d.u.result.usage, "cost_usd")),
+	    "real stays real");
+	tap_ok(json_is_integer(json_object_get(d.u.result.usage, "input_tokens")),
+	    "integer stays integer");
+	msg_clear(&m);
+	msg_clear(&d);
+	msgpack_sbuffer_destroy(&sb);
+
+	sample_msg(MSG_ASSIGN, &m);
+	msgpack_sbuffer_init(&sb);
+	msg_encode(&m, &sb);
+	msg_decode(MSG_ASSIGN, (uint8_t *)sb.data, sb.size, &d);
+	tap_is_str(d.u.assign.prompt, m.u.assign.prompt, "UTF-8 prompt kept");
+	tap_ok(json_equal(d.u.assign.options, m.u.assign.options),
+	    "options JSON equal");
+	msg_clear(&m);
+	msg_clear(&d);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* Optional fields left NULL are not sent and come back NULL. */
+static void
+check_optional(void)
+{
+	msgpack_sbuffer	sb;
+	struct msg	m, d;
+
+	msg_init(&m, MSG_RESULT);
+	m.u.result.status = strdup("unknown");
+	msgpack_sbuffer_init(&sb);
+	tap_is_int(msg_encode(&m, &sb), PROTO_OK, "minimal RESULT encodes");
+	tap_is_int(msg_decode(MSG_RESULT, (uint8_t *)sb.data, sb.size, &d),
+	    PROTO_OK, "minimal RESULT decodes");
+	tap_ok(d.u.result.summary == NULL && d.u.result.usage == NULL &&
+	    d.u.result.files_changed.n == 0, "absent fields stay absent");
+	msg_clear(&m);
+	msg_clear(&d);
+	msgpack_sbuffer_destroy(&sb);
+
+	msg_init(&m, MSG_BYE);
+	m.u.bye.reason = strdup("bad \xff text");
+	msgpack_sbuffer_init(&sb);
+	tap_is_int(msg_encode(&m, &sb), PROTO_E_UTF8,
+	    "encoder refuses invalid UTF-8");
+	msg_clear(&m);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* Decode a hand-packed BYE/CLOSE/INPUT body and compare the error. */
+static void
+expect(enum msg_type t, msgpack_sbuffer *sb, enum proto_err want,
+    const char *what)
+{
+	struct msg	d;
+
+	tap_is_int(msg_decode(t, (uint8_t *)sb->data, sb->size, &d), want,
+	    "%s -> %s", what, proto_errname(want));
+	msg_clear(&d);
+	msgpack_sbuffer_clear(sb);
+}
+
+/* Pack a str key. */
+static void
+key(msgpack_packer *pk, const char *k)
+{
+	msgpack_pack_str(pk, strlen(k));
+	msgpack_pack_str_body(pk, k, strlen(k));
+}
+
+/* Typed-reader failures, each with its own code. */
+static void
+check_errors(void)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+
+	msgpack_pack_map(&pk, 1);
+	key(&pk, "reason");
+	msgpack_pack_int(&pk, 42);
+	expect(MSG_BYE, &sb, PROTO_E_FIELDTYPE, "int where text is required");
+
+	msgpack_pack_map(&pk, 1);
+	key(&pk, "reason");
+	msgpack_pack_nil(&pk);
+	expect(MSG_BYE, &sb, PROTO_OK, "nil for an optional string");
+
+	msgpack_pack_map(&pk, 1);
+	key(&pk, "grace_ms");
+	msgpack_pack_int(&pk, -5);
+	expect(MSG_CLOSE, &sb, PROTO_E_RANGE, "negative unsigned");
+
+	msgpack_pack_map(&pk, 1);
+	key(&pk, "reason");
+	msgpack_pack_nil(&pk);
+	expect(MSG_CLOSE, &sb, PROTO_E_MISSING, "missing grace_ms");
+
+	msgpack_pack_map(&pk, 2);
+	key(&pk, "grace_ms");
+	msgpack_pack_uint64(&pk, 1);
+	key(&pk, "grace_ms");
+	msgpack_pack_uint64(&pk, 2);
+	expect(MSG_CLOSE, &sb, PROTO_E_DUPKEY, "duplicate key");
+
+	msgpack_pack_map(&pk, 2);
+	key(&pk, "grace_ms");
+	msgpack_pack_uint64(&pk, 1);
+	key(&pk, "future_field");
+	msgpack_pack_array(&pk, 0);
+	expect(MSG_CLOSE, &sb, PROTO_OK, "unknown key ignored");
+
+	msgpack_pack_map(&pk, 3);
+	key(&pk, "submission_id");
+	msgpack_pack_uint64(&pk, 1);
+	key(&pk, "message");
+	msgpack_pack_str(&pk, 2);
+	msgpack_pack_str_body(&pk, "hi", 2);
+	key(&pk, "interrupt");
+	msgpack_pack_int(&pk, 1);
+	expect(MSG_INPUT, &sb, PROTO_E_FIELDTYPE, "int where bool is required");
+
+	msgpack_pack_map(&pk, 4);
+	key(&pk, "tool_pid");
+	msgpack_pack_uint64(&pk, 1);
+	key(&pk, "argv");
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_int(&pk, 3);
+	key(&pk, "cwd");
+	key(&pk, "/");
+	key(&pk, "log_path");
+	key(&pk, "x");
+	expect(MSG_STARTED, &sb, PROTO_E_FIELDTYPE, "argv holding an int");
+
+	msgpack_pack_map(&pk, 2);
+	key(&pk, "grace_ms");
+	msgpack_pack_uint64(&pk, 1);
+	key(&pk, "reason");
+	msgpack_pack_str(&pk, 3);
+	msgpack_pack_str_body(&pk, "a\0b", 3);
+	expect(MSG_CLOSE, &sb, PROTO_E_UTF8, "NUL inside text");
+
+	tap_is_int(msg_decode(MSG_NONE, (const uint8_t *)"\x80", 1,
+	    &(struct msg){ 0 }), PROTO_E_TYPE, "type 0 refused");
+	msgpack_sbuffer_destroy(&sb);
+}
+
+int
+main(void)
+{
+	int	t;
+
+	for (t = MSG_HELLO; t < MSG__MAX; t++)
+		roundtrip(t);
+	check_values();
+	check_optional();
+	check_errors();
+	tap_is_str(msg_name(MSG_INPUT_ACK), "INPUT_ACK", "names from the table");
+	tap_is_str(msg_name(77), "?", "unknown type name");
+	tap_is_int(msg_dir(MSG_ERROR), MSG_DIR_TO_SUPERVISOR | MSG_DIR_TO_WORKER,
+	    "ERROR travels both ways");
+	return tap_done();
+}
