@@ -4,7 +4,7 @@
  * checked before its body is waited for.  Callbacks may free the channel;
  * the free is deferred until the read loop has unwound.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -139,6 +139,15 @@ chan_send(struct chan *c, const struct msg *m)
 	if (c->dead)
 		return PROTO_E_TRUNCATED;
 	return frame_write(bufferevent_get_output(c->bev), m, c->max);
+}
+
+/* Append frames encoded earlier with frame_write (moved, not copied). */
+int
+chan_send_buffer(struct chan *c, struct evbuffer *frames)
+{
+	if (c->dead)
+		return -1;
+	return evbuffer_add_buffer(bufferevent_get_output(c->bev), frames);
 }
 
 /* Bytes written by chan_send and not yet taken by the kernel. */

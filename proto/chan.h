@@ -9,6 +9,7 @@
 #include "proto.h"
 
 struct event_base;
+struct evbuffer;
 struct chan;
 
 /*
@@ -29,6 +30,7 @@ typedef void	(*chan_end_cb)(struct chan *, enum proto_err, const char *,
 struct chan	*chan_new(struct event_base *, int, int, uint32_t,
 		    chan_msg_cb, chan_end_cb, void *);
 enum proto_err	 chan_send(struct chan *, const struct msg *);
+int		 chan_send_buffer(struct chan *, struct evbuffer *);
 size_t		 chan_queued(struct chan *);
 int		 chan_fd(struct chan *);
 void		 chan_free(struct chan *);

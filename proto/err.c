@@ -2,7 +2,7 @@
  * err.c: names and one-line descriptions of the protocol error codes, so
  * logs and tests speak of "PROTO_E_DEPTH" rather than 11.
  */
-#include "config.h"
+#include <config.h>
 
 #include "proto.h"
 

@@ -4,7 +4,7 @@
  * garbage is refused at once and a body is never buffered before its
  * length has been checked against the limit.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdlib.h>
 #include <string.h>

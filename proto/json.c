@@ -3,7 +3,7 @@
  * types the state file uses (string, integer, real, bool, null, array,
  * object).  Integers stay integers and reals stay reals both ways.
  */
-#include "config.h"
+#include <config.h>
 
 #include <math.h>
 #include <stdint.h>

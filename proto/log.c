@@ -2,7 +2,7 @@
  * log.c: one line per message on stderr, prefixed by the program name.
  * The _warn/fatal variants append strerror(errno) as err(3) does.
  */
-#include "config.h"
+#include <config.h>
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * typed readers and writers.  Adding a field means one struct member in
  * proto.h and one line here; decode, encode and free follow the table.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stddef.h>
 #include <stdlib.h>

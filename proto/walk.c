@@ -4,7 +4,7 @@
  * array items, a 1000-deep nest or a non-UTF-8 string is refused without
  * allocating anything.  After it passes, unpacking costs O(body length).
  */
-#include "config.h"
+#include <config.h>
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * xmalloc.c: the never-NULL allocators.  Sizes are checked for overflow
  * here so callers can multiply freely.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
  * main.c: the ccw-supervisor command line.  Owns option parsing for the
  * global flags and the table that maps a subcommand name to its handler.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +10,7 @@
 
 #include "log.h"
 #include "proto.h"
-
-#define EXIT_USAGE	2
+#include "sup.h"
 
 struct subcmd {
 	const char	*name;
@@ -22,6 +21,8 @@ struct subcmd {
 static int	cmd_version(int, char **);
 
 static const struct subcmd subcmds[] = {
+	{ "agent", cmd_agent, "run one agent: spawn, wait, nudge, close; print JSON" },
+	{ "control", cmd_control, "the four verbs as JSON lines on stdin/stdout" },
 	{ "version", cmd_version, "print the program and protocol versions" },
 };
 

@@ -1,15 +1,505 @@
 /*
- * main.c: the ccw-worker command line.  The worker is started by the
- * supervisor with its channel on fd 3; a person only ever runs it for
- * --version or --help.
+ * main.c: ccw-worker.  Owns the protocol side of a worker: HELLO, the
+ * ASSIGN that starts the tool, INPUT and CLOSE from the supervisor, and
+ * the RESULT and BYE it sends before exiting.  It exits when its channel
+ * closes, and never leaves a descendant of its tool behind.
  */
-#include "config.h"
+#include <config.h>
 
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "chan.h"
 #include "log.h"
-#include "proto.h"
+#include "result.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+#define FINAL_GRACE_MS		2000
+#define PROGRESS_EVERY_MS	250
+#define DETAIL_MAX		(1024u * 1024)
+
+static struct worker	W;
+
+static void	worker_finish(struct worker *, int);
+
+/* Monotonic milliseconds. */
+uint64_t
+worker_now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A timer that fires once after ms. */
+static struct event *
+worker_timer(struct worker *w, uint64_t ms, event_callback_fn fn)
+{
+	struct timeval	 tv;
+	struct event	*ev;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	ev = evtimer_new(w->base, fn, w);
+	evtimer_add(ev, &tv);
+	return ev;
+}
+
+/* Keep the first reason the run failed. */
+static void
+worker_reason(struct worker *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void
+worker_reason(struct worker *w, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (w->reason != NULL)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&w->reason, fmt, ap) < 0)
+		w->reason = NULL;
+	va_end(ap);
+}
+
+/* Send, logging a failure: the supervisor may already be gone. */
+static void
+worker_send(struct worker *w, struct msg *m)
+{
+	enum proto_err	e;
+
+	if (w->chan == NULL)
+		return;
+	if ((e = chan_send(w->chan, m)) != PROTO_OK)
+		log_warnx("cannot send %s: %s", msg_name(m->type),
+		    proto_strerror(e));
+}
+
+/* One output line: the adapter reads it; a throttled PROGRESS reports it. */
+void
+worker_line(struct worker *w, const char *line, size_t len)
+{
+	struct msg	 m;
+	uint64_t	 now;
+	char		*text;
+	int		 was_final = w->ts.final_seen;
+
+	if (w->ad != NULL && w->ad->line != NULL)
+		w->ad->line(&w->ts, line, len);
+	if (!was_final && w->ts.final_seen)
+		worker_final_event(w);
+	now = worker_now_ms();
+	if (now - w->last_progress < PROGRESS_EVERY_MS)
+		return;
+	w->last_progress = now;
+	if (w->ts.last_text != NULL)
+		text = xstrdup(w->ts.last_text);
+	else
+		text = xstrndup(line, len > 200 ? 200 : len);
+	utf8_sanitize(text, strlen(text));
+	msg_init(&m, MSG_PROGRESS);
+	m.u.progress.kind = xstrdup(w->ad != NULL && w->ad->line ? "event" :
+	    "output");
+	m.u.progress.text = text;
+	m.u.progress.tokens_in = w->ts.tokens_in;
+	m.u.progress.tokens_out = w->ts.tokens_out;
+	m.u.progress.cost = w->ts.cost;
+	worker_send(w, &m);
+	msg_clear(&m);
+}
+
+/* The in-stream final event: some CLIs never exit, so allow 2 s. */
+static void
+worker_grace_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+
+	(void)fd;
+	(void)ev;
+	if (w->tool_pid > 0 && !w->tool_waited) {
+		w->we_killed = 1;
+		tool_signal(w, SIGTERM);
+		tool_signal(w, SIGCONT);
+	}
+}
+
+/* Start the 2 s grace after the final event. */
+void
+worker_final_event(struct worker *w)
+{
+	if (w->grace_ev == NULL)
+		w->grace_ev = worker_timer(w, FINAL_GRACE_MS, worker_grace_cb);
+}
+
+/* Fill RESULT from the parsed answer and the tool's exit. */
+static void
+worker_fill_result(struct worker *w, struct msg *m)
+{
+	struct msg_result	*r = &m->u.result;
+	struct wresult		 wr;
+	char			*text;
+	int			 st = w->tool_status, found;
+
+	memset(&wr, 0, sizeof wr);
+	if (w->ad != NULL && w->ad->line != NULL && w->ts.final_text != NULL)
+		text = xstrdup(w->ts.final_text);
+	else
+		text = follow_tail(&w->fol, FOLLOW_TAIL);
+	found = result_parse(text, strlen(text), &wr);
+	free(text);
+
+	r->status = wr.status;
+	wr.status = NULL;
+	if (!found && w->tool_waited && WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+		free(r->status);
+		r->status = xstrdup("failed");
+	}
+	if (!found && w->ts.final_failed) {
+		free(r->status);
+		r->status = xstrdup("failed");
+	}
+	r->action = wr.action != NULL ? wr.action : xstrdup(w->role);
+	r->summary = wr.summary != NULL ? wr.summary :
+	    w->ts.error != NULL ? xstrdup(w->ts.error) : NULL;
+	r->files_changed = wr.files_changed;
+	r->next_suggestion = wr.next_suggestion;
+	r->loop_back_to = wr.loop_back_to;
+	r->detailed_output = wr.detailed_output;
+	if (r->detailed_output != NULL && strlen(r->detailed_output) > DETAIL_MAX) {
+		r->detailed_output[DETAIL_MAX] = '\0';
+		utf8_sanitize(r->detailed_output, DETAIL_MAX);
+	}
+	r->questions = wr.questions;
+	memset(&wr, 0, sizeof wr);
+
+	r->exit_code = -1;
+	r->signal = 0;
+	if (w->tool_waited && WIFEXITED(st))
+		r->exit_code = WEXITSTATUS(st);
+	else if (w->tool_waited && WIFSIGNALED(st)) {
+		r->signal = WTERMSIG(st);
+		if (!w->we_killed && !w->closing)
+			worker_reason(w, "tool killed by signal %d (SIG%s)",
+			    WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ?
+			    sigabbrev_np(WTERMSIG(st)) : "?");
+	}
+	r->duration_ms = worker_now_ms() - w->t_start;
+	r->session_id = w->ts.session_id ? xstrdup(w->ts.session_id) : NULL;
+	if (w->ts.tokens_in || w->ts.tokens_out || w->ts.cost > 0)
+		r->usage = json_pack("{s:I, s:I, s:f}", "input_tokens",
+		    (json_int_t)w->ts.tokens_in, "output_tokens",
+		    (json_int_t)w->ts.tokens_out, "cost_usd", w->ts.cost);
+	r->reason = w->reason != NULL ? xstrdup(w->reason) : NULL;
+	if (r->reason != NULL && !found) {
+		free(r->status);
+		r->status = xstrdup("failed");
+	}
+	r->stderr_tail = follow_tail(&w->fol, STDERR_TAIL);
+}
+
+/* Output drained (or the deadline passed): leave the loop. */
+static void
+worker_flush_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+
+	(void)fd;
+	(void)ev;
+	if (w->chan == NULL || chan_queued(w->chan) == 0 ||
+	    worker_now_ms() > w->flush_deadline)
+		event_base_loopbreak(w->base);
+}
+
+/*
+ * The run is over: nothing of the tool may survive, then RESULT (unless
+ * we were closed) and BYE, then exit once they are written.
+ */
+static void
+worker_finish(struct worker *w, int send_result)
+{
+	struct timeval	tv = { 0, 10000 };
+	struct msg	m;
+
+	if (w->finished)
+		return;
+	w->finished = 1;
+	tool_sweep(w);
+	follow_drain(w);
+	if (send_result) {
+		msg_init(&m, MSG_RESULT);
+		worker_fill_result(w, &m);
+		worker_send(w, &m);
+		msg_clear(&m);
+	}
+	msg_init(&m, MSG_BYE);
+	m.u.bye.reason = w->closing ? "closed" : "finished";
+	worker_send(w, &m);
+	w->flush_deadline = worker_now_ms() + 5000;
+	w->flush_ev = event_new(w->base, -1, EV_PERSIST, worker_flush_cb, w);
+	event_add(w->flush_ev, &tv);
+}
+
+/* The tool exited: a queued follow-up turn resumes it, else we finish. */
+void
+worker_tool_exited(struct worker *w)
+{
+	char	*err = NULL, *input;
+
+	follow_drain(w);
+	if (w->grace_ev != NULL) {
+		event_free(w->grace_ev);
+		w->grace_ev = NULL;
+	}
+	tool_stdin_close(w);
+	if (w->resume_input != NULL && !w->closing && w->ts.session_id) {
+		input = w->resume_input;
+		w->resume_input = NULL;
+		strv_clear(&w->argv);
+		w->ad->build_argv(&w->spec, w->ts.session_id, input, &w->argv);
+		free(w->argv.v[0]);
+		w->argv.v[0] = xstrdup(w->path);
+		w->ts.final_seen = w->ts.final_failed = 0;
+		if (tool_start(w, input, &err) == 0) {
+			free(input);
+			return;
+		}
+		worker_reason(w, "%s", err);
+		free(err);
+		free(input);
+	}
+	worker_finish(w, !w->closing);
+}
+
+/* Reap: the tool, or orphans of its that we adopted. */
+static void
+worker_sigchld(evutil_socket_t sig, short ev, void *arg)
+{
+	struct worker	*w = arg;
+	pid_t		 pid;
+	int		 st;
+
+	(void)sig;
+	(void)ev;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (pid != w->tool_pid)
+			continue;
+		w->tool_status = st;
+		w->tool_waited = 1;
+		worker_tool_exited(w);
+	}
+}
+
+/* SIGTERM (also our parent-death signal): kill everything and leave. */
+static void
+worker_sigterm(evutil_socket_t sig, short ev, void *arg)
+{
+	struct worker	*w = arg;
+
+	(void)sig;
+	(void)ev;
+	w->closing = 1;
+	tool_sweep(w);
+	event_base_loopbreak(w->base);
+}
+
+/* Send STARTED: the evidence that the tool really ran. */
+static void
+worker_started(struct worker *w)
+{
+	struct msg	m;
+	char		cwd[4096];
+	size_t		i;
+
+	msg_init(&m, MSG_STARTED);
+	m.u.started.tool_pid = (uint64_t)w->tool_pid;
+	for (i = 0; i < w->argv.n; i++)
+		strv_push(&m.u.started.argv, w->argv.v[i]);
+	if (w->assign.u.assign.cwd != NULL)
+		m.u.started.cwd = xstrdup(w->assign.u.assign.cwd);
+	else
+		m.u.started.cwd = xstrdup(getcwd(cwd, sizeof cwd) ? cwd : "?");
+	m.u.started.log_path = xstrdup(w->assign.u.assign.log_path);
+	for (i = 0; i < m.u.started.argv.n; i++)
+		utf8_sanitize(m.u.started.argv.v[i], strlen(m.u.started.argv.v[i]));
+	worker_send(w, &m);
+	msg_clear(&m);
+}
+
+/* ASSIGN: find the tool, open the log, start it. */
+static void
+worker_assign(struct worker *w)
+{
+	struct msg_assign	*a = &w->assign.u.assign;
+	const char		*bin;
+	char			*err = NULL;
+
+	w->t_start = worker_now_ms();
+	if ((w->ad = adapter_find(a->tool)) == NULL) {
+		worker_reason(w, "unknown tool '%s' (known: %s)", a->tool,
+		    adapter_names());
+		worker_finish(w, 1);
+		return;
+	}
+	w->spec.tool = a->tool;
+	w->spec.model = a->model;
+	w->spec.command = a->command;
+	w->spec.prompt = a->prompt;
+	w->spec.options = a->options;
+	w->spec.binary = json_string_value(json_object_get(a->options, "path"));
+	bin = w->spec.binary != NULL ? w->spec.binary : w->ad->binary;
+	if (a->log_path == NULL) {
+		worker_reason(w, "ASSIGN without a log path");
+		worker_finish(w, 1);
+		return;
+	}
+	w->log_fd = open(a->log_path, O_WRONLY | O_CREAT | O_APPEND |
+	    O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (w->log_fd < 0 || follow_open(w, a->log_path, &err) != 0) {
+		worker_reason(w, "cannot open the log %s: %s", a->log_path,
+		    err != NULL ? err : strerror(errno));
+		free(err);
+		worker_finish(w, 1);
+		return;
+	}
+	if ((w->path = tool_resolve(bin)) == NULL) {
+		worker_reason(w, "tool '%s' not found: no executable '%s' %s",
+		    a->tool, bin, strchr(bin, '/') ? "at that path" :
+		    "on PATH");
+		worker_finish(w, 1);
+		return;
+	}
+	w->ad->build_argv(&w->spec, NULL, NULL, &w->argv);
+	free(w->argv.v[0]);
+	w->argv.v[0] = xstrdup(w->path);
+	if (tool_start(w, a->prompt, &err) != 0) {
+		worker_reason(w, "%s", err);
+		free(err);
+		worker_finish(w, 1);
+		return;
+	}
+	worker_started(w);
+}
+
+/* INPUT: live on stdin, or queued for a resumed turn, or refused. */
+static void
+worker_input(struct worker *w, struct msg *m)
+{
+	struct msg	ack;
+	const char	*how = NULL;
+	char		*err = NULL;
+
+	msg_init(&ack, MSG_INPUT_ACK);
+	ack.u.input_ack.submission_id = m->u.input.submission_id;
+	if (w->tool_pid <= 0 || w->tool_waited || w->finished)
+		err = xstrdup("the tool is not running");
+	else if (w->ad->live_input && w->stdin_fd >= 0) {
+		if (m->u.input.interrupt)
+			tool_signal(w, SIGINT);
+		tool_stdin_write(w, m->u.input.message,
+		    strlen(m->u.input.message));
+		tool_stdin_write(w, "\n", 1);
+		how = "stdin";
+	} else if (w->ts.session_id != NULL && w->resume_input == NULL) {
+		w->resume_input = xstrdup(m->u.input.message);
+		if (m->u.input.interrupt) {
+			w->we_killed = 1;
+			tool_signal(w, SIGINT);
+		}
+		how = "resume";
+	} else
+		xasprintf(&err, "%s takes no input while running and has no "
+		    "session to resume yet", w->ad->name);
+	ack.u.input_ack.delivery = xstrdup(how != NULL ? how : "none");
+	ack.u.input_ack.error = err;
+	worker_send(w, &ack);
+	msg_clear(&ack);
+}
+
+/* CLOSE's grace is over. */
+static void
+worker_kill_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+
+	(void)fd;
+	(void)ev;
+	tool_sweep(w);
+	worker_finish(w, 0);
+}
+
+/* CLOSE: SIGTERM the group, SIGKILL after the grace. */
+static void
+worker_close(struct worker *w, uint64_t grace_ms)
+{
+	if (w->closing)
+		return;
+	w->closing = 1;
+	if (w->tool_pid <= 0 || w->tool_waited) {
+		worker_finish(w, 0);
+		return;
+	}
+	w->we_killed = 1;
+	tool_signal(w, SIGTERM);
+	tool_signal(w, SIGCONT);
+	w->kill_ev = worker_timer(w, grace_ms, worker_kill_cb);
+}
+
+/* One message from the supervisor. */
+static void
+worker_on_msg(struct chan *c, struct msg *m, void *arg)
+{
+	struct worker	*w = arg;
+
+	(void)c;
+	switch (m->type) {
+	case MSG_ASSIGN:
+		if (w->assign.type == MSG_ASSIGN)
+			break;
+		w->assign = *m;
+		msg_init(m, MSG_NONE);
+		worker_assign(w);
+		break;
+	case MSG_INPUT:
+		worker_input(w, m);
+		break;
+	case MSG_CLOSE:
+		worker_close(w, m->u.close.grace_ms);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The supervisor went away or spoke garbage: kill everything and exit. */
+static void
+worker_on_end(struct chan *c, enum proto_err e, const char *why, void *arg)
+{
+	struct worker	*w = arg;
+
+	if (e != PROTO_OK)
+		log_warnx("channel: %s", why);
+	chan_free(c);
+	w->chan = NULL;
+	w->closing = 1;
+	tool_sweep(w);
+	event_base_loopbreak(w->base);
+}
 
 /* The --help text. */
 static void
@@ -23,9 +513,52 @@ usage(FILE *fp)
 	    "the protocol channel on descriptor 3.  See ccw-worker(8).\n");
 }
 
+/* Release everything (valgrind wants a clean exit). */
+static void
+worker_free(struct worker *w)
+{
+	if (w->chan != NULL)
+		chan_free(w->chan);
+	if (w->stdin_ev != NULL)
+		event_free(w->stdin_ev);
+	if (w->stdin_fd >= 0)
+		close(w->stdin_fd);
+	if (w->stdin_buf != NULL)
+		evbuffer_free(w->stdin_buf);
+	follow_close(&w->fol);
+	if (w->log_fd >= 0)
+		close(w->log_fd);
+	if (w->sigchld_ev != NULL)
+		event_free(w->sigchld_ev);
+	if (w->sigterm_ev != NULL)
+		event_free(w->sigterm_ev);
+	if (w->grace_ev != NULL)
+		event_free(w->grace_ev);
+	if (w->kill_ev != NULL)
+		event_free(w->kill_ev);
+	if (w->flush_ev != NULL)
+		event_free(w->flush_ev);
+	tool_stream_clear(&w->ts);
+	strv_clear(&w->argv);
+	msg_clear(&w->assign);
+	free(w->path);
+	free(w->reason);
+	free(w->resume_input);
+	free(w->role);
+	event_base_free(w->base);
+}
+
 int
 main(int argc, char **argv)
 {
+	struct worker	*w = &W;
+	struct stat	 sb;
+	struct msg	 m;
+	const char	*role = NULL;
+	char		*end;
+	long		 idx = -1;
+	int		 ch;
+
 	log_init(argv[0], 0);
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("ccw-worker %s (protocol %d)\n", PACKAGE_VERSION,
@@ -37,6 +570,63 @@ main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	usage(stderr);
-	return 2;
+	while ((ch = getopt(argc, argv, "R:I:")) != -1) {
+		if (ch == 'R')
+			role = optarg;
+		else if (ch == 'I') {
+			idx = strtol(optarg, &end, 10);
+			if (*end != '\0' || idx < 0)
+				idx = -1;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (role == NULL || idx < 0 || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (fstat(3, &sb) != 0 || !S_ISSOCK(sb.st_mode)) {
+		fprintf(stderr, "ccw-worker: descriptor 3 is not the "
+		    "supervisor's channel; run by ccw-supervisor only\n");
+		return 2;
+	}
+
+	/* Die politely (killing the tool) when the supervisor dies. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() == 1)
+		return 1;
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	signal(SIGPIPE, SIG_IGN);
+	unsetenv("CLAUDECODE");
+
+	memset(w, 0, sizeof *w);
+	w->log_fd = w->stdin_fd = -1;
+	w->fol.fd = w->fol.ino_fd = -1;
+	w->role = xstrdup(role);
+	w->index = (unsigned)idx;
+	msg_init(&w->assign, MSG_NONE);
+	if ((w->base = event_base_new()) == NULL)
+		fatalx("cannot create the event loop");
+	w->sigchld_ev = evsignal_new(w->base, SIGCHLD, worker_sigchld, w);
+	w->sigterm_ev = evsignal_new(w->base, SIGTERM, worker_sigterm, w);
+	evsignal_add(w->sigchld_ev, NULL);
+	evsignal_add(w->sigterm_ev, NULL);
+	evutil_make_socket_nonblocking(3);
+	w->chan = chan_new(w->base, 3, MSG_DIR_TO_WORKER, PROTO_MAX_BODY,
+	    worker_on_msg, worker_on_end, w);
+	if (w->chan == NULL)
+		fatalx("cannot set up the channel");
+
+	msg_init(&m, MSG_HELLO);
+	m.u.hello.pid = (uint64_t)getpid();
+	m.u.hello.index = (uint64_t)idx;
+	m.u.hello.role = w->role;
+	m.u.hello.version = (char *)PACKAGE_VERSION;
+	worker_send(w, &m);
+
+	event_base_dispatch(w->base);
+	tool_sweep(w);
+	worker_free(w);
+	return 0;
 }

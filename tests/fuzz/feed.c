@@ -2,7 +2,7 @@
  * feed.c: decodes frames from a complete byte string until an error or
  * the end, then judges the leftovers as a channel would at EOF.
  */
-#include "config.h"
+#include <config.h>
 
 #include <event2/buffer.h>
 

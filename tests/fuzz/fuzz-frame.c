@@ -3,7 +3,7 @@
  * "no crash, no leak" it checks that whatever decodes re-encodes to bytes
  * that decode to the same encoding.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdlib.h>
 #include <string.h>

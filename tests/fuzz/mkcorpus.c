@@ -2,7 +2,7 @@
  * mkcorpus.c: writes one valid frame of every message type into a
  * directory, the seed corpus for the fuzzer.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdio.h>
 #include <stdlib.h>

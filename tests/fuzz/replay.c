@@ -2,7 +2,7 @@
  * replay.c: runs the fuzz target over files named on the command line, so
  * the target is built and exercised by every ordinary `make check`.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * samples.c: builds sample messages with every field set, including text
  * outside ASCII and JSON of every type, so round trips cover the table.
  */
-#include "config.h"
+#include <config.h>
 
 #include "samples.h"
 #include "xmalloc.h"

@@ -2,7 +2,7 @@
  * tap.c: counts checks and failures and prints the plan at the end, so a
  * test that dies half-way is reported as a failure by the driver.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * dribbled a byte at a time, a large frame through a full socket buffer,
  * and every way a peer can misbehave ending the channel with its error.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * of an evbuffer however the bytes were split, and end-of-stream leftovers
  * are classified.
  */
-#include "config.h"
+#include <config.h>
 
 #include <string.h>
 

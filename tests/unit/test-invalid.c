@@ -3,7 +3,7 @@
  * with the error named in CASE.err (a fuzz find may say ANY: it must only
  * be survived).
  */
-#include "config.h"
+#include <config.h>
 
 #include <dirent.h>
 #include <stdio.h>

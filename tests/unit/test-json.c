@@ -2,7 +2,7 @@
  * test-json.c: JSON <-> msgpack is lossless for the state file's types
  * and refuses what JSON cannot hold.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdlib.h>
 #include <string.h>

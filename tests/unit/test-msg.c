@@ -2,7 +2,7 @@
  * test-msg.c: every message type survives encode -> decode -> encode
  * unchanged, and every typed-reader failure is reported with its code.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdlib.h>
 #include <string.h>

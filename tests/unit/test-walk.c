@@ -2,7 +2,7 @@
  * test-walk.c: the validation walker on hand-made bodies, one case per
  * rule, plus the depth limit at exactly 64 and 65 levels.
  */
-#include "config.h"
+#include <config.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,516 @@
+/*
+ * agent.c: the agent table and each agent's life: spawn, the messages
+ * its worker sends, reaping, the close ladder and the single completion
+ * every spawn ends in.  One libevent loop drives all of it.
+ */
+#include <config.h>
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "agent.h"
+#include "chan.h"
+#include "log.h"
+#include "xmalloc.h"
+
+static void	agent_check_done(struct agent *);
+
+/* Monotonic milliseconds, for durations and deadlines. */
+uint64_t
+sup_now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Status names as DESIGN.md section 3 spells them. */
+const char *
+agent_status_name(enum agent_status st)
+{
+	switch (st) {
+	case AS_PENDING_INIT:	return "pending_init";
+	case AS_RUNNING:	return "running";
+	case AS_INTERRUPTED:	return "interrupted";
+	case AS_COMPLETED:	return "completed";
+	case AS_ERRORED:	return "errored";
+	case AS_SHUTDOWN:	return "shutdown";
+	}
+	return "unknown";
+}
+
+/* Final = anything but pending_init and running (and interrupted). */
+int
+agent_final(const struct agent *a)
+{
+	return a->done;
+}
+
+/* Keep the first reason an agent failed for; later ones are consequences. */
+void
+agent_set_reason(struct agent *a, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (a->reason != NULL)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&a->reason, fmt, ap) < 0)
+		a->reason = NULL;
+	va_end(ap);
+	log_info("%s: %s", a->id, a->reason != NULL ? a->reason : "?");
+}
+
+/* Kill the worker's session and the tool's group, without waiting. */
+void
+agent_kill_now(struct agent *a)
+{
+	if (a->tool_pid > 0)
+		kill(-a->tool_pid, SIGKILL);
+	if (a->pid > 0 && !a->reaped) {
+		kill(-a->pid, SIGKILL);
+		kill(a->pid, SIGKILL);
+	}
+	a->killed = 1;
+}
+
+/* Drop the channel; its end callback will not run again. */
+static void
+agent_drop_chan(struct agent *a)
+{
+	if (a->chan != NULL) {
+		chan_free(a->chan);
+		a->chan = NULL;
+	}
+	a->eof = 1;
+}
+
+/* Send ASSIGN once the worker said HELLO. */
+static void
+agent_assign(struct agent *a)
+{
+	struct msg	m;
+	enum proto_err	e;
+
+	msg_init(&m, MSG_ASSIGN);
+	m.u.assign.loop_id = a->sup->loop_id;
+	m.u.assign.agent_id = a->id;
+	m.u.assign.role = a->role;
+	m.u.assign.prompt = a->prompt;
+	m.u.assign.tool = a->tool;
+	m.u.assign.model = a->model;
+	m.u.assign.command = a->command;
+	m.u.assign.cwd = a->cwd;
+	m.u.assign.log_path = a->log_path;
+	m.u.assign.capsule = a->capsule;
+	m.u.assign.timeout_ms = a->timeout_ms;
+	m.u.assign.idle_ms = a->idle_ms;
+	m.u.assign.options = a->options;
+	e = chan_send(a->chan, &m);
+	/* Borrowed pointers: do not msg_clear. */
+	if (e != PROTO_OK) {
+		agent_set_reason(a, "cannot send ASSIGN: %s", proto_strerror(e));
+		agent_kill_now(a);
+		return;
+	}
+	a->status = AS_RUNNING;
+	/* Input given before the worker was up follows its assignment. */
+	if (a->early != NULL) {
+		chan_send_buffer(a->chan, a->early);
+		evbuffer_free(a->early);
+		a->early = NULL;
+	}
+}
+
+/* One message from a worker. */
+static void
+agent_on_msg(struct chan *c, struct msg *m, void *arg)
+{
+	struct agent	*a = arg;
+
+	(void)c;
+	if (m->type != MSG_HELLO && !a->hello) {
+		agent_set_reason(a, "protocol violation: %s before HELLO",
+		    msg_name(m->type));
+		agent_kill_now(a);
+		agent_drop_chan(a);
+		return;
+	}
+	switch (m->type) {
+	case MSG_HELLO:
+		if (a->hello) {
+			agent_set_reason(a, "protocol violation: second HELLO");
+			agent_kill_now(a);
+			agent_drop_chan(a);
+			return;
+		}
+		a->hello = 1;
+		agent_assign(a);
+		break;
+	case MSG_STARTED:
+		msg_clear(&a->started);
+		a->started = *m;
+		msg_init(m, MSG_NONE);
+		a->tool_pid = (pid_t)a->started.u.started.tool_pid;
+		break;
+	case MSG_PROGRESS:
+		log_debug("%s: %s: %s", a->id, m->u.progress.kind,
+		    m->u.progress.text);
+		break;
+	case MSG_INPUT_ACK:
+		if (a->sup->hooks.input_ack != NULL)
+			a->sup->hooks.input_ack(a, m->u.input_ack.submission_id,
+			    m->u.input_ack.delivery, m->u.input_ack.error,
+			    a->sup->hooks_arg);
+		break;
+	case MSG_RESULT:
+		msg_clear(&a->result);
+		a->result = *m;
+		msg_init(m, MSG_NONE);
+		break;
+	case MSG_BYE:
+		break;
+	case MSG_ERROR:
+		agent_set_reason(a, "worker error %s: %s", m->u.error.code,
+		    m->u.error.message);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The channel ended: clean EOF, or a protocol violation that kills it. */
+static void
+agent_on_end(struct chan *c, enum proto_err e, const char *why, void *arg)
+{
+	struct agent	*a = arg;
+
+	(void)c;
+	if (e != PROTO_OK) {
+		agent_set_reason(a, "protocol violation: %s", why);
+		agent_kill_now(a);
+	}
+	agent_drop_chan(a);
+	agent_check_done(a);
+}
+
+/* Describe how a worker process ended. */
+static void
+agent_exit_reason(struct agent *a)
+{
+	int	st = a->wstatus;
+
+	if (WIFSIGNALED(st))
+		agent_set_reason(a, "worker killed by signal %d (SIG%s)",
+		    WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ?
+		    sigabbrev_np(WTERMSIG(st)) : "?");
+	else if (!a->hello)
+		agent_set_reason(a, "worker exited with status %d before HELLO",
+		    WEXITSTATUS(st));
+	else
+		agent_set_reason(a, "worker exited with status %d without a "
+		    "result", WEXITSTATUS(st));
+}
+
+/*
+ * DONE = channel at EOF and pid reaped.  Here, exactly once, the status
+ * becomes final and the completion hook runs.
+ */
+static void
+agent_check_done(struct agent *a)
+{
+	if (a->done || !a->eof || !a->reaped)
+		return;
+	a->done = 1;
+	a->t_end = sup_now_ms();
+	if (a->kill_ev != NULL) {
+		event_free(a->kill_ev);
+		a->kill_ev = NULL;
+	}
+	if (a->result.type == MSG_RESULT && a->reason == NULL &&
+	    a->result.u.result.reason == NULL)
+		a->status = AS_COMPLETED;
+	else if (a->result.type == MSG_RESULT && a->reason == NULL) {
+		a->status = AS_ERRORED;
+		a->reason = xstrdup(a->result.u.result.reason);
+	} else if (a->closing && a->reason == NULL)
+		a->status = AS_SHUTDOWN;
+	else {
+		if (a->reason == NULL)
+			agent_exit_reason(a);
+		a->status = AS_ERRORED;
+	}
+	a->sup->nlive--;
+	log_debug("%s: done, %s", a->id, agent_status_name(a->status));
+	if (a->sup->hooks.done != NULL)
+		a->sup->hooks.done(a, a->sup->hooks_arg);
+	if (a->sup->done_extra != NULL)
+		a->sup->done_extra(a, a->sup->done_extra_arg);
+}
+
+/* Reap every exited child; unknown pids are orphans we adopted. */
+static void
+sup_sigchld(evutil_socket_t sig, short ev, void *arg)
+{
+	struct sup	*s = arg;
+	struct agent	*a;
+	pid_t		 pid;
+	int		 st;
+
+	(void)sig;
+	(void)ev;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		TAILQ_FOREACH(a, &s->agents, entry)
+			if (a->pid == pid && !a->reaped)
+				break;
+		if (a == NULL)
+			continue;
+		a->reaped = 1;
+		a->wstatus = st;
+		a->pid = -pid;
+		agent_check_done(a);
+	}
+}
+
+/*
+ * Set up the table: subreaper, SIGCHLD event, worker path and the
+ * directory for worker logs.
+ */
+int
+sup_init(struct sup *s, struct event_base *base, const char *state_dir,
+    const char *loop_id, char **err)
+{
+	memset(s, 0, sizeof *s);
+	TAILQ_INIT(&s->agents);
+	s->base = base;
+	s->next_index = 1;
+	s->next_submission = 1;
+	s->state_dir = xstrdup(state_dir);
+	s->loop_id = loop_id != NULL ? xstrdup(loop_id) : report_loop_id();
+	s->worker_path = spawn_worker_path(NULL);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+		xasprintf(err, "PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+		return -1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	s->sigchld_ev = evsignal_new(base, SIGCHLD, sup_sigchld, s);
+	if (s->sigchld_ev == NULL || evsignal_add(s->sigchld_ev, NULL) != 0) {
+		xasprintf(err, "cannot watch SIGCHLD");
+		return -1;
+	}
+	return 0;
+}
+
+/* Kill whatever is left and free the table. */
+void
+sup_free(struct sup *s)
+{
+	struct agent	*a;
+
+	while ((a = TAILQ_FIRST(&s->agents)) != NULL) {
+		TAILQ_REMOVE(&s->agents, a, entry);
+		if (!a->done)
+			agent_kill_now(a);
+		if (a->chan != NULL)
+			chan_free(a->chan);
+		if (a->kill_ev != NULL)
+			event_free(a->kill_ev);
+		if (a->early != NULL)
+			evbuffer_free(a->early);
+		free(a->role); free(a->tool); free(a->model); free(a->command);
+		free(a->prompt); free(a->cwd); free(a->capsule);
+		free(a->log_path); free(a->reason);
+		json_decref(a->options);
+		msg_clear(&a->started);
+		msg_clear(&a->result);
+		free(a);
+	}
+	spawn_sweep_children();
+	if (s->sigchld_ev != NULL)
+		event_free(s->sigchld_ev);
+	free(s->state_dir);
+	free(s->loop_id);
+	free(s->worker_path);
+}
+
+/* Copy a string that may be NULL. */
+static char *
+agent_dup(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+/* A spawn that failed before a worker ran completes on the next turn. */
+static void
+agent_fail_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct agent	*a = arg;
+
+	(void)fd;
+	(void)ev;
+	agent_check_done(a);
+}
+
+/*
+ * Start one agent.  Always returns an agent: a spawn that fails half-way
+ * is an agent that ends errored, through the same single completion.
+ */
+struct agent *
+agent_spawn(struct sup *s, const struct agent_req *r)
+{
+	struct agent	*a;
+	char		*err = NULL;
+	int		 fd;
+
+	a = xcalloc(1, sizeof *a);
+	a->sup = s;
+	a->index = s->next_index++;
+	snprintf(a->id, sizeof a->id, "agent-%u", a->index);
+	a->role = xstrdup(r->role);
+	a->tool = xstrdup(r->tool);
+	a->model = agent_dup(r->model);
+	a->command = agent_dup(r->command);
+	a->prompt = xstrdup(r->prompt != NULL ? r->prompt : "");
+	a->cwd = agent_dup(r->cwd);
+	a->capsule = agent_dup(r->capsule);
+	a->options = r->options != NULL ? json_deep_copy(r->options) : NULL;
+	a->timeout_ms = r->timeout_ms;
+	a->idle_ms = r->idle_ms;
+	xasprintf(&a->log_path, "%s/%s.workers/%s.log", s->state_dir,
+	    s->loop_id, a->id);
+	a->pid = -1;
+	a->status = AS_PENDING_INIT;
+	a->t_start = sup_now_ms();
+	msg_init(&a->started, MSG_NONE);
+	msg_init(&a->result, MSG_NONE);
+	TAILQ_INSERT_TAIL(&s->agents, a, entry);
+	s->nlive++;
+
+	if (spawn_worker(s, a, &fd, &err) != 0)
+		goto failed;
+	a->chan = chan_new(s->base, fd, MSG_DIR_TO_SUPERVISOR, PROTO_MAX_BODY,
+	    agent_on_msg, agent_on_end, a);
+	if (a->chan == NULL) {
+		close(fd);
+		err = xstrdup("cannot create the channel");
+		agent_kill_now(a);
+		goto failed;
+	}
+	log_debug("%s: worker %ld started", a->id, (long)a->pid);
+	return a;
+failed:
+	agent_set_reason(a, "spawn failed: %s", err);
+	free(err);
+	a->eof = 1;
+	if (a->pid <= 0)
+		a->reaped = 1;
+	event_base_once(s->base, -1, EV_TIMEOUT, agent_fail_cb, a, NULL);
+	return a;
+}
+
+/* Look an agent up by its id. */
+struct agent *
+agent_find(struct sup *s, const char *id)
+{
+	struct agent	*a;
+
+	TAILQ_FOREACH(a, &s->agents, entry)
+		if (strcmp(a->id, id) == 0)
+			return a;
+	return NULL;
+}
+
+/* Queue follow-up input; the INPUT_ACK hook reports delivery. */
+int
+agent_send_input(struct agent *a, const char *text, int interrupt,
+    uint64_t *sub, char **err)
+{
+	struct msg	m;
+	enum proto_err	e;
+
+	if (a->done || a->closing || a->chan == NULL ||
+	    a->result.type == MSG_RESULT) {
+		xasprintf(err, "%s is %s; send_input needs a running agent",
+		    a->id, a->closing ? "closing" :
+		    a->result.type == MSG_RESULT && !a->done ? "completed" :
+		    agent_status_name(a->status));
+		return -1;
+	}
+	msg_init(&m, MSG_INPUT);
+	m.u.input.submission_id = a->sup->next_submission++;
+	m.u.input.message = (char *)text;
+	m.u.input.interrupt = interrupt;
+	if (!a->hello) {
+		if (a->early == NULL)
+			a->early = evbuffer_new();
+		e = frame_write(a->early, &m, PROTO_MAX_BODY);
+	} else
+		e = chan_send(a->chan, &m);
+	if (e != PROTO_OK) {
+		xasprintf(err, "cannot send input to %s: %s", a->id,
+		    proto_strerror(e));
+		return -1;
+	}
+	if (interrupt)
+		a->status = AS_INTERRUPTED;
+	*sub = m.u.input.submission_id;
+	return 0;
+}
+
+/* The close deadline passed: the worker did not finish; kill it all. */
+static void
+agent_kill_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct agent	*a = arg;
+
+	(void)fd;
+	(void)ev;
+	log_info("%s: still alive %llu ms after close, killing", a->id,
+	    (unsigned long long)a->grace_ms);
+	agent_kill_now(a);
+}
+
+/*
+ * Ask the worker to stop its tool (SIGTERM, grace, SIGKILL) and exit.  We
+ * do not trust it to: our own timer kills everything after grace + 1 s.
+ */
+int
+agent_close(struct agent *a, uint64_t grace_ms, char **err)
+{
+	struct timeval	tv;
+	struct msg	m;
+
+	if (a->closed) {
+		xasprintf(err, "%s already closed", a->id);
+		return -1;
+	}
+	a->closed = 1;
+	if (a->done)
+		return 0;
+	a->closing = 1;
+	a->grace_ms = grace_ms;
+	if (a->chan != NULL && a->hello) {
+		msg_init(&m, MSG_CLOSE);
+		m.u.close.grace_ms = grace_ms;
+		(void)chan_send(a->chan, &m);
+	} else
+		agent_kill_now(a);
+	tv.tv_sec = (grace_ms + 1000) / 1000;
+	tv.tv_usec = ((grace_ms + 1000) % 1000) * 1000;
+	a->kill_ev = evtimer_new(a->sup->base, agent_kill_cb, a);
+	evtimer_add(a->kill_ev, &tv);
+	return 0;
+}

@@ -1,0 +1,123 @@
+/*
+ * agent.h: the supervisor's agent table.  An agent is one ccw-worker
+ * process and its channel; it is DONE when the channel reached EOF and the
+ * pid was reaped, and only then does its status become final.
+ */
+#ifndef CCW_AGENT_H
+#define CCW_AGENT_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "proto.h"
+
+struct event;
+struct event_base;
+struct chan;
+struct sup;
+
+enum agent_status {
+	AS_PENDING_INIT,
+	AS_RUNNING,
+	AS_INTERRUPTED,
+	AS_COMPLETED,
+	AS_ERRORED,
+	AS_SHUTDOWN,
+};
+
+/* What a spawn asks for; all borrowed, copied by agent_spawn. */
+struct agent_req {
+	const char	*role;
+	const char	*tool;
+	const char	*model;
+	const char	*command;
+	const char	*prompt;
+	const char	*cwd;
+	const char	*capsule;
+	json_t		*options;
+	uint64_t	 timeout_ms;
+	uint64_t	 idle_ms;
+};
+
+struct agent {
+	TAILQ_ENTRY(agent)	 entry;
+	struct sup		*sup;
+	char			 id[24];
+	unsigned		 index;
+	char			*role, *tool, *model, *command, *prompt;
+	char			*cwd, *capsule, *log_path;
+	json_t			*options;
+	uint64_t		 timeout_ms, idle_ms;
+
+	pid_t			 pid;		/* worker, -1 once reaped or never */
+	pid_t			 tool_pid;	/* from STARTED, 0 unknown */
+	struct chan		*chan;
+	int			 eof, reaped, done;
+	int			 wstatus;
+	enum agent_status	 status;
+	char			*reason;	/* why errored, owned */
+	int			 hello, closing, closed, killed;
+	int			 timed_out, nudged;
+	struct msg		 started;	/* MSG_NONE until STARTED */
+	struct msg		 result;	/* MSG_NONE until RESULT */
+	uint64_t		 t_start, t_end;
+	struct event		*kill_ev;	/* close's own deadline */
+	struct evbuffer		*early;		/* INPUT frames sent before HELLO */
+	uint64_t		 grace_ms;
+};
+
+TAILQ_HEAD(agent_list, agent);
+
+/* Called when an agent becomes DONE, and for INPUT_ACKs. */
+struct sup_hooks {
+	void	(*done)(struct agent *, void *);
+	void	(*input_ack)(struct agent *, uint64_t, const char *,
+		    const char *, void *);
+};
+
+struct sup {
+	struct event_base	*base;
+	char			*worker_path;
+	char			*state_dir;
+	char			*loop_id;
+	struct agent_list	 agents;
+	unsigned		 next_index;
+	unsigned		 nlive;
+	uint64_t		 next_submission;
+	struct event		*sigchld_ev;
+	struct sup_hooks	 hooks;
+	void			*hooks_arg;
+	/* a second done hook, for the command driving the verbs */
+	void			(*done_extra)(struct agent *, void *);
+	void			*done_extra_arg;
+};
+
+/* supervisor/agent.c */
+int		 sup_init(struct sup *, struct event_base *, const char *,
+		    const char *, char **);
+void		 sup_free(struct sup *);
+struct agent	*agent_spawn(struct sup *, const struct agent_req *);
+struct agent	*agent_find(struct sup *, const char *);
+int		 agent_final(const struct agent *);
+const char	*agent_status_name(enum agent_status);
+int		 agent_send_input(struct agent *, const char *, int,
+		    uint64_t *, char **);
+int		 agent_close(struct agent *, uint64_t, char **);
+void		 agent_kill_now(struct agent *);
+void		 agent_set_reason(struct agent *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+uint64_t	 sup_now_ms(void);
+
+/* supervisor/spawn.c */
+int		 spawn_worker(struct sup *, struct agent *, int *, char **);
+char		*spawn_worker_path(const char *);
+void		 spawn_sweep_children(void);
+
+/* supervisor/report.c */
+json_t		*report_agent(const struct agent *);
+char		*report_loop_id(void);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * cmdutil.h: what the agent and control subcommands share: their common
+ * options, turning a role + tool into a spawn request through the
+ * configuration, the state directory, and JSON output.
+ */
+#ifndef CCW_CMDUTIL_H
+#define CCW_CMDUTIL_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "agent.h"
+#include "config.h"
+
+struct cmd_opts {
+	/* from the command line, borrowed from argv */
+	const char	*tool, *command, *model, *config_path, *root;
+	const char	*state_dir_opt, *loop_id, *role, *message;
+	uint64_t	 timeout_ms, nudge_ms, grace_ms;
+	int		 have_timeout, have_nudge, have_grace;
+	/* derived, owned */
+	struct config	 cfg;
+	int		 cfg_loaded;
+	char		*state_dir;
+	char		*cwd;
+};
+
+void	cmd_opts_init(struct cmd_opts *);
+int	cmd_opts_set(struct cmd_opts *, int, const char *);
+int	cmd_opts_load(struct cmd_opts *, char **);
+int	cmd_opts_resolve(struct cmd_opts *, struct agent_req *, char **);
+void	cmd_opts_free(struct cmd_opts *);
+int	cmd_mkdirs(const char *, const char *, char **);
+void	cmd_print_json(json_t *, int);
+
+#endif

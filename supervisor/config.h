@@ -1,0 +1,52 @@
+/*
+ * config.h: tool and role configuration: the JSON config file
+ * (--config, else ROOT/.loop/config.json, else
+ * ~/.config/ccw-supervisor/config.json, else built-in defaults) plus CCW's
+ * ~/.claude/cli-tools.json.
+ */
+#ifndef CCW_CONFIG_H
+#define CCW_CONFIG_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define CONFIG_ROLES	5	/* init develop debug validate complete */
+
+struct tool_cfg {
+	char		*name;		/* adapter name: bash codex claude gemini qwen opencode */
+	char		*path;		/* executable as configured (NULL: name) */
+	int		 enabled;
+	char		*model;		/* default model or NULL */
+	json_t		*options;	/* passed to the worker as ASSIGN.options */
+};
+
+struct role_cfg {
+	char		*tool;		/* NULL: config default tool */
+	char		*model;
+	char		*command;	/* for bash */
+	char		*prompt_file;	/* template override, NULL: built-in */
+	uint64_t	 timeout_ms;
+	uint64_t	 nudge_ms;
+	uint64_t	 grace_ms;
+	uint64_t	 idle_ms;
+};
+
+struct config {
+	char		*source;	/* path of the file read, or "built-in" */
+	char		*default_tool;
+	struct tool_cfg	*tools;
+	size_t		 ntools;
+	struct role_cfg	 roles[CONFIG_ROLES];
+};
+
+extern const char *const config_role_names[CONFIG_ROLES];
+
+int		 config_load(const char *, const char *, const char *,
+		    struct config *, char **);
+void		 config_free(struct config *);
+int		 config_role_index(const char *);
+const struct tool_cfg *config_tool(const struct config *, const char *);
+char		*config_resolve_path(const char *, const char *);
+
+#endif

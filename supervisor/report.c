@@ -1,0 +1,142 @@
+/*
+ * report.c: an agent as the JSON object that `agent` prints and
+ * `control`'s result verb returns, and loop id generation.
+ */
+#include <config.h>
+
+#include <sys/wait.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "xmalloc.h"
+
+/* A JSON string or null. */
+static json_t *
+report_str(const char *s)
+{
+	json_t	*j;
+
+	if (s == NULL)
+		return json_null();
+	j = json_string(s);
+	return j != NULL ? j : json_string("(invalid text)");
+}
+
+/* A list of strings as a JSON array. */
+static json_t *
+report_strv(const struct strv *sv)
+{
+	json_t	*a = json_array();
+	size_t	 i;
+
+	for (i = 0; i < sv->n; i++)
+		json_array_append_new(a, report_str(sv->v[i]));
+	return a;
+}
+
+/*
+ * The result fields come from the worker's RESULT when there is one; a
+ * timed-out agent gets the synthesized failure DESIGN.md prescribes.
+ */
+static void
+report_result(json_t *o, const struct agent *a)
+{
+	const struct msg_result	*r = &a->result.u.result;
+	int			 have = a->result.type == MSG_RESULT;
+	struct strv		 none = { NULL, 0 };
+
+	if (a->timed_out && !have) {
+		json_object_set_new(o, "status", json_string("failed"));
+		json_object_set_new(o, "summary", json_string("Worker timeout"));
+	} else {
+		json_object_set_new(o, "status", json_string(have ?
+		    r->status : a->status == AS_ERRORED ? "failed" : "unknown"));
+		json_object_set_new(o, "summary", report_str(have ?
+		    r->summary : NULL));
+	}
+	json_object_set_new(o, "action", report_str(have && r->action ?
+	    r->action : a->role));
+	json_object_set_new(o, "files_changed",
+	    report_strv(have ? &r->files_changed : &none));
+	json_object_set_new(o, "next_suggestion",
+	    report_str(have ? r->next_suggestion : NULL));
+	json_object_set_new(o, "loop_back_to",
+	    report_str(have ? r->loop_back_to : NULL));
+	json_object_set_new(o, "detailed_output",
+	    report_str(have ? r->detailed_output : NULL));
+	json_object_set_new(o, "questions", have && r->questions ?
+	    json_incref(r->questions) : json_null());
+	json_object_set_new(o, "exit_code", have && r->exit_code >= 0 ?
+	    json_integer(r->exit_code) : json_null());
+	json_object_set_new(o, "signal", have && r->signal > 0 ?
+	    json_integer(r->signal) : json_null());
+	json_object_set_new(o, "session_id",
+	    report_str(have ? r->session_id : NULL));
+	json_object_set_new(o, "usage", have && r->usage ?
+	    json_incref(r->usage) : json_null());
+	json_object_set_new(o, "stderr_tail",
+	    report_str(have ? r->stderr_tail : NULL));
+}
+
+/* Everything known about one agent. */
+json_t *
+report_agent(const struct agent *a)
+{
+	const struct msg_started	*st = &a->started.u.started;
+	int				 started = a->started.type == MSG_STARTED;
+	struct strv			 none = { NULL, 0 };
+	uint64_t			 end;
+	json_t				*o = json_object();
+
+	end = a->done ? a->t_end : sup_now_ms();
+	json_object_set_new(o, "agent_id", json_string(a->id));
+	json_object_set_new(o, "role", report_str(a->role));
+	json_object_set_new(o, "tool", report_str(a->tool));
+	json_object_set_new(o, "agent_status",
+	    json_string(agent_status_name(a->status)));
+	json_object_set_new(o, "reason", report_str(a->reason));
+	report_result(o, a);
+	json_object_set_new(o, "duration_ms",
+	    json_integer((json_int_t)(end - a->t_start)));
+	json_object_set_new(o, "argv", report_strv(started ? &st->argv : &none));
+	json_object_set_new(o, "cwd", report_str(started ? st->cwd : a->cwd));
+	json_object_set_new(o, "pid", started ?
+	    json_integer((json_int_t)st->tool_pid) : json_null());
+	json_object_set_new(o, "worker_pid", a->pid != 0 ?
+	    json_integer(a->pid < 0 ? -a->pid : a->pid) : json_null());
+	json_object_set_new(o, "log_path", report_str(a->log_path));
+	json_object_set_new(o, "timed_out", json_boolean(a->timed_out));
+	json_object_set_new(o, "nudged", json_boolean(a->nudged));
+	return o;
+}
+
+/* loop-v2-YYYYMMDDTHHMMSS-xxxxxxxx with 32 random bits. */
+char *
+report_loop_id(void)
+{
+	struct tm	 tm;
+	time_t		 now = time(NULL);
+	uint32_t	 r = 0;
+	char		*id;
+	int		 fd;
+
+	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (read(fd, &r, sizeof r) != (ssize_t)sizeof r)
+			r = 0;
+		close(fd);
+	}
+	if (r == 0)
+		r = (uint32_t)getpid() ^ (uint32_t)now;
+	gmtime_r(&now, &tm);
+	xasprintf(&id, "loop-v2-%04d%02d%02dT%02d%02d%02d-%08x",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, r);
+	return id;
+}

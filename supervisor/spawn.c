@@ -1,0 +1,233 @@
+/*
+ * spawn.c: fork and exec of one ccw-worker with its channel on fd 3, and
+ * the last-resort sweep of every child at exit.  What runs between fork
+ * and exec is kept to async-signal-safe calls.
+ */
+#include <config.h>
+
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "log.h"
+#include "xmalloc.h"
+
+/*
+ * Where the worker lives: $CCW_WORKER (tests), next to a supervisor run
+ * from the build tree, else the installed libexec path.
+ */
+char *
+spawn_worker_path(const char *argv0)
+{
+	const char	*env = getenv("CCW_WORKER");
+	char		 self[PATH_MAX], *slash, *p;
+	ssize_t		 n;
+
+	if (env != NULL && *env != '\0')
+		return xstrdup(env);
+	(void)argv0;
+	n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			xasprintf(&p, "%s/ccw-worker", self);
+			if (access(p, X_OK) == 0)
+				return p;
+			free(p);
+		}
+	}
+	return xstrdup(LIBEXECDIR "/ccw-worker");
+}
+
+/* In the child: close every descriptor above 3. */
+static void
+spawn_close_from(int lowfd)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, lowfd, ~0U, 0) == 0)
+		return;
+#endif
+	long	max = sysconf(_SC_OPEN_MAX);
+	int	fd;
+
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (fd = lowfd; fd < max; fd++)
+		close(fd);
+}
+
+/* In the child: everything between fork and exec.  Never returns. */
+static void
+spawn_child(int chfd, int errfd, pid_t parent, const char *path,
+    char *const argv[])
+{
+	sigset_t	all;
+	int		sig, e, nullfd;
+
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	setsid();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(126);
+	/* Lift both descriptors above 4 so the dup2s cannot clobber them. */
+	if (errfd <= 4)
+		errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 5);
+	if (chfd <= 4)
+		chfd = fcntl(chfd, F_DUPFD, 5);
+	if (errfd < 0 || chfd < 0 || dup2(chfd, 3) < 0 ||
+	    dup2(errfd, 4) < 0) {
+		e = errno;
+		(void)!write(errfd >= 0 ? errfd : 4, &e, sizeof e);
+		_exit(127);
+	}
+	fcntl(4, F_SETFD, FD_CLOEXEC);
+	errfd = 4;
+	if ((nullfd = open("/dev/null", O_RDONLY)) >= 0 && nullfd != 0) {
+		dup2(nullfd, 0);
+		close(nullfd);
+	}
+	spawn_close_from(5);
+	execv(path, argv);
+	e = errno;
+	(void)!write(errfd, &e, sizeof e);
+	_exit(127);
+}
+
+/*
+ * Start the worker for agent a.  On success *chfd is the supervisor's end
+ * of the channel and a->pid is set.  On failure nothing is left running
+ * and *err says what failed.
+ */
+int
+spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
+{
+	char	 idx[16], *argv[6];
+	int	 sv[2], ep[2], e;
+	ssize_t	 n;
+	pid_t	 pid, parent = getpid();
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+	    sv) != 0) {
+		xasprintf(err, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe2(ep, O_CLOEXEC) != 0) {
+		xasprintf(err, "pipe: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	snprintf(idx, sizeof idx, "%u", a->index);
+	argv[0] = (char *)"ccw-worker";
+	argv[1] = (char *)"-R";
+	argv[2] = a->role;
+	argv[3] = (char *)"-I";
+	argv[4] = idx;
+	argv[5] = NULL;
+
+	pid = fork();
+	if (pid == 0)
+		spawn_child(sv[1], ep[1], parent, s->worker_path, argv);
+	e = errno;
+	close(sv[1]);
+	close(ep[1]);
+	if (pid < 0) {
+		xasprintf(err, "fork: %s", strerror(e));
+		close(sv[0]);
+		close(ep[0]);
+		return -1;
+	}
+	/* The pipe closes on exec; a write means exec failed. */
+	do
+		n = read(ep[0], &e, sizeof e);
+	while (n < 0 && errno == EINTR);
+	close(ep[0]);
+	if (n == (ssize_t)sizeof e) {
+		xasprintf(err, "cannot execute worker %s: %s", s->worker_path,
+		    strerror(e));
+		close(sv[0]);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return -1;
+	}
+	a->pid = pid;
+	*chfd = sv[0];
+	return 0;
+}
+
+/* The pids listed in /proc/self/task/T/children for every thread. */
+static int
+spawn_list_children(pid_t *out, int max)
+{
+	char		 path[64], buf[4096], *p, *end;
+	struct dirent	*de;
+	DIR		*d;
+	FILE		*fp;
+	int		 n = 0;
+	size_t		 len;
+
+	if ((d = opendir("/proc/self/task")) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL && n < max) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%.20s/children",
+		    de->d_name);
+		if ((fp = fopen(path, "re")) == NULL)
+			continue;
+		len = fread(buf, 1, sizeof buf - 1, fp);
+		fclose(fp);
+		buf[len] = '\0';
+		for (p = buf; n < max; p = end) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			out[n++] = (pid_t)v;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * As a child subreaper every orphaned descendant becomes our child; at
+ * exit kill and reap whatever is left, for a bounded number of rounds.
+ */
+void
+spawn_sweep_children(void)
+{
+	pid_t	pids[512];
+	int	n, i, round;
+
+	for (round = 0; round < 20; round++) {
+		n = spawn_list_children(pids, 512);
+		if (n == 0)
+			break;
+		for (i = 0; i < n; i++) {
+			kill(-pids[i], SIGKILL);
+			kill(pids[i], SIGKILL);
+		}
+		for (i = 0; i < n; i++)
+			while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
+				;
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}

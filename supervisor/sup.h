@@ -1,0 +1,40 @@
+/*
+ * sup.h: the four verbs (spawn / wait / send_input / close) on top of the
+ * agent table, with their own timers, and the subcommand entry points.
+ */
+#ifndef CCW_SUP_H
+#define CCW_SUP_H
+
+#include "agent.h"
+
+#define EXIT_OK		0
+#define EXIT_FAILED	1
+#define EXIT_USAGE	2
+#define EXIT_PAUSED	3
+#define EXIT_STOPPED	4
+#define EXIT_TIMEOUT	5
+#define EXIT_INTERNAL	70
+
+struct verbs;
+
+/* status: {agent_id: status name}, borrowed; timed_out 0/1. */
+typedef void	(*verbs_wait_cb)(json_t *, int, void *);
+/* ok: 0 on delivery, else err names the failure. */
+typedef void	(*verbs_input_cb)(uint64_t, const char *, void *);
+/* previous: the status the agent had when close was asked. */
+typedef void	(*verbs_close_cb)(const char *, void *);
+
+struct verbs	*verbs_new(struct sup *);
+void		 verbs_free(struct verbs *);
+int		 verbs_wait(struct verbs *, char *const *, size_t, uint64_t,
+		    int, verbs_wait_cb, void *, char **);
+int		 verbs_send_input(struct verbs *, const char *, const char *,
+		    int, verbs_input_cb, void *, char **);
+int		 verbs_close(struct verbs *, const char *, uint64_t,
+		    verbs_close_cb, void *, char **);
+int		 verbs_idle(struct verbs *);
+
+int		 cmd_agent(int, char **);
+int		 cmd_control(int, char **);
+
+#endif

@@ -1,0 +1,202 @@
+/*
+ * follow.c: following the tool's log file.  The tool writes to a regular
+ * file (Node-based CLIs truncate output on pipes); we read what it wrote
+ * when inotify says so, cut it into lines for the adapter, and keep the
+ * last FOLLOW_TAIL bytes for the final answer.  Memory stays flat however
+ * much the tool prints.
+ */
+#include <config.h>
+
+#include <sys/inotify.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "worker.h"
+#include "xmalloc.h"
+
+#define LINE_MAX_KEEP	(8u * 1024 * 1024)	/* longer lines are cut */
+
+/* Replace every byte that is not part of valid UTF-8 (or is NUL) by '?'. */
+void
+utf8_sanitize(char *s, size_t n)
+{
+	size_t	i = 0, k;
+
+	while (i < n) {
+		size_t	need = 0;
+
+		for (k = 1; k <= 4 && i + k <= n; k++)
+			if (walk_utf8_valid((const uint8_t *)s + i, k)) {
+				need = k;
+				break;
+			}
+		if (need == 0) {
+			s[i++] = '?';
+			continue;
+		}
+		i += need;
+	}
+}
+
+/* Append bytes to the tail ring. */
+static void
+follow_keep(struct follow *f, const char *p, size_t n)
+{
+	size_t	chunk;
+
+	if (n >= FOLLOW_TAIL) {
+		p += n - FOLLOW_TAIL;
+		n = FOLLOW_TAIL;
+	}
+	while (n > 0) {
+		chunk = FOLLOW_TAIL - f->tail_pos;
+		if (chunk > n)
+			chunk = n;
+		memcpy(f->tail + f->tail_pos, p, chunk);
+		f->tail_pos = (f->tail_pos + chunk) % FOLLOW_TAIL;
+		f->tail_len += chunk;
+		if (f->tail_len > FOLLOW_TAIL)
+			f->tail_len = FOLLOW_TAIL;
+		p += chunk;
+		n -= chunk;
+	}
+}
+
+/* The last max bytes of output, NUL-terminated and valid UTF-8 (owned). */
+char *
+follow_tail(const struct follow *f, size_t max)
+{
+	size_t	 n = f->tail_len < max ? f->tail_len : max, start, first;
+	char	*out = xmalloc(n + 1);
+
+	start = (f->tail_pos + FOLLOW_TAIL - n) % FOLLOW_TAIL;
+	first = FOLLOW_TAIL - start < n ? FOLLOW_TAIL - start : n;
+	memcpy(out, f->tail + start, first);
+	memcpy(out + first, f->tail, n - first);
+	out[n] = '\0';
+	utf8_sanitize(out, n);
+	return out;
+}
+
+/* Hand complete lines to the worker; a huge line is cut, never buffered whole. */
+static void
+follow_lines(struct worker *w)
+{
+	struct follow	*f = &w->fol;
+	struct evbuffer_ptr p;
+	size_t		 len;
+	char		*line;
+
+	for (;;) {
+		p = evbuffer_search_eol(f->partial, NULL, &len, EVBUFFER_EOL_LF);
+		if (p.pos < 0) {
+			if (evbuffer_get_length(f->partial) <= LINE_MAX_KEEP)
+				return;
+			len = LINE_MAX_KEEP;
+			line = (char *)evbuffer_pullup(f->partial, (ev_ssize_t)len);
+			worker_line(w, line, len);
+			evbuffer_drain(f->partial, len);
+			continue;
+		}
+		line = (char *)evbuffer_pullup(f->partial, p.pos + (ev_ssize_t)len);
+		worker_line(w, line, (size_t)p.pos);
+		evbuffer_drain(f->partial, (size_t)p.pos + len);
+	}
+}
+
+/* Read everything the tool has written since last time. */
+void
+follow_drain(struct worker *w)
+{
+	struct follow	*f = &w->fol;
+	char		 buf[65536];
+	ssize_t		 n;
+
+	if (f->fd < 0)
+		return;
+	for (;;) {
+		n = read(f->fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		f->total += (uint64_t)n;
+		follow_keep(f, buf, (size_t)n);
+		evbuffer_add(f->partial, buf, (size_t)n);
+		follow_lines(w);
+	}
+}
+
+/* inotify said the file changed: empty the event queue, then read. */
+static void
+follow_ino_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+	char		 buf[4096];
+
+	(void)ev;
+	while (read(fd, buf, sizeof buf) > 0)
+		;
+	follow_drain(w);
+}
+
+/* The slow poll catches writes inotify cannot see (e.g. NFS). */
+static void
+follow_poll_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	follow_drain(arg);
+}
+
+/* Open the log for reading and start watching it. */
+int
+follow_open(struct worker *w, const char *path, char **err)
+{
+	struct follow	*f = &w->fol;
+	struct timeval	 tv = { 1, 0 };
+
+	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (f->fd < 0) {
+		xasprintf(err, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	f->partial = evbuffer_new();
+	f->tail = xmalloc(FOLLOW_TAIL);
+	f->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (f->ino_fd >= 0 &&
+	    inotify_add_watch(f->ino_fd, path, IN_MODIFY) >= 0) {
+		f->ev = event_new(w->base, f->ino_fd, EV_READ | EV_PERSIST,
+		    follow_ino_cb, w);
+		event_add(f->ev, NULL);
+	}
+	f->poll_ev = event_new(w->base, -1, EV_PERSIST, follow_poll_cb, w);
+	event_add(f->poll_ev, &tv);
+	return 0;
+}
+
+/* Stop watching and free the buffers. */
+void
+follow_close(struct follow *f)
+{
+	if (f->ev != NULL)
+		event_free(f->ev);
+	if (f->poll_ev != NULL)
+		event_free(f->poll_ev);
+	if (f->ino_fd >= 0)
+		close(f->ino_fd);
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->partial != NULL)
+		evbuffer_free(f->partial);
+	free(f->tail);
+	memset(f, 0, sizeof *f);
+	f->fd = f->ino_fd = -1;
+}

@@ -1,0 +1,274 @@
+/*
+ * tool.c: the agent tool as a process: exec in its own process group with
+ * stdout and stderr on the log file, stdin from a pipe we feed without
+ * blocking, signals to the whole group, and the sweep that kills every
+ * descendant we adopted as a child subreaper.
+ */
+#include <config.h>
+
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "worker.h"
+#include "xmalloc.h"
+
+/* Is path an executable regular file? */
+static int
+tool_executable(const char *path)
+{
+	struct stat	sb;
+
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    access(path, X_OK) == 0;
+}
+
+/* execvp's search, done up front so "not found" is an error we can name. */
+char *
+tool_resolve(const char *name)
+{
+	const char	*path = getenv("PATH"), *p, *end;
+	char		*cand;
+	size_t		 len;
+
+	if (strchr(name, '/') != NULL)
+		return tool_executable(name) ? xstrdup(name) : NULL;
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; ; p = end + 1) {
+		end = strchr(p, ':');
+		len = end != NULL ? (size_t)(end - p) : strlen(p);
+		xasprintf(&cand, "%.*s/%s", (int)len, len ? p : ".", name);
+		if (tool_executable(cand))
+			return cand;
+		free(cand);
+		if (end == NULL)
+			return NULL;
+	}
+}
+
+/* Write queued stdin bytes as the pipe accepts them. */
+static void
+tool_stdin_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct worker	*w = arg;
+	int		 n;
+
+	(void)ev;
+	n = evbuffer_write(w->stdin_buf, fd);
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		/* The tool closed its stdin: drop what it will never read. */
+		evbuffer_drain(w->stdin_buf, evbuffer_get_length(w->stdin_buf));
+		tool_stdin_close(w);
+		return;
+	}
+	if (evbuffer_get_length(w->stdin_buf) == 0) {
+		event_del(w->stdin_ev);
+		if (w->stdin_close_when_empty)
+			tool_stdin_close(w);
+	}
+}
+
+/* Queue bytes for the tool's stdin. */
+void
+tool_stdin_write(struct worker *w, const char *p, size_t n)
+{
+	if (w->stdin_fd < 0)
+		return;
+	evbuffer_add(w->stdin_buf, p, n);
+	event_add(w->stdin_ev, NULL);
+}
+
+/* Close stdin now, or once the queue is written. */
+void
+tool_stdin_close(struct worker *w)
+{
+	if (w->stdin_fd < 0)
+		return;
+	if (evbuffer_get_length(w->stdin_buf) > 0) {
+		w->stdin_close_when_empty = 1;
+		return;
+	}
+	event_free(w->stdin_ev);
+	w->stdin_ev = NULL;
+	close(w->stdin_fd);
+	w->stdin_fd = -1;
+}
+
+/* A signal to the tool's whole process group. */
+void
+tool_signal(struct worker *w, int sig)
+{
+	if (w->tool_pid > 0)
+		kill(-w->tool_pid, sig);
+}
+
+/* In the child: become the tool.  Never returns. */
+static void
+tool_child(struct worker *w, char **av, int in_fd, int err_fd)
+{
+	sigset_t	all;
+	int		sig, e;
+
+	setpgid(0, 0);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (dup2(in_fd, 0) < 0 || dup2(w->log_fd, 1) < 0 ||
+	    dup2(w->log_fd, 2) < 0)
+		goto fail;
+	if (w->assign.u.assign.cwd != NULL && chdir(w->assign.u.assign.cwd) != 0)
+		goto fail;
+	execv(w->path, av);
+fail:
+	e = errno;
+	(void)!write(err_fd, &e, sizeof e);
+	_exit(127);
+}
+
+/*
+ * Start the tool with argv in w->argv.  stdin_text is written to its
+ * stdin (the prompt, or a resumed turn's input); stdin stays open only
+ * for tools that take live input.
+ */
+int
+tool_start(struct worker *w, const char *stdin_text, char **err)
+{
+	char	**av;
+	int	  inp[2], ep[2], e;
+	ssize_t	  n;
+	pid_t	  pid;
+
+	if (pipe2(inp, O_CLOEXEC) != 0 || pipe2(ep, O_CLOEXEC) != 0) {
+		xasprintf(err, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	/* execv wants a NULL-terminated array; strv is counted. */
+	av = xcalloc(w->argv.n + 1, sizeof *av);
+	memcpy(av, w->argv.v, w->argv.n * sizeof *av);
+	pid = fork();
+	if (pid == 0) {
+		close(inp[1]);
+		tool_child(w, av, inp[0], ep[1]);
+	}
+	e = errno;
+	free(av);
+	close(inp[0]);
+	close(ep[1]);
+	if (pid < 0) {
+		close(inp[1]);
+		close(ep[0]);
+		xasprintf(err, "fork: %s", strerror(e));
+		return -1;
+	}
+	setpgid(pid, pid);
+	do
+		n = read(ep[0], &e, sizeof e);
+	while (n < 0 && errno == EINTR);
+	close(ep[0]);
+	if (n == (ssize_t)sizeof e) {
+		close(inp[1]);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		xasprintf(err, "cannot execute %s: %s", w->path, strerror(e));
+		return -1;
+	}
+	w->tool_pid = pid;
+	w->tool_waited = 0;
+	w->we_killed = 0;
+	w->stdin_fd = inp[1];
+	fcntl(w->stdin_fd, F_SETFL, O_NONBLOCK);
+	if (w->stdin_buf == NULL)
+		w->stdin_buf = evbuffer_new();
+	w->stdin_close_when_empty = 0;
+	w->stdin_ev = event_new(w->base, w->stdin_fd, EV_WRITE | EV_PERSIST,
+	    tool_stdin_cb, w);
+	if (stdin_text != NULL && w->ad->prompt_stdin) {
+		tool_stdin_write(w, stdin_text, strlen(stdin_text));
+		if (stdin_text[0] != '\0' &&
+		    stdin_text[strlen(stdin_text) - 1] != '\n')
+			tool_stdin_write(w, "\n", 1);
+	}
+	if (!w->ad->live_input)
+		tool_stdin_close(w);
+	return 0;
+}
+
+/* Our direct children, from /proc (we are a subreaper, so orphans too). */
+static int
+tool_children(pid_t *out, int max)
+{
+	char	 path[64], buf[4096], *p, *end;
+	FILE	*fp;
+	size_t	 len;
+	int	 n = 0;
+
+	snprintf(path, sizeof path, "/proc/self/task/%ld/children",
+	    (long)getpid());
+	if ((fp = fopen(path, "re")) == NULL)
+		return 0;
+	len = fread(buf, 1, sizeof buf - 1, fp);
+	fclose(fp);
+	buf[len] = '\0';
+	for (p = buf; n < max; p = end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		out[n++] = (pid_t)v;
+	}
+	return n;
+}
+
+/*
+ * Kill the tool's group and every descendant that escaped it (setsid,
+ * double fork): they were reparented to us.  Bounded rounds; the tool's
+ * own exit status is kept if we reap it here.
+ */
+void
+tool_sweep(struct worker *w)
+{
+	pid_t	pids[256], pid;
+	int	n, i, round, st;
+
+	if (w->tool_pid > 0 && !w->tool_waited) {
+		w->we_killed = 1;
+		tool_signal(w, SIGKILL);
+	}
+	for (round = 0; round < 20; round++) {
+		n = tool_children(pids, 256);
+		if (n == 0)
+			break;
+		for (i = 0; i < n; i++) {
+			kill(-pids[i], SIGKILL);
+			kill(pids[i], SIGKILL);
+		}
+		for (i = 0; i < n; i++) {
+			while ((pid = waitpid(pids[i], &st, 0)) < 0 &&
+			    errno == EINTR)
+				;
+			if (pid > 0 && pid == w->tool_pid && !w->tool_waited) {
+				w->tool_status = st;
+				w->tool_waited = 1;
+			}
+		}
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}

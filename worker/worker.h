@@ -1,0 +1,93 @@
+/*
+ * worker.h: the worker's state: its channel, the assignment, the tool
+ * process and the log file it follows.  One worker drives one tool run
+ * (plus resumed turns of the same session).
+ */
+#ifndef CCW_WORKER_H
+#define CCW_WORKER_H
+
+#include <sys/types.h>
+#include <stdint.h>
+
+#include "adapter.h"
+#include "proto.h"
+
+struct event;
+struct event_base;
+struct evbuffer;
+struct chan;
+
+#define FOLLOW_TAIL	(256u * 1024)	/* bytes kept for the final answer */
+#define STDERR_TAIL	2048
+
+struct follow {
+	int		 fd;		/* read side of the log */
+	int		 ino_fd;	/* inotify, -1 when unavailable */
+	struct event	*ev;		/* inotify readable */
+	struct event	*poll_ev;	/* slow poll, in case inotify misses */
+	struct evbuffer	*partial;	/* bytes after the last newline */
+	char		*tail;		/* ring of the last FOLLOW_TAIL bytes */
+	size_t		 tail_len;	/* valid bytes in tail (<= FOLLOW_TAIL) */
+	size_t		 tail_pos;	/* next write position */
+	uint64_t	 total;		/* bytes read so far */
+};
+
+struct worker {
+	struct event_base	*base;
+	struct chan		*chan;
+	char			*role;
+	unsigned		 index;
+	struct msg		 assign;	/* MSG_NONE until ASSIGN */
+	const struct adapter	*ad;
+	struct tool_spec	 spec;
+	struct tool_stream	 ts;
+	struct strv		 argv;		/* as reported in STARTED */
+	char			*path;		/* resolved executable */
+	int			 log_fd;
+	struct follow		 fol;
+
+	pid_t			 tool_pid;	/* 0: none running */
+	int			 tool_status;
+	int			 tool_waited;
+	int			 stdin_fd;	/* -1 closed */
+	struct evbuffer		*stdin_buf;
+	struct event		*stdin_ev;
+	int			 stdin_close_when_empty;
+
+	char			*resume_input;	/* queued follow-up turn */
+	int			 closing;	/* CLOSE received */
+	int			 we_killed;	/* our signal ended the tool */
+	int			 finished;	/* RESULT/BYE sent */
+	char			*reason;	/* why the run errored */
+	uint64_t		 t_start;
+	uint64_t		 last_progress;
+
+	struct event		*sigchld_ev, *sigterm_ev;
+	struct event		*grace_ev;	/* after the final event */
+	struct event		*kill_ev;	/* CLOSE's SIGKILL */
+	struct event		*flush_ev;	/* waiting for output to drain */
+	uint64_t		 flush_deadline;
+};
+
+/* worker/tool.c */
+int	tool_start(struct worker *, const char *, char **);
+void	tool_signal(struct worker *, int);
+void	tool_stdin_write(struct worker *, const char *, size_t);
+void	tool_stdin_close(struct worker *);
+void	tool_sweep(struct worker *);
+char	*tool_resolve(const char *);
+
+/* worker/follow.c */
+int	follow_open(struct worker *, const char *, char **);
+void	follow_drain(struct worker *);
+void	follow_close(struct follow *);
+char	*follow_tail(const struct follow *, size_t);
+void	utf8_sanitize(char *, size_t);
+
+/* worker/main.c */
+void	worker_tool_exited(struct worker *);
+void	worker_final_event(struct worker *);
+void	worker_line(struct worker *, const char *, size_t);
+uint64_t worker_now_ms(void);
+
+#endif
