@@ -11,7 +11,7 @@
 #include <jansson.h>
 
 #include "agent.h"
-#include "config.h"
+#include "toolconfig.h"
 
 struct cmd_opts {
 	/* from the command line, borrowed from argv */

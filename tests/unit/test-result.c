@@ -73,7 +73,8 @@ test_canonical(void)
 	tap_is_int((long long)r.files_changed.n, 2, "canonical: two files");
 	tap_ok(r.files_changed.n == 2 &&
 	    strcmp(r.files_changed.v[0], "src/a.c") == 0 &&
-	    strcmp(r.files_changed.v[1], "src/b.c") == 0, "canonical: file names");
+	    strcmp(r.files_changed.v[1], "src/b.c") == 0,
+	    "canonical: file names");
 	tap_is_str(r.next_suggestion, "validate", "canonical: next_suggestion");
 	tap_is_str(r.loop_back_to, NULL, "canonical: loop_back_to null");
 	tap_is_str(r.detailed_output, "first line\n\n  third line, indented",
@@ -191,13 +192,15 @@ test_files(void)
 	result_clear(&r);
 	parse(S("WORKER_RESULT:\n- files_changed:\n  - x.c\n  - y.c\n"
 	    "- status: success\n"), &r);
-	tap_ok(r.files_changed.n == 2 && strcmp(r.files_changed.v[1], "y.c") == 0
-	    && strcmp(r.status, "success") == 0, "files: bullet list");
+	tap_ok(r.files_changed.n == 2 &&
+	    strcmp(r.files_changed.v[1], "y.c") == 0 &&
+	    strcmp(r.status, "success") == 0, "files: bullet list");
 	result_clear(&r);
 	parse(S("WORKER_RESULT:\n- files_changed: [\n  \"p.c\",\n  \"q.c\"\n]\n"
 	    "- status: partial\n"), &r);
-	tap_ok(r.files_changed.n == 2 && strcmp(r.files_changed.v[0], "p.c") == 0
-	    && strcmp(r.status, "partial") == 0, "files: JSON over lines");
+	tap_ok(r.files_changed.n == 2 &&
+	    strcmp(r.files_changed.v[0], "p.c") == 0 &&
+	    strcmp(r.status, "partial") == 0, "files: JSON over lines");
 	result_clear(&r);
 }
 
@@ -211,7 +214,8 @@ test_clarify(void)
 	tap_is_int(parse(S("WORKER_RESULT:\n- status: success\n"
 	    "DETAILED_OUTPUT:\nsome text\nCLARIFICATION_NEEDED:\n"
 	    "Q1: Which database? | Options: [SQLite, Postgres] | "
-	    "Recommended: [SQLite]\n- Q2: Keep the old API? | Options: [yes, no]\n"
+	    "Recommended: [SQLite]\n"
+	    "- Q2: Keep the old API? | Options: [yes, no]\n"
 	    "trailing prose\n"), &r), 1, "clarify+result: found");
 	tap_is_str(r.status, "needs_input", "clarify forces needs_input");
 	tap_is_str(r.detailed_output, "some text",
@@ -239,9 +243,10 @@ test_clarify(void)
 	    "clarify alone: one question");
 	result_clear(&r);
 
-	parse(S("WORKER_RESULT:\n- status: success\nCLARIFICATION_NEEDED: none\n"),
-	    &r);
-	tap_is_str(r.status, "success", "CLARIFICATION_NEEDED: none is no question");
+	parse(S("WORKER_RESULT:\n- status: success\n"
+	    "CLARIFICATION_NEEDED: none\n"), &r);
+	tap_is_str(r.status, "success",
+	    "CLARIFICATION_NEEDED: none is no question");
 	result_clear(&r);
 }
 
@@ -256,8 +261,9 @@ test_hostile(void)
 	double		 secs;
 
 	parse(S("\xff\xfe garbage\nWORKER_RESULT:\n- status: success\n"
-	    "- summary: bad \xc3\x28 \xed\xa0\x80 \xf4\x90\x80\x80 end\xe2\x82\n"
-	    "- files_changed: [\"ok\xff.c\"]\nDETAILED_OUTPUT:\n\xc0\xaf\n"), &r);
+	    "- summary: bad \xc3\x28 \xed\xa0\x80 \xf4\x90\x80\x80 "
+	    "end\xe2\x82\n- files_changed: [\"ok\xff.c\"]\n"
+	    "DETAILED_OUTPUT:\n\xc0\xaf\n"), &r);
 	tap_ok(valid_utf8(r.summary) && valid_utf8(r.detailed_output) &&
 	    r.files_changed.n == 1 && valid_utf8(r.files_changed.v[0]),
 	    "invalid UTF-8 replaced");
@@ -267,7 +273,8 @@ test_hostile(void)
 
 	parse(S("pre\0amble\nWORKER_RESULT:\n- status: success\n"
 	    "- summary: a\0b\n"), &r);
-	tap_is_str(r.summary, "a\xef\xbf\xbd" "b", "NUL inside a field replaced");
+	tap_is_str(r.summary, "a\xef\xbf\xbd" "b",
+	    "NUL inside a field replaced");
 	result_clear(&r);
 
 	tap_is_int(parse(S("WORKER_RESULT:\n- status: partial\n- summary: cut"),
@@ -290,6 +297,7 @@ test_hostile(void)
 	free(big);
 }
 
+/* Each group is independent; the plan is printed last. */
 int
 main(void)
 {

@@ -1,5 +1,5 @@
 /*
- * config.h: tool and role configuration: the JSON config file
+ * toolconfig.h: tool and role configuration: the JSON config file
  * (--config, else ROOT/.loop/config.json, else
  * ~/.config/ccw-supervisor/config.json, else built-in defaults) plus CCW's
  * ~/.claude/cli-tools.json.

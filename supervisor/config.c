@@ -1,0 +1,598 @@
+/*
+ * config.c: tool and role configuration.  Finds the config file, lays it
+ * over the built-in defaults with strict validation, overlays CCW's
+ * ~/.claude/cli-tools.json, and finds tool executables on PATH.
+ */
+
+/*
+ * The file is searched for in this order, and the first found is read:
+ * --config PATH (must exist), ROOT/.loop/config.json,
+ * $HOME/.config/ccw-supervisor/config.json; with none, the built-in
+ * defaults below are used alone.  A file sets only what it names; every
+ * key is optional:
+ *
+ *	{
+ *	  "default_tool": "codex",
+ *	  "tools": {
+ *	    "codex": { "path": "/opt/bin/codex", "enabled": true,
+ *	               "model": "gpt-5",
+ *	               "options": { "sandbox": "workspace-write" } },
+ *	    "bash":  { }
+ *	  },
+ *	  "roles": {
+ *	    "develop":  { "tool": "bash", "command": "make", "model": null,
+ *	                  "prompt": ".loop/roles/develop.md",
+ *	                  "timeout_ms": 600000, "nudge_ms": 300000,
+ *	                  "grace_ms": 5000, "idle_ms": 0 },
+ *	    "validate": { "tool": "bash", "command": "make check" }
+ *	  }
+ *	}
+ *
+ * default_tool	one of the tools; default "codex".
+ * tools	keys are the adapters: bash codex claude gemini qwen opencode.
+ *   path	executable name or path; default the tool's name.
+ *   enabled	boolean; default true.
+ *   model	string or null; default null (the tool's own default).
+ *   options	object handed to the worker (sandbox, permission_mode,
+ *		approval_mode, extra_args, ...); default none.
+ * roles	keys are the roles: init develop debug validate complete.
+ *   tool	one of the tools, or null for default_tool.
+ *   command	for the bash tool: the command run with bash -c.
+ *   model	overrides the tool's model.
+ *   prompt	path of a prompt template replacing the built-in one.
+ *   timeout_ms	hard deadline; default 600000 (develop, debug, validate)
+ *		or 300000 (init, complete).
+ *   nudge_ms	time before a stalled agent is nudged; default 300000.
+ *   grace_ms	time between SIGTERM and SIGKILL; default 5000.
+ *   idle_ms	time without output that counts as stalled; 0 = never.
+ *
+ * Strings are non-empty strings or null (null: the default); the *_ms
+ * keys are non-negative integers.  Unknown top-level keys are ignored;
+ * an unknown tool, role or key inside them, or a wrong type, is an error
+ * naming the key path, e.g. "roles.develop.timeout_ms".
+ *
+ * Then $HOME/.claude/cli-tools.json, CCW's file, is read if it exists:
+ * {"tools": {"gemini": {"enabled": true, "primaryModel": "..."}}}.
+ * For the six tools it gives "enabled" and "primaryModel" unless the
+ * config file set that tool's "enabled" or "model"; other keys and tools
+ * are ignored.
+ */
+#include <config.h>
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "toolconfig.h"
+#include "xmalloc.h"
+
+#define CONFIG_NTOOLS	6
+
+const char *const config_role_names[CONFIG_ROLES] = {
+	"init", "develop", "debug", "validate", "complete"
+};
+
+static const char *const config_tool_names[CONFIG_NTOOLS] = {
+	"bash", "codex", "claude", "gemini", "qwen", "opencode"
+};
+
+/* What one load is doing: the file in hand and what it set explicitly. */
+struct cload {
+	const char	*file;
+	char		**err;
+	int		 enabled_set[CONFIG_NTOOLS];
+	int		 model_set[CONFIG_NTOOLS];
+};
+
+static int	config_error(struct cload *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+
+/* Messages are built in one place so each names its file first. */
+static int
+config_error(struct cload *ld, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	msg = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	free(*ld->err);
+	xasprintf(ld->err, "%s: %s", ld->file, msg);
+	free(msg);
+	return -1;
+}
+
+/* Tool names index the fixed table; anything else is not an adapter. */
+static int
+config_tool_index(const char *name)
+{
+	size_t	i;
+
+	for (i = 0; name != NULL && i < CONFIG_NTOOLS; i++) {
+		if (strcmp(name, config_tool_names[i]) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Callers hold role names from the command line or the state file. */
+int
+config_role_index(const char *name)
+{
+	size_t	i;
+
+	for (i = 0; name != NULL && i < CONFIG_ROLES; i++) {
+		if (strcmp(name, config_role_names[i]) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Looked up by name because roles and the command line speak in names. */
+const struct tool_cfg *
+config_tool(const struct config *cfg, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; name != NULL && i < cfg->ntools; i++) {
+		if (strcmp(cfg->tools[i].name, name) == 0)
+			return &cfg->tools[i];
+	}
+	return NULL;
+}
+
+/* Every pointer is owned, so one function frees a config at any stage. */
+void
+config_free(struct config *cfg)
+{
+	size_t	i;
+
+	free(cfg->source);
+	free(cfg->default_tool);
+	for (i = 0; i < cfg->ntools; i++) {
+		free(cfg->tools[i].name);
+		free(cfg->tools[i].path);
+		free(cfg->tools[i].model);
+		json_decref(cfg->tools[i].options);
+	}
+	free(cfg->tools);
+	for (i = 0; i < CONFIG_ROLES; i++) {
+		free(cfg->roles[i].tool);
+		free(cfg->roles[i].model);
+		free(cfg->roles[i].command);
+		free(cfg->roles[i].prompt_file);
+	}
+	memset(cfg, 0, sizeof *cfg);
+}
+
+/* A file only overrides, so everything starts from these values. */
+static void
+config_defaults(struct config *cfg)
+{
+	size_t	i;
+	int	slow;
+
+	memset(cfg, 0, sizeof *cfg);
+	cfg->source = xstrdup("built-in");
+	cfg->default_tool = xstrdup("codex");
+	cfg->ntools = CONFIG_NTOOLS;
+	cfg->tools = xcalloc(CONFIG_NTOOLS, sizeof *cfg->tools);
+	for (i = 0; i < CONFIG_NTOOLS; i++) {
+		cfg->tools[i].name = xstrdup(config_tool_names[i]);
+		cfg->tools[i].path = xstrdup(config_tool_names[i]);
+		cfg->tools[i].enabled = 1;
+	}
+	for (i = 0; i < CONFIG_ROLES; i++) {
+		slow = strcmp(config_role_names[i], "init") != 0 &&
+		    strcmp(config_role_names[i], "complete") != 0;
+		cfg->roles[i].timeout_ms = slow ? 600000 : 300000;
+		cfg->roles[i].nudge_ms = 300000;
+		cfg->roles[i].grace_ms = 5000;
+		cfg->roles[i].idle_ms = 0;
+	}
+}
+
+/*
+ * Read one JSON object from a file.  *missing is set instead of an error
+ * when the file does not exist, so optional locations can be skipped.
+ */
+static int
+config_read(struct cload *ld, json_t **root, int *missing)
+{
+	struct stat	 sb;
+	json_error_t	 jerr;
+	FILE		*fp;
+
+	*root = NULL;
+	if (missing != NULL)
+		*missing = 0;
+	if (stat(ld->file, &sb) == -1) {
+		if (errno == ENOENT && missing != NULL) {
+			*missing = 1;
+			return 0;
+		}
+		return config_error(ld, "%s", strerror(errno));
+	}
+	if (!S_ISREG(sb.st_mode))
+		return config_error(ld, "not a regular file");
+	if ((fp = fopen(ld->file, "r")) == NULL)
+		return config_error(ld, "%s", strerror(errno));
+	*root = json_loadf(fp, JSON_REJECT_DUPLICATES, &jerr);
+	fclose(fp);
+	if (*root == NULL)
+		return config_error(ld, "line %d, column %d: %s", jerr.line,
+		    jerr.column, jerr.text);
+	if (!json_is_object(*root)) {
+		json_decref(*root);
+		*root = NULL;
+		return config_error(ld, "expected a JSON object at the top");
+	}
+	return 0;
+}
+
+/*
+ * A string setting: a non-empty string replaces *dst, null clears it
+ * (back to "use the default"), a missing key leaves it alone.  Returns
+ * 1 if a string was stored, 0 if not, -1 on a type error.
+ */
+static int
+config_str(struct cload *ld, json_t *obj, const char *key, const char *where,
+    char **dst)
+{
+	json_t	*v;
+
+	if ((v = json_object_get(obj, key)) == NULL)
+		return 0;
+	if (json_is_null(v)) {
+		free(*dst);
+		*dst = NULL;
+		return 0;
+	}
+	if (!json_is_string(v) || json_string_length(v) == 0 ||
+	    strlen(json_string_value(v)) != json_string_length(v))
+		return config_error(ld, "%s.%s: expected a non-empty string "
+		    "or null", where, key);
+	free(*dst);
+	*dst = xstrdup(json_string_value(v));
+	return 1;
+}
+
+/* Deadlines are milliseconds; a string or a negative one is a mistake. */
+static int
+config_ms(struct cload *ld, json_t *obj, const char *key, const char *where,
+    uint64_t *dst)
+{
+	json_t	*v;
+
+	if ((v = json_object_get(obj, key)) == NULL)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return config_error(ld, "%s.%s: expected a non-negative "
+		    "integer", where, key);
+	*dst = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+/* A typo in a key would silently lose a setting, so keys are checked. */
+static int
+config_keys(struct cload *ld, json_t *obj, const char *where,
+    const char *const *known)
+{
+	const char	*key;
+	json_t		*v;
+	size_t		 i;
+
+	json_object_foreach(obj, key, v) {
+		for (i = 0; known[i] != NULL; i++) {
+			if (strcmp(key, known[i]) == 0)
+				break;
+		}
+		if (known[i] == NULL)
+			return config_error(ld, "%s.%s: unknown key", where,
+			    key);
+	}
+	return 0;
+}
+
+/* One entry of "tools"; it may only name one of the six adapters. */
+static int
+config_tool_entry(struct cload *ld, struct config *cfg, const char *name,
+    json_t *obj)
+{
+	static const char *const known[] = {
+		"path", "enabled", "model", "options", NULL
+	};
+	struct tool_cfg	*t;
+	char		*where;
+	json_t		*v;
+	int		 idx, rc = -1, set = 0;
+
+	xasprintf(&where, "tools.%s", name);
+	if ((idx = config_tool_index(name)) == -1) {
+		config_error(ld, "%s: unknown tool (expected bash, codex, "
+		    "claude, gemini, qwen or opencode)", where);
+		goto out;
+	}
+	t = &cfg->tools[idx];
+	if (!json_is_object(obj)) {
+		config_error(ld, "%s: expected an object", where);
+		goto out;
+	}
+	if (config_keys(ld, obj, where, known) == -1 ||
+	    config_str(ld, obj, "path", where, &t->path) == -1 ||
+	    (set = config_str(ld, obj, "model", where, &t->model)) == -1)
+		goto out;
+	if (set || json_is_null(json_object_get(obj, "model")))
+		ld->model_set[idx] = 1;
+	if ((v = json_object_get(obj, "enabled")) != NULL) {
+		if (!json_is_boolean(v)) {
+			config_error(ld, "%s.enabled: expected true or false",
+			    where);
+			goto out;
+		}
+		t->enabled = json_is_true(v);
+		ld->enabled_set[idx] = 1;
+	}
+	if ((v = json_object_get(obj, "options")) != NULL) {
+		if (!json_is_object(v) && !json_is_null(v)) {
+			config_error(ld, "%s.options: expected an object "
+			    "or null", where);
+			goto out;
+		}
+		json_decref(t->options);
+		t->options = json_is_null(v) ? NULL : json_incref(v);
+	}
+	if (t->path == NULL)
+		t->path = xstrdup(t->name);
+	rc = 0;
+out:
+	free(where);
+	return rc;
+}
+
+/* One entry of "roles"; its tool must be an adapter we have. */
+static int
+config_role_entry(struct cload *ld, struct config *cfg, const char *name,
+    json_t *obj)
+{
+	static const char *const known[] = {
+		"tool", "command", "model", "prompt", "timeout_ms",
+		"nudge_ms", "grace_ms", "idle_ms", NULL
+	};
+	struct role_cfg	*r;
+	char		*where;
+	int		 idx, rc = -1;
+
+	xasprintf(&where, "roles.%s", name);
+	if ((idx = config_role_index(name)) == -1) {
+		config_error(ld, "%s: unknown role (expected init, develop, "
+		    "debug, validate or complete)", where);
+		goto out;
+	}
+	r = &cfg->roles[idx];
+	if (!json_is_object(obj)) {
+		config_error(ld, "%s: expected an object", where);
+		goto out;
+	}
+	if (config_keys(ld, obj, where, known) == -1 ||
+	    config_str(ld, obj, "tool", where, &r->tool) == -1 ||
+	    config_str(ld, obj, "command", where, &r->command) == -1 ||
+	    config_str(ld, obj, "model", where, &r->model) == -1 ||
+	    config_str(ld, obj, "prompt", where, &r->prompt_file) == -1 ||
+	    config_ms(ld, obj, "timeout_ms", where, &r->timeout_ms) == -1 ||
+	    config_ms(ld, obj, "nudge_ms", where, &r->nudge_ms) == -1 ||
+	    config_ms(ld, obj, "grace_ms", where, &r->grace_ms) == -1 ||
+	    config_ms(ld, obj, "idle_ms", where, &r->idle_ms) == -1)
+		goto out;
+	if (r->tool != NULL && config_tool_index(r->tool) == -1) {
+		config_error(ld, "%s.tool: unknown tool '%s'", where, r->tool);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(where);
+	return rc;
+}
+
+/* The config file proper, laid over the defaults already in cfg. */
+static int
+config_apply(struct cload *ld, struct config *cfg, json_t *root)
+{
+	const char	*key;
+	json_t		*v, *sec;
+
+	if ((v = json_object_get(root, "default_tool")) != NULL) {
+		if (!json_is_string(v))
+			return config_error(ld, "default_tool: expected a "
+			    "string");
+		if (config_tool_index(json_string_value(v)) == -1)
+			return config_error(ld, "default_tool: unknown tool "
+			    "'%s'", json_string_value(v));
+		free(cfg->default_tool);
+		cfg->default_tool = xstrdup(json_string_value(v));
+	}
+	if ((sec = json_object_get(root, "tools")) != NULL) {
+		if (!json_is_object(sec))
+			return config_error(ld, "tools: expected an object");
+		json_object_foreach(sec, key, v) {
+			if (config_tool_entry(ld, cfg, key, v) == -1)
+				return -1;
+		}
+	}
+	if ((sec = json_object_get(root, "roles")) != NULL) {
+		if (!json_is_object(sec))
+			return config_error(ld, "roles: expected an object");
+		json_object_foreach(sec, key, v) {
+			if (config_role_entry(ld, cfg, key, v) == -1)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * CCW users already said which tools they have and which model each
+ * uses; take that unless our own file said otherwise.  It is CCW's
+ * file, so only its shape is checked and other keys are left alone.
+ */
+static int
+config_cli_tools(struct cload *ld, struct config *cfg)
+{
+	const char	*key;
+	json_t		*root, *tools, *v, *e, *m;
+	int		 missing, idx;
+
+	if (config_read(ld, &root, &missing) == -1)
+		return -1;
+	if (missing)
+		return 0;
+	if ((tools = json_object_get(root, "tools")) != NULL &&
+	    !json_is_object(tools)) {
+		json_decref(root);
+		return config_error(ld, "tools: expected an object");
+	}
+	json_object_foreach(tools, key, v) {
+		if ((idx = config_tool_index(key)) == -1 || !json_is_object(v))
+			continue;
+		e = json_object_get(v, "enabled");
+		if (json_is_boolean(e) && !ld->enabled_set[idx])
+			cfg->tools[idx].enabled = json_is_true(e);
+		m = json_object_get(v, "primaryModel");
+		if (json_is_string(m) && json_string_length(m) > 0 &&
+		    strlen(json_string_value(m)) == json_string_length(m) &&
+		    !ld->model_set[idx] && cfg->tools[idx].model == NULL)
+			cfg->tools[idx].model = xstrdup(json_string_value(m));
+	}
+	json_decref(root);
+	return 0;
+}
+
+/* Read the first file found, if any, over the defaults. */
+static int
+config_main_file(struct cload *ld, struct config *cfg, const char *file_arg,
+    const char *root, const char *home)
+{
+	char	*cand[2] = { NULL, NULL };
+	json_t	*j = NULL;
+	size_t	 i;
+	int	 rc = 0, missing = 1;
+
+	if (file_arg != NULL) {
+		ld->file = file_arg;
+		if (config_read(ld, &j, NULL) == -1)
+			return -1;
+		missing = 0;
+	} else {
+		if (root != NULL)
+			xasprintf(&cand[0], "%s/.loop/config.json", root);
+		if (home != NULL)
+			xasprintf(&cand[1], "%s/.config/ccw-supervisor/"
+			    "config.json", home);
+		for (i = 0; i < 2 && missing; i++) {
+			if (cand[i] == NULL)
+				continue;
+			ld->file = cand[i];
+			if ((rc = config_read(ld, &j, &missing)) == -1)
+				break;
+		}
+	}
+	if (rc == 0 && !missing) {
+		free(cfg->source);
+		cfg->source = xstrdup(ld->file);
+		rc = config_apply(ld, cfg, j);
+	}
+	json_decref(j);
+	free(cand[0]);
+	free(cand[1]);
+	return rc;
+}
+
+/*
+ * One call gives the whole configuration or a one-line reason; on error
+ * cfg is left empty, so the caller frees nothing.
+ */
+int
+config_load(const char *file_arg, const char *root, const char *home,
+    struct config *cfg, char **err)
+{
+	struct cload	 ld;
+	char		*ccw = NULL;
+	int		 rc;
+
+	*err = NULL;
+	memset(&ld, 0, sizeof ld);
+	ld.err = err;
+	if (home == NULL)
+		home = getenv("HOME");
+	if (home != NULL && *home == '\0')
+		home = NULL;
+	config_defaults(cfg);
+	rc = config_main_file(&ld, cfg, file_arg, root, home);
+	if (rc == 0 && home != NULL) {
+		xasprintf(&ccw, "%s/.claude/cli-tools.json", home);
+		ld.file = ccw;
+		rc = config_cli_tools(&ld, cfg);
+		free(ccw);
+	}
+	if (rc == -1)
+		config_free(cfg);
+	return rc;
+}
+
+/* exec*() would run a directory or an unreadable file no better than us. */
+static int
+config_executable(const char *path)
+{
+	struct stat	sb;
+
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    access(path, X_OK) == 0;
+}
+
+/*
+ * Tools are found before forking so a missing one is reported by name
+ * with the PATH searched, instead of as a worker's exec failure.
+ */
+char *
+config_resolve_path(const char *name, const char *path_env)
+{
+	const char	*p, *colon;
+	char		*cand;
+	size_t		 n;
+
+	if (name == NULL || *name == '\0')
+		return NULL;
+	if (strchr(name, '/') != NULL)
+		return config_executable(name) ? xstrdup(name) : NULL;
+	if (path_env == NULL)
+		path_env = getenv("PATH");
+	if (path_env == NULL)
+		path_env = "/bin:/usr/bin";
+	for (p = path_env;; p = colon + 1) {
+		colon = strchr(p, ':');
+		n = colon != NULL ? (size_t)(colon - p) : strlen(p);
+		if (n == 0)
+			xasprintf(&cand, "./%s", name);
+		else
+			xasprintf(&cand, "%.*s/%s", (int)n, p, name);
+		if (config_executable(cand))
+			return cand;
+		free(cand);
+		if (colon == NULL)
+			break;
+	}
+	return NULL;
+}

@@ -1,0 +1,344 @@
+/*
+ * test-config.c: config search order and precedence, strict validation
+ * messages, CCW's cli-tools.json overlay, and PATH lookup, all inside a
+ * private temporary directory used as HOME and ROOT.
+ */
+#include <config.h>
+
+#include <sys/stat.h>
+
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "toolconfig.h"
+#include "tap.h"
+#include "xmalloc.h"
+
+static char	tmp[] = "/tmp/ccw-test-config-XXXXXX";
+static char	*home, *root;
+
+/* Tests write files deep in fresh trees; create the parents as needed. */
+static void
+mkparents(const char *path)
+{
+	char	*p, *s;
+
+	p = xstrdup(path);
+	for (s = p + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		(void)mkdir(p, 0755);
+		*s = '/';
+	}
+	free(p);
+}
+
+/* Write a whole file (printf-style path), replacing what was there. */
+static char *
+put(const char *text, mode_t mode, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Write a whole file (printf-style path), replacing what was there. */
+static char *
+put(const char *text, mode_t mode, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 path[1024];
+	FILE	*fp;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof path, fmt, ap);
+	va_end(ap);
+	mkparents(path);
+	if ((fp = fopen(path, "w")) == NULL) {
+		tap_diag("cannot write %s", path);
+		return xstrdup(path);
+	}
+	fputs(text, fp);
+	fclose(fp);
+	chmod(path, mode);
+	return xstrdup(path);
+}
+
+/* nftw callback: the temp tree goes away depth first. */
+static int
+rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Load with the temp HOME and ROOT; the error text, if any, is returned. */
+static int
+load(const char *file, struct config *cfg, char **err)
+{
+	return config_load(file, root, home, cfg, err);
+}
+
+/* An error must name the key path (and the file) it is about. */
+static void
+expect_error(const char *json, const char *want, const char *what)
+{
+	struct config	 cfg;
+	char		*err = NULL, *f;
+	int		 rc;
+
+	f = put(json, 0644, "%s/bad.json", tmp);
+	rc = load(f, &cfg, &err);
+	tap_ok(rc == -1 && err != NULL && strstr(err, want) != NULL &&
+	    strstr(err, "bad.json") != NULL && cfg.source == NULL,
+	    "%s: error names '%s'", what, want);
+	if (err != NULL)
+		tap_diag("%s", err);
+	if (rc == 0)
+		config_free(&cfg);
+	free(err);
+	free(f);
+}
+
+/* With no file anywhere, the built-in values. */
+static void
+test_defaults(void)
+{
+	struct config		 cfg;
+	const struct tool_cfg	*t;
+	char			*err = NULL;
+
+	tap_is_int(load(NULL, &cfg, &err), 0, "defaults: load");
+	tap_is_str(cfg.source, "built-in", "defaults: source");
+	tap_is_str(cfg.default_tool, "codex", "defaults: default tool");
+	tap_is_int((long long)cfg.ntools, 6, "defaults: six tools");
+	t = config_tool(&cfg, "opencode");
+	tap_ok(t != NULL && t->enabled && strcmp(t->path, "opencode") == 0 &&
+	    t->model == NULL && t->options == NULL, "defaults: opencode entry");
+	tap_ok(config_tool(&cfg, "cursor") == NULL, "config_tool: unknown");
+	tap_ok(cfg.roles[1].timeout_ms == 600000 &&
+	    cfg.roles[2].timeout_ms == 600000 &&
+	    cfg.roles[3].timeout_ms == 600000 &&
+	    cfg.roles[0].timeout_ms == 300000 &&
+	    cfg.roles[4].timeout_ms == 300000, "defaults: timeouts");
+	tap_ok(cfg.roles[1].nudge_ms == 300000 && cfg.roles[1].grace_ms == 5000
+	    && cfg.roles[1].idle_ms == 0 && cfg.roles[1].tool == NULL,
+	    "defaults: nudge, grace, idle, tool");
+	config_free(&cfg);
+	tap_is_int(config_role_index("develop"), 1, "role index develop");
+	tap_is_int(config_role_index("deploy"), -1, "role index unknown");
+	tap_is_str(config_role_names[4], "complete", "role names");
+}
+
+/* ROOT beats HOME, --config beats both; a file sets only what it names. */
+static void
+test_search(void)
+{
+	struct config	 cfg;
+	char		*err = NULL, *h, *r, *x;
+
+	h = put("{\"default_tool\": \"claude\", \"roles\": {\"develop\": "
+	    "{\"command\": \"from-home\"}}}", 0644,
+	    "%s/.config/ccw-supervisor/config.json", home);
+	tap_is_int(load(NULL, &cfg, &err), 0, "home file: load");
+	tap_is_str(cfg.source, h, "home file: source");
+	tap_is_str(cfg.default_tool, "claude", "home file: default tool");
+	config_free(&cfg);
+
+	setenv("HOME", home, 1);
+	config_load(NULL, root, NULL, &cfg, &err);
+	tap_is_str(cfg.source, h, "home NULL means $HOME");
+	config_free(&cfg);
+
+	r = put("{\"default_tool\": \"gemini\", \"whatever\": [1, 2]}", 0644,
+	    "%s/.loop/config.json", root);
+	tap_is_int(load(NULL, &cfg, &err), 0, "root file: load");
+	tap_is_str(cfg.source, r, "root file beats home file");
+	tap_ok(strcmp(cfg.default_tool, "gemini") == 0 &&
+	    cfg.roles[1].command == NULL,
+	    "root file: home file not merged, unknown top-level key ignored");
+	config_free(&cfg);
+
+	x = put("{\"tools\": {\"codex\": {\"path\": \"/opt/bin/codex\", "
+	    "\"model\": \"gpt-5\", \"options\": {\"sandbox\": "
+	    "\"workspace-write\"}}, \"bash\": {}},\n\"roles\": {\"develop\": "
+	    "{\"tool\": \"bash\", \"command\": \"make\", \"model\": null, "
+	    "\"prompt\": \".loop/roles/develop.md\", \"timeout_ms\": 1234, "
+	    "\"idle_ms\": 0}}}", 0644, "%s/explicit.json", tmp);
+	tap_is_int(load(x, &cfg, &err), 0, "explicit file: load");
+	tap_is_str(cfg.source, x, "explicit file beats root and home");
+	tap_ok(strcmp(cfg.roles[1].tool, "bash") == 0 &&
+	    strcmp(cfg.roles[1].command, "make") == 0 &&
+	    strcmp(cfg.roles[1].prompt_file, ".loop/roles/develop.md") == 0 &&
+	    cfg.roles[1].model == NULL, "explicit file: role strings");
+	tap_ok(cfg.roles[1].timeout_ms == 1234 &&
+	    cfg.roles[1].nudge_ms == 300000 &&
+	    cfg.roles[2].timeout_ms == 600000,
+	    "explicit file: overrides only what it sets");
+	tap_ok(strcmp(config_tool(&cfg, "codex")->path,
+	    "/opt/bin/codex") == 0 &&
+	    strcmp(config_tool(&cfg, "codex")->model, "gpt-5") == 0 &&
+	    strcmp(json_string_value(json_object_get(config_tool(&cfg,
+	    "codex")->options, "sandbox")), "workspace-write") == 0,
+	    "explicit file: tool path, model, options");
+	tap_is_str(config_tool(&cfg, "bash")->path, "bash",
+	    "empty tool entry keeps defaults");
+	config_free(&cfg);
+	free(x);
+
+	xasprintf(&x, "%s/nope.json", tmp);
+	tap_ok(load(x, &cfg, &err) == -1 && err != NULL &&
+	    strstr(err, x) != NULL && strstr(err, "No such file") != NULL,
+	    "explicit missing file is an error naming it");
+	free(err);
+	err = NULL;
+	free(x);
+	unlink(r);
+	unlink(h);
+	free(r);
+	free(h);
+}
+
+/* Strict validation: every mistake is reported with its key path. */
+static void
+test_errors(void)
+{
+	expect_error("{\n  \"tools\": {\n    \"codex\": ,\n  }\n}", "line 3",
+	    "syntax error");
+	expect_error("[1]", "object", "array at the top");
+	expect_error("{\"roles\": {\"develop\": {\"timeout_ms\": \"10\"}}}",
+	    "roles.develop.timeout_ms: expected a non-negative integer",
+	    "string deadline");
+	expect_error("{\"roles\": {\"debug\": {\"nudge_ms\": -1}}}",
+	    "roles.debug.nudge_ms", "negative deadline");
+	expect_error("{\"roles\": {\"init\": {\"grace_ms\": 1.5}}}",
+	    "roles.init.grace_ms", "fractional deadline");
+	expect_error("{\"roles\": {\"deploy\": {}}}", "roles.deploy",
+	    "unknown role");
+	expect_error("{\"tools\": {\"cursor\": {}}}", "tools.cursor",
+	    "unknown tool");
+	expect_error("{\"roles\": {\"develop\": {\"tool\": \"cursor\"}}}",
+	    "roles.develop.tool", "role naming an unknown tool");
+	expect_error("{\"tools\": {\"codex\": {\"enabled\": \"yes\"}}}",
+	    "tools.codex.enabled", "string boolean");
+	expect_error("{\"tools\": {\"codex\": {\"options\": \"x\"}}}",
+	    "tools.codex.options", "options not an object");
+	expect_error("{\"tools\": {\"codex\": {\"model\": 5}}}",
+	    "tools.codex.model", "number model");
+	expect_error("{\"default_tool\": \"vim\"}", "default_tool",
+	    "unknown default tool");
+	expect_error("{\"roles\": {\"develop\": {\"timout_ms\": 5}}}",
+	    "roles.develop.timout_ms: unknown key", "misspelt key");
+	expect_error("{\"roles\": []}", "roles: expected an object",
+	    "roles not an object");
+}
+
+/* CCW's file gives enabled and primaryModel unless ours set them. */
+static void
+test_cli_tools(void)
+{
+	struct config	 cfg;
+	char		*err = NULL, *c, *r;
+
+	c = put("{\"tools\": {\"gemini\": {\"enabled\": false, "
+	    "\"primaryModel\": \"gemini-2.5-pro\", \"secondaryModel\": \"x\"}, "
+	    "\"codex\": {\"primaryModel\": \"o3\"}, \"qwen\": {\"enabled\": "
+	    "false}, \"litellm\": {\"enabled\": true}}, \"version\": 3}", 0644,
+	    "%s/.claude/cli-tools.json", home);
+	r = put("{\"tools\": {\"codex\": {\"model\": \"gpt-5\"}, \"qwen\": "
+	    "{\"enabled\": true}}}", 0644, "%s/.loop/config.json", root);
+	tap_is_int(load(NULL, &cfg, &err), 0, "cli-tools.json: load");
+	tap_ok(!config_tool(&cfg, "gemini")->enabled,
+	    "cli-tools.json: enabled false");
+	tap_is_str(config_tool(&cfg, "gemini")->model, "gemini-2.5-pro",
+	    "cli-tools.json: primaryModel");
+	tap_is_str(config_tool(&cfg, "codex")->model, "gpt-5",
+	    "cli-tools.json: our model wins");
+	tap_ok(config_tool(&cfg, "qwen")->enabled,
+	    "cli-tools.json: our explicit enabled wins");
+	tap_is_str(cfg.source, r, "cli-tools.json: source is our file");
+	config_free(&cfg);
+
+	free(put("{\"tools\": {\"gemini\": {\"enabled\": tru}}}", 0644,
+	    "%s/.claude/cli-tools.json", home));
+	tap_ok(load(NULL, &cfg, &err) == -1 && err != NULL &&
+	    strstr(err, "cli-tools.json") != NULL && strstr(err, "line 1"),
+	    "malformed cli-tools.json is an error naming it");
+	free(err);
+	err = NULL;
+	free(put("{\"tools\": 7}", 0644, "%s/.claude/cli-tools.json", home));
+	tap_ok(load(NULL, &cfg, &err) == -1 && err != NULL &&
+	    strstr(err, "cli-tools.json: tools") != NULL,
+	    "cli-tools.json with tools not an object");
+	free(err);
+	unlink(c);
+	unlink(r);
+	free(c);
+	free(r);
+}
+
+/* PATH lookup skips directories and non-executables, like execvp. */
+static void
+test_resolve(void)
+{
+	char	*pathenv, *want, *got;
+
+	xasprintf(&want, "%s/bin1/faketool/x", tmp);
+	mkparents(want);
+	free(want);
+	free(put("#!/bin/sh\n", 0644, "%s/bin2/faketool", tmp));
+	want = put("#!/bin/sh\n", 0755, "%s/bin3/faketool", tmp);
+
+	xasprintf(&pathenv, "%s/bin1:%s/bin2", tmp, tmp);
+	tap_ok(config_resolve_path("faketool", pathenv) == NULL,
+	    "resolve: directory and non-executable are skipped");
+	free(pathenv);
+	xasprintf(&pathenv, "%s/none::%s/bin1:%s/bin2:%s/bin3", tmp, tmp, tmp,
+	    tmp);
+	got = config_resolve_path("faketool", pathenv);
+	tap_is_str(got, want, "resolve: first executable on PATH");
+	free(got);
+	got = config_resolve_path(want, "/nonexistent");
+	tap_is_str(got, want, "resolve: a name with '/' is taken as is");
+	free(got);
+	free(pathenv);
+	xasprintf(&pathenv, "%s/bin2/faketool", tmp);
+	tap_ok(config_resolve_path(pathenv, NULL) == NULL,
+	    "resolve: a path to a non-executable file");
+	free(pathenv);
+	xasprintf(&pathenv, "%s/bin1/faketool", tmp);
+	tap_ok(config_resolve_path(pathenv, NULL) == NULL,
+	    "resolve: a path to a directory");
+	free(pathenv);
+	tap_ok(config_resolve_path("no-such-tool-ccw", tmp) == NULL &&
+	    config_resolve_path("", NULL) == NULL, "resolve: not found");
+	got = config_resolve_path("sh", NULL);
+	tap_ok(got != NULL && got[0] == '/', "resolve: sh on the real PATH");
+	free(got);
+	free(want);
+}
+
+/* Each group is independent; the plan is printed last. */
+int
+main(void)
+{
+	if (mkdtemp(tmp) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	xasprintf(&home, "%s/home", tmp);
+	xasprintf(&root, "%s/root", tmp);
+	mkdir(home, 0755);
+	mkdir(root, 0755);
+	test_defaults();
+	test_search();
+	test_errors();
+	test_cli_tools();
+	test_resolve();
+	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tap_ok(access(tmp, F_OK) == -1, "temp dir removed");
+	free(home);
+	free(root);
+	return tap_done();
+}
