@@ -64,8 +64,8 @@ void			 tool_stream_clear(struct tool_stream *);
  * Helpers shared by the tool-*.c files (adapters.c).  build_argv leaves
  * argv->v[argv->n] == NULL (not counted) so argv->v can go to execv.
  */
-#define ADAPTER_TEXT_MAX	(4u << 20)	/* final_text keeps the last 4 MiB */
-#define ADAPTER_SHORT_MAX	100		/* bytes of a last_text snippet */
+#define ADAPTER_TEXT_MAX	(4u << 20)	/* final_text: last 4 MiB */
+#define ADAPTER_SHORT_MAX	100		/* last_text snippet bytes */
 
 void		 adapter_argv_begin(const struct tool_spec *, const char *,
 		    struct strv *);
@@ -81,9 +81,14 @@ void		 adapter_set(char **, const char *);
 void		 adapter_append(char **, const char *, const char *);
 void		 adapter_progress(struct tool_stream *, const char *,
 		    const char *);
+void		 adapter_progress_tool(struct tool_stream *, const char *,
+		    const char *);
+const char	*adapter_tool_detail(const json_t *);
+void		 adapter_session(struct tool_stream *, const char *);
 
-/* tool-claude.c: one stream-json event; qwen speaks the same dialect. */
-void		 claude_event(struct tool_stream *, const json_t *, int);
+/* tool-claude.c: one stream-json line; qwen speaks the same dialect. */
+void		 claude_dialect_line(struct tool_stream *, const char *, size_t,
+		    int);
 #define CLAUDE_DIALECT_CLAUDE	0
 #define CLAUDE_DIALECT_QWEN	1
 

@@ -1,0 +1,190 @@
+/*
+ * tool-claude.c: the Claude Code adapter (`claude -p --output-format
+ * stream-json`, checked against 2.1.197) and the parser of that event
+ * dialect, which qwen-code also speaks (see claude_dialect_line).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "xmalloc.h"
+#include "adapter.h"
+
+/* Prompt on stdin; a follow-up is a new -p run resuming the session. */
+static void
+claude_build_argv(const struct tool_spec *spec, const char *resume_session,
+    const char *input, struct strv *argv)
+{
+	const char	*mode;
+
+	(void)input;
+	if ((mode = adapter_opt(spec, "permission_mode")) == NULL)
+		mode = "acceptEdits";
+	adapter_argv_begin(spec, "claude", argv);
+	strv_push(argv, "-p");
+	strv_push(argv, "--output-format");
+	strv_push(argv, "stream-json");
+	strv_push(argv, "--verbose");
+	strv_push(argv, "--permission-mode");
+	strv_push(argv, mode);
+	if (spec->model != NULL && spec->model[0] != '\0') {
+		strv_push(argv, "--model");
+		strv_push(argv, spec->model);
+	}
+	if (resume_session != NULL) {
+		strv_push(argv, "--resume");
+		strv_push(argv, resume_session);
+	}
+	adapter_argv_extra(spec, argv);
+	adapter_argv_end(argv);
+}
+
+/* An assistant message is a list of blocks; the last one is the news. */
+static void
+claude_assistant(struct tool_stream *ts, const json_t *ev)
+{
+	json_t		*msg, *content, *block;
+	const char	*type, *err;
+	size_t		 i;
+
+	msg = json_object_get(ev, "message");
+	content = json_object_get(msg, "content");
+	if (json_is_array(content)) {
+		json_array_foreach(content, i, block) {
+			if ((type = adapter_str(block, "type")) == NULL)
+				continue;
+			if (strcmp(type, "text") == 0)
+				adapter_progress(ts, "assistant",
+				    adapter_str(block, "text"));
+			else if (strcmp(type, "thinking") == 0)
+				adapter_progress(ts, "thinking",
+				    adapter_str(block, "thinking"));
+			else if (strcmp(type, "tool_use") == 0)
+				adapter_progress_tool(ts,
+				    adapter_str(block, "name"),
+				    adapter_tool_detail(json_object_get(block,
+				    "input")));
+		}
+	}
+	if ((err = adapter_str(ev, "error")) != NULL)
+		adapter_set(&ts->error, err);
+}
+
+/* Tool results come back as user messages; only failures are worth a line. */
+static void
+claude_user(struct tool_stream *ts, const json_t *ev)
+{
+	json_t		*content, *block, *c;
+	const char	*text;
+	size_t		 i;
+
+	content = json_object_get(json_object_get(ev, "message"), "content");
+	if (!json_is_array(content))
+		return;
+	json_array_foreach(content, i, block) {
+		if (!json_is_true(json_object_get(block, "is_error")))
+			continue;
+		c = json_object_get(block, "content");
+		text = json_is_string(c) ? json_string_value(c) : NULL;
+		adapter_progress(ts, "tool error", text);
+	}
+}
+
+/* Why a failed result failed, from whichever field this dialect used. */
+static const char *
+claude_result_error(const json_t *ev)
+{
+	json_t		*errors;
+	const char	*s;
+
+	if ((s = adapter_str(json_object_get(ev, "error"), "message")) != NULL)
+		return s;
+	errors = json_object_get(ev, "errors");
+	if (json_is_array(errors) &&
+	    (s = json_string_value(json_array_get(errors, 0))) != NULL)
+		return s;
+	if ((s = adapter_str(ev, "result")) != NULL && s[0] != '\0')
+		return s;
+	if ((s = adapter_str(ev, "subtype")) != NULL)
+		return s;
+	return "result reports an error";
+}
+
+/* is_error or an error_* subtype fails; qwen hides API errors in the text. */
+static void
+claude_result(struct tool_stream *ts, const json_t *ev, int dialect)
+{
+	json_t		*usage;
+	const char	*text, *sub;
+
+	ts->final_seen = 1;
+	text = adapter_str(ev, "result");
+	sub = adapter_str(ev, "subtype");
+	if (json_is_true(json_object_get(ev, "is_error")) ||
+	    (sub != NULL && strncmp(sub, "error", 5) == 0))
+		ts->final_failed = 1;
+	if (dialect == CLAUDE_DIALECT_QWEN && text != NULL &&
+	    strncmp(text, "[API Error", 10) == 0)
+		ts->final_failed = 1;
+	if (text != NULL)
+		adapter_set(&ts->final_text, text);
+	adapter_set(&ts->error, ts->final_failed ? claude_result_error(ev) :
+	    NULL);
+	adapter_session(ts, adapter_str(ev, "session_id"));
+	usage = json_object_get(ev, "usage");
+	ts->tokens_in = adapter_uint(usage, "input_tokens");
+	if (dialect == CLAUDE_DIALECT_CLAUDE)
+		ts->tokens_in += adapter_uint(usage,
+		    "cache_creation_input_tokens") +
+		    adapter_uint(usage, "cache_read_input_tokens");
+	ts->tokens_out = adapter_uint(usage, "output_tokens");
+	ts->cost = adapter_real(ev, "total_cost_usd");
+	adapter_progress(ts, ts->final_failed ? "failed" : "result",
+	    ts->final_failed ? ts->error : text);
+}
+
+/* Lines that are not JSON objects (warnings, banners) are not events. */
+void
+claude_dialect_line(struct tool_stream *ts, const char *line, size_t len,
+    int dialect)
+{
+	json_t		*ev;
+	const char	*type, *sub;
+
+	if ((ev = adapter_parse(line, len)) == NULL)
+		return;
+	if ((type = adapter_str(ev, "type")) == NULL)
+		goto out;
+	if (strcmp(type, "system") == 0) {
+		sub = adapter_str(ev, "subtype");
+		if (sub != NULL && strcmp(sub, "init") == 0) {
+			adapter_session(ts, adapter_str(ev, "session_id"));
+			adapter_progress(ts, "init", adapter_str(ev, "model"));
+		}
+	} else if (strcmp(type, "assistant") == 0)
+		claude_assistant(ts, ev);
+	else if (strcmp(type, "user") == 0)
+		claude_user(ts, ev);
+	else if (strcmp(type, "result") == 0)
+		claude_result(ts, ev, dialect);
+out:
+	json_decref(ev);
+}
+
+/* The adapter table wants a plain line callback. */
+static void
+claude_line(struct tool_stream *ts, const char *line, size_t len)
+{
+	claude_dialect_line(ts, line, len, CLAUDE_DIALECT_CLAUDE);
+}
+
+const struct adapter adapter_claude = {
+	.name = "claude",
+	.binary = "claude",
+	.prompt_stdin = 1,
+	.live_input = 0,
+	.stream_json = 1,
+	.build_argv = claude_build_argv,
+	.line = claude_line,
+};

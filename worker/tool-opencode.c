@@ -1,0 +1,145 @@
+/*
+ * tool-opencode.c: the opencode adapter (`opencode run --format json`,
+ * checked against 1.18.33).  The prompt goes on stdin; every event
+ * carries sessionID; a step_finish that is not for tool calls, or an
+ * error event, ends the run (opencode has no separate final event).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "xmalloc.h"
+#include "adapter.h"
+
+/* Prompt on stdin (run quotes spaced args); without --auto it rejects asks. */
+static void
+opencode_build_argv(const struct tool_spec *spec, const char *resume_session,
+    const char *input, struct strv *argv)
+{
+	const char	*mode;
+
+	(void)input;
+	if ((mode = adapter_opt(spec, "approval_mode")) == NULL)
+		mode = "auto";
+	adapter_argv_begin(spec, "opencode", argv);
+	strv_push(argv, "run");
+	strv_push(argv, "--format");
+	strv_push(argv, "json");
+	if (strcmp(mode, "auto") == 0 || strcmp(mode, "yolo") == 0)
+		strv_push(argv, "--auto");
+	if (spec->model != NULL && spec->model[0] != '\0') {
+		strv_push(argv, "-m");
+		strv_push(argv, spec->model);
+	}
+	if (resume_session != NULL) {
+		strv_push(argv, "--session");
+		strv_push(argv, resume_session);
+	}
+	adapter_argv_extra(spec, argv);
+	adapter_argv_end(argv);
+}
+
+/* Per-step usage adds up; cached and reasoning tokens are counted too. */
+static void
+opencode_step_finish(struct tool_stream *ts, const json_t *part)
+{
+	json_t		*tok, *cache;
+	const char	*reason;
+
+	tok = json_object_get(part, "tokens");
+	cache = json_object_get(tok, "cache");
+	ts->tokens_in += adapter_uint(tok, "input") +
+	    adapter_uint(cache, "read") + adapter_uint(cache, "write");
+	ts->tokens_out += adapter_uint(tok, "output") +
+	    adapter_uint(tok, "reasoning");
+	ts->cost += adapter_real(part, "cost");
+	reason = adapter_str(part, "reason");
+	adapter_progress(ts, "step", reason != NULL ? reason : "finished");
+	if (reason == NULL || strcmp(reason, "tool-calls") == 0)
+		return;
+	ts->final_seen = 1;
+	if (strcmp(reason, "error") == 0 ||
+	    strcmp(reason, "content-filter") == 0) {
+		ts->final_failed = 1;
+		if (ts->error == NULL)
+			xasprintf(&ts->error, "step finished: %s", reason);
+	}
+}
+
+/* A tool part arrives once, completed or failed. */
+static void
+opencode_tool(struct tool_stream *ts, const json_t *part)
+{
+	json_t		*state;
+	const char	*status;
+
+	state = json_object_get(part, "state");
+	status = adapter_str(state, "status");
+	if (status != NULL && strcmp(status, "error") == 0)
+		adapter_progress(ts, "tool error", adapter_str(state, "error"));
+	else
+		adapter_progress_tool(ts, adapter_str(part, "tool"),
+		    adapter_tool_detail(json_object_get(state, "input")));
+}
+
+/* session.error ends the run: opencode exits 1 right after it. */
+static void
+opencode_error(struct tool_stream *ts, const json_t *ev)
+{
+	json_t		*err;
+	const char	*msg;
+
+	err = json_object_get(ev, "error");
+	msg = adapter_str(json_object_get(err, "data"), "message");
+	if (msg == NULL)
+		msg = adapter_str(err, "name");
+	if (msg == NULL)
+		msg = "session error";
+	adapter_set(&ts->error, msg);
+	ts->final_seen = 1;
+	ts->final_failed = 1;
+	adapter_progress(ts, "error", msg);
+}
+
+/* The answer is the text of the last step, so each step starts it anew. */
+static void
+opencode_line(struct tool_stream *ts, const char *line, size_t len)
+{
+	json_t		*ev, *part;
+	const char	*type;
+
+	if ((ev = adapter_parse(line, len)) == NULL)
+		return;
+	if ((type = adapter_str(ev, "type")) == NULL)
+		goto out;
+	adapter_session(ts, adapter_str(ev, "sessionID"));
+	part = json_object_get(ev, "part");
+	if (strcmp(type, "step_start") == 0) {
+		adapter_set(&ts->final_text, NULL);
+		adapter_progress(ts, "step", "started");
+	} else if (strcmp(type, "text") == 0) {
+		adapter_append(&ts->final_text, "\n",
+		    adapter_str(part, "text"));
+		adapter_progress(ts, "assistant", adapter_str(part, "text"));
+	} else if (strcmp(type, "reasoning") == 0)
+		adapter_progress(ts, "thinking", adapter_str(part, "text"));
+	else if (strcmp(type, "tool_use") == 0)
+		opencode_tool(ts, part);
+	else if (strcmp(type, "step_finish") == 0)
+		opencode_step_finish(ts, part);
+	else if (strcmp(type, "error") == 0)
+		opencode_error(ts, ev);
+out:
+	json_decref(ev);
+}
+
+const struct adapter adapter_opencode = {
+	.name = "opencode",
+	.binary = "opencode",
+	.prompt_stdin = 1,
+	.live_input = 0,
+	.stream_json = 1,
+	.build_argv = opencode_build_argv,
+	.line = opencode_line,
+};
