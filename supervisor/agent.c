@@ -178,6 +178,7 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 		break;
 	case MSG_RESULT:
 		msg_clear(&a->result);
+		a->result_early = !a->closing;
 		a->result = *m;
 		msg_init(m, MSG_NONE);
 		break;
@@ -240,13 +241,15 @@ agent_check_done(struct agent *a)
 		event_free(a->kill_ev);
 		a->kill_ev = NULL;
 	}
+	/* A result that only answered our close does not make it completed. */
 	if (a->result.type == MSG_RESULT && a->reason == NULL &&
-	    a->result.u.result.reason == NULL)
-		a->status = AS_COMPLETED;
-	else if (a->result.type == MSG_RESULT && a->reason == NULL) {
+	    a->result.u.result.reason != NULL) {
 		a->status = AS_ERRORED;
 		a->reason = xstrdup(a->result.u.result.reason);
-	} else if (a->closing && a->reason == NULL)
+	} else if (a->result.type == MSG_RESULT && a->reason == NULL &&
+	    a->result_early)
+		a->status = AS_COMPLETED;
+	else if (a->closing && a->reason == NULL)
 		a->status = AS_SHUTDOWN;
 	else {
 		if (a->reason == NULL)

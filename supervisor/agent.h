@@ -61,6 +61,7 @@ struct agent {
 	char			*reason;	/* why errored, owned */
 	int			 hello, closing, closed, killed;
 	int			 timed_out, nudged;
+	int			 result_early;	/* RESULT came before any close */
 	struct msg		 started;	/* MSG_NONE until STARTED */
 	struct msg		 result;	/* MSG_NONE until RESULT */
 	uint64_t		 t_start, t_end;

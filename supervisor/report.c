@@ -52,7 +52,7 @@ report_result(json_t *o, const struct agent *a)
 	int			 have = a->result.type == MSG_RESULT;
 	struct strv		 none = { NULL, 0 };
 
-	if (a->timed_out && !have) {
+	if (a->timed_out) {
 		json_object_set_new(o, "status", json_string("failed"));
 		json_object_set_new(o, "summary", json_string("Worker timeout"));
 	} else {

@@ -227,8 +227,9 @@ worker_flush_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 /*
- * The run is over: nothing of the tool may survive, then RESULT (unless
- * we were closed) and BYE, then exit once they are written.
+ * The run is over: nothing of the tool may survive, then RESULT and BYE,
+ * then exit once they are written.  A closed run still reports how its
+ * tool ended; the supervisor knows it asked for the close.
  */
 static void
 worker_finish(struct worker *w, int send_result)
@@ -283,7 +284,7 @@ worker_tool_exited(struct worker *w)
 		free(err);
 		free(input);
 	}
-	worker_finish(w, !w->closing);
+	worker_finish(w, 1);
 }
 
 /* Reap: the tool, or orphans of its that we adopted. */
@@ -440,7 +441,7 @@ worker_kill_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	tool_sweep(w);
-	worker_finish(w, 0);
+	worker_finish(w, w->tool_pid > 0);
 }
 
 /* CLOSE: SIGTERM the group, SIGKILL after the grace. */

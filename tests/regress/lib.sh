@@ -61,3 +61,213 @@ t_done() {
 	echo "1..$T_N"
 	[ "$T_FAILED" -eq 0 ]
 }
+
+# --- helpers for the agent tests (fake agent, JSON, control sessions,
+# processes).  Every wait below is bounded.
+FAKE="$top_builddir/tests/fake-agent"
+T_MARKERS=
+
+# jget FILE EXPR: print the Python expression EXPR over the JSON object d
+# read from FILE ("-": stdin).  Strings print raw, null/true/false as in
+# JSON, anything else as compact JSON.  Exit 1 if the input is not JSON.
+jget() {
+	python3 -c '
+import json, sys
+src = sys.argv[1]
+try:
+    d = json.load(sys.stdin if src == "-" else open(src))
+    v = eval("(" + sys.argv[2] + ")", {"d": d})
+except Exception as e:
+    print("<jget: %s>" % e)
+    sys.exit(1)
+if isinstance(v, str):
+    print(v)
+else:
+    print(json.dumps(v, separators=(",", ":")))
+' "$1" "$2"
+}
+
+# t_skip DESCRIPTION: a TAP skip line.
+t_skip() {
+	T_N=$((T_N + 1))
+	echo "ok $T_N # SKIP $1"
+}
+
+# t_now_ms: wall clock in milliseconds.
+t_now_ms() {
+	local ns
+	ns=$(date +%s%N)
+	echo $((ns / 1000000))
+}
+
+# t_measure_rss: true when memory figures of the supervisor mean something
+# (not under ASan, not under a wrapper such as valgrind).
+t_measure_rss() {
+	[ "${CCW_SANITIZERS:-no}" != yes ] && [ -z "$WRAP" ]
+}
+
+# t_vm PID FIELD: a /proc/PID/status figure (VmRSS, VmHWM) in KiB, or
+# nothing if the process is gone.
+t_vm() {
+	sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$1/status" \
+	    2>/dev/null
+}
+
+# t_marker VAR NAME: set VAR to a string unique to this test run, to be put
+# in the argv of every tool the test starts so that its processes can be
+# found, and killed on exit if anything survived.
+t_marker() {
+	printf -v "$1" 'ccwtest-%s-%s-%s' "$2" "$$" "$RANDOM"
+	T_MARKERS="$T_MARKERS ${!1}"
+}
+
+# t_marked MARKER: PIDs of the live processes whose command line holds
+# MARKER (zombies do not count: they are dead, their parent just has not
+# reaped them yet).
+t_marked() {
+	local p st
+	for p in $(pgrep -f -- "$1"); do
+		[ "$p" = "$$" ] && continue
+		st=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' \
+		    "/proc/$p/status" 2>/dev/null)
+		[ -n "$st" ] && [ "$st" != Z ] && echo "$p"
+	done
+}
+
+# t_wait_gone MARKER MS: wait up to MS ms until no process holds MARKER;
+# prints the survivors and fails if some are left.
+t_wait_gone() {
+	local left end
+	end=$(( $(t_now_ms) + $2 ))
+	while :; do
+		left=$(t_marked "$1")
+		[ -z "$left" ] && return 0
+		[ "$(t_now_ms)" -ge "$end" ] && break
+		sleep 0.05
+	done
+	for p in $left; do
+		echo "#   survivor: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+	done
+	return 1
+}
+
+# t_wait_count MARKER N MS: wait up to MS ms until at least N live
+# processes hold MARKER.
+t_wait_count() {
+	local end
+	end=$(( $(t_now_ms) + $3 ))
+	while [ "$(t_marked "$1" | wc -l)" -lt "$2" ]; do
+		[ "$(t_now_ms)" -ge "$end" ] && return 1
+		sleep 0.05
+	done
+}
+
+# t_wait_pid PID MS: wait up to MS ms for a background child of this
+# shell to end, then reap it; its exit status goes to $T_RC (124 if it
+# had to be killed).
+t_wait_pid() {
+	# (bash reports a job killed by a signal on stderr: not news here)
+	t_wait_pid_ "$@" 2>/dev/null
+}
+
+# t_wait_pid_ PID MS: the body of t_wait_pid.
+t_wait_pid_() {
+	local end st
+	end=$(( $(t_now_ms) + $2 ))
+	while :; do
+		st=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' \
+		    "/proc/$1/status")
+		[ -z "$st" ] || [ "$st" = Z ] && break
+		if [ "$(t_now_ms)" -ge "$end" ]; then
+			kill -KILL "$1"
+			wait "$1"
+			T_RC=124
+			return 1
+		fi
+		sleep 0.02
+	done
+	wait "$1"
+	T_RC=$?
+	return 0
+}
+
+# The exit trap (replaces t_cleanup's): kill what a failed test left
+# behind (only its own jobs and the processes it marked), and the watchdog's
+# sleep, which would otherwise hold the TAP pipe open for its whole term;
+# then the lib's cleanup.
+t_cleanup_agents() {
+	local m p sl=
+	if [ -n "${T_WATCHDOG:-}" ]; then
+		sl=$(pgrep -P "$T_WATCHDOG")
+		kill "$T_WATCHDOG" 2>/dev/null
+		[ -n "$sl" ] && kill $sl 2>/dev/null
+	fi
+	for p in $(jobs -p); do
+		kill -KILL "$p" 2>/dev/null
+	done
+	for m in $T_MARKERS; do
+		for p in $(t_marked "$m"); do
+			kill -KILL "$p" 2>/dev/null
+		done
+	done
+	t_cleanup
+}
+trap t_cleanup_agents EXIT
+
+# agent OUT ARGS...: run `ccw-supervisor agent --json ARGS` (at most 60 s);
+# stdout to OUT, stderr to OUT.err; the exit status is returned.
+agent() {
+	local out=$1
+	shift
+	timeout -k 2 60 $WRAP "$SUP" agent --json "$@" >"$out" 2>"$out.err"
+}
+
+# ctl_start OUTFILE ARGS...: start `ccw-supervisor control ARGS` in the
+# background.  Requests go in through a FIFO held open on $CTL_FD;
+# responses collect in OUTFILE, stderr in OUTFILE.err.  $CTL_PID is the
+# supervisor, $CTL_LINES counts the lines sent.
+ctl_start() {
+	CTL_OUT=$1
+	shift
+	rm -f "$CTL_OUT.in"
+	mkfifo "$CTL_OUT.in"
+	: >"$CTL_OUT"
+	$WRAP "$SUP" control "$@" <"$CTL_OUT.in" >"$CTL_OUT" \
+	    2>"$CTL_OUT.err" &
+	CTL_PID=$!
+	exec {CTL_FD}>"$CTL_OUT.in"
+	CTL_LINES=0
+	# A supervisor that died must fail the test's checks, not kill it.
+	trap '' PIPE
+}
+
+# ctl_send LINE...: write request lines to the control session.
+ctl_send() {
+	local l
+	for l in "$@"; do
+		printf '%s\n' "$l" >&"$CTL_FD"
+		CTL_LINES=$((CTL_LINES + 1))
+	done
+}
+
+# ctl_recv ID [MS]: wait (default 10 s) for the response carrying "id": ID
+# (a number, or null) and print it; fails with nothing printed on timeout.
+ctl_recv() {
+	local end line dead=0
+	end=$(( $(t_now_ms) + ${2:-10000} ))
+	while :; do
+		line=$(grep -E -m 1 "\"id\" *: *$1 *[,}]" "$CTL_OUT")
+		[ -n "$line" ] && { printf '%s\n' "$line"; return 0; }
+		[ "$(t_now_ms)" -ge "$end" ] && return 1
+		[ "$dead" = 1 ] && return 1
+		kill -0 "$CTL_PID" 2>/dev/null || dead=1
+		sleep 0.02
+	done
+}
+
+# ctl_stop [MS]: end the session with EOF on its stdin and wait (default
+# 15 s) for the supervisor to exit; its exit status goes to $T_RC.
+ctl_stop() {
+	exec {CTL_FD}>&-
+	t_wait_pid "$CTL_PID" "${1:-15000}"
+}
