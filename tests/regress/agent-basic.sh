@@ -4,6 +4,7 @@
 # question; and `control` refusing bad requests without dying.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 50
+t_valgrind_worker
 t_marker M basic
 S=$T_TMP/state
 W=$T_TMP/work

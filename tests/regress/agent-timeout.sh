@@ -5,6 +5,7 @@
 # grandchild that left the group does not survive.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 50
+t_valgrind_worker
 t_marker M timeout
 S=$T_TMP/state
 R=$T_TMP/r

@@ -58,8 +58,44 @@ like() {
 }
 
 t_done() {
+	t_check_worker_logs
 	echo "1..$T_N"
 	[ "$T_FAILED" -eq 0 ]
+}
+
+# t_valgrind_worker: when the suite runs under valgrind (make
+# check-valgrind), run every worker this test spawns under valgrind too,
+# each writing its own log; t_done fails the test if any log has an error.
+t_valgrind_worker() {
+	case "$WRAP" in
+	*valgrind*) ;;
+	*) return 0 ;;
+	esac
+	cat >"$T_TMP/vg-worker" <<VGEOF
+#!/bin/sh
+exec valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    --log-file="$T_TMP/vg-worker.%p.log" "$WRK" "\$@"
+VGEOF
+	chmod +x "$T_TMP/vg-worker"
+	export CCW_WORKER="$T_TMP/vg-worker"
+	T_VG_WORKER=1
+}
+
+# t_check_worker_logs: one test point for the valgrind logs of workers.
+t_check_worker_logs() {
+	local f bad= n=0
+	[ -n "${T_VG_WORKER:-}" ] || return 0
+	for f in "$T_TMP"/vg-worker.*.log; do
+		[ -e "$f" ] && n=$((n + 1))
+		[ -s "$f" ] && bad="$bad $f"
+	done
+	ok $(( n == 0 )) "workers ran under valgrind ($n)"
+	if [ -z "$bad" ]; then
+		ok 0 "workers under valgrind: no error, no leak"
+	else
+		ok 1 "workers under valgrind: no error, no leak"
+		cat $bad | sed 's/^/#   /' | head -n 40
+	fi
 }
 
 # --- helpers for the agent tests (fake agent, JSON, control sessions,
