@@ -11,7 +11,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,6 +22,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "reap.h"
 #include "xmalloc.h"
 
 /*
@@ -119,7 +119,6 @@ spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 {
 	char	 idx[16], *argv[6];
 	int	 sv[2], ep[2], e;
-	ssize_t	 n;
 	pid_t	 pid, parent = getpid();
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
@@ -153,17 +152,10 @@ spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 		close(ep[0]);
 		return -1;
 	}
-	/* The pipe closes on exec; a write means exec failed. */
-	do
-		n = read(ep[0], &e, sizeof e);
-	while (n < 0 && errno == EINTR);
-	close(ep[0]);
-	if (n == (ssize_t)sizeof e) {
+	if ((e = reap_exec_status(ep[0], pid)) != 0) {
 		xasprintf(err, "cannot execute worker %s: %s", s->worker_path,
 		    strerror(e));
 		close(sv[0]);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
 		return -1;
 	}
 	a->pid = pid;
@@ -171,63 +163,12 @@ spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 	return 0;
 }
 
-/* The pids listed in /proc/self/task/T/children for every thread. */
-static int
-spawn_list_children(pid_t *out, int max)
-{
-	char		 path[64], buf[4096], *p, *end;
-	struct dirent	*de;
-	DIR		*d;
-	FILE		*fp;
-	int		 n = 0;
-	size_t		 len;
-
-	if ((d = opendir("/proc/self/task")) == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL && n < max) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "/proc/self/task/%.20s/children",
-		    de->d_name);
-		if ((fp = fopen(path, "re")) == NULL)
-			continue;
-		len = fread(buf, 1, sizeof buf - 1, fp);
-		fclose(fp);
-		buf[len] = '\0';
-		for (p = buf; n < max; p = end) {
-			long v = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			out[n++] = (pid_t)v;
-		}
-	}
-	closedir(d);
-	return n;
-}
-
 /*
  * As a child subreaper every orphaned descendant becomes our child; at
- * exit kill and reap whatever is left, for a bounded number of rounds.
+ * exit kill and reap whatever is left.
  */
 void
 spawn_sweep_children(void)
 {
-	pid_t	pids[512];
-	int	n, i, round;
-
-	for (round = 0; round < 20; round++) {
-		n = spawn_list_children(pids, 512);
-		if (n == 0)
-			break;
-		for (i = 0; i < n; i++) {
-			kill(-pids[i], SIGKILL);
-			kill(pids[i], SIGKILL);
-		}
-		for (i = 0; i < n; i++)
-			while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
-				;
-	}
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	reap_sweep(0, NULL, NULL);
 }

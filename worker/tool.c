@@ -11,7 +11,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -24,6 +23,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "reap.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -152,7 +152,6 @@ tool_start(struct worker *w, const char *stdin_text, char **err)
 {
 	char	**av;
 	int	  inp[2], ep[2], e;
-	ssize_t	  n;
 	pid_t	  pid;
 
 	if (pipe2(inp, O_CLOEXEC) != 0 || pipe2(ep, O_CLOEXEC) != 0) {
@@ -178,14 +177,8 @@ tool_start(struct worker *w, const char *stdin_text, char **err)
 		return -1;
 	}
 	setpgid(pid, pid);
-	do
-		n = read(ep[0], &e, sizeof e);
-	while (n < 0 && errno == EINTR);
-	close(ep[0]);
-	if (n == (ssize_t)sizeof e) {
+	if ((e = reap_exec_status(ep[0], pid)) != 0) {
 		close(inp[1]);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
 		xasprintf(err, "cannot execute %s: %s", w->path, strerror(e));
 		return -1;
 	}
@@ -210,32 +203,6 @@ tool_start(struct worker *w, const char *stdin_text, char **err)
 	return 0;
 }
 
-/* Our direct children, from /proc (we are a subreaper, so orphans too). */
-static int
-tool_children(pid_t *out, int max)
-{
-	char	 path[64], buf[4096], *p, *end;
-	FILE	*fp;
-	size_t	 len;
-	int	 n = 0;
-
-	snprintf(path, sizeof path, "/proc/self/task/%ld/children",
-	    (long)getpid());
-	if ((fp = fopen(path, "re")) == NULL)
-		return 0;
-	len = fread(buf, 1, sizeof buf - 1, fp);
-	fclose(fp);
-	buf[len] = '\0';
-	for (p = buf; n < max; p = end) {
-		long v = strtol(p, &end, 10);
-
-		if (end == p)
-			break;
-		out[n++] = (pid_t)v;
-	}
-	return n;
-}
-
 /*
  * Kill the tool's group and every descendant that escaped it (setsid,
  * double fork): they were reparented to us.  Bounded rounds; the tool's
@@ -244,31 +211,10 @@ tool_children(pid_t *out, int max)
 void
 tool_sweep(struct worker *w)
 {
-	pid_t	pids[256], pid;
-	int	n, i, round, st;
-
 	if (w->tool_pid > 0 && !w->tool_waited) {
 		w->we_killed = 1;
 		tool_signal(w, SIGKILL);
 	}
-	for (round = 0; round < 20; round++) {
-		n = tool_children(pids, 256);
-		if (n == 0)
-			break;
-		for (i = 0; i < n; i++) {
-			kill(-pids[i], SIGKILL);
-			kill(pids[i], SIGKILL);
-		}
-		for (i = 0; i < n; i++) {
-			while ((pid = waitpid(pids[i], &st, 0)) < 0 &&
-			    errno == EINTR)
-				;
-			if (pid > 0 && pid == w->tool_pid && !w->tool_waited) {
-				w->tool_status = st;
-				w->tool_waited = 1;
-			}
-		}
-	}
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	reap_sweep(w->tool_waited ? 0 : w->tool_pid, &w->tool_status,
+	    &w->tool_waited);
 }
