@@ -27,6 +27,8 @@ struct chan {
 	chan_msg_cb		 on_msg;
 	chan_end_cb		 on_end;
 	void			*arg;
+	struct evbuffer		*scratch;	/* frames written straight to the socket */
+	void			(*on_drained)(struct chan *, void *);
 	int			 busy;		/* inside a callback */
 	int			 dead;		/* freed while busy */
 	int			 ended;		/* on_end delivered */
@@ -101,6 +103,17 @@ chan_event_cb(struct bufferevent *bev, short what, void *arg)
 		chan_destroy(c);
 }
 
+/* Output fully written: tell whoever waits for that (a worker exiting). */
+static void
+chan_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct chan	*c = arg;
+
+	(void)bev;
+	if (c->on_drained != NULL && !c->dead)
+		c->on_drained(c, c->arg);
+}
+
 /*
  * Wrap fd (non-blocking; the channel owns it from now on).  accept_dir is
  * the MSG_DIR_* a received message must carry.
@@ -123,8 +136,10 @@ chan_new(struct event_base *base, int fd, int accept_dir, uint32_t max,
 	c->on_msg = on_msg;
 	c->on_end = on_end;
 	c->arg = arg;
-	bufferevent_setcb(c->bev, chan_read_cb, NULL, chan_event_cb, c);
+	c->scratch = evbuffer_new();
+	bufferevent_setcb(c->bev, chan_read_cb, chan_write_cb, chan_event_cb, c);
 	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0) {
+		evbuffer_free(c->scratch);
 		bufferevent_free(c->bev);
 		free(c);
 		return NULL;
@@ -132,13 +147,35 @@ chan_new(struct event_base *base, int fd, int accept_dir, uint32_t max,
 	return c;
 }
 
-/* Queue one message; the bufferevent writes it as the socket allows. */
+/*
+ * Send one message.  With nothing queued it goes straight to the socket
+ * (a round trip then costs one write, not an epoll change, a wakeup and a
+ * write); what the socket does not take is queued for the bufferevent.
+ */
 enum proto_err
 chan_send(struct chan *c, const struct msg *m)
 {
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	enum proto_err	 e;
+
 	if (c->dead)
 		return PROTO_E_TRUNCATED;
-	return frame_write(bufferevent_get_output(c->bev), m, c->max);
+	if (evbuffer_get_length(out) > 0)
+		return frame_write(out, m, c->max);
+	if ((e = frame_write(c->scratch, m, c->max)) != PROTO_OK)
+		return e;
+	(void)evbuffer_write(c->scratch, c->fd);
+	if (evbuffer_get_length(c->scratch) > 0 &&
+	    evbuffer_add_buffer(out, c->scratch) != 0)
+		return PROTO_E_NOMEM;
+	return PROTO_OK;
+}
+
+/* Call fn whenever everything queued has been written. */
+void
+chan_on_drained(struct chan *c, void (*fn)(struct chan *, void *))
+{
+	c->on_drained = fn;
 }
 
 /* Append frames encoded earlier with frame_write (moved, not copied). */
@@ -168,8 +205,28 @@ chan_fd(struct chan *c)
 static void
 chan_destroy(struct chan *c)
 {
+	evbuffer_free(c->scratch);
 	bufferevent_free(c->bev);
 	free(c);
+}
+
+/*
+ * An event base for either program.  Its timers use the precise
+ * monotonic clock: libevent's default coarse clock fires deadlines up to
+ * a tick early, and "never nudge before the timeout" is a promise.
+ */
+struct event_base *
+chan_base_new(void)
+{
+	struct event_config	*cfg;
+	struct event_base	*base;
+
+	if ((cfg = event_config_new()) == NULL)
+		return NULL;
+	event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+	base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	return base;
 }
 
 /* Close the channel; safe from inside its own callbacks. */

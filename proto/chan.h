@@ -32,7 +32,9 @@ struct chan	*chan_new(struct event_base *, int, int, uint32_t,
 enum proto_err	 chan_send(struct chan *, const struct msg *);
 int		 chan_send_buffer(struct chan *, struct evbuffer *);
 size_t		 chan_queued(struct chan *);
+void		 chan_on_drained(struct chan *, void (*)(struct chan *, void *));
 int		 chan_fd(struct chan *);
 void		 chan_free(struct chan *);
+struct event_base *chan_base_new(void);
 
 #endif

@@ -19,6 +19,7 @@
 
 #include <event2/event.h>
 
+#include "chan.h"
 #include "cmdutil.h"
 #include "log.h"
 #include "sup.h"
@@ -198,7 +199,7 @@ cmd_agent(int argc, char **argv)
 	}
 
 	memset(&run, 0, sizeof run);
-	run.base = event_base_new();
+	run.base = chan_base_new();
 	if (run.base == NULL)
 		fatalx("cannot create the event loop");
 	if (sup_init(&run.sup, run.base, o.state_dir, o.loop_id, &err) != 0)

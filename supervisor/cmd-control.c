@@ -17,6 +17,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "chan.h"
 #include "cmdutil.h"
 #include "log.h"
 #include "sup.h"
@@ -474,7 +475,7 @@ cmd_control(int argc, char **argv)
 	}
 	memset(&c, 0, sizeof c);
 	c.opts = &o;
-	if ((c.base = event_base_new()) == NULL)
+	if ((c.base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	if (sup_init(&c.sup, c.base, o.state_dir, o.loop_id, &err) != 0)
 		fatalx("%s", err);

@@ -213,7 +213,18 @@ worker_fill_result(struct worker *w, struct msg *m)
 	r->stderr_tail = follow_tail(&w->fol, STDERR_TAIL);
 }
 
-/* Output drained (or the deadline passed): leave the loop. */
+/* Everything we said has reached the socket: leave the loop. */
+static void
+worker_drained(struct chan *c, void *arg)
+{
+	struct worker	*w = arg;
+
+	(void)c;
+	if (w->finished)
+		event_base_loopbreak(w->base);
+}
+
+/* A supervisor that does not read for 5 s is not waited for longer. */
 static void
 worker_flush_cb(evutil_socket_t fd, short ev, void *arg)
 {
@@ -221,9 +232,7 @@ worker_flush_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (w->chan == NULL || chan_queued(w->chan) == 0 ||
-	    worker_now_ms() > w->flush_deadline)
-		event_base_loopbreak(w->base);
+	event_base_loopbreak(w->base);
 }
 
 /*
@@ -234,7 +243,6 @@ worker_flush_cb(evutil_socket_t fd, short ev, void *arg)
 static void
 worker_finish(struct worker *w, int send_result)
 {
-	struct timeval	tv = { 0, 10000 };
 	struct msg	m;
 
 	if (w->finished)
@@ -251,9 +259,12 @@ worker_finish(struct worker *w, int send_result)
 	msg_init(&m, MSG_BYE);
 	m.u.bye.reason = w->closing ? "closed" : "finished";
 	worker_send(w, &m);
-	w->flush_deadline = worker_now_ms() + 5000;
-	w->flush_ev = event_new(w->base, -1, EV_PERSIST, worker_flush_cb, w);
-	event_add(w->flush_ev, &tv);
+	if (w->chan == NULL || chan_queued(w->chan) == 0) {
+		event_base_loopbreak(w->base);
+		return;
+	}
+	chan_on_drained(w->chan, worker_drained);
+	w->flush_ev = worker_timer(w, 5000, worker_flush_cb);
 }
 
 /* The tool exited: a queued follow-up turn resumes it, else we finish. */
@@ -603,11 +614,11 @@ main(int argc, char **argv)
 
 	memset(w, 0, sizeof *w);
 	w->log_fd = w->stdin_fd = -1;
-	w->fol.fd = w->fol.ino_fd = -1;
+	w->fol.fd = -1;
 	w->role = xstrdup(role);
 	w->index = (unsigned)idx;
 	msg_init(&w->assign, MSG_NONE);
-	if ((w->base = event_base_new()) == NULL)
+	if ((w->base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	w->sigchld_ev = evsignal_new(w->base, SIGCHLD, worker_sigchld, w);
 	w->sigterm_ev = evsignal_new(w->base, SIGTERM, worker_sigterm, w);

@@ -22,9 +22,8 @@ struct chan;
 
 struct follow {
 	int		 fd;		/* read side of the log */
-	int		 ino_fd;	/* inotify, -1 when unavailable */
-	struct event	*ev;		/* inotify readable */
-	struct event	*poll_ev;	/* slow poll, in case inotify misses */
+	struct event	*poll_ev;	/* the adaptive poll */
+	unsigned	 interval;	/* its current period, ms */
 	struct evbuffer	*partial;	/* bytes after the last newline */
 	char		*tail;		/* ring of the last FOLLOW_TAIL bytes */
 	size_t		 tail_len;	/* valid bytes in tail (<= FOLLOW_TAIL) */
@@ -65,8 +64,7 @@ struct worker {
 	struct event		*sigchld_ev, *sigterm_ev;
 	struct event		*grace_ev;	/* after the final event */
 	struct event		*kill_ev;	/* CLOSE's SIGKILL */
-	struct event		*flush_ev;	/* waiting for output to drain */
-	uint64_t		 flush_deadline;
+	struct event		*flush_ev;	/* deadline for output to drain */
 };
 
 /* worker/tool.c */
@@ -79,7 +77,7 @@ char	*tool_resolve(const char *);
 
 /* worker/follow.c */
 int	follow_open(struct worker *, const char *, char **);
-void	follow_drain(struct worker *);
+size_t	follow_drain(struct worker *);
 void	follow_close(struct follow *);
 char	*follow_tail(const struct follow *, size_t);
 void	utf8_sanitize(char *, size_t);
