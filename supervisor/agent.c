@@ -23,6 +23,7 @@
 #include "agent.h"
 #include "chan.h"
 #include "log.h"
+#include "state.h"
 #include "xmalloc.h"
 
 static void	agent_check_done(struct agent *);
@@ -302,7 +303,7 @@ sup_init(struct sup *s, struct event_base *base, const char *state_dir,
 	s->next_index = 1;
 	s->next_submission = 1;
 	s->state_dir = xstrdup(state_dir);
-	s->loop_id = loop_id != NULL ? xstrdup(loop_id) : report_loop_id();
+	s->loop_id = loop_id != NULL ? xstrdup(loop_id) : state_id_generate();
 	s->worker_path = spawn_worker_path(NULL);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
 		xasprintf(err, "PR_SET_CHILD_SUBREAPER: %s", strerror(errno));

@@ -119,6 +119,5 @@ void		 spawn_sweep_children(void);
 
 /* supervisor/report.c */
 json_t		*report_agent(const struct agent *);
-char		*report_loop_id(void);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmdutil.h"
+#include "state.h"
 #include "xmalloc.h"
 
 /* Empty options. */
@@ -76,25 +77,6 @@ cmd_opts_set(struct cmd_opts *o, int ch, const char *arg)
 	return -1;
 }
 
-/* Is this a usable loop id (it becomes a file name)? */
-static int
-cmd_valid_id(const char *id)
-{
-	size_t	i, n = strlen(id);
-
-	if (n == 0 || n > 128 || strstr(id, "..") != NULL)
-		return 0;
-	for (i = 0; i < n; i++) {
-		char c = id[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') ||
-		    (i > 0 && (c == '.' || c == '_' || c == '-'))))
-			return 0;
-	}
-	return 1;
-}
-
 /*
  * Load the configuration and settle the root and state directory, once.
  * ROOT/.loop is the state directory unless only CCW's .workflow/.loop
@@ -109,7 +91,7 @@ cmd_opts_load(struct cmd_opts *o, char **err)
 
 	if (o->cfg_loaded)
 		return 0;
-	if (o->loop_id != NULL && !cmd_valid_id(o->loop_id)) {
+	if (o->loop_id != NULL && !state_id_valid(o->loop_id)) {
 		xasprintf(err, "invalid loop id '%s': use [A-Za-z0-9]"
 		    "[A-Za-z0-9._-]{0,127}, no '..'", o->loop_id);
 		return -1;

@@ -23,6 +23,7 @@ static int	cmd_version(int, char **);
 static const struct subcmd subcmds[] = {
 	{ "agent", cmd_agent, "run one agent: spawn, wait, nudge, close; print JSON" },
 	{ "control", cmd_control, "the four verbs as JSON lines on stdin/stdout" },
+	{ "state", cmd_state, "list, show, validate, rebuild or create loop state" },
 	{ "version", cmd_version, "print the program and protocol versions" },
 };
 

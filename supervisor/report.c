@@ -1,18 +1,15 @@
 /*
  * report.c: an agent as the JSON object that `agent` prints and
- * `control`'s result verb returns, and loop id generation.
+ * `control`'s result verb returns.
  */
 #include <config.h>
 
 #include <sys/wait.h>
 
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "agent.h"
 #include "xmalloc.h"
@@ -115,28 +112,4 @@ report_agent(const struct agent *a)
 	json_object_set_new(o, "timed_out", json_boolean(a->timed_out));
 	json_object_set_new(o, "nudged", json_boolean(a->nudged));
 	return o;
-}
-
-/* loop-v2-YYYYMMDDTHHMMSS-xxxxxxxx with 32 random bits. */
-char *
-report_loop_id(void)
-{
-	struct tm	 tm;
-	time_t		 now = time(NULL);
-	uint32_t	 r = 0;
-	char		*id;
-	int		 fd;
-
-	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) >= 0) {
-		if (read(fd, &r, sizeof r) != (ssize_t)sizeof r)
-			r = 0;
-		close(fd);
-	}
-	if (r == 0)
-		r = (uint32_t)getpid() ^ (uint32_t)now;
-	gmtime_r(&now, &tm);
-	xasprintf(&id, "loop-v2-%04d%02d%02dT%02d%02d%02d-%08x",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, r);
-	return id;
 }

@@ -36,5 +36,6 @@ int		 verbs_idle(struct verbs *);
 
 int		 cmd_agent(int, char **);
 int		 cmd_control(int, char **);
+int		 cmd_state(int, char **);
 
 #endif

@@ -1,0 +1,401 @@
+/*
+ * cmd-state.c: `ccw-supervisor state list|show|validate|rebuild|create`:
+ * inspecting and repairing loop state files from the command line.  The
+ * reading, checking and writing are state.c's and progress.c's; this file
+ * owns the options and what is printed.
+ */
+#include <config.h>
+
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmdutil.h"
+#include "progress.h"
+#include "state.h"
+#include "sup.h"
+#include "xmalloc.h"
+
+struct state_opts {
+	const char	*state_dir, *root, *description, *loop_id;
+	int64_t		 max_iter;
+	int		 json;
+	int		 dirfd;
+};
+
+/* The --help text of the state command. */
+static void
+state_usage(FILE *fp)
+{
+	fprintf(fp,
+"usage: ccw-supervisor state list [--json]\n"
+"       ccw-supervisor state show ID [--json]\n"
+"       ccw-supervisor state validate ID|FILE\n"
+"       ccw-supervisor state rebuild ID\n"
+"       ccw-supervisor state create TITLE [--description D]\n"
+"                                  [--max-iterations N] [--loop-id ID]\n"
+"options: [-C ROOT] [--state-dir DIR]\n"
+"Exit: 0 done (validate: valid), 1 not found, invalid or failed, 2 usage.\n");
+}
+
+/* Report a failure and pick the exit status. */
+static int
+state_fail(const char *what, char *err)
+{
+	fprintf(stderr, "ccw-supervisor state %s: %s\n", what,
+	    err != NULL ? err : "failed");
+	free(err);
+	return EXIT_FAILED;
+}
+
+/* Open the state directory the options name. */
+static int
+state_open(struct state_opts *so, int create, char **err)
+{
+	char	*dir, cwd[PATH_MAX];
+
+	if (so->state_dir != NULL)
+		dir = xstrdup(so->state_dir);
+	else {
+		if (so->root == NULL && getcwd(cwd, sizeof cwd) == NULL) {
+			xasprintf(err, "getcwd: %s", strerror(errno));
+			return -1;
+		}
+		dir = state_dir_default(so->root != NULL ? so->root : cwd);
+	}
+	so->dirfd = state_dir_open(dir, create, err);
+	free(dir);
+	return so->dirfd < 0 ? -1 : 0;
+}
+
+/* Load a loop for show/rebuild, with a message for every failure. */
+static json_t *
+state_get(struct state_opts *so, const char *id, int flags, char **err)
+{
+	json_t		*st = NULL;
+	char		*why = NULL;
+
+	switch (state_load_at(so->dirfd, id, ".json", flags, &st, NULL, &why)) {
+	case STATE_OK:
+		free(why);
+		return st;
+	case STATE_ENOENT:
+		xasprintf(err, "no loop '%s' in this state directory", id);
+		break;
+	case STATE_EAGAIN:
+		xasprintf(err, "%s.json is being written; try again (%s)", id,
+		    why ? why : "unparseable");
+		break;
+	default:
+		xasprintf(err, "%s", why != NULL ? why : "cannot read it");
+		break;
+	}
+	free(why);
+	return NULL;
+}
+
+/* A string member for printing. */
+static const char *
+state_s(const json_t *o, const char *k)
+{
+	const char	*s = json_string_value(json_object_get(o, k));
+
+	return s != NULL ? s : "-";
+}
+
+/* state list: every {id}.json in the directory. */
+static int
+state_list(struct state_opts *so)
+{
+	struct dirent	*de;
+	DIR		*d;
+	json_t		*all = json_array(), *st;
+	char		 id[STATE_ID_MAX + 8], *err = NULL;
+	size_t		 len, i;
+	int		 fd = dup(so->dirfd);
+
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		json_decref(all);
+		return state_fail("list", xstrdup(strerror(errno)));
+	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len <= 5 || len - 5 > STATE_ID_MAX ||
+		    strcmp(de->d_name + len - 5, ".json") != 0)
+			continue;
+		memcpy(id, de->d_name, len - 5);
+		id[len - 5] = '\0';
+		if (!state_id_valid(id))
+			continue;
+		st = state_get(so, id, STATE_LOAD_NOQUARANTINE, &err);
+		if (st == NULL) {
+			st = json_pack("{s:s, s:s}", "loop_id", id, "error",
+			    err != NULL ? err : "unreadable");
+			free(err);
+			err = NULL;
+		}
+		json_array_append_new(all, st);
+	}
+	closedir(d);
+	if (so->json)
+		cmd_print_json(all, 0);
+	else {
+		for (i = 0; i < json_array_size(all); i++) {
+			st = json_array_get(all, i);
+			printf("%-44s %-9s %3lld/%-3lld %s\n", state_s(st, "loop_id"),
+			    json_object_get(st, "error") ? "unreadable" :
+			    state_s(st, "status"),
+			    (long long)json_integer_value(json_object_get(st,
+			    "current_iteration")),
+			    (long long)json_integer_value(json_object_get(st,
+			    "max_iterations")), json_object_get(st, "error") ?
+			    state_s(st, "error") : state_s(st, "title"));
+		}
+		fflush(stdout);
+	}
+	json_decref(all);
+	return EXIT_OK;
+}
+
+/* state show: the loop and its derived progress figures. */
+static int
+state_show(struct state_opts *so, const char *id)
+{
+	json_t		*st, *der, *ss;
+	char		*err = NULL;
+
+	if ((st = state_get(so, id, 0, &err)) == NULL)
+		return state_fail("show", err);
+	der = state_derived(st);
+	if (so->json) {
+		json_object_set(st, "derived", der);
+		cmd_print_json(st, 0);
+	} else {
+		ss = json_object_get(st, "skill_state");
+		printf("loop:        %s\ntitle:       %s\nstatus:      %s\n"
+		    "iteration:   %lld of %lld\nupdated:     %s\n"
+		    "action:      %s (mode %s)\n",
+		    state_s(st, "loop_id"), state_s(st, "title"),
+		    state_s(st, "status"),
+		    (long long)json_integer_value(json_object_get(st,
+		    "current_iteration")),
+		    (long long)json_integer_value(json_object_get(st,
+		    "max_iterations")), state_s(st, "updated_at"),
+		    state_s(ss, "current_action"), state_s(ss, "mode"));
+		printf("develop:     %.1f%%\noverall:     %.1f%%\n"
+		    "validation:  %s\n",
+		    json_number_value(json_object_get(der, "develop_progress")),
+		    json_number_value(json_object_get(der, "overall_progress")),
+		    json_is_true(json_object_get(der, "validation_passed")) ?
+		    "passed" : "not passed");
+		if (json_object_get(st, "failure_reason") != NULL)
+			printf("failure:     %s\n", state_s(st, "failure_reason"));
+		fflush(stdout);
+	}
+	json_decref(der);
+	json_decref(st);
+	return EXIT_OK;
+}
+
+/* state validate: an id in the directory, or any file by path. */
+static int
+state_check(struct state_opts *so, const char *what)
+{
+	struct strv	 errs = { NULL, 0 };
+	json_error_t	 jerr;
+	json_t		*st;
+	char		*err = NULL;
+	size_t		 i;
+	int		 byfile = strchr(what, '/') != NULL || !state_id_valid(what);
+
+	if (byfile) {
+		st = json_load_file(what, 0, &jerr);
+		if (st == NULL) {
+			fprintf(stderr, "%s: line %d, column %d: %s\n", what,
+			    jerr.line, jerr.column, jerr.text);
+			return EXIT_FAILED;
+		}
+	} else if (state_open(so, 0, &err) != 0 ||
+	    (st = state_get(so, what, STATE_LOAD_NOQUARANTINE, &err)) == NULL)
+		return state_fail("validate", err);
+	if (state_validate(st, &errs) == 0)
+		printf("%s: valid\n", what);
+	for (i = 0; i < errs.n; i++)
+		printf("%s: %s\n", what, errs.v[i]);
+	fflush(stdout);
+	json_decref(st);
+	i = errs.n;
+	strv_clear(&errs);
+	return i == 0 ? EXIT_OK : EXIT_FAILED;
+}
+
+/* state rebuild: skill_state from the side files, into the state file. */
+static int
+state_rebuild(struct state_opts *so, const char *id)
+{
+	struct strv	 lost = { NULL, 0 };
+	json_t		*ss = NULL, *st, *patch;
+	char		*err = NULL;
+	unsigned	 nfsync = 0;
+	size_t		 i;
+	int		 rc, kept;
+
+	if (progress_rebuild(so->dirfd, id, &ss, &lost, &err) != 0)
+		return state_fail("rebuild", err);
+	if (err != NULL) {
+		/* A warning: malformed lines skipped, an output unreadable. */
+		fprintf(stderr, "ccw-supervisor state rebuild: %s\n", err);
+		free(err);
+		err = NULL;
+	}
+	st = state_get(so, id, STATE_LOAD_FORCE, &err);
+	free(err);
+	err = NULL;
+	/* With a readable file its API fields stay; only skill_state is new. */
+	kept = st != NULL;
+	if (st != NULL) {
+		patch = json_pack("{s:O}", "skill_state", ss);
+		rc = state_commit(so->dirfd, id, patch, NULL, NULL, NULL,
+		    &nfsync, &err);
+		json_decref(patch);
+		json_decref(st);
+	} else {
+		/* No usable file: a new one, its API fields marked as lost. */
+		st = state_new(id, id, "", 10);
+		json_object_set(st, "skill_state", ss);
+		rc = st != NULL ? state_create(so->dirfd, id, st, &nfsync,
+		    &err) : -1;
+		json_decref(st);
+	}
+	json_decref(ss);
+	if (rc != 0) {
+		strv_clear(&lost);
+		return state_fail("rebuild", err);
+	}
+	printf("%s: skill_state rebuilt\n", id);
+	for (i = 0; i < lost.n; i++)
+		if (!kept || strncmp(lost.v[i], "skill_state.", 12) == 0)
+			printf("%s: could not recover %s\n", id, lost.v[i]);
+	fflush(stdout);
+	strv_clear(&lost);
+	return EXIT_OK;
+}
+
+/* state create: a new loop in status created. */
+static int
+state_make(struct state_opts *so, const char *title)
+{
+	json_t		*st;
+	char		*id, *err = NULL;
+	unsigned	 nfsync = 0;
+	int		 rc;
+
+	id = so->loop_id != NULL ? xstrdup(so->loop_id) : state_id_generate();
+	if (!state_id_valid(id)) {
+		fprintf(stderr, "ccw-supervisor state create: invalid loop id "
+		    "'%s': use [A-Za-z0-9][A-Za-z0-9._-]{0,127}, no '..'\n", id);
+		free(id);
+		return EXIT_USAGE;
+	}
+	st = state_new(id, title, so->description ? so->description : "",
+	    so->max_iter);
+	rc = st != NULL ? state_create(so->dirfd, id, st, &nfsync, &err) : -1;
+	json_decref(st);
+	if (rc != 0) {
+		free(id);
+		return state_fail("create", err);
+	}
+	puts(id);
+	fflush(stdout);
+	free(id);
+	return EXIT_OK;
+}
+
+int
+cmd_state(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "description", required_argument, NULL, 'd' },
+		{ "max-iterations", required_argument, NULL, 'n' },
+		{ "loop-id", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct state_opts	 so;
+	const char		*verb, *arg;
+	char			*end, *err = NULL;
+	int			 ch, rc, nargs;
+
+	memset(&so, 0, sizeof so);
+	so.max_iter = 10;
+	so.dirfd = -1;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'C': so.root = optarg; break;
+		case 's': so.state_dir = optarg; break;
+		case 'j': so.json = 1; break;
+		case 'd': so.description = optarg; break;
+		case 'l': so.loop_id = optarg; break;
+		case 'n':
+			errno = 0;
+			so.max_iter = strtoll(optarg, &end, 10);
+			if (errno == 0 && *end == '\0' && so.max_iter > 0)
+				break;
+			fprintf(stderr, "ccw-supervisor state: --max-iterations "
+			    "needs a positive integer\n");
+			return EXIT_USAGE;
+		case 'h':
+			state_usage(stdout);
+			return EXIT_OK;
+		default:
+			state_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	nargs = argc - optind;
+	verb = nargs > 0 ? argv[optind] : NULL;
+	arg = nargs > 1 ? argv[optind + 1] : NULL;
+	if (verb == NULL || nargs > 2 ||
+	    (strcmp(verb, "list") == 0) != (arg == NULL)) {
+		state_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(verb, "validate") == 0)
+		return state_check(&so, arg);
+	if (strcmp(verb, "list") != 0 && strcmp(verb, "create") != 0 &&
+	    !state_id_valid(arg)) {
+		fprintf(stderr, "ccw-supervisor state %s: invalid loop id '%s'\n",
+		    verb, arg);
+		return EXIT_USAGE;
+	}
+	if (strcmp(verb, "list") != 0 && strcmp(verb, "show") != 0 &&
+	    strcmp(verb, "rebuild") != 0 && strcmp(verb, "create") != 0) {
+		fprintf(stderr, "ccw-supervisor state: unknown verb '%s'\n", verb);
+		state_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (state_open(&so, strcmp(verb, "create") == 0, &err) != 0)
+		return state_fail(verb, err);
+	state_clean_temps(so.dirfd, NULL);
+	if (strcmp(verb, "list") == 0)
+		rc = state_list(&so);
+	else if (strcmp(verb, "show") == 0)
+		rc = state_show(&so, arg);
+	else if (strcmp(verb, "rebuild") == 0)
+		rc = state_rebuild(&so, arg);
+	else
+		rc = state_make(&so, arg);
+	close(so.dirfd);
+	return rc;
+}

@@ -1,0 +1,905 @@
+/*
+ * progress.c: writing the side files of a loop: NDJSON logs, the tasks
+ * file, worker outputs (atomic replace) and the progress Markdown files.
+ * Every file is opened relative to the state directory, never through a
+ * symbolic link, and every record goes out in one write(2).
+ */
+#include <config.h>
+
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "progress.h"
+#include "xmalloc.h"
+
+#define PROGRESS_READ_MAX	(64 * 1024 * 1024)
+#define PROGRESS_NAME_MAX	128
+
+/* A growing text buffer; p is always NUL-terminated once used. */
+struct sbuf {
+	char	*p;
+	size_t	 len, cap;
+};
+
+/* The Markdown formats; rebuild.c reads back exactly what these write. */
+static const struct progress_field develop_bullets[] = {
+	{ "Total", "total", NULL, PK_INT, NULL },
+	{ "Completed", "completed", NULL, PK_INT, NULL },
+	{ "Current Task", "current_task", NULL, PK_NSTR, NULL },
+	{ "Last Progress At", "last_progress_at", NULL, PK_TS, NULL },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+static const struct progress_field develop_columns[] = {
+	{ "ID", "id", NULL, PK_STR, NULL },
+	{ "Description", "description", NULL, PK_STR, NULL },
+	{ "Tool", "tool", NULL, PK_OSTR, NULL },
+	{ "Mode", "mode", NULL, PK_OSTR, NULL },
+	{ "Status", "status", NULL, PK_STR,
+	    "pending|in_progress|completed|failed" },
+	{ "Files Changed", "files_changed", NULL, PK_LIST, NULL },
+	{ "Created At", "created_at", NULL, PK_OTS, NULL },
+	{ "Completed At", "completed_at", NULL, PK_TS, NULL },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+static const struct progress_field debug_bullets[] = {
+	{ "Active Bug", "active_bug", NULL, PK_NSTR, NULL },
+	{ "Iteration", "iteration", NULL, PK_INT, NULL },
+	{ "Hypotheses Count", "hypotheses_count", NULL, PK_INT, NULL },
+	{ "Confirmed Hypothesis", "confirmed_hypothesis", NULL, PK_NSTR, NULL },
+	{ "Last Analysis At", "last_analysis_at", NULL, PK_TS, NULL },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+static const struct progress_field debug_columns[] = {
+	{ "ID", "id", NULL, PK_STR, NULL },
+	{ "Description", "description", NULL, PK_STR, NULL },
+	{ "Status", "status", NULL, PK_STR,
+	    "pending|confirmed|rejected|inconclusive" },
+	{ "Likelihood", "likelihood", NULL, PK_NUM, NULL },
+	{ "Testable Condition", "testable_condition", NULL, PK_STR, NULL },
+	{ "Logging Point", "logging_point", NULL, PK_STR, NULL },
+	{ "Confirm If", "evidence_criteria", "confirm", PK_STR, NULL },
+	{ "Reject If", "evidence_criteria", "reject", PK_STR, NULL },
+	{ "Evidence", "evidence", NULL, PK_OBJ, NULL },
+	{ "Verdict Reason", "verdict_reason", NULL, PK_NSTR, NULL },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+static const struct progress_field validate_bullets[] = {
+	{ "Pass Rate", "pass_rate", NULL, PK_PCT, NULL },
+	{ "Coverage", "coverage", NULL, PK_PCT, NULL },
+	{ "Passed", "passed", NULL, PK_BOOL, NULL },
+	{ "Last Run At", "last_run_at", NULL, PK_TS, NULL },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+static const struct progress_field validate_columns[] = {
+	{ "Name", "test_name", NULL, PK_STR, NULL },
+	{ "Suite", "suite", NULL, PK_STR, NULL },
+	{ "Status", "status", NULL, PK_STR, "skipped|passed|failed" },
+	{ "Duration (ms)", "duration_ms", NULL, PK_NUM, NULL },
+	{ "Error", "error_message", NULL, PK_NSTR, NULL },
+	{ "Stack Trace", "stack_trace", NULL, PK_NSTR, NULL },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+static const struct progress_format progress_formats[] = {
+	{ "develop", "Development Progress", "Progress Timeline",
+	    develop_bullets, "Tasks", "tasks", develop_columns, NULL, NULL },
+	{ "debug", "Understanding Document", "Exploration Timeline",
+	    debug_bullets, "Hypotheses", "hypotheses", debug_columns,
+	    NULL, NULL },
+	{ "validate", "Validation Report", "Validation Runs",
+	    validate_bullets, "Test Results", "test_results",
+	    validate_columns, "Failed Tests", "failed_tests" },
+};
+
+/* Make room for n more bytes and the NUL. */
+static void
+sb_grow(struct sbuf *sb, size_t n)
+{
+	if (sb->len + n + 1 <= sb->cap)
+		return;
+	if (sb->cap == 0)
+		sb->cap = 256;
+	while (sb->len + n + 1 > sb->cap)
+		sb->cap *= 2;
+	sb->p = xreallocarray(sb->p, 1, sb->cap);
+}
+
+/* Append n bytes. */
+static void
+sb_add(struct sbuf *sb, const char *s, size_t n)
+{
+	sb_grow(sb, n);
+	memcpy(sb->p + sb->len, s, n);
+	sb->len += n;
+	sb->p[sb->len] = '\0';
+}
+
+/* Append a C string. */
+static void
+sb_puts(struct sbuf *sb, const char *s)
+{
+	sb_add(sb, s, strlen(s));
+}
+
+/* Append formatted text; the headings carry numbers and timestamps. */
+static void __attribute__((format(printf, 2, 3)))
+sb_printf(struct sbuf *sb, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n == -1)
+		return;
+	sb_add(sb, s, (size_t)n);
+	free(s);
+}
+
+/* The format table is the one place rebuild.c learns the layout from. */
+const struct progress_format *
+progress_format(const char *role)
+{
+	size_t	i;
+
+	if (role == NULL)
+		return NULL;
+	for (i = 0; i < sizeof progress_formats / sizeof progress_formats[0];
+	    i++)
+		if (strcmp(progress_formats[i].role, role) == 0)
+			return &progress_formats[i];
+	return NULL;
+}
+
+/* Ids and role names become file names: nothing that leaves the directory. */
+int
+progress_name_valid(const char *s)
+{
+	size_t	i;
+	char	c;
+
+	if (s == NULL)
+		return 0;
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= PROGRESS_NAME_MAX)
+			return 0;
+		c = s[i];
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9'))
+			continue;
+		if (i == 0 || (c != '.' && c != '_' && c != '-'))
+			return 0;
+	}
+	return i > 0 && strstr(s, "..") == NULL;
+}
+
+/* A hostile name is shown, but short and printable, in the error. */
+static void
+progress_quote(const char *s, char *buf, size_t size)
+{
+	size_t	i, o = 0;
+
+	for (i = 0; s != NULL && s[i] != '\0' && o + 4 < size; i++) {
+		if (i == 40) {
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		buf[o++] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+	}
+	buf[o] = '\0';
+}
+
+/* Every entry point refuses a bad id before touching the directory. */
+int
+progress_check_id(const char *id, char **err)
+{
+	char	q[64];
+
+	if (progress_name_valid(id))
+		return 0;
+	progress_quote(id, q, sizeof q);
+	xasprintf(err, "invalid loop id \"%s\": must match "
+	    "[A-Za-z0-9][A-Za-z0-9._-]{0,127} without \"..\"", q);
+	return -1;
+}
+
+/* Timestamps in headings and recovered fields: UTC, ISO 8601. */
+void
+progress_iso8601(const struct timespec *ts, char *buf, size_t size)
+{
+	struct timespec	 now;
+	struct tm	 tm;
+
+	if (ts == NULL) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		ts = &now;
+	}
+	if (gmtime_r(&ts->tv_sec, &tm) == NULL ||
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, size, "1970-01-01T00:00:00Z");
+}
+
+/* A link or a non-directory where a directory belongs is named in the error. */
+static void
+progress_why_not(int dfd, const char *label, const char *name, int saved,
+    const char *what, char **err)
+{
+	struct stat	sb;
+
+	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(sb.st_mode))
+		xasprintf(err, "%s: is a symbolic link, refusing to follow it",
+		    label);
+	else if (saved == ENOTDIR || saved == ELOOP)
+		xasprintf(err, "%s: not a %s", label, what);
+	else
+		xasprintf(err, "%s: %s", label, strerror(saved));
+}
+
+/* {id}.progress, {id}.workers, {id}: never through a link; made if asked. */
+int
+progress_open_dir(int dfd, const char *name, int create, int *out, char **err)
+{
+	int	fd, tries, saved;
+
+	*out = -1;
+	for (tries = 0;; tries++) {
+		fd = openat(dfd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd != -1) {
+			*out = fd;
+			return 0;
+		}
+		saved = errno;
+		if (saved == ENOENT && !create)
+			return 1;
+		if (saved == ENOENT && tries == 0) {
+			if (mkdirat(dfd, name, 0755) == -1 && errno != EEXIST) {
+				xasprintf(err, "%s: mkdir: %s", name,
+				    strerror(errno));
+				return -1;
+			}
+			continue;
+		}
+		progress_why_not(dfd, name, name, saved, "directory", err);
+		return -1;
+	}
+}
+
+/* A regular file, never through a link, no FIFO hang (O_NONBLOCK); 1 absent. */
+static int
+progress_open_file(int dfd, const char *name, const char *label, int flags,
+    int *out, char **err)
+{
+	struct stat	sb;
+	int		fd, saved;
+
+	*out = -1;
+	fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+	    0644);
+	if (fd == -1) {
+		saved = errno;
+		if (saved == ENOENT && (flags & O_CREAT) == 0)
+			return 1;
+		progress_why_not(dfd, label, name, saved, "regular file", err);
+		return -1;
+	}
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		xasprintf(err, "%s: not a regular file", label);
+		close(fd);
+		return -1;
+	}
+	*out = fd;
+	return 0;
+}
+
+/* Read an open file whole, bounded, NUL-terminated. */
+static int
+progress_read_fd(int fd, const char *label, char **buf, size_t *len,
+    char **err)
+{
+	struct sbuf	sb = { NULL, 0, 0 };
+	ssize_t		n;
+
+	do {
+		sb_grow(&sb, 65536);
+		n = pread(fd, sb.p + sb.len, 65536, sb.len);
+		if (n > 0)
+			sb.len += (size_t)n;
+	} while ((n > 0 && sb.len <= PROGRESS_READ_MAX) ||
+	    (n == -1 && errno == EINTR));
+	sb.p[sb.len] = '\0';
+	*buf = sb.p;
+	*len = sb.len;
+	if (n == 0)
+		return 0;
+	if (n == -1)
+		xasprintf(err, "%s: read: %s", label, strerror(errno));
+	else
+		xasprintf(err, "%s: larger than %d bytes", label,
+		    PROGRESS_READ_MAX);
+	free(sb.p);
+	*buf = NULL;
+	return -1;
+}
+
+/* The readers in rebuild.c and the tasks reader share this. */
+int
+progress_read_file(int dfd, const char *name, const char *label, char **buf,
+    size_t *len, struct timespec *mtime, char **err)
+{
+	struct stat	sb;
+	int		fd, rc;
+
+	*buf = NULL;
+	*len = 0;
+	if ((rc = progress_open_file(dfd, name, label, O_RDONLY, &fd,
+	    err)) != 0)
+		return rc;
+	if (mtime != NULL) {
+		if (fstat(fd, &sb) == 0)
+			*mtime = sb.st_mtim;
+		else
+			memset(mtime, 0, sizeof *mtime);
+	}
+	rc = progress_read_fd(fd, label, buf, len, err);
+	close(fd);
+	return rc;
+}
+
+/*
+ * Whether the file ends mid-line.  A write in flight (the size grows page
+ * by page) looks the same for an instant, so only a last byte that stays
+ * a non-newline while the size stays put for 2 ms counts: a writer that
+ * died.  Our own writers hold the flock and are never seen in flight.
+ */
+static int
+progress_torn(int fd)
+{
+	struct timespec	 ts = { 0, 2000000 };
+	struct stat	 sb;
+	off_t		 size = -1;
+	char		 last;
+	int		 i;
+
+	for (i = 0; i < 5; i++) {
+		if (fstat(fd, &sb) == -1 || sb.st_size == 0 ||
+		    pread(fd, &last, 1, sb.st_size - 1) != 1 || last == '\n')
+			return 0;
+		if (sb.st_size == size)
+			return 1;
+		size = sb.st_size;
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
+/*
+ * Append data in one write(2) to an O_APPEND descriptor, under an flock
+ * against our other appenders.  If the file ends mid-line (a writer died),
+ * a newline goes first in the same write: records are never glued.
+ */
+static int
+progress_append_fd(int fd, const char *label, const char *data, size_t len,
+    char **err)
+{
+	char		*buf = NULL;
+	const char	*p = data;
+	size_t		 total = len;
+	ssize_t		 n;
+
+	while (flock(fd, LOCK_EX) == -1) {
+		if (errno != EINTR) {
+			xasprintf(err, "%s: flock: %s", label, strerror(errno));
+			return -1;
+		}
+	}
+	if (progress_torn(fd)) {
+		buf = xmalloc(len + 1);
+		buf[0] = '\n';
+		memcpy(buf + 1, data, len);
+		p = buf;
+		total = len + 1;
+	}
+	do
+		n = write(fd, p, total);
+	while (n == -1 && errno == EINTR);
+	flock(fd, LOCK_UN);
+	free(buf);
+	if (n == -1) {
+		xasprintf(err, "%s: write: %s", label, strerror(errno));
+		return -1;
+	}
+	if ((size_t)n != total) {
+		xasprintf(err, "%s: short write (%zd of %zu bytes)", label, n,
+		    total);
+		return -1;
+	}
+	return 0;
+}
+
+/* One compact JSON object and its newline, appended as one record. */
+static int
+progress_append_ndjson(int dfd, const char *name, const char *label,
+    const json_t *obj, char **err)
+{
+	char	*s, *line;
+	int	 fd, rc;
+
+	if (!json_is_object(obj)) {
+		xasprintf(err, "%s: a record must be a JSON object", label);
+		return -1;
+	}
+	if ((s = json_dumps(obj, JSON_COMPACT)) == NULL) {
+		xasprintf(err, "%s: cannot encode the record", label);
+		return -1;
+	}
+	xasprintf(&line, "%s\n", s);
+	free(s);
+	rc = progress_open_file(dfd, name, label, O_RDWR | O_APPEND | O_CREAT,
+	    &fd, err);
+	if (rc == 0) {
+		rc = progress_append_fd(fd, label, line, strlen(line), err);
+		close(fd);
+	}
+	free(line);
+	return rc;
+}
+
+/* changes.log and debug.log in {id}.progress/; no other name is accepted. */
+int
+progress_log(int dfd, const char *id, const char *name, const json_t *obj,
+    char **err)
+{
+	char	*dir, *label, q[64];
+	int	 pfd, rc;
+
+	*err = NULL;
+	if (progress_check_id(id, err) == -1)
+		return -1;
+	if (name == NULL || (strcmp(name, "changes.log") != 0 &&
+	    strcmp(name, "debug.log") != 0)) {
+		progress_quote(name, q, sizeof q);
+		xasprintf(err, "unknown log \"%s\": only changes.log and "
+		    "debug.log", q);
+		return -1;
+	}
+	xasprintf(&dir, "%s.progress", id);
+	xasprintf(&label, "%s/%s", dir, name);
+	rc = progress_open_dir(dfd, dir, 1, &pfd, err);
+	if (rc == 0) {
+		rc = progress_append_ndjson(pfd, name, label, obj, err);
+		close(pfd);
+	}
+	free(label);
+	free(dir);
+	return rc;
+}
+
+/* The loop's history: one event a line in {id}.history.jsonl. */
+int
+progress_history_append(int dfd, const char *id, const json_t *event,
+    char **err)
+{
+	char	*name;
+	int	 rc;
+
+	*err = NULL;
+	if (progress_check_id(id, err) == -1)
+		return -1;
+	xasprintf(&name, "%s.history.jsonl", id);
+	rc = progress_append_ndjson(dfd, name, name, event, err);
+	free(name);
+	return rc;
+}
+
+/* To {id}.tasks.jsonl, or {id}/tasks.jsonl if only it exists: one list. */
+int
+progress_tasks_append(int dfd, const char *id, const json_t *task,
+    char **err)
+{
+	struct stat	 sb;
+	char		*name, *label;
+	int		 lfd = -1, rc;
+
+	*err = NULL;
+	if (progress_check_id(id, err) == -1)
+		return -1;
+	xasprintf(&name, "%s.tasks.jsonl", id);
+	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == -1 &&
+	    errno == ENOENT && progress_open_dir(dfd, id, 0, &lfd, err) == 0 &&
+	    fstatat(lfd, "tasks.jsonl", &sb, AT_SYMLINK_NOFOLLOW) == -1) {
+		close(lfd);
+		lfd = -1;
+	}
+	if (*err != NULL)
+		rc = -1;
+	else if (lfd != -1) {
+		xasprintf(&label, "%s/tasks.jsonl", id);
+		rc = progress_append_ndjson(lfd, "tasks.jsonl", label, task,
+		    err);
+		free(label);
+		close(lfd);
+	} else
+		rc = progress_append_ndjson(dfd, name, name, task, err);
+	free(name);
+	return rc;
+}
+
+/*
+ * Lines of one tasks file into the list: blank lines are skipped, lines
+ * that are not a JSON object are counted; a task whose id was seen
+ * before replaces it in place (a later line is an update).
+ */
+static int
+progress_tasks_file(int dfd, const char *name, const char *label,
+    json_t *arr, json_t *index, struct sbuf *warn, char **err)
+{
+	json_error_t	 jerr;
+	json_t		*t, *at;
+	const char	*tid;
+	char		*buf, *p, *end, *nl;
+	size_t		 len, bad = 0;
+	int		 rc;
+
+	if ((rc = progress_read_file(dfd, name, label, &buf, &len, NULL,
+	    err)) != 0)
+		return rc == 1 ? 0 : -1;
+	for (p = buf, end = buf + len; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', end - p)) == NULL)
+			nl = end;
+		if (strspn(p, " \t\r") >= (size_t)(nl - p))
+			continue;
+		t = json_loadb(p, nl - p, 0, &jerr);
+		if (!json_is_object(t)) {
+			json_decref(t);
+			bad++;
+			continue;
+		}
+		tid = json_string_value(json_object_get(t, "id"));
+		if (tid != NULL && (at = json_object_get(index, tid)) != NULL)
+			json_array_set_new(arr, json_integer_value(at), t);
+		else {
+			if (tid != NULL)
+				json_object_set_new(index, tid,
+				    json_integer(json_array_size(arr)));
+			json_array_append_new(arr, t);
+		}
+	}
+	free(buf);
+	if (bad > 0)
+		sb_printf(warn, "%s%zu malformed line%s skipped in %s",
+		    warn->len > 0 ? "; " : "", bad, bad == 1 ? "" : "s",
+		    label);
+	return 0;
+}
+
+/*
+ * Tasks from both of CCW's layouts, {id}/tasks.jsonl first and then
+ * {id}.tasks.jsonl, so that the file we append to has the last word.
+ * Malformed lines do not fail the read: 0 with a warning in *err.
+ */
+int
+progress_tasks_read(int dfd, const char *id, json_t **out, char **err)
+{
+	struct sbuf	 warn = { NULL, 0, 0 };
+	json_t		*arr, *index;
+	char		*name, *label;
+	int		 lfd, rc;
+
+	*err = NULL;
+	*out = NULL;
+	if (progress_check_id(id, err) == -1)
+		return -1;
+	arr = json_array();
+	index = json_object();
+	if ((rc = progress_open_dir(dfd, id, 0, &lfd, err)) == 0) {
+		xasprintf(&label, "%s/tasks.jsonl", id);
+		rc = progress_tasks_file(lfd, "tasks.jsonl", label, arr, index,
+		    &warn, err);
+		free(label);
+		close(lfd);
+	} else if (rc == 1)
+		rc = 0;
+	if (rc == 0) {
+		xasprintf(&name, "%s.tasks.jsonl", id);
+		rc = progress_tasks_file(dfd, name, name, arr, index, &warn,
+		    err);
+		free(name);
+	}
+	json_decref(index);
+	if (rc == -1) {
+		json_decref(arr);
+		free(warn.p);
+		return -1;
+	}
+	*out = arr;
+	*err = warn.p;
+	return 0;
+}
+
+/* Write all of it, or say why not. */
+static int
+progress_write_all(int fd, const char *label, const char *p, size_t len,
+    char **err)
+{
+	ssize_t	n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			xasprintf(err, "%s: write: %s", label,
+			    n == 0 ? "no progress" : strerror(errno));
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Temp, fsync, rename, fsync the directory: old or new is seen, never half. */
+int
+progress_output_save(int dfd, const char *id, const char *role,
+    const json_t *output, char **err)
+{
+	char	*dir, *name, *tmp, *label, *s = NULL;
+	int	 wfd = -1, fd = -1, rc = -1;
+
+	*err = NULL;
+	if (progress_check_id(id, err) == -1)
+		return -1;
+	if (!progress_name_valid(role)) {
+		xasprintf(err, "invalid role name");
+		return -1;
+	}
+	if (!json_is_object(output)) {
+		xasprintf(err, "%s output: must be a JSON object", role);
+		return -1;
+	}
+	xasprintf(&dir, "%s.workers", id);
+	xasprintf(&name, "%s.output.json", role);
+	xasprintf(&tmp, "%s.output.json.%ld.tmp", role, (long)getpid());
+	xasprintf(&label, "%s/%s", dir, name);
+	if (progress_open_dir(dfd, dir, 1, &wfd, err) == -1)
+		goto out;
+	unlinkat(wfd, tmp, 0);		/* ours (pid in the name): a crash */
+	if ((fd = openat(wfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0644)) == -1) {
+		xasprintf(err, "%s/%s: %s", dir, tmp, strerror(errno));
+		goto out;
+	}
+	if ((s = json_dumps(output, JSON_INDENT(2))) == NULL) {
+		xasprintf(err, "%s: cannot encode the output", label);
+		goto out;
+	}
+	if (progress_write_all(fd, label, s, strlen(s), err) == -1 ||
+	    progress_write_all(fd, label, "\n", 1, err) == -1)
+		goto out;
+	if (fsync(fd) == -1) {
+		xasprintf(err, "%s: fsync: %s", label, strerror(errno));
+		goto out;
+	}
+	close(fd);
+	fd = -1;
+	if (renameat(wfd, tmp, wfd, name) == -1) {
+		xasprintf(err, "%s: rename: %s", label, strerror(errno));
+		goto out;
+	}
+	fsync(wfd);
+	rc = 0;
+out:
+	if (fd != -1)
+		close(fd);
+	if (rc == -1 && wfd != -1)
+		unlinkat(wfd, tmp, 0);
+	if (wfd != -1)
+		close(wfd);
+	free(s);
+	free(label);
+	free(tmp);
+	free(name);
+	free(dir);
+	return rc;
+}
+
+/* A value on one line: "\\", "|", CR and LF escaped, and "," in lists. */
+static void
+md_text(struct sbuf *sb, const char *s, int list)
+{
+	static const char	 from[] = "\\|\n\r,";
+	static const char *const to[] = { "\\\\", "\\|", "\\n", "\\r", "\\," };
+	const char		*q;
+
+	for (; *s != '\0'; s++) {
+		if ((q = strchr(from, *s)) != NULL && (*s != ',' || list))
+			sb_puts(sb, to[q - from]);
+		else
+			sb_add(sb, s, 1);
+	}
+}
+
+/* A JSON value of any type as compact text, escaped. */
+static void
+md_json(struct sbuf *sb, const json_t *v, int list)
+{
+	char	*s;
+
+	if ((s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
+		return;
+	md_text(sb, s, list);
+	free(s);
+}
+
+/* A field's value in a bullet or a cell; absent and null are empty. */
+static void
+md_value(struct sbuf *sb, const json_t *v, enum progress_kind kind)
+{
+	size_t	i;
+
+	if (v == NULL || json_is_null(v))
+		return;
+	if (kind == PK_OBJ)
+		md_json(sb, v, 0);
+	else if (json_is_string(v))
+		md_text(sb, json_string_value(v), kind == PK_LIST);
+	else if (json_is_array(v) && kind == PK_LIST) {
+		for (i = 0; i < json_array_size(v); i++) {
+			if (i > 0)
+				sb_puts(sb, ", ");
+			if (json_is_string(json_array_get(v, i)))
+				md_text(sb, json_string_value(
+				    json_array_get(v, i)), 1);
+			else
+				md_json(sb, json_array_get(v, i), 1);
+		}
+	} else
+		md_json(sb, v, kind == PK_LIST);
+}
+
+/* The member a field names, through evidence_criteria.confirm if need be. */
+static const json_t *
+md_field(const json_t *obj, const struct progress_field *f)
+{
+	const json_t	*v;
+
+	v = json_object_get(obj, f->key);
+	if (f->sub != NULL)
+		v = json_is_object(v) ? json_object_get(v, f->sub) : NULL;
+	return v;
+}
+
+/* One "### Iteration N - time" section: bullets, the table, the list. */
+static void
+md_section(struct sbuf *sb, const struct progress_format *fm,
+    const json_t *sec, int n, const char *ts)
+{
+	const struct progress_field	*f;
+	const json_t			*rows, *row, *v;
+	struct sbuf			 cell = { NULL, 0, 0 };
+	size_t				 i;
+
+	sb_printf(sb, "### Iteration %d - %s\n\n", n, ts);
+	for (f = fm->bullets; f->label != NULL; f++) {
+		cell.len = 0;
+		md_value(&cell, md_field(sec, f), f->kind);
+		sb_printf(sb, "- **%s**:%s%s\n", f->label,
+		    cell.len > 0 ? " " : "", cell.len > 0 ? cell.p : "");
+	}
+	sb_printf(sb, "\n#### %s\n\n|", fm->table);
+	for (f = fm->columns; f->label != NULL; f++)
+		sb_printf(sb, " %s |", f->label);
+	sb_puts(sb, "\n|");
+	for (f = fm->columns; f->label != NULL; f++)
+		sb_puts(sb, " --- |");
+	sb_puts(sb, "\n");
+	rows = json_object_get(sec, fm->table_key);
+	for (i = 0; i < json_array_size(rows); i++) {
+		if (!json_is_object(row = json_array_get(rows, i)))
+			continue;
+		sb_puts(sb, "|");
+		for (f = fm->columns; f->label != NULL; f++) {
+			sb_puts(sb, " ");
+			md_value(sb, md_field(row, f), f->kind);
+			sb_puts(sb, " |");
+		}
+		sb_puts(sb, "\n");
+	}
+	if (fm->list != NULL) {
+		sb_printf(sb, "\n#### %s\n\n", fm->list);
+		rows = json_object_get(sec, fm->list_key);
+		for (i = 0; i < json_array_size(rows); i++) {
+			v = json_array_get(rows, i);
+			sb_puts(sb, "- ");
+			md_value(sb, v, PK_STR);
+			sb_puts(sb, "\n");
+		}
+		if (json_array_size(rows) == 0)
+			sb_puts(sb, "_None_\n");
+	}
+	sb_puts(sb, "\n---\n\n");
+	free(cell.p);
+}
+
+/* Writers number sections, readers want the latest: the last one, and count. */
+const char *
+progress_md_last(const char *buf, size_t len, int *count)
+{
+	const char	*p = buf, *end = buf + len, *nl, *last = NULL;
+
+	for (*count = 0; p < end; p = nl + 1) {
+		if ((size_t)(end - p) > 14 && strncmp(p, "### Iteration ",
+		    14) == 0) {
+			last = p;
+			(*count)++;
+		}
+		if ((nl = memchr(p, '\n', end - p)) == NULL)
+			break;
+	}
+	return last;
+}
+
+/* One "### Iteration" section per call; the heading comes with the first. */
+int
+progress_append_md(int dfd, const char *id, const char *role,
+    const json_t *section, char **err)
+{
+	const struct progress_format	*fm;
+	struct sbuf			 sb = { NULL, 0, 0 };
+	char				*dir, *name, *label, *old = NULL;
+	char				 ts[32];
+	size_t				 len = 0;
+	int				 pfd = -1, fd = -1, rc = -1, n;
+
+	*err = NULL;
+	if (progress_check_id(id, err) == -1)
+		return -1;
+	if ((fm = progress_format(role)) == NULL) {
+		xasprintf(err, "unknown progress role: must be develop, debug "
+		    "or validate");
+		return -1;
+	}
+	if (!json_is_object(section)) {
+		xasprintf(err, "%s section: must be a JSON object", role);
+		return -1;
+	}
+	xasprintf(&dir, "%s.progress", id);
+	xasprintf(&name, "%s.md", role);
+	xasprintf(&label, "%s/%s", dir, name);
+	if (progress_open_dir(dfd, dir, 1, &pfd, err) == -1 ||
+	    progress_open_file(pfd, name, label, O_RDWR | O_APPEND | O_CREAT,
+	    &fd, err) != 0 ||
+	    progress_read_fd(fd, label, &old, &len, err) == -1)
+		goto out;
+	progress_iso8601(NULL, ts, sizeof ts);
+	if (len == 0)
+		sb_printf(&sb, "# %s\n\n**Loop ID**: %s\n**Started**: %s\n\n"
+		    "---\n\n## %s\n\n", fm->title, id, ts, fm->timeline);
+	progress_md_last(old, len, &n);
+	md_section(&sb, fm, section, n + 1, ts);
+	rc = progress_append_fd(fd, label, sb.p, sb.len, err);
+out:
+	if (fd != -1)
+		close(fd);
+	if (pfd != -1)
+		close(pfd);
+	free(sb.p);
+	free(old);
+	free(label);
+	free(name);
+	free(dir);
+	return rc;
+}

@@ -1,0 +1,905 @@
+/*
+ * rebuild.c: skill_state reconstructed from what a loop left next to its
+ * state file, for when the state file is lost or corrupt: the last
+ * section of each progress Markdown file, the worker outputs and the
+ * tasks file(s).  Whatever cannot be recovered is named, never guessed.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "progress.h"
+#include "state.h"
+#include "xmalloc.h"
+
+/* What the last section of one Markdown file holds, still escaped. */
+struct mdsec {
+	json_t	*bullets;	/* label -> text */
+	json_t	*tables;	/* subsection title -> [ {header: cell} ] */
+	json_t	*lists;		/* subsection title -> [ text ] */
+};
+
+/* One worker output found in {id}.workers/. */
+struct wout {
+	const char	*role;
+	size_t		 idx;		/* in rebuild_roles: breaks ties */
+	struct timespec	 mtime;
+	json_t		*obj;
+};
+
+static const char *const rebuild_roles[] = {
+	"init", "develop", "debug", "validate", "complete"
+};
+#define REBUILD_NROLES	(sizeof rebuild_roles / sizeof rebuild_roles[0])
+
+/* LoopState fields the API owns: no side file holds them. */
+static const char *const rebuild_api_fields[] = {
+	"title", "description", "max_iterations", "status",
+	"current_iteration", "created_at", "updated_at", "completed_at",
+	"failure_reason"
+};
+#define REBUILD_NAPI	\
+	(sizeof rebuild_api_fields / sizeof rebuild_api_fields[0])
+
+enum { UN_ADD, UN_HAS, UN_DEL };
+
+/*
+ * The list of unrecovered names: UN_ADD puts a.b on it once, UN_HAS says
+ * whether it is there, UN_DEL takes off one recovered another way.
+ */
+static int
+unrec_op(struct strv *sv, const char *a, const char *b, int op)
+{
+	char	*s;
+	size_t	 i;
+
+	xasprintf(&s, "%s%s%s", a, b != NULL ? "." : "", b != NULL ? b : "");
+	for (i = 0; i < sv->n && strcmp(sv->v[i], s) != 0; i++)
+		;
+	if (i == sv->n && op == UN_ADD)
+		strv_push(sv, s);
+	free(s);
+	if (i == sv->n || op != UN_DEL)
+		return i < sv->n;
+	free(sv->v[i]);
+	memmove(sv->v + i, sv->v + i + 1, (sv->n - i - 1) * sizeof *sv->v);
+	sv->n--;
+	return 1;
+}
+
+/* Headings and labels are matched without regard to case. */
+static json_t *
+obj_get_ci(const json_t *obj, const char *key)
+{
+	const char	*k;
+	json_t		*v;
+
+	json_object_foreach((json_t *)obj, k, v)
+		if (strcasecmp(k, key) == 0)
+			return v;
+	return NULL;
+}
+
+/* Blanks around a value are layout, not content. */
+static char *
+trim(const char *p, size_t n)
+{
+	while (n > 0 && (*p == ' ' || *p == '\t'))
+		p++, n--;
+	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t' ||
+	    p[n - 1] == '\r'))
+		n--;
+	return xstrndup(p, n);
+}
+
+/* "**Pass Rate**" as a human (or CCW) writes it is "Pass Rate". */
+static char *
+unbold(char *s)
+{
+	size_t	n = strlen(s);
+
+	if (n >= 4 && strncmp(s, "**", 2) == 0 &&
+	    strcmp(s + n - 2, "**") == 0) {
+		memmove(s, s + 2, n - 4);
+		s[n - 4] = '\0';
+	}
+	return s;
+}
+
+/* Undo progress.c's escaping; an unknown escape is kept as written. */
+static char *
+unescape(const char *s, size_t n)
+{
+	static const char	 from[] = "nr\\|,", to[] = "\n\r\\|,";
+	const char		*q;
+	char			*o = xmalloc(n + 1);
+	size_t			 i, j = 0;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n && s[i + 1] != '\0' &&
+		    (q = strchr(from, s[i + 1])) != NULL)
+			o[j++] = to[q - from], i++;
+		else
+			o[j++] = s[i];
+	}
+	o[j] = '\0';
+	return o;
+}
+
+/* Text that is not UTF-8 cannot be a JSON string: it reads as "". */
+static json_t *
+jstr(const char *s)
+{
+	json_t	*j;
+
+	return (j = json_string(s)) != NULL ? j : json_string("");
+}
+
+/* Split on an unescaped separator; pieces trimmed, unescaped if asked. */
+static json_t *
+split_esc(const char *s, size_t n, char sep, int unesc)
+{
+	json_t	*a = json_array();
+	size_t	 i, start = 0;
+	char	*t, *u;
+
+	for (i = 0; i <= n; i++) {
+		if (i + 1 < n && s[i] == '\\') {
+			i++;
+			continue;
+		}
+		if (i < n && s[i] != sep)
+			continue;
+		t = trim(s + start, i - start);
+		u = unesc ? unescape(t, strlen(t)) : NULL;
+		json_array_append_new(a, jstr(u != NULL ? u : t));
+		free(u);
+		free(t);
+		start = i + 1;
+	}
+	return a;
+}
+
+/* One table row: the cells between the pipes. */
+static json_t *
+split_row(const char *line, size_t n)
+{
+	json_t	*cells = split_esc(line + 1, n - 1, '|', 0);
+	size_t	 last = json_array_size(cells) - 1;
+
+	if (*json_string_value(json_array_get(cells, last)) == '\0')
+		json_array_remove(cells, last);
+	return cells;
+}
+
+/* "| --- | :-: |" only separates the header from the rows. */
+static int
+is_separator(const json_t *cells)
+{
+	const char	*s;
+	size_t		 i;
+
+	for (i = 0; i < json_array_size(cells); i++) {
+		s = json_string_value(json_array_get(cells, i));
+		if (s == NULL || *s == '\0' || strspn(s, "-: ") != strlen(s))
+			return 0;
+	}
+	return json_array_size(cells) > 0;
+}
+
+/* A row becomes {header: cell}; CCW's Metric | Value tables become bullets. */
+static void
+md_row(struct mdsec *ms, json_t *rows, const json_t *hdr, const json_t *cells)
+{
+	json_t	*row = json_object();
+	char	*k, *v;
+	size_t	 i;
+
+	if (json_array_size(hdr) == 2 && json_array_size(cells) == 2 &&
+	    strcasecmp(json_string_value(json_array_get(hdr, 0)),
+	    "Metric") == 0) {
+		k = unbold(xstrdup(json_string_value(
+		    json_array_get(cells, 0))));
+		v = unbold(xstrdup(json_string_value(
+		    json_array_get(cells, 1))));
+		json_object_set_new(ms->bullets, k, jstr(v));
+		free(k);
+		free(v);
+	}
+	for (i = 0; i < json_array_size(hdr) && i < json_array_size(cells); i++)
+		json_object_set(row, json_string_value(json_array_get(hdr, i)),
+		    json_array_get(cells, i));
+	json_array_append_new(rows, row);
+}
+
+/*
+ * One line outside a table: a heading, a "**Label**: value" bullet (only
+ * above the first "####": below, "- **x**: y" is a list item) or an item.
+ */
+static void
+md_line(struct mdsec *ms, char **title, int *sub, const char *p, size_t n)
+{
+	const char	*colon;
+	char		*k, *v;
+	json_t		*list;
+	size_t		 skip;
+
+	if (n > 4 && (strncmp(p, "### ", 4) == 0 ||
+	    strncmp(p, "#### ", 5) == 0)) {
+		skip = p[3] == '#' ? 5 : 4;
+		*sub = skip == 5;
+		free(*title);
+		*title = trim(p + skip, n - skip);
+		if ((list = json_string(*title)) == NULL) {
+			free(*title);		/* a key must be UTF-8 */
+			*title = xstrdup("?");
+		}
+		json_decref(list);
+		return;
+	}
+	skip = (n > 2 && strncmp(p, "- ", 2) == 0) ? 2 : 0;
+	if (!*sub && n > skip + 2 && strncmp(p + skip, "**", 2) == 0 &&
+	    (colon = memmem(p + skip + 2, n - skip - 2, "**:", 3)) != NULL) {
+		k = trim(p + skip + 2, colon - (p + skip + 2));
+		v = trim(colon + 3, (p + n) - (colon + 3));
+		json_object_set_new(ms->bullets, k, jstr(v));
+		free(k);
+		free(v);
+	} else if (skip == 2 || (n == 6 && strncmp(p, "_None_", 6) == 0)) {
+		/* "_None_" under a heading: the list is there, and empty */
+		if ((list = json_object_get(ms->lists, *title)) == NULL) {
+			list = json_array();
+			json_object_set_new(ms->lists, *title, list);
+		}
+		if (skip == 2) {
+			v = trim(p + 2, n - 2);
+			json_array_append_new(list, jstr(v));
+			free(v);
+		}
+	}
+}
+
+/*
+ * Parse the last "### Iteration " section (the latest snapshot), or the
+ * whole file if it has none (a report CCW rewrote in place).
+ */
+static void
+md_parse(const char *buf, size_t len, struct mdsec *ms)
+{
+	const char	*p, *end = buf + len, *nl, *from;
+	json_t		*hdr = NULL, *cells, *rows = NULL;
+	char		*title = xstrdup("");
+	size_t		 n;
+	int		 count, sub = 0, sep = 0;
+
+	if ((from = progress_md_last(buf, len, &count)) == NULL)
+		from = buf;
+	ms->bullets = json_object();
+	ms->tables = json_object();
+	ms->lists = json_object();
+	for (p = from; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', end - p)) == NULL)
+			nl = end;
+		n = nl - p;
+		if (n > 0 && p[n - 1] == '\r')
+			n--;
+		if (n > 0 && *p == '|') {
+			cells = split_row(p, n);
+			if (hdr == NULL) {
+				hdr = cells;
+				rows = json_array();
+				json_object_set_new(ms->tables, title, rows);
+				sep = 1;
+				continue;
+			}
+			if (!sep || !is_separator(cells))
+				md_row(ms, rows, hdr, cells);
+			sep = 0;
+			json_decref(cells);
+			continue;
+		}
+		json_decref(hdr);
+		hdr = NULL;
+		md_line(ms, &title, &sub, p, n);
+	}
+	json_decref(hdr);
+	free(title);
+}
+
+/* Release what md_parse built. */
+static void
+md_free(struct mdsec *ms)
+{
+	json_decref(ms->bullets);
+	json_decref(ms->tables);
+	json_decref(ms->lists);
+}
+
+/* A number as written: "95.5", "95.5%", "**95.5%**". */
+static json_t *
+conv_num(char *s, int integer_only)
+{
+	char		*end;
+	long long	 ll;
+	double		 d;
+	size_t		 n;
+
+	unbold(s);
+	n = strlen(s);
+	if (!integer_only && n > 0 && s[n - 1] == '%')
+		s[--n] = '\0';
+	if (n == 0)
+		return NULL;
+	errno = 0;
+	ll = strtoll(s, &end, 10);
+	if (*end == '\0' && errno == 0)
+		return json_integer(ll);
+	if (integer_only)
+		return NULL;
+	d = strtod(s, &end);
+	if (*end != '\0' || !isfinite(d))
+		return NULL;
+	return json_real(d);
+}
+
+/* ISO 8601 with Z or an offset, as the state file's validator wants it. */
+static int
+is_iso8601(const char *s)
+{
+	static const char	 pat[] = "dddd-dd-ddTdd:dd:dd";
+	size_t			 i;
+
+	for (i = 0; s != NULL && pat[i] != '\0'; i++)
+		if (pat[i] == 'd' ? s[i] < '0' || s[i] > '9' : s[i] != pat[i])
+			return 0;
+	if (s == NULL || atoi(s + 5) < 1 || atoi(s + 5) > 12 ||
+	    atoi(s + 8) < 1 || atoi(s + 8) > 31 || atoi(s + 11) > 23 ||
+	    atoi(s + 14) > 59 || atoi(s + 17) > 60)
+		return 0;
+	s += 19;
+	if (s[0] == '.' && s[1] >= '0' && s[1] <= '9')
+		for (s++; *s >= '0' && *s <= '9'; s++)
+			;
+	if (strcmp(s, "Z") == 0)
+		return 1;
+	return (s[0] == '+' || s[0] == '-') && s[1] >= '0' && s[1] <= '2' &&
+	    s[2] >= '0' && s[2] <= '9' && s[3] == ':' && s[4] >= '0' &&
+	    s[4] <= '5' && s[5] >= '0' && s[5] <= '9' && s[6] == '\0';
+}
+
+/* Whether s is one of "a|b|c". */
+static int
+in_values(const char *s, const char *values)
+{
+	size_t	n;
+
+	for (; s != NULL && *values != '\0'; values += n + (values[n] == '|')) {
+		n = strcspn(values, "|");
+		if (strlen(s) == n && strncmp(s, values, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether a value has the field's kind (and is among its values). */
+static int
+kind_ok(const json_t *v, const struct progress_field *f)
+{
+	size_t	i;
+
+	if (f->values != NULL)
+		return in_values(json_string_value(v), f->values);
+	switch (f->kind) {
+	case PK_STR:
+	case PK_OSTR:
+		return json_is_string(v);
+	case PK_NSTR:
+		return json_is_string(v) || json_is_null(v);
+	case PK_TS:
+		return json_is_null(v) || is_iso8601(json_string_value(v));
+	case PK_OTS:
+		return is_iso8601(json_string_value(v));
+	case PK_INT:
+		return json_is_integer(v) && json_integer_value(v) >= 0;
+	case PK_NUM:
+		return json_is_number(v);
+	case PK_PCT:
+		return json_is_number(v) && json_number_value(v) >= 0 &&
+		    json_number_value(v) <= 100;
+	case PK_BOOL:
+		return json_is_boolean(v);
+	case PK_LIST:
+		for (i = 0; i < json_array_size(v); i++)
+			if (!json_is_string(json_array_get(v, i)))
+				return 0;
+		return json_is_array(v);
+	default:
+		return json_is_object(v) || json_is_null(v);
+	}
+}
+
+/*
+ * Text back to a value of the field's kind: 0 with *out set (NULL if the
+ * text says "absent"), -1 if the text is not of that kind.
+ */
+static int
+conv(const char *raw, const struct progress_field *f, json_t **out)
+{
+	char	*s;
+
+	*out = NULL;
+	if (f->kind == PK_LIST)
+		*out = *raw == '\0' ? json_array() :
+		    split_esc(raw, strlen(raw), ',', 1);
+	else if (*raw == '\0') {
+		if (f->kind == PK_NSTR || f->kind == PK_TS || f->kind == PK_OBJ)
+			*out = json_null();
+		else if (f->kind == PK_STR)
+			*out = json_string("");
+		return 0;
+	} else {
+		s = unescape(raw, strlen(raw));
+		if (f->kind == PK_INT || f->kind == PK_NUM || f->kind == PK_PCT)
+			*out = conv_num(s, f->kind == PK_INT);
+		else if (f->kind == PK_BOOL &&
+		    strcasecmp(unbold(s), "true") == 0)
+			*out = json_true();
+		else if (f->kind == PK_BOOL && strcasecmp(s, "false") == 0)
+			*out = json_false();
+		else if (f->kind == PK_OBJ)
+			*out = json_loads(s, 0, NULL);
+		else if (f->kind != PK_BOOL)
+			*out = json_string(s);
+		free(s);
+	}
+	if (*out != NULL && kind_ok(*out, f))
+		return 0;
+	json_decref(*out);
+	*out = NULL;
+	return -1;
+}
+
+/* obj.key, or obj.key.sub. */
+static json_t *
+get_field(const json_t *obj, const struct progress_field *f)
+{
+	json_t	*v = json_object_get(obj, f->key);
+
+	if (f->sub != NULL)
+		v = json_is_object(v) ? json_object_get(v, f->sub) : NULL;
+	return v;
+}
+
+/* Set obj.key, or obj.key.sub, creating the inner object. */
+static void
+set_field(json_t *obj, const struct progress_field *f, json_t *v)
+{
+	json_t	*in;
+
+	if (f->sub == NULL) {
+		json_object_set_new(obj, f->key, v);
+		return;
+	}
+	if (!json_is_object(in = json_object_get(obj, f->key))) {
+		in = json_object();
+		json_object_set_new(obj, f->key, in);
+	}
+	json_object_set_new(in, f->sub, v);
+}
+
+/* "skill_state.develop.tasks[].status" goes on the list. */
+static void
+unrec_col(struct strv *unrec, const char *path,
+    const struct progress_format *fm, const struct progress_field *f)
+{
+	char	*what;
+
+	xasprintf(&what, "%s.%s[].%s%s%s", path, fm->table_key, f->key,
+	    f->sub ? "." : "", f->sub ? f->sub : "");
+	unrec_op(unrec, what, NULL, UN_ADD);
+	free(what);
+}
+
+/*
+ * A row (from the table or the tasks file) in the seed's shape: a value
+ * of the wrong kind is dropped and named, the first column (id, name) is
+ * always there, a status outside its values becomes the first of them.
+ */
+static void
+rb_fix_row(json_t *o, const struct progress_format *fm, const char *path,
+    struct strv *unrec)
+{
+	const struct progress_field	*f;
+	json_t				*v;
+
+	for (f = fm->columns; f->label != NULL; f++) {
+		if ((v = get_field(o, f)) != NULL && !kind_ok(v, f)) {
+			unrec_col(unrec, path, fm, f);
+			json_object_del(f->sub ? json_object_get(o, f->key) : o,
+			    f->sub ? f->sub : f->key);
+		}
+		if (f->values != NULL && get_field(o, f) == NULL)
+			set_field(o, f, json_stringn(f->values,
+			    strcspn(f->values, "|")));
+	}
+	if (get_field(o, fm->columns) == NULL)
+		set_field(o, fm->columns, json_string(""));
+}
+
+/* The table's rows as objects, by the columns the writer uses. */
+static json_t *
+rb_rows(const struct progress_format *fm, const json_t *rows,
+    const char *path, struct strv *unrec)
+{
+	const struct progress_field	*f;
+	json_t				*out = json_array(), *o, *v;
+	const char			*raw;
+	size_t				 i;
+
+	for (i = 0; i < json_array_size(rows); i++) {
+		o = json_object();
+		for (f = fm->columns; f->label != NULL; f++) {
+			raw = json_string_value(obj_get_ci(json_array_get(rows,
+			    i), f->label));
+			if (raw == NULL)
+				continue;
+			if (conv(raw, f, &v) == -1)
+				unrec_col(unrec, path, fm, f);
+			else if (v != NULL)
+				set_field(o, f, v);
+		}
+		rb_fix_row(o, fm, path, unrec);
+		json_array_append_new(out, o);
+	}
+	return out;
+}
+
+/*
+ * Fill one skill_state section from its Markdown file; each field the
+ * file does not give (or gives unreadably) is named in unrec.
+ */
+static void
+rb_section(const struct progress_format *fm, const struct mdsec *ms,
+    json_t *sec, const char *path, struct strv *unrec)
+{
+	const struct progress_field	*f;
+	const char			*raw;
+	json_t				*v, *rows, *a;
+	size_t				 i;
+	char				*u;
+
+	for (f = fm->bullets; f->label != NULL; f++) {
+		raw = ms == NULL ? NULL :
+		    json_string_value(obj_get_ci(ms->bullets, f->label));
+		if (raw == NULL || conv(raw, f, &v) == -1 || v == NULL)
+			unrec_op(unrec, path, f->key, UN_ADD);
+		else
+			json_object_set_new(sec, f->key, v);
+	}
+	rows = ms == NULL ? NULL : obj_get_ci(ms->tables, fm->table);
+	if (rows == NULL)
+		unrec_op(unrec, path, fm->table_key, UN_ADD);
+	else
+		json_object_set_new(sec, fm->table_key,
+		    rb_rows(fm, rows, path, unrec));
+	if (fm->list == NULL)
+		return;
+	rows = ms == NULL ? NULL : obj_get_ci(ms->lists, fm->list);
+	if (rows == NULL) {
+		unrec_op(unrec, path, fm->list_key, UN_ADD);
+		return;
+	}
+	a = json_array();
+	for (i = 0; i < json_array_size(rows); i++) {
+		raw = json_string_value(json_array_get(rows, i));
+		u = unescape(raw, strlen(raw));
+		json_array_append_new(a, jstr(u));
+		free(u);
+	}
+	json_object_set_new(sec, fm->list_key, a);
+}
+
+/* One progress file into its section; -1 only on a refused file. */
+static int
+rb_md(int pfd, const char *id, const char *role, json_t *ss,
+    struct strv *unrec, char **err)
+{
+	const struct progress_format	*fm = progress_format(role);
+	struct mdsec			 ms;
+	char				*name, *label, *buf = NULL, *path;
+	size_t				 len;
+	int				 rc = 1;
+
+	xasprintf(&name, "%s.md", role);
+	xasprintf(&label, "%s.progress/%s", id, name);
+	xasprintf(&path, "skill_state.%s", role);
+	if (pfd != -1)
+		rc = progress_read_file(pfd, name, label, &buf, &len, NULL,
+		    err);
+	if (rc == 0) {
+		md_parse(buf, len, &ms);
+		rb_section(fm, &ms, json_object_get(ss, role), path, unrec);
+		md_free(&ms);
+	} else if (rc == 1)
+		rb_section(fm, NULL, json_object_get(ss, role), path, unrec);
+	free(buf);
+	free(path);
+	free(label);
+	free(name);
+	return rc == -1 ? -1 : 0;
+}
+
+/* Empty cells (null, "") do not erase what the tasks file knows. */
+static void
+rb_overlay(json_t *t, json_t *m)
+{
+	const char	*k;
+	json_t		*v;
+
+	json_object_foreach(m, k, v)
+		if ((!json_is_null(v) && (!json_is_string(v) ||
+		    *json_string_value(v) != '\0')) ||
+		    json_object_get(t, k) == NULL)
+			json_object_set(t, k, v);
+}
+
+/*
+ * The tasks from the progress file and from the tasks file(s), by id:
+ * the file's fields under the progress file's (the skill's view of
+ * status and files), tasks only in one of them kept.
+ */
+static void
+rb_tasks(json_t *dev, json_t *ftasks, struct strv *unrec)
+{
+	const struct progress_format	*fm = progress_format("develop");
+	const char			*p = "skill_state.develop", *tid;
+	json_t				*md, *out, *index, *t, *at;
+	size_t				 i, done = 0;
+	int				 lost;
+
+	lost = json_array_size(ftasks) == 0 &&
+	    unrec_op(unrec, p, "tasks", UN_HAS);
+	md = json_object_get(dev, "tasks");
+	out = json_array();
+	index = json_object();
+	for (i = 0; i < json_array_size(md); i++) {
+		t = json_array_get(md, i);
+		if ((tid = json_string_value(json_object_get(t, "id"))) != NULL)
+			json_object_set_new(index, tid,
+			    json_integer(json_array_size(out)));
+		json_array_append(out, t);
+	}
+	for (i = 0; i < json_array_size(ftasks); i++) {
+		t = json_deep_copy(json_array_get(ftasks, i));
+		if (!json_is_string(json_object_get(t, "description")) &&
+		    json_is_string(json_object_get(t, "title")))
+			json_object_set(t, "description",
+			    json_object_get(t, "title"));
+		tid = json_string_value(json_object_get(t, "id"));
+		if (tid != NULL && (at = json_object_get(index, tid)) != NULL) {
+			rb_overlay(t, json_array_get(out,
+			    json_integer_value(at)));
+			json_array_set_new(out, json_integer_value(at), t);
+		} else
+			json_array_append_new(out, t);
+		rb_fix_row(t, fm, p, unrec);
+	}
+	json_array_foreach(out, i, t) {
+		if (!json_is_string(json_object_get(t, "description")))
+			json_object_set_new(t, "description", json_string(""));
+		if (!json_is_array(json_object_get(t, "files_changed")))
+			json_object_set_new(t, "files_changed", json_array());
+		if (strcmp(json_string_value(json_object_get(t, "status")),
+		    "completed") == 0)
+			done++;
+	}
+	json_object_set_new(dev, "total", json_integer(json_array_size(out)));
+	json_object_set_new(dev, "completed", json_integer(done));
+	json_object_set_new(dev, "tasks", out);
+	json_decref(index);
+	if (lost) {
+		unrec_op(unrec, p, "total", UN_ADD);
+		unrec_op(unrec, p, "completed", UN_ADD);
+	} else {
+		unrec_op(unrec, p, "tasks", UN_DEL);
+		unrec_op(unrec, p, "total", UN_DEL);
+		unrec_op(unrec, p, "completed", UN_DEL);
+	}
+}
+
+/* Outputs oldest first; within one clock tick, in the roles' order. */
+static int
+rb_cmp(const void *a, const void *b)
+{
+	const struct wout	*x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* A warning joins the others; rebuilding goes on. */
+static void
+rb_warn(char **warn, char *msg)
+{
+	char	*s;
+
+	if (*warn == NULL) {
+		*warn = msg;
+		return;
+	}
+	xasprintf(&s, "%s; %s", *warn, msg);
+	free(*warn);
+	free(msg);
+	*warn = s;
+}
+
+/* Read every {role}.output.json there is; an unreadable one is a warning. */
+static int
+rb_outputs(int dfd, const char *id, struct wout *w, size_t *nw, char **warn,
+    char **err)
+{
+	json_error_t	 jerr;
+	char		*dir, *name, *label, *buf, *e;
+	size_t		 i, len;
+	int		 wfd, rc;
+
+	*nw = 0;
+	xasprintf(&dir, "%s.workers", id);
+	rc = progress_open_dir(dfd, dir, 0, &wfd, err);
+	free(dir);
+	if (rc != 0)
+		return rc == 1 ? 0 : -1;
+	for (i = 0; i < REBUILD_NROLES; i++) {
+		xasprintf(&name, "%s.output.json", rebuild_roles[i]);
+		xasprintf(&label, "%s.workers/%s", id, name);
+		e = NULL;
+		rc = progress_read_file(wfd, name, label, &buf, &len,
+		    &w[*nw].mtime, &e);
+		if (rc == 0) {
+			w[*nw].obj = json_loadb(buf, len, 0, &jerr);
+			w[*nw].idx = i;
+			if (json_is_object(w[*nw].obj))
+				w[(*nw)++].role = rebuild_roles[i];
+			else {
+				json_decref(w[*nw].obj);
+				xasprintf(&e, "%s: not a JSON object", label);
+			}
+		}
+		if (e != NULL)
+			rb_warn(warn, e);
+		free(buf);
+		free(label);
+		free(name);
+	}
+	close(wfd);
+	return 0;
+}
+
+/*
+ * The worker outputs give the actions: current and last = the newest
+ * output, completed = the roles whose last output succeeded, oldest
+ * first; a failed one becomes an error entry; worker_results keeps each
+ * role's last status and summary.
+ */
+static void
+rb_actions(json_t *ss, struct wout *w, size_t nw, struct strv *unrec)
+{
+	json_t		*done, *res, *r, *errs;
+	const char	*st, *sum;
+	char		 ts[32];
+	size_t		 i;
+
+	if (nw == 0) {
+		unrec_op(unrec, "skill_state", "current_action", UN_ADD);
+		unrec_op(unrec, "skill_state", "last_action", UN_ADD);
+		unrec_op(unrec, "skill_state", "completed_actions", UN_ADD);
+		return;
+	}
+	qsort(w, nw, sizeof *w, rb_cmp);
+	done = json_object_get(ss, "completed_actions");
+	errs = json_object_get(ss, "errors");
+	res = json_object();
+	for (i = 0; i < nw; i++) {
+		st = json_string_value(json_object_get(w[i].obj, "status"));
+		sum = json_string_value(json_object_get(w[i].obj, "summary"));
+		progress_iso8601(&w[i].mtime, ts, sizeof ts);
+		r = json_pack("{s:s?, s:s?, s:s}", "status", st, "summary", sum,
+		    "saved_at", ts);
+		json_object_set_new(res, w[i].role, r);
+		if (st != NULL && strcmp(st, "success") == 0)
+			json_array_append_new(done, json_string(w[i].role));
+		if (st != NULL && strcmp(st, "failed") == 0)
+			json_array_append_new(errs, json_pack("{s:s, s:s, s:s}",
+			    "action", w[i].role, "message", sum != NULL ? sum :
+			    "failed", "timestamp", ts));
+	}
+	json_object_set_new(ss, "current_action", json_string(w[nw - 1].role));
+	json_object_set_new(ss, "last_action", json_string(w[nw - 1].role));
+	json_object_set_new(ss, "worker_results", res);
+}
+
+/* Counts the writer keeps are implied by the rows when the bullets are lost. */
+static void
+rb_counts(json_t *ss, struct strv *unrec)
+{
+	json_t	*dbg = json_object_get(ss, "debug");
+
+	if (!unrec_op(unrec, "skill_state.debug", "hypotheses", UN_HAS) &&
+	    unrec_op(unrec, "skill_state.debug", "hypotheses_count", UN_DEL))
+		json_object_set_new(dbg, "hypotheses_count", json_integer(
+		    json_array_size(json_object_get(dbg, "hypotheses"))));
+}
+
+/*
+ * skill_state from the side files, in the shape action-init gives it.
+ * unrec gets every field that could not be recovered: the API's fields
+ * always, "skill_state.mode" and "skill_state.errors" always (the
+ * history of errors is in no side file), and whatever was missing.
+ */
+int
+progress_rebuild(int dfd, const char *id, json_t **out, struct strv *unrec,
+    char **err)
+{
+	struct wout	 w[REBUILD_NROLES];
+	json_t		*ss, *tasks = NULL;
+	char		*dir, *warn = NULL, *e = NULL;
+	size_t		 i, nw = 0;
+	int		 pfd = -1, rc;
+
+	*err = NULL;
+	*out = NULL;
+	if (progress_check_id(id, err) == -1)
+		return -1;
+	xasprintf(&dir, "%s.progress", id);
+	rc = progress_open_dir(dfd, dir, 0, &pfd, err);
+	free(dir);
+	if (rc == -1)
+		return -1;
+	ss = state_skeleton();
+	for (i = 0; i < REBUILD_NAPI; i++)
+		unrec_op(unrec, rebuild_api_fields[i], NULL, UN_ADD);
+	unrec_op(unrec, "skill_state", "mode", UN_ADD);
+	unrec_op(unrec, "skill_state", "errors", UN_ADD);
+	if (rb_md(pfd, id, "develop", ss, unrec, err) == -1 ||
+	    rb_md(pfd, id, "debug", ss, unrec, err) == -1 ||
+	    rb_md(pfd, id, "validate", ss, unrec, err) == -1 ||
+	    progress_tasks_read(dfd, id, &tasks, &e) == -1 ||
+	    rb_outputs(dfd, id, w, &nw, &warn, err) == -1) {
+		if (e != NULL) {
+			free(*err);
+			*err = e;
+		}
+		rc = -1;
+		goto out;
+	}
+	if (e != NULL)
+		rb_warn(&warn, e);
+	rb_tasks(json_object_get(ss, "develop"), tasks, unrec);
+	rb_counts(ss, unrec);
+	rb_actions(ss, w, nw, unrec);
+	rc = 0;
+out:
+	for (i = 0; i < nw; i++)
+		json_decref(w[i].obj);
+	json_decref(tasks);
+	if (pfd != -1)
+		close(pfd);
+	if (rc == -1) {
+		json_decref(ss);
+		free(warn);
+		return -1;
+	}
+	*out = ss;
+	*err = warn;
+	return 0;
+}

@@ -1,0 +1,805 @@
+/*
+ * state.c: the loop state file's ids and directory, reading it (with the
+ * quarantine of a corrupt file), checking it against seed 000's LoopState
+ * (types and consistency rules), a new state and the derived figures.
+ */
+#include <config.h>
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "state.h"
+#include "xmalloc.h"
+
+#define STATE_RECENT_NS	(2LL * 1000000000LL)	/* younger: a writer may be busy */
+
+/* Ids become file names: one safe alphabet, bounded, never "..". */
+int
+state_id_valid(const char *id)
+{
+	size_t	i;
+
+	if (id == NULL || !((id[0] >= 'A' && id[0] <= 'Z') ||
+	    (id[0] >= 'a' && id[0] <= 'z') || (id[0] >= '0' && id[0] <= '9')))
+		return 0;
+	for (i = 1; id[i] != '\0'; i++) {
+		if (i >= STATE_ID_MAX)
+			return 0;
+		if (!((id[i] >= 'A' && id[i] <= 'Z') ||
+		    (id[i] >= 'a' && id[i] <= 'z') ||
+		    (id[i] >= '0' && id[i] <= '9') ||
+		    id[i] == '.' || id[i] == '_' || id[i] == '-'))
+			return 0;
+	}
+	return strstr(id, "..") == NULL;
+}
+
+/* CCW's id shape, so the dashboard lists our loops like its own. */
+char *
+state_id_generate(void)
+{
+	struct tm	 tm;
+	time_t		 now = time(NULL);
+	uint32_t	 r = 0;
+	char		*id;
+	int		 fd;
+
+	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (read(fd, &r, sizeof r) != (ssize_t)sizeof r)
+			r = 0;
+		close(fd);
+	}
+	if (r == 0)
+		r = (uint32_t)getpid() * 2654435761u ^ (uint32_t)now;
+	gmtime_r(&now, &tm);
+	xasprintf(&id, "loop-v2-%04d%02d%02dT%02d%02d%02d-%08x",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, r);
+	return id;
+}
+
+/* Every file is opened relative to this descriptor, so it is opened once. */
+int
+state_dir_open(const char *path, int create, char **err)
+{
+	char	*p, *s;
+	int	 fd, end;
+
+	if (path == NULL || *path == '\0') {
+		xasprintf(err, "empty state directory path");
+		return -1;
+	}
+	if (create) {
+		p = xstrdup(path);
+		for (s = p + 1; ; s++) {
+			if (*s != '/' && *s != '\0')
+				continue;
+			end = *s == '\0';
+			*s = '\0';
+			if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+				xasprintf(err, "mkdir %s: %s", p, strerror(errno));
+				free(p);
+				return -1;
+			}
+			if (end)
+				break;
+			*s = '/';
+		}
+		free(p);
+	}
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		xasprintf(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+/* CCW's dashboard reads .workflow/.loop; ours is .loop unless only it exists. */
+char *
+state_dir_default(const char *root)
+{
+	struct stat	 sb;
+	char		*dir, *alt;
+
+	xasprintf(&dir, "%s/.loop", root);
+	xasprintf(&alt, "%s/.workflow/.loop", root);
+	if (stat(dir, &sb) != 0 && stat(alt, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		free(dir);
+		return alt;
+	}
+	free(alt);
+	return dir;
+}
+
+/* Timestamps as CCW writes them: UTC with milliseconds. */
+void
+state_now_iso(char *buf, size_t len)
+{
+	struct timespec	ts;
+	struct tm	tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+}
+
+/* Slurp a regular file, refusing more than the cap (that is corruption). */
+static int
+state_read_all(int fd, char **bufp, size_t *lenp, int *toobig, char **err)
+{
+	size_t	 cap = 65536, len = 0;
+	char	*buf = xmalloc(cap);
+	ssize_t	 n;
+
+	*toobig = 0;
+	for (;;) {
+		if (len > STATE_MAX_SIZE) {
+			*toobig = 1;
+			break;
+		}
+		if (len == cap) {
+			cap = cap * 2 > (size_t)STATE_MAX_SIZE + 1 ?
+			    (size_t)STATE_MAX_SIZE + 1 : cap * 2;
+			buf = xreallocarray(buf, cap, 1);
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			xasprintf(err, "read: %s", strerror(errno));
+			free(buf);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}
+
+/*
+ * A JavaScript writer puts integers up to 1e21 without exponent, beyond
+ * what jansson's int64 takes: turn such tokens into reals (same value for
+ * JavaScript) instead of calling the whole file corrupt.
+ */
+static char *
+state_fix_bigints(const char *in, size_t len, size_t *outlen)
+{
+	char	*out = xmalloc(len * 2 + 1);
+	size_t	 i = 0, o = 0, j, digits;
+	int	 plain;
+
+	while (i < len) {
+		if (in[i] == '"') {
+			out[o++] = in[i++];
+			while (i < len && in[i] != '"') {
+				if (in[i] == '\\' && i + 1 < len)
+					out[o++] = in[i++];
+				out[o++] = in[i++];
+			}
+			if (i < len)
+				out[o++] = in[i++];
+			continue;
+		}
+		if (in[i] != '-' && !(in[i] >= '0' && in[i] <= '9')) {
+			out[o++] = in[i++];
+			continue;
+		}
+		plain = 1;
+		digits = 0;
+		for (j = i; j < len && strchr("+-0123456789.eE", in[j]) != NULL &&
+		    in[j] != '\0'; j++) {
+			if (in[j] == '.' || in[j] == 'e' || in[j] == 'E')
+				plain = 0;
+			else if (in[j] >= '0' && in[j] <= '9')
+				digits++;
+		}
+		memcpy(out + o, in + i, j - i);
+		o += j - i;
+		if (plain && (digits > 19 || (digits == 19 &&
+		    memcmp(in + i + (in[i] == '-'), in[i] == '-' ?
+		    "9223372036854775808" : "9223372036854775807", 19) > 0))) {
+			out[o++] = '.';
+			out[o++] = '0';
+		}
+		i = j;
+	}
+	*outlen = o;
+	return out;
+}
+
+/* Parse the bytes: an object, or NULL with the reason. */
+static json_t *
+state_parse(const char *buf, size_t len, char **why)
+{
+	json_error_t	 jerr;
+	json_t		*j;
+	char		*fixed;
+	size_t		 flen;
+
+	if (len == 0) {
+		*why = xstrdup("empty file");
+		return NULL;
+	}
+	if (memchr(buf, '\0', len) != NULL) {
+		*why = xstrdup("holds a NUL byte");
+		return NULL;
+	}
+	j = json_loadb(buf, len, 0, &jerr);
+	if (j == NULL && strstr(jerr.text, "too big") != NULL) {
+		fixed = state_fix_bigints(buf, len, &flen);
+		j = json_loadb(fixed, flen, 0, &jerr);
+		free(fixed);
+	}
+	if (j == NULL) {
+		xasprintf(why, "line %d column %d: %s", jerr.line, jerr.column,
+		    jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		*why = xstrdup("not a JSON object");
+		return NULL;
+	}
+	return j;
+}
+
+/* Move a bad file aside under a name that is never reused. */
+static int
+state_quarantine(int dirfd, const char *name, const struct stat *read_st,
+    char **qname)
+{
+	struct stat	 sb;
+	struct timespec	 ts;
+	struct tm	 tm;
+	char		*q = NULL;
+	int		 i;
+
+	/* It may have been replaced since it was read: then it is not ours to move. */
+	if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    sb.st_dev != read_st->st_dev || sb.st_ino != read_st->st_ino)
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	for (i = 1; i < 100; i++) {
+		xasprintf(&q, "%s.corrupt-%04d%02d%02dT%02d%02d%02d.%03ldZ%s%.0d",
+		    name, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		    tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+		    i > 1 ? "-" : "", i > 1 ? i : 0);
+		if (fstatat(dirfd, q, &sb, AT_SYMLINK_NOFOLLOW) != 0 &&
+		    errno == ENOENT)
+			break;
+		free(q);
+		q = NULL;
+	}
+	if (q == NULL || renameat(dirfd, name, dirfd, q) != 0) {
+		free(q);
+		return -1;
+	}
+	*qname = q;
+	return 0;
+}
+
+/*
+ * The one reader.  A file that does not parse may be a writer's work in
+ * progress (empty, or touched in the last 2 s): try again later; an old
+ * one is corrupt and moved aside so that the loop can go on.
+ */
+enum state_load_rc
+state_load_at(int dirfd, const char *id, const char *suffix, int flags,
+    json_t **out, struct stat *stp, char **err)
+{
+	struct stat		 st;
+	struct timespec		 now;
+	enum state_load_rc	 rc;
+	char			*name, *buf = NULL, *why = NULL, *q = NULL;
+	size_t			 len = 0;
+	long long		 age;
+	int			 fd, toobig;
+
+	*out = NULL;
+	if (!state_id_valid(id) || suffix == NULL || suffix[0] != '.' ||
+	    strchr(suffix, '/') != NULL || strstr(suffix, "..") != NULL) {
+		xasprintf(err, "invalid loop id or file name");
+		return STATE_EINVAL;
+	}
+	xasprintf(&name, "%s%s", id, suffix);
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		rc = errno == ENOENT ? STATE_ENOENT : STATE_EIO;
+		xasprintf(err, "%s: %s", name, errno == ELOOP ?
+		    "a symbolic link, refused" : strerror(errno));
+		free(name);
+		return rc;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		xasprintf(err, "%s: not a regular file", name);
+		close(fd);
+		free(name);
+		return STATE_EIO;
+	}
+	if (state_read_all(fd, &buf, &len, &toobig, err) != 0) {
+		close(fd);
+		free(name);
+		return STATE_EIO;
+	}
+	fstat(fd, &st);		/* the writer may have gone on meanwhile */
+	if (toobig)
+		xasprintf(&why, "larger than %d MiB", STATE_MAX_SIZE >> 20);
+	else if ((*out = state_parse(buf, len, &why)) != NULL) {
+		if (stp != NULL)
+			*stp = st;
+		rc = STATE_OK;
+		goto done;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	age = (long long)(now.tv_sec - st.st_mtim.tv_sec) * 1000000000LL +
+	    (now.tv_nsec - st.st_mtim.tv_nsec);
+	if ((flags & STATE_LOAD_NOQUARANTINE) || (!(flags & STATE_LOAD_FORCE) &&
+	    !toobig && (len == 0 || age < STATE_RECENT_NS))) {
+		xasprintf(err, "%s: not parseable yet: %s", name, why);
+		rc = STATE_EAGAIN;
+	} else if (state_quarantine(dirfd, name, &st, &q) != 0) {
+		xasprintf(err, "%s: %s (replaced meanwhile, or cannot be "
+		    "moved aside)", name, why);
+		rc = STATE_EAGAIN;
+	} else {
+		xasprintf(err, "%s: %s: quarantined as %s", name, why, q);
+		log_warnx("state: %s", *err);
+		rc = STATE_CORRUPT;
+	}
+done:
+	free(q);
+	free(why);
+	free(buf);
+	close(fd);
+	free(name);
+	return rc;
+}
+
+/* {id}.json, quarantined when corrupt; the caller retries STATE_EAGAIN. */
+enum state_load_rc
+state_load(int dirfd, const char *id, json_t **out, char **err)
+{
+	return state_load_at(dirfd, id, ".json", 0, out, NULL, err);
+}
+
+/* --- validation: seed 000's LoopState, as tables of member rules */
+
+enum { V_STR, V_INT, V_NUM, V_PCT, V_BOOL, V_TS, V_ENUM, V_OBJ, V_LIST,
+    V_STRS };
+#define V_REQ	0x1	/* must be present */
+#define V_NULL	0x2	/* may be null */
+
+/* One member of an object: its type, presence, and what is inside. */
+struct state_vrule {
+	const char			*key;
+	int				 type;
+	int				 fl;
+	const char *const		*names;	/* V_ENUM */
+	const struct state_vrule	*sub;	/* V_OBJ, V_LIST elements */
+	long long			 min;	/* V_INT */
+};
+#define R(k, t, f)		{ k, t, f, NULL, NULL, 0 }
+#define R_INT(k, f, m)		{ k, V_INT, f, NULL, NULL, m }
+#define R_ENUM(k, f, n)		{ k, V_ENUM, f, n, NULL, 0 }
+#define R_SUB(k, t, f, s)	{ k, t, f, NULL, s, 0 }
+#define R_END			{ NULL, 0, 0, NULL, NULL, 0 }
+
+struct state_vctx {
+	struct strv	*errs;
+	int		 n;
+};
+
+static const char *const state_statuses[] = { "created", "running", "paused",
+    "completed", "failed", NULL };
+static const char *const state_actions[] = { "init", "develop", "debug",
+    "validate", "complete", NULL };
+static const char *const state_modes[] = { "interactive", "auto", "parallel",
+    NULL };
+static const char *const state_task_st[] = { "pending", "in_progress",
+    "completed", "failed", NULL };
+static const char *const state_hyp_st[] = { "pending", "confirmed", "rejected",
+    "inconclusive", NULL };
+static const char *const state_test_st[] = { "passed", "failed", "skipped",
+    NULL };
+
+/* DevelopTask: the seed's own example gives only id, description, status. */
+static const struct state_vrule state_r_task[] = {
+	R("id", V_STR, V_REQ), R("description", V_STR, 0),
+	R("tool", V_STR, 0), R("mode", V_STR, 0),
+	R_ENUM("status", V_REQ, state_task_st), R("files_changed", V_STRS, 0),
+	R("created_at", V_TS, 0), R("completed_at", V_TS, V_NULL), R_END
+};
+static const struct state_vrule state_r_criteria[] = {
+	R("confirm", V_STR, 0), R("reject", V_STR, 0), R_END
+};
+static const struct state_vrule state_r_hyp[] = {
+	R("id", V_STR, V_REQ), R("description", V_STR, 0),
+	R("testable_condition", V_STR, 0), R("logging_point", V_STR, 0),
+	R_SUB("evidence_criteria", V_OBJ, 0, state_r_criteria),
+	R("likelihood", V_NUM, 0), R_ENUM("status", V_REQ, state_hyp_st),
+	R("evidence", V_OBJ, V_NULL), R("verdict_reason", V_STR, V_NULL), R_END
+};
+static const struct state_vrule state_r_test[] = {
+	R("test_name", V_STR, V_REQ), R("suite", V_STR, 0),
+	R_ENUM("status", V_REQ, state_test_st), R("duration_ms", V_NUM, 0),
+	R("error_message", V_STR, V_NULL), R("stack_trace", V_STR, V_NULL), R_END
+};
+static const struct state_vrule state_r_error[] = {
+	R("action", V_STR, V_REQ), R("message", V_STR, V_REQ),
+	R("timestamp", V_TS, V_REQ), R_END
+};
+static const struct state_vrule state_r_develop[] = {
+	R_INT("total", V_REQ, 0), R_INT("completed", V_REQ, 0),
+	R("current_task", V_STR, V_NULL),
+	R_SUB("tasks", V_LIST, V_REQ, state_r_task),
+	R("last_progress_at", V_TS, V_REQ | V_NULL), R_END
+};
+static const struct state_vrule state_r_debug[] = {
+	R("active_bug", V_STR, V_NULL), R_INT("hypotheses_count", V_REQ, 0),
+	R_SUB("hypotheses", V_LIST, V_REQ, state_r_hyp),
+	R("confirmed_hypothesis", V_STR, V_REQ | V_NULL),
+	R_INT("iteration", V_REQ, 0),
+	R("last_analysis_at", V_TS, V_REQ | V_NULL), R_END
+};
+static const struct state_vrule state_r_validate[] = {
+	R("pass_rate", V_PCT, V_REQ), R("coverage", V_PCT, V_REQ),
+	R_SUB("test_results", V_LIST, V_REQ, state_r_test),
+	R("passed", V_BOOL, V_REQ), R("failed_tests", V_STRS, V_REQ),
+	R("last_run_at", V_TS, V_REQ | V_NULL), R_END
+};
+static const struct state_vrule state_r_skill[] = {
+	R_ENUM("current_action", V_REQ | V_NULL, state_actions),
+	R("last_action", V_STR, V_REQ | V_NULL),
+	R("completed_actions", V_STRS, V_REQ),
+	R_ENUM("mode", V_REQ, state_modes),
+	R_SUB("develop", V_OBJ, V_REQ, state_r_develop),
+	R_SUB("debug", V_OBJ, V_REQ, state_r_debug),
+	R_SUB("validate", V_OBJ, V_REQ, state_r_validate),
+	R_SUB("errors", V_LIST, V_REQ, state_r_error), R_END
+};
+static const struct state_vrule state_r_loop[] = {
+	R("loop_id", V_STR, V_REQ), R("title", V_STR, V_REQ),
+	R("description", V_STR, V_REQ), R_INT("max_iterations", V_REQ, 1),
+	R_ENUM("status", V_REQ, state_statuses),
+	R_INT("current_iteration", V_REQ, 0), R("created_at", V_TS, V_REQ),
+	R("updated_at", V_TS, V_REQ), R("completed_at", V_TS, V_NULL),
+	R("failure_reason", V_STR, V_NULL),
+	R_SUB("skill_state", V_OBJ, V_NULL, state_r_skill), R_END
+};
+
+/* Errors are "path: message" so that a person finds the field at once. */
+static void __attribute__((format(printf, 3, 4)))
+state_verr(struct state_vctx *v, const char *path, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg, *line;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) == -1)
+		msg = NULL;
+	va_end(ap);
+	xasprintf(&line, "%s: %s", *path != '\0' ? path : "state",
+	    msg != NULL ? msg : "?");
+	if (v->errs != NULL)
+		strv_push(v->errs, line);
+	free(line);
+	free(msg);
+	v->n++;
+}
+
+/* A JSON value's kind, for messages. */
+static const char *
+state_vkind(const json_t *j)
+{
+	static const char *const kinds[] = { "an object", "an array",
+	    "a string", "an integer", "a real", "a boolean", "a boolean",
+	    "null" };
+
+	return kinds[json_typeof(j)];
+}
+
+/* ISO 8601 date and time with an offset, as JSON's Date and CCW write it. */
+static int
+state_iso8601(const char *s)
+{
+	int	y, mo, d, h, mi, sec, n = 0;
+
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec,
+	    &n) != 6 || n != 19 || y < 0 || mo < 1 || mo > 12 || d < 1 ||
+	    d > 31 || h > 23 || mi > 59 || sec > 60)
+		return 0;
+	s += n;
+	if (s[0] == '.' && s[1] >= '0' && s[1] <= '9')
+		for (s++; *s >= '0' && *s <= '9'; s++)
+			;
+	if (strcmp(s, "Z") == 0)
+		return 1;
+	return (s[0] == '+' || s[0] == '-') && strspn(s + 1, "0123456789") == 2 &&
+	    s[3] == ':' && strspn(s + 4, "0123456789") == 2 && s[6] == '\0' &&
+	    s[1] <= '2' && s[4] <= '5';
+}
+
+/* An integer, or a real with no fraction (a JavaScript number is both). */
+static int
+state_vint(const json_t *j, long long *out)
+{
+	double	d;
+
+	if (json_is_integer(j)) {
+		*out = json_integer_value(j);
+		return 1;
+	}
+	if (!json_is_real(j))
+		return 0;
+	d = json_real_value(j);
+	if (!(d > -9e18 && d < 9e18) || d != (double)(long long)d)
+		return 0;
+	*out = (long long)d;
+	return 1;
+}
+
+/* Whether a (non-null) value has the rule's type. */
+static int
+state_vtype(const json_t *j, int type)
+{
+	long long	ll;
+
+	switch (type) {
+	case V_STR:
+	case V_ENUM:	return json_is_string(j);
+	case V_INT:	return state_vint(j, &ll);
+	case V_NUM:
+	case V_PCT:	return json_is_number(j);
+	case V_BOOL:	return json_is_boolean(j);
+	case V_TS:	return json_is_string(j) &&
+			    state_iso8601(json_string_value(j));
+	case V_OBJ:	return json_is_object(j);
+	default:	return json_is_array(j);
+	}
+}
+
+/* A value that has the right type but may still be out of bounds. */
+static void
+state_vvalue(struct state_vctx *v, const json_t *j, const char *path,
+    const struct state_vrule *r)
+{
+	char		 list[128];
+	size_t		 off = 0;
+	long long	 ll;
+	int		 i;
+
+	if (r->type == V_ENUM) {
+		for (i = 0; r->names[i] != NULL; i++)
+			if (strcmp(json_string_value(j), r->names[i]) == 0)
+				return;
+		list[0] = '\0';
+		for (i = 0; r->names[i] != NULL && off < sizeof list; i++)
+			off += (size_t)snprintf(list + off, sizeof list - off,
+			    "%s%s", i > 0 ? "|" : "", r->names[i]);
+		state_verr(v, path, "'%.40s' is not one of %s",
+		    json_string_value(j), list);
+	} else if (r->type == V_INT && state_vint(j, &ll) && ll < r->min)
+		state_verr(v, path, "%lld is less than %lld", ll, r->min);
+	else if (r->type == V_PCT && !(json_number_value(j) >= 0 &&
+	    json_number_value(j) <= 100))
+		state_verr(v, path, "%g is not within 0-100",
+		    json_number_value(j));
+}
+
+/* An object against its rules, into members that are objects or lists. */
+static void
+state_vobject(struct state_vctx *v, const json_t *o, const char *pfx,
+    const struct state_vrule *rules)
+{
+	static const char *const names[] = { "a string", "an integer",
+	    "a number", "a number", "a boolean", "an ISO 8601 timestamp",
+	    "a string", "an object", "an array", "an array" };
+	const struct state_vrule	*r;
+	const json_t			*j, *e;
+	char				 path[256], ep[300];
+	size_t				 i;
+
+	for (r = rules; r->key != NULL; r++) {
+		snprintf(path, sizeof path, "%s%s%s", pfx, *pfx ? "." : "",
+		    r->key);
+		if ((j = json_object_get(o, r->key)) == NULL) {
+			if (r->fl & V_REQ)
+				state_verr(v, path, "missing");
+		} else if (json_is_null(j)) {
+			if (!(r->fl & V_NULL))
+				state_verr(v, path, "must be %s, not null",
+				    names[r->type]);
+		} else if (!state_vtype(j, r->type)) {
+			if (r->type == V_TS && json_is_string(j))
+				state_verr(v, path, "'%.40s' is not an ISO 8601 "
+				    "timestamp", json_string_value(j));
+			else
+				state_verr(v, path, "must be %s, not %s",
+				    names[r->type], state_vkind(j));
+		} else if (r->type == V_OBJ && r->sub != NULL)
+			state_vobject(v, j, path, r->sub);
+		else if (r->type == V_LIST || r->type == V_STRS) {
+			json_array_foreach(j, i, e) {
+				snprintf(ep, sizeof ep, "%s[%zu]", path, i);
+				if (r->type == V_STRS ? !json_is_string(e) :
+				    !json_is_object(e))
+					state_verr(v, ep, "must be %s, not %s",
+					    r->type == V_STRS ? "a string" :
+					    "an object", state_vkind(e));
+				else if (r->type == V_LIST)
+					state_vobject(v, e, ep, r->sub);
+			}
+		} else
+			state_vvalue(v, j, path, r);
+	}
+}
+
+/* develop.total and develop.completed against the tasks themselves. */
+static void
+state_vcounts(struct state_vctx *v, const json_t *dev)
+{
+	const json_t	*tasks = json_object_get(dev, "tasks"), *t;
+	long long	 total, done;
+	size_t		 i, ndone = 0;
+
+	if (!json_is_array(tasks))
+		return;
+	json_array_foreach(tasks, i, t) {
+		if (json_is_string(json_object_get(t, "status")) &&
+		    strcmp(json_string_value(json_object_get(t, "status")),
+		    "completed") == 0)
+			ndone++;
+	}
+	if (state_vint(json_object_get(dev, "total"), &total) && total >= 0 &&
+	    (size_t)total != json_array_size(tasks))
+		state_verr(v, "skill_state.develop.total", "%lld but there "
+		    "are %zu tasks", total, json_array_size(tasks));
+	if (state_vint(json_object_get(dev, "completed"), &done) && done >= 0 &&
+	    (size_t)done != ndone)
+		state_verr(v, "skill_state.develop.completed", "%lld but %zu "
+		    "tasks have status completed", done, ndone);
+}
+
+/*
+ * Every error, not just the first, so that one look at a broken file
+ * shows all that is wrong with it.  Unknown members are fine.  Returns
+ * the number of errors (0: valid).
+ */
+int
+state_validate(const json_t *st, struct strv *errs)
+{
+	struct state_vctx	 v = { errs, 0 };
+	const json_t		*j, *ss;
+	const char		*status;
+	long long		 cur, max;
+	int			 has, i;
+
+	if (!json_is_object(st)) {
+		state_verr(&v, "", "not a JSON object");
+		return v.n;
+	}
+	state_vobject(&v, st, "", state_r_loop);
+	if ((j = json_object_get(st, "loop_id")) != NULL && json_is_string(j) &&
+	    !state_id_valid(json_string_value(j)))
+		state_verr(&v, "loop_id", "'%.40s' is not a valid loop id",
+		    json_string_value(j));
+	ss = json_object_get(st, "skill_state");
+	state_vcounts(&v, json_object_get(ss, "develop"));
+	if (state_vint(json_object_get(st, "current_iteration"), &cur) &&
+	    state_vint(json_object_get(st, "max_iterations"), &max) && cur > max)
+		state_verr(&v, "current_iteration", "%lld exceeds "
+		    "max_iterations %lld", cur, max);
+	status = json_string_value(json_object_get(st, "status"));
+	for (i = 0; status != NULL && state_statuses[i] != NULL; i++)
+		if (strcmp(status, state_statuses[i]) == 0)
+			break;
+	if (status == NULL || state_statuses[i] == NULL)
+		return v.n;	/* reported above; the rules below need one */
+	j = json_object_get(st, "completed_at");
+	has = j != NULL && !json_is_null(j);
+	if (has != (strcmp(status, "completed") == 0))
+		state_verr(&v, "completed_at", has ? "present although status "
+		    "is %s" : "missing although status is %s", status);
+	j = json_object_get(st, "failure_reason");
+	if (j != NULL && !json_is_null(j) && strcmp(status, "failed") != 0)
+		state_verr(&v, "failure_reason", "present although status is %s",
+		    status);
+	if (strcmp(status, "completed") == 0 && !json_is_true(json_object_get(
+	    json_object_get(ss, "validate"), "passed")))
+		state_verr(&v, "skill_state.validate.passed", "status is "
+		    "completed but validation has not passed");
+	return v.n;
+}
+
+/* --- creating, deriving */
+
+/* skill_state as it is before the first action (mode auto). */
+json_t *
+state_skeleton(void)
+{
+	return json_pack("{s:n, s:n, s:[], s:s,"
+	    " s:{s:i, s:i, s:n, s:[], s:n},"
+	    " s:{s:n, s:i, s:[], s:n, s:i, s:n},"
+	    " s:{s:i, s:i, s:[], s:b, s:[], s:n}, s:[]}",
+	    "current_action", "last_action", "completed_actions", "mode", "auto",
+	    "develop", "total", 0, "completed", 0, "current_task", "tasks",
+	    "last_progress_at",
+	    "debug", "active_bug", "hypotheses_count", 0, "hypotheses",
+	    "confirmed_hypothesis", "iteration", 0, "last_analysis_at",
+	    "validate", "pass_rate", 0, "coverage", 0, "test_results",
+	    "passed", 0, "failed_tests", "last_run_at",
+	    "errors");
+}
+
+/* The seed's initial state; NULL for an invalid id, title or bound. */
+json_t *
+state_new(const char *id, const char *title, const char *description,
+    int64_t max_iterations)
+{
+	char	now[40];
+	json_t	*st;
+
+	if (!state_id_valid(id) || title == NULL || max_iterations < 1)
+		return NULL;
+	state_now_iso(now, sizeof now);
+	st = json_pack("{s:s, s:s?, s:s?, s:I, s:s, s:i, s:s, s:s, s:o}",
+	    "loop_id", id, "title", title, "description",
+	    description != NULL ? description : "",
+	    "max_iterations", (json_int_t)max_iterations, "status", "created",
+	    "current_iteration", 0, "created_at", now, "updated_at", now,
+	    "skill_state", state_skeleton());
+	return st;
+}
+
+/* The figures the seed computes instead of storing (dashboard, status). */
+json_t *
+state_derived(const json_t *st)
+{
+	const json_t	*ss = json_object_get(st, "skill_state");
+	const json_t	*dev = json_object_get(ss, "develop");
+	const json_t	*val = json_object_get(ss, "validate");
+	const json_t	*t, *tr;
+	long long	 total = 0, done = 0;
+	double		 dp = 0, overall;
+	int		 pending = 0, dbg, vpass;
+	size_t		 i;
+
+	state_vint(json_object_get(dev, "total"), &total);
+	state_vint(json_object_get(dev, "completed"), &done);
+	if (total > 0)
+		dp = (double)done * 100.0 / (double)total;
+	if (dp < 0)
+		dp = 0;
+	if (dp > 100)
+		dp = 100;
+	json_array_foreach(json_object_get(dev, "tasks"), i, t) {
+		if (json_is_string(json_object_get(t, "status")) &&
+		    strcmp(json_string_value(json_object_get(t, "status")),
+		    "pending") == 0)
+			pending = 1;
+	}
+	dbg = json_is_string(json_object_get(json_object_get(ss, "debug"),
+	    "confirmed_hypothesis"));
+	tr = json_object_get(val, "test_results");
+	vpass = json_is_true(json_object_get(val, "passed")) &&
+	    json_is_array(tr) && json_array_size(tr) > 0;
+	overall = dp * 0.5 + (dbg ? 25 : 0) + (vpass ? 25 : 0);
+	return json_pack("{s:f, s:b, s:b, s:b, s:f}", "develop_progress", dp,
+	    "has_pending_develop", pending, "debug_completed", dbg,
+	    "validation_passed", vpass, "overall_progress", overall);
+}

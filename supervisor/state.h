@@ -1,0 +1,116 @@
+/*
+ * state.h: the unified loop state file .loop/{loopId}.json (seed 000's
+ * LoopState) and what sits next to it.  The supervisor is the only writer
+ * of its own fields; a front end writes the file too, so every commit is
+ * lock, re-read, merge by field ownership, validate, atomic replace.
+ * All paths are relative to an open state directory (dirfd); no link is
+ * ever followed.
+ */
+#ifndef CCW_STATE_H
+#define CCW_STATE_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "proto.h"
+
+struct event_base;
+struct event;
+struct stat;
+
+#define STATE_ID_MAX	128
+#define STATE_MAX_SIZE	(64 << 20)	/* a larger state file is corrupt */
+
+/* --- ids and the directory (state.c) */
+int	 state_id_valid(const char *);		/* [A-Za-z0-9][A-Za-z0-9._-]{0,127}, no ".." */
+char	*state_id_generate(void);		/* loop-v2-YYYYMMDDTHHMMSS-xxxxxxxx */
+int	 state_dir_open(const char *, int, char **);	/* O_DIRECTORY fd; create if asked */
+char	*state_dir_default(const char *);	/* ROOT/.loop, or ROOT/.workflow/.loop if only it exists */
+void	 state_now_iso(char *, size_t);		/* 2026-01-22T10:00:00.000Z */
+
+/* --- reading, checking, creating (state.c) */
+enum state_load_rc {
+	STATE_OK = 0,
+	STATE_ENOENT,		/* no such loop */
+	STATE_EAGAIN,		/* not parseable yet (a writer mid-write): retry */
+	STATE_CORRUPT,		/* quarantined as {id}.json.corrupt-<time> */
+	STATE_EIO,		/* unreadable, a link, not a regular file */
+	STATE_EINVAL,		/* invalid id: nothing was opened */
+};
+enum state_load_rc state_load(int, const char *, json_t **, char **);
+/* The reader under state_load: file {id}{suffix}, flags below, its stat. */
+#define STATE_LOAD_NOQUARANTINE	0x1	/* never move aside: unparseable is EAGAIN */
+#define STATE_LOAD_FORCE	0x2	/* unparseable is corrupt even if just written */
+enum state_load_rc state_load_at(int, const char *, const char *, int,
+	    json_t **, struct stat *, char **);
+int	 state_validate(const json_t *, struct strv *);	/* number of errors (0: valid); each appended as "path: message" */
+json_t	*state_new(const char *, const char *, const char *, int64_t);	/* id, title, description, max_iterations; NULL if invalid */
+json_t	*state_skeleton(void);			/* skill_state before the first action */
+json_t	*state_derived(const json_t *);	/* develop_progress, has_pending_develop, debug_completed, validation_passed, overall_progress */
+
+/* --- committing (statecommit.c) */
+#define STATE_COMMIT_NTO	3
+/* One commit's request: state_commit and the store fill it in. */
+struct state_commit_req {
+	const json_t	*last;		/* our last commit: our fields come from it (NULL: from disk) */
+	const json_t	*patch;		/* our fields to change: skill_state, current_iteration */
+	const char	*to[STATE_COMMIT_NTO];	/* transitions, applied in order when */
+	const char	*reason[STATE_COMMIT_NTO];	/* the status on disk is their source */
+	int		 nto;
+	int		 create;	/* `last` is a whole new state; {id}.json must not exist */
+};
+int	 state_commit_run(int, const char *, const struct state_commit_req *,
+	    json_t **, unsigned *, char **);	/* merged (new ref), fsyncs added */
+/* One synchronous locked merge-and-replace with at most one transition. */
+int	 state_commit(int, const char *, const json_t *, const char *, const char *,
+	    json_t **, unsigned *, char **);
+/* A new state file, {id}.json must not exist; same lock and durable write. */
+int	 state_create(int, const char *, const json_t *, unsigned *, char **);
+void	 state_clean_temps(int, const char *);	/* remove {id}.json.tmp left by a crash; NULL id: every loop's */
+void	 state_merge_patch(json_t *, const json_t *);	/* objects deep-merged; arrays, scalars, null replace */
+const char *state_transition_source(const char *);	/* "running" -> "created", ...; NULL: not the supervisor's */
+uint64_t state_commit_displaced(void);	/* front-end writes our replace displaced and merged again */
+
+/* --- the event loop's side (statewatch.c) */
+/*
+ * Supervisor-owned changes waiting for the next commit: skill_state
+ * (deep-merged), current_iteration, and up to 3 status transitions
+ * (created->running, running->completed|failed) with completed_at or
+ * failure_reason.  updated_at is set by the commit itself.  Updates made
+ * in one event-loop turn become one commit at the end of the turn; with
+ * a NULL event base, only state_store_flush commits.  A failed commit
+ * consumes what was pending and is reported, never retried silently.
+ */
+struct state_store;
+
+struct state_store *state_store_new(struct event_base *, int, const char *);	/* NULL: invalid id */
+void	 state_store_free(struct state_store *);	/* flushes first */
+void	 state_store_update(struct state_store *, const json_t *);	/* patch of our fields; commit later this turn */
+int	 state_store_transition(struct state_store *, const char *, const char *);	/* to status, reason */
+int	 state_store_flush(struct state_store *, char **);	/* commit now if anything is pending */
+const json_t *state_store_get(const struct state_store *);	/* last committed (borrowed) */
+const char *state_store_error(const struct state_store *);	/* why the last commit failed, or NULL */
+uint64_t state_store_commits(const struct state_store *);
+uint64_t state_store_fsyncs(const struct state_store *);
+
+/* Did this process write the file (unchanged since), and whose is its status? */
+enum state_mark {
+	STATE_MARK_NONE = 0,	/* not ours: the other side's write */
+	STATE_MARK_STALE,	/* ours, replaced at once: built on an outdated read */
+	STATE_MARK_KEPT,	/* ours; the status is the other side's, as read */
+	STATE_MARK_OURS,	/* ours; the status is our transition's */
+};
+enum state_mark state_written_by_us(const struct stat *);
+void	 state_mark_written(const struct stat *, enum state_mark);	/* by a commit */
+
+/* watching for a front end's writes */
+/* status, state (borrowed for the call); the callback must not free the watch */
+typedef void (*state_watch_cb)(const char *, const json_t *, void *);
+struct state_watch;
+struct state_watch *state_watch_new(struct event_base *, int, const char *,
+	    state_watch_cb, void *, char **);
+void	 state_watch_free(struct state_watch *);
+void	 state_watch_set_polling(int);	/* stat every 25 ms instead of inotify (NFS); also the fallback */
+
+#endif

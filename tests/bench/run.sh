@@ -1,0 +1,469 @@
+#!/bin/bash
+# run.sh: `make bench`.  Owns the figures of DESIGN.md section 9: each one
+# measured against its baseline in the same run, ours and the baseline
+# alternated, the median of BENCH_RUNS (>= 5) runs; prints one table and
+# writes tests/bench/results.json in the build directory.  Never timed asserts.
+set -u
+export LC_ALL=C
+
+top_builddir=${top_builddir:-$PWD}
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+bench=$srcdir/tests/bench
+RUNS=${BENCH_RUNS:-5}
+[ "$RUNS" -ge 5 ] 2>/dev/null || RUNS=5
+
+SUP=$top_builddir/ccw-supervisor
+WRK=$top_builddir/ccw-worker
+FAKE=$top_builddir/tests/fake-agent
+HAMMER=$top_builddir/tests/state-hammer
+export CCW_WORKER=$WRK
+
+LIFE_N=${BENCH_LIFECYCLES:-1000}
+LIFE_J=16
+RTT_N=2000
+RTT_SIZE=64
+IDLE_N=${BENCH_IDLE_AGENTS:-1000}
+IDLE_S=${BENCH_IDLE_S:-10}
+FLOOD_MIB=${BENCH_FLOOD_MIB:-1024}
+COMMIT_N=200
+
+marker=ccwbench-$$-$RANDOM
+tmp=
+
+# Say what went wrong and where, on stderr, without stopping the bench.
+warn() {
+	echo "bench: $*" >&2
+}
+
+# Whatever happens, nothing of ours survives and the temp dir (with the
+# 1 GiB files) goes.  Ours are the processes with our unique marker in
+# their command line: the temp dir's name carries it, so every supervisor
+# (-C under it), driver and tool of the run does.
+cleanup() {
+	local p
+	for p in $(pgrep -f -- "$marker" 2>/dev/null); do
+		[ "$p" != $$ ] && kill -KILL "$p" 2>/dev/null
+	done
+	[ -n "$tmp" ] && rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The median of the numbers on stdin, or nothing when there are none.
+median() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) exit
+		if (NR % 2) printf "%.6g\n", v[(NR + 1) / 2]
+		else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# a / b, or "n/a" when either is missing or b is zero.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "" || b == "" || a == "n/a" || b == "n/a" || b + 0 == 0)
+			print "n/a"
+		else printf "%.2f\n", a / b }'
+}
+
+# Wall seconds of a command; its output is discarded, its errors kept.
+timed() {
+	local t0 t1
+	t0=$EPOCHREALTIME
+	"$@" >/dev/null 2>>"$tmp/errors" || return 1
+	t1=$EPOCHREALTIME
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }'
+}
+
+# One member of a flat JSON object given on stdin.
+jget() {
+	python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
+}
+
+# Rows of the table, tab-separated: figure ours baseline unit ratio target meets.
+ROWS=()
+
+# Record a row; meets is yes, no or n/a.
+row() {
+	ROWS+=("$1"$'\t'"$2"$'\t'"$3"$'\t'"$4"$'\t'"$5"$'\t'"$6"$'\t'"$7")
+}
+
+# yes when the comparison holds, n/a when a number is missing.
+meets() {
+	awk -v v="$1" -v op="$2" -v t="$3" 'BEGIN {
+		if (v == "" || v == "n/a") { print "n/a"; exit }
+		if (op == ">=") ok = (v + 0 >= t + 0); else ok = (v + 0 <= t + 0)
+		print ok ? "yes" : "no" }'
+}
+
+# The prerequisites: our binaries, GNU parallel (installed if missing),
+# the C baselines compiled into the temp dir.
+setup() {
+	local f cflags
+	for f in "$SUP" "$WRK" "$FAKE"; do
+		if [ ! -x "$f" ]; then
+			warn "$f not built (run make bench from the build dir)"
+			exit 1
+		fi
+	done
+	if ! command -v parallel >/dev/null 2>&1; then
+		apt-get install -y parallel >/dev/null 2>&1 ||
+		    warn "GNU parallel is missing and could not be installed"
+	fi
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/$marker.XXXXXX") || exit 1
+	mkdir -p "$tmp/bin"
+	: >"$tmp/errors"
+	cflags=$(pkg-config --cflags --libs msgpack-c 2>/dev/null ||
+	    pkg-config --cflags --libs msgpack 2>/dev/null || echo -lmsgpackc)
+	for f in forkexec pingpong; do
+		# shellcheck disable=SC2086
+		${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -Wall -o "$tmp/bin/$f" \
+		    "$bench/$f.c" $cflags || { warn "cannot compile $f.c"; exit 1; }
+	done
+	ulimit -n "$(ulimit -Hn)" 2>/dev/null
+	if [ "$(ulimit -n)" -lt $((IDLE_N * 2 + 64)) ] 2>/dev/null; then
+		warn "ulimit -n is $(ulimit -n); the idle figure may fail"
+	fi
+}
+
+# Figure 1: lifecycles per second, ours / GNU parallel / raw fork+exec,
+# alternated in each run.  Every run of ours gets a fresh project dir;
+# the logs stay until the end (deleting thousands of inodes right before
+# the next run makes ext4 inode allocation crawl, which is not ours).
+fig_lifecycles() {
+	local i s o=() p=() r=() mo mp mr
+	echo "bench: lifecycles: $RUNS x ($LIFE_N jobs, $LIFE_J in flight)" >&2
+	for i in $(seq "$RUNS"); do
+		mkdir -p "$tmp/life$i"
+		if s=$(python3 "$bench/control.py" lifecycles "$SUP" \
+		    "$tmp/life$i" "$LIFE_N" "$LIFE_J" true 2>>"$tmp/errors" |
+		    jget seconds); then
+			o+=("$(awk -v n="$LIFE_N" -v s="$s" 'BEGIN { print n / s }')")
+		else
+			warn "lifecycles: our run $i failed"
+		fi
+		if command -v parallel >/dev/null &&
+		    s=$(seq "$LIFE_N" | SHELL=/bin/bash timed parallel \
+		    --will-cite -j"$LIFE_J" -N0 true); then
+			p+=("$(awk -v n="$LIFE_N" -v s="$s" 'BEGIN { print n / s }')")
+		fi
+		if s=$(timed "$tmp/bin/forkexec" "$LIFE_N" "$LIFE_J" true); then
+			r+=("$(awk -v n="$LIFE_N" -v s="$s" 'BEGIN { print n / s }')")
+		fi
+	done
+	mo=$(printf '%s\n' "${o[@]}" | median)
+	mp=$(printf '%s\n' "${p[@]}" | median)
+	mr=$(printf '%s\n' "${r[@]}" | median)
+	row "lifecycles vs GNU parallel" "${mo:-n/a}" "${mp:-n/a}" \
+	    "lifecycles/s" "$(ratio "$mo" "$mp")" ">= 3x" \
+	    "$(meets "$(ratio "$mo" "$mp")" ">=" 3)"
+	row "lifecycles vs raw fork+exec" "${mo:-n/a}" "${mr:-n/a}" \
+	    "lifecycles/s" "$(ratio "$mo" "$mr")" ">= 0.6x" \
+	    "$(meets "$(ratio "$mo" "$mr")" ">=" 0.6)"
+}
+
+# Figure 2: send_input round trips through supervisor and worker against
+# a raw msgpack ping-pong.  Measured twice: with every process on one CPU
+# (stable: each hop is a plain context switch) and free on all CPUs (what
+# a user gets, but cross-CPU wake-ups on a small VM swing it by 2-5x).
+# The control front end's own round trip (a `list`, answered from the
+# table) and a raw ping-pong through a relay process are measured too.
+fig_roundtrip() {
+	local i out pin o=() f=() d=() r=() y=() o2=() r2=()
+	local mo mf md mr my mo2 mr2
+	pin=
+	if command -v taskset >/dev/null 2>&1; then
+		pin="taskset -c 0"
+	else
+		warn "send_input: no taskset, the one-CPU rows are unpinned"
+	fi
+	echo "bench: send_input: $RUNS x $RTT_N round trips, 1 CPU and all" >&2
+	for i in $(seq "$RUNS"); do
+		mkdir -p "$tmp/rtt$i" "$tmp/rtt$i-free"
+		# shellcheck disable=SC2086
+		if out=$($pin python3 "$bench/control.py" roundtrip "$SUP" \
+		    "$tmp/rtt$i" "$RTT_N" "$RTT_SIZE" cat 2>>"$tmp/errors"); then
+			o+=("$(jget send_input_us <<<"$out")")
+			f+=("$(jget list_us <<<"$out")")
+			d+=("$(awk -v a="${o[-1]}" -v b="${f[-1]}" \
+			    'BEGIN { print a - b }')")
+		else
+			warn "send_input: our run $i failed"
+		fi
+		# shellcheck disable=SC2086
+		out=$($pin "$tmp/bin/pingpong" "$RTT_N" "$RTT_SIZE" \
+		    2>>"$tmp/errors") && r+=("$out")
+		# shellcheck disable=SC2086
+		out=$($pin "$tmp/bin/pingpong" "$RTT_N" "$RTT_SIZE" relay \
+		    2>>"$tmp/errors") && y+=("$out")
+		if out=$(python3 "$bench/control.py" roundtrip "$SUP" \
+		    "$tmp/rtt$i-free" "$RTT_N" "$RTT_SIZE" cat \
+		    2>>"$tmp/errors"); then
+			o2+=("$(jget send_input_us <<<"$out")")
+		fi
+		out=$("$tmp/bin/pingpong" "$RTT_N" "$RTT_SIZE" \
+		    2>>"$tmp/errors") && r2+=("$out")
+	done
+	mo=$(printf '%s\n' "${o[@]}" | median)
+	mf=$(printf '%s\n' "${f[@]}" | median)
+	md=$(printf '%s\n' "${d[@]}" | median)
+	mr=$(printf '%s\n' "${r[@]}" | median)
+	my=$(printf '%s\n' "${y[@]}" | median)
+	mo2=$(printf '%s\n' "${o2[@]}" | median)
+	mr2=$(printf '%s\n' "${r2[@]}" | median)
+	row "send_input round trip, 1 CPU" "${mo:-n/a}" "${mr:-n/a}" "us" \
+	    "$(ratio "$mo" "$mr")" "<= 1.5x" \
+	    "$(meets "$(ratio "$mo" "$mr")" "<=" 1.5)"
+	row "  minus control front end" "${md:-n/a}" "${mr:-n/a}" "us" \
+	    "$(ratio "$md" "$mr")" "<= 1.5x" \
+	    "$(meets "$(ratio "$md" "$mr")" "<=" 1.5)"
+	row "  control front end alone" "${mf:-n/a}" "-" "us" "-" "-" "n/a"
+	row "  vs raw via a relay process" "${mo:-n/a}" "${my:-n/a}" "us" \
+	    "$(ratio "$mo" "$my")" "-" "n/a"
+	row "send_input round trip, 2 CPUs" "${mo2:-n/a}" "${mr2:-n/a}" "us" \
+	    "$(ratio "$mo2" "$mr2")" "<= 1.5x" \
+	    "$(meets "$(ratio "$mo2" "$mr2")" "<=" 1.5)"
+}
+
+# Figure 3: durable commits, from tests/state-hammer when it is built:
+# `bench N` alternates state_commit with a raw write + fsync + rename +
+# fsync(dir) of the same bytes (4 rounds); `burst 100` counts the fsyncs
+# of 100 updates made in one event-loop turn.
+fig_commits() {
+	local i out o=() r=() b=() mo mr mb
+	if [ ! -x "$HAMMER" ]; then
+		echo "bench: commits: n/a (state store not built)" >&2
+		row "durable commits" "n/a (state store not built)" "n/a" \
+		    "commits/s" "n/a" ">= 0.8x" "n/a"
+		row "fsyncs for 100 results" "n/a (state store not built)" \
+		    "n/a" "fsyncs" "n/a" "<= 5" "n/a"
+		return
+	fi
+	echo "bench: commits: $RUNS x $COMMIT_N commits" >&2
+	for i in $(seq "$RUNS"); do
+		mkdir -p "$tmp/commit$i"
+		"$HAMMER" "$tmp/commit$i" bench create bench >/dev/null \
+		    2>>"$tmp/errors" || { warn "commits: create failed"; continue; }
+		# "bench ours R raw R ratio X"
+		if out=$("$HAMMER" "$tmp/commit$i" bench bench "$COMMIT_N" \
+		    2>>"$tmp/errors"); then
+			read -r _ _ "o[i]" _ "r[i]" _ <<<"$out"
+		else
+			warn "commits: run $i failed"
+		fi
+		# "commits C fsyncs F"
+		if out=$("$HAMMER" "$tmp/commit$i" bench burst 100 \
+		    2>>"$tmp/errors"); then
+			read -r _ _ _ "b[i]" <<<"$out"
+		fi
+	done
+	mo=$(printf '%s\n' "${o[@]}" | median)
+	mr=$(printf '%s\n' "${r[@]}" | median)
+	mb=$(printf '%s\n' "${b[@]}" | sort -g | tail -n 1)
+	row "durable commits" "${mo:-n/a}" "${mr:-n/a}" "commits/s" \
+	    "$(ratio "$mo" "$mr")" ">= 0.8x" \
+	    "$(meets "$(ratio "$mo" "$mr")" ">=" 0.8)"
+	row "fsyncs for 100 results" "${mb:-n/a}" "200" "fsyncs" \
+	    "$(ratio "$mb" 200)" "<= 5" "$(meets "${mb:-n/a}" "<=" 5)"
+}
+
+# Figure 4: IDLE_N agents whose tool hangs, in one control session; the
+# supervisor's RSS and CPU over IDLE_S seconds; then all closed, and no
+# worker or tool of ours may be left.
+fig_idle() {
+	local i out rss=() cpu=() wcpu=() left=() pids p n mr mc mw ml
+	echo "bench: idle: $RUNS x $IDLE_N agents, ${IDLE_S}s idle" >&2
+	for i in $(seq "$RUNS"); do
+		mkdir -p "$tmp/idle$i"
+		if ! out=$(python3 "$bench/control.py" idle "$SUP" \
+		    "$tmp/idle$i" "$IDLE_N" "$IDLE_S" \
+		    "exec $FAKE --marker $marker-idle hang" 2>>"$tmp/errors")
+		then
+			warn "idle: run $i failed"
+			continue
+		fi
+		rss+=("$(awk -v k="$(jget rss_kib <<<"$out")" \
+		    'BEGIN { printf "%.1f\n", k / 1024 }')")
+		cpu+=("$(jget cpu_pct <<<"$out")")
+		echo "bench: idle run $i: supervisor $(jget cpu_pct_ns \
+		    <<<"$out")% of a core by schedstat, up in $(jget \
+		    startup_s <<<"$out") s, closed in $(jget close_s \
+		    <<<"$out") s" >&2
+		wcpu+=("$(jget workers_cpu_pct <<<"$out")")
+		n=0
+		pids=$(jget worker_pids <<<"$out" | tr -d '[],')
+		for p in $pids; do
+			if [ -r "/proc/$p/cmdline" ] &&
+			    tr '\0' ' ' <"/proc/$p/cmdline" | grep -q ccw-worker; then
+				n=$((n + 1))
+			fi
+		done
+		n=$((n + $(pgrep -f -- "$marker-idle" | wc -l)))
+		left+=("$n")
+	done
+	mr=$(printf '%s\n' "${rss[@]}" | median)
+	mc=$(printf '%s\n' "${cpu[@]}" | median)
+	mw=$(printf '%s\n' "${wcpu[@]}" | median)
+	ml=$(printf '%s\n' "${left[@]}" | sort -g | tail -n 1)
+	row "idle $IDLE_N: supervisor RSS" "${mr:-n/a}" "-" "MiB" "-" \
+	    "<= 20 MiB" "$(meets "${mr:-n/a}" "<=" 20)"
+	row "idle $IDLE_N: supervisor CPU" "${mc:-n/a}" "-" "% of a core" "-" \
+	    "~0% (<= 0.5)" "$(meets "${mc:-n/a}" "<=" 0.5)"
+	row "idle $IDLE_N: all workers' CPU" "${mw:-n/a}" "-" "% of a core" \
+	    "-" "-" "n/a"
+	row "idle $IDLE_N: left after close" "${ml:-n/a}" "-" "processes" "-" \
+	    "0" "$(meets "${ml:-n/a}" "<=" 0)"
+}
+
+# VmHWM of a process in KiB, or nothing once it is gone.
+hwm() {
+	local k v _
+	[ -n "$1" ] || return
+	while read -r k v _; do
+		if [ "$k" = VmHWM: ]; then
+			echo "$v"
+			return
+		fi
+	done <"/proc/$1/status" 2>/dev/null
+}
+
+# One capture through `ccw-supervisor agent` in DIR; prints "SECONDS
+# SUP_EARLY SUP_END WRK_EARLY WRK_END" (VmHWM in KiB once an eighth of the
+# output is in the log, and at the end), sampled every 0.1 s.
+capture_once() {
+	local dir=$1 t0 t1 sup w="" v log size early=$((FLOOD_MIB * 1024 * 128))
+	local se="" ss="" we="" ws=""
+	t0=$EPOCHREALTIME
+	"$SUP" agent develop -C "$dir" --tool bash --json \
+	    --command "exec $FAKE --marker $marker-flood flood $FLOOD_MIB" \
+	    bench >"$dir/result.json" 2>>"$tmp/errors" &
+	sup=$!
+	while [ -r "/proc/$sup/status" ] && v=$(hwm "$sup") && [ -n "$v" ]; do
+		ss=$v
+		[ -z "$w" ] && read -r w _ <"/proc/$sup/task/$sup/children" \
+		    2>/dev/null
+		v=$(hwm "$w")
+		[ -n "$v" ] && ws=$v
+		if [ -z "$se" ]; then
+			log=$(echo "$dir"/.loop/*.workers/agent-1.log)
+			size=$(stat -c %s "$log" 2>/dev/null || echo 0)
+			if [ "$size" -ge "$early" ]; then
+				se=$ss
+				we=$ws
+			fi
+		fi
+		sleep 0.1
+	done
+	wait "$sup" || return 1
+	t1=$EPOCHREALTIME
+	grep -q '"agent_status":"completed"' "$dir/result.json" || return 1
+	rm -f "$dir"/.loop/*.workers/agent-1.log
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f ", b - a }'
+	echo "${se:-$ss} ${ss:-0} ${we:-$ws} ${ws:-0}"
+}
+
+# Figure 5: FLOOD_MIB of tool output captured, against the same stream
+# piped through cat to a file; peak RSS of supervisor and worker, early
+# and late in the run (flat = no growth with the volume).
+fig_capture() {
+	local i out s o=() r=() se=() ss=() we=() ws=() avail mo mr
+	avail=$(df -Pm "$tmp" | awk 'NR == 2 { print $4 }')
+	if [ "${avail:-0}" -lt $((FLOOD_MIB * 3)) ]; then
+		warn "capture: only ${avail} MiB free in $tmp, skipped"
+		row "capture ${FLOOD_MIB} MiB" "n/a (disk full)" "n/a" "MiB/s" \
+		    "n/a" ">= 0.5x" "n/a"
+		return
+	fi
+	echo "bench: capture: $RUNS x $FLOOD_MIB MiB" >&2
+	for i in $(seq "$RUNS"); do
+		mkdir -p "$tmp/cap$i"
+		if out=$(capture_once "$tmp/cap$i"); then
+			read -r s "se[i]" "ss[i]" "we[i]" "ws[i]" <<<"$out"
+			o+=("$(awk -v m="$FLOOD_MIB" -v s="$s" 'BEGIN { print m / s }')")
+		else
+			warn "capture: our run $i failed"
+		fi
+		rm -rf "$tmp/cap$i"
+		if s=$(timed bash -c "exec \"\$0\" flood \"\$1\" | cat >\"\$2\"" \
+		    "$FAKE" "$FLOOD_MIB" "$tmp/cat.out"); then
+			r+=("$(awk -v m="$FLOOD_MIB" -v s="$s" 'BEGIN { print m / s }')")
+		fi
+		rm -f "$tmp/cat.out"
+	done
+	mo=$(printf '%s\n' "${o[@]}" | median)
+	mr=$(printf '%s\n' "${r[@]}" | median)
+	row "capture ${FLOOD_MIB} MiB vs cat" "${mo:-n/a}" "${mr:-n/a}" "MiB/s" \
+	    "$(ratio "$mo" "$mr")" ">= 0.5x" \
+	    "$(meets "$(ratio "$mo" "$mr")" ">=" 0.5)"
+	hwm_row "capture: supervisor peak RSS" se ss
+	hwm_row "capture: worker peak RSS" we ws
+}
+
+# A peak-RSS row: the largest VmHWM at the end, against the same process's
+# VmHWM an eighth of the way in; flat means it grew by at most 4 MiB.
+hwm_row() {
+	local -n early=$2 late=$3
+	local e l
+	e=$(printf '%s\n' "${early[@]}" | sort -g | tail -n 1)
+	l=$(printf '%s\n' "${late[@]}" | sort -g | tail -n 1)
+	if [ -z "$l" ]; then
+		row "$1" "n/a" "n/a" "MiB" "n/a" "flat" "n/a"
+		return
+	fi
+	e=$(awk -v k="$e" 'BEGIN { printf "%.1f\n", k / 1024 }')
+	l=$(awk -v k="$l" 'BEGIN { printf "%.1f\n", k / 1024 }')
+	row "$1" "$l" "$e" "MiB (end vs 1/8)" "$(ratio "$l" "$e")" \
+	    "flat (+<= 4 MiB)" "$(meets "$(awk -v a="$l" -v b="$e" \
+	    'BEGIN { print a - b }')" "<=" 4)"
+}
+
+# The table on stdout and results.json next to the build's tests/.
+report() {
+	local r
+	mkdir -p "$top_builddir/tests/bench"
+	printf '%s\n' "${ROWS[@]}" | python3 -c '
+import json, sys
+rows = [l.rstrip("\n").split("\t") for l in sys.stdin if l.strip()]
+head = ["figure", "ours", "baseline", "unit", "ratio", "target", "meets"]
+def show(s):
+    try:
+        v = float(s)
+    except ValueError:
+        return s
+    if s.lstrip("-").isdigit():
+        return s
+    return "%.0f" % v if abs(v) >= 100 else "%.1f" % v if abs(v) >= 10 \
+        else "%.2f" % v
+shown = [[r[0], show(r[1]), show(r[2])] + r[3:] for r in rows]
+w = [max(len(x) for x in col) for col in zip(head, *shown)]
+fmt = "  ".join("%%-%ds" % n for n in w)
+print(fmt % tuple(head))
+print(fmt % tuple("-" * n for n in w))
+for r in shown:
+    print(fmt % tuple(r))
+def num(s):
+    try:
+        return float(s)
+    except ValueError:
+        return None if s in ("n/a", "-") else s
+out = [{"figure": r[0].strip(), "ours": num(r[1]), "baseline": num(r[2]),
+        "unit": r[3], "ratio": num(r[4]), "target": r[5],
+        "meets_target": {"yes": True, "no": False}.get(r[6])}
+       for r in rows]
+with open(sys.argv[1], "w") as f:
+    json.dump(out, f, indent=1)
+    f.write("\n")
+' "$top_builddir/tests/bench/results.json"
+	echo "results: $top_builddir/tests/bench/results.json"
+	if [ -s "$tmp/errors" ]; then
+		echo "bench: errors seen (first lines):" >&2
+		head -n 20 "$tmp/errors" >&2
+	fi
+}
+
+setup
+fig_lifecycles
+fig_roundtrip
+fig_commits
+fig_idle
+fig_capture
+report
