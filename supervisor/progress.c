@@ -1,6 +1,7 @@
 /*
  * progress.c: writing the side files of a loop: NDJSON logs, the tasks
- * file, worker outputs (atomic replace) and the progress Markdown files.
+ * file, worker outputs (atomic replace); the Markdown files are
+ * progressmd.c's.
  * Every file is opened relative to the state directory, never through a
  * symbolic link, and every record goes out in one write(2).
  */
@@ -24,84 +25,9 @@
 #define PROGRESS_READ_MAX	(64 * 1024 * 1024)
 #define PROGRESS_NAME_MAX	128
 
-/* A growing text buffer; p is always NUL-terminated once used. */
-struct sbuf {
-	char	*p;
-	size_t	 len, cap;
-};
-
-/* The Markdown formats; rebuild.c reads back exactly what these write. */
-static const struct progress_field develop_bullets[] = {
-	{ "Total", "total", NULL, PK_INT, NULL },
-	{ "Completed", "completed", NULL, PK_INT, NULL },
-	{ "Current Task", "current_task", NULL, PK_NSTR, NULL },
-	{ "Last Progress At", "last_progress_at", NULL, PK_TS, NULL },
-	{ NULL, NULL, NULL, 0, NULL }
-};
-static const struct progress_field develop_columns[] = {
-	{ "ID", "id", NULL, PK_STR, NULL },
-	{ "Description", "description", NULL, PK_STR, NULL },
-	{ "Tool", "tool", NULL, PK_OSTR, NULL },
-	{ "Mode", "mode", NULL, PK_OSTR, NULL },
-	{ "Status", "status", NULL, PK_STR,
-	    "pending|in_progress|completed|failed" },
-	{ "Files Changed", "files_changed", NULL, PK_LIST, NULL },
-	{ "Created At", "created_at", NULL, PK_OTS, NULL },
-	{ "Completed At", "completed_at", NULL, PK_TS, NULL },
-	{ NULL, NULL, NULL, 0, NULL }
-};
-static const struct progress_field debug_bullets[] = {
-	{ "Active Bug", "active_bug", NULL, PK_NSTR, NULL },
-	{ "Iteration", "iteration", NULL, PK_INT, NULL },
-	{ "Hypotheses Count", "hypotheses_count", NULL, PK_INT, NULL },
-	{ "Confirmed Hypothesis", "confirmed_hypothesis", NULL, PK_NSTR, NULL },
-	{ "Last Analysis At", "last_analysis_at", NULL, PK_TS, NULL },
-	{ NULL, NULL, NULL, 0, NULL }
-};
-static const struct progress_field debug_columns[] = {
-	{ "ID", "id", NULL, PK_STR, NULL },
-	{ "Description", "description", NULL, PK_STR, NULL },
-	{ "Status", "status", NULL, PK_STR,
-	    "pending|confirmed|rejected|inconclusive" },
-	{ "Likelihood", "likelihood", NULL, PK_NUM, NULL },
-	{ "Testable Condition", "testable_condition", NULL, PK_STR, NULL },
-	{ "Logging Point", "logging_point", NULL, PK_STR, NULL },
-	{ "Confirm If", "evidence_criteria", "confirm", PK_STR, NULL },
-	{ "Reject If", "evidence_criteria", "reject", PK_STR, NULL },
-	{ "Evidence", "evidence", NULL, PK_OBJ, NULL },
-	{ "Verdict Reason", "verdict_reason", NULL, PK_NSTR, NULL },
-	{ NULL, NULL, NULL, 0, NULL }
-};
-static const struct progress_field validate_bullets[] = {
-	{ "Pass Rate", "pass_rate", NULL, PK_PCT, NULL },
-	{ "Coverage", "coverage", NULL, PK_PCT, NULL },
-	{ "Passed", "passed", NULL, PK_BOOL, NULL },
-	{ "Last Run At", "last_run_at", NULL, PK_TS, NULL },
-	{ NULL, NULL, NULL, 0, NULL }
-};
-static const struct progress_field validate_columns[] = {
-	{ "Name", "test_name", NULL, PK_STR, NULL },
-	{ "Suite", "suite", NULL, PK_STR, NULL },
-	{ "Status", "status", NULL, PK_STR, "skipped|passed|failed" },
-	{ "Duration (ms)", "duration_ms", NULL, PK_NUM, NULL },
-	{ "Error", "error_message", NULL, PK_NSTR, NULL },
-	{ "Stack Trace", "stack_trace", NULL, PK_NSTR, NULL },
-	{ NULL, NULL, NULL, 0, NULL }
-};
-static const struct progress_format progress_formats[] = {
-	{ "develop", "Development Progress", "Progress Timeline",
-	    develop_bullets, "Tasks", "tasks", develop_columns, NULL, NULL },
-	{ "debug", "Understanding Document", "Exploration Timeline",
-	    debug_bullets, "Hypotheses", "hypotheses", debug_columns,
-	    NULL, NULL },
-	{ "validate", "Validation Report", "Validation Runs",
-	    validate_bullets, "Test Results", "test_results",
-	    validate_columns, "Failed Tests", "failed_tests" },
-};
-
 /* Make room for n more bytes and the NUL. */
-static void
-sb_grow(struct sbuf *sb, size_t n)
+void
+progress_sb_grow(struct sbuf *sb, size_t n)
 {
 	if (sb->len + n + 1 <= sb->cap)
 		return;
@@ -113,25 +39,25 @@ sb_grow(struct sbuf *sb, size_t n)
 }
 
 /* Append n bytes. */
-static void
-sb_add(struct sbuf *sb, const char *s, size_t n)
+void
+progress_sb_add(struct sbuf *sb, const char *s, size_t n)
 {
-	sb_grow(sb, n);
+	progress_sb_grow(sb, n);
 	memcpy(sb->p + sb->len, s, n);
 	sb->len += n;
 	sb->p[sb->len] = '\0';
 }
 
 /* Append a C string. */
-static void
-sb_puts(struct sbuf *sb, const char *s)
+void
+progress_sb_puts(struct sbuf *sb, const char *s)
 {
-	sb_add(sb, s, strlen(s));
+	progress_sb_add(sb, s, strlen(s));
 }
 
 /* Append formatted text; the headings carry numbers and timestamps. */
-static void __attribute__((format(printf, 2, 3)))
-sb_printf(struct sbuf *sb, const char *fmt, ...)
+void
+progress_sb_printf(struct sbuf *sb, const char *fmt, ...)
 {
 	va_list	 ap;
 	char	*s;
@@ -142,24 +68,10 @@ sb_printf(struct sbuf *sb, const char *fmt, ...)
 	va_end(ap);
 	if (n == -1)
 		return;
-	sb_add(sb, s, (size_t)n);
+	progress_sb_add(sb, s, (size_t)n);
 	free(s);
 }
 
-/* The format table is the one place rebuild.c learns the layout from. */
-const struct progress_format *
-progress_format(const char *role)
-{
-	size_t	i;
-
-	if (role == NULL)
-		return NULL;
-	for (i = 0; i < sizeof progress_formats / sizeof progress_formats[0];
-	    i++)
-		if (strcmp(progress_formats[i].role, role) == 0)
-			return &progress_formats[i];
-	return NULL;
-}
 
 /* Ids and role names become file names: nothing that leaves the directory. */
 int
@@ -278,7 +190,7 @@ progress_open_dir(int dfd, const char *name, int create, int *out, char **err)
 }
 
 /* A regular file, never through a link, no FIFO hang (O_NONBLOCK); 1 absent. */
-static int
+int
 progress_open_file(int dfd, const char *name, const char *label, int flags,
     int *out, char **err)
 {
@@ -305,7 +217,7 @@ progress_open_file(int dfd, const char *name, const char *label, int flags,
 }
 
 /* Read an open file whole, bounded, NUL-terminated. */
-static int
+int
 progress_read_fd(int fd, const char *label, char **buf, size_t *len,
     char **err)
 {
@@ -313,7 +225,7 @@ progress_read_fd(int fd, const char *label, char **buf, size_t *len,
 	ssize_t		n;
 
 	do {
-		sb_grow(&sb, 65536);
+		progress_sb_grow(&sb, 65536);
 		n = pread(fd, sb.p + sb.len, 65536, sb.len);
 		if (n > 0)
 			sb.len += (size_t)n;
@@ -390,7 +302,7 @@ progress_torn(int fd)
  * against our other appenders.  If the file ends mid-line (a writer died),
  * a newline goes first in the same write: records are never glued.
  */
-static int
+int
 progress_append_fd(int fd, const char *label, const char *data, size_t len,
     char **err)
 {
@@ -579,7 +491,7 @@ progress_tasks_file(int dfd, const char *name, const char *label,
 	}
 	free(buf);
 	if (bad > 0)
-		sb_printf(warn, "%s%zu malformed line%s skipped in %s",
+		progress_sb_printf(warn, "%s%zu malformed line%s skipped in %s",
 		    warn->len > 0 ? "; " : "", bad, bad == 1 ? "" : "s",
 		    label);
 	return 0;
@@ -711,194 +623,6 @@ out:
 	free(s);
 	free(label);
 	free(tmp);
-	free(name);
-	free(dir);
-	return rc;
-}
-
-/* A value on one line: "\\", "|", CR and LF escaped, and "," in lists. */
-static void
-md_text(struct sbuf *sb, const char *s, int list)
-{
-	static const char	 from[] = "\\|\n\r,";
-	static const char *const to[] = { "\\\\", "\\|", "\\n", "\\r", "\\," };
-	const char		*q;
-
-	for (; *s != '\0'; s++) {
-		if ((q = strchr(from, *s)) != NULL && (*s != ',' || list))
-			sb_puts(sb, to[q - from]);
-		else
-			sb_add(sb, s, 1);
-	}
-}
-
-/* A JSON value of any type as compact text, escaped. */
-static void
-md_json(struct sbuf *sb, const json_t *v, int list)
-{
-	char	*s;
-
-	if ((s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
-		return;
-	md_text(sb, s, list);
-	free(s);
-}
-
-/* A field's value in a bullet or a cell; absent and null are empty. */
-static void
-md_value(struct sbuf *sb, const json_t *v, enum progress_kind kind)
-{
-	size_t	i;
-
-	if (v == NULL || json_is_null(v))
-		return;
-	if (kind == PK_OBJ)
-		md_json(sb, v, 0);
-	else if (json_is_string(v))
-		md_text(sb, json_string_value(v), kind == PK_LIST);
-	else if (json_is_array(v) && kind == PK_LIST) {
-		for (i = 0; i < json_array_size(v); i++) {
-			if (i > 0)
-				sb_puts(sb, ", ");
-			if (json_is_string(json_array_get(v, i)))
-				md_text(sb, json_string_value(
-				    json_array_get(v, i)), 1);
-			else
-				md_json(sb, json_array_get(v, i), 1);
-		}
-	} else
-		md_json(sb, v, kind == PK_LIST);
-}
-
-/* The member a field names, through evidence_criteria.confirm if need be. */
-static const json_t *
-md_field(const json_t *obj, const struct progress_field *f)
-{
-	const json_t	*v;
-
-	v = json_object_get(obj, f->key);
-	if (f->sub != NULL)
-		v = json_is_object(v) ? json_object_get(v, f->sub) : NULL;
-	return v;
-}
-
-/* One "### Iteration N - time" section: bullets, the table, the list. */
-static void
-md_section(struct sbuf *sb, const struct progress_format *fm,
-    const json_t *sec, int n, const char *ts)
-{
-	const struct progress_field	*f;
-	const json_t			*rows, *row, *v;
-	struct sbuf			 cell = { NULL, 0, 0 };
-	size_t				 i;
-
-	sb_printf(sb, "### Iteration %d - %s\n\n", n, ts);
-	for (f = fm->bullets; f->label != NULL; f++) {
-		cell.len = 0;
-		md_value(&cell, md_field(sec, f), f->kind);
-		sb_printf(sb, "- **%s**:%s%s\n", f->label,
-		    cell.len > 0 ? " " : "", cell.len > 0 ? cell.p : "");
-	}
-	sb_printf(sb, "\n#### %s\n\n|", fm->table);
-	for (f = fm->columns; f->label != NULL; f++)
-		sb_printf(sb, " %s |", f->label);
-	sb_puts(sb, "\n|");
-	for (f = fm->columns; f->label != NULL; f++)
-		sb_puts(sb, " --- |");
-	sb_puts(sb, "\n");
-	rows = json_object_get(sec, fm->table_key);
-	for (i = 0; i < json_array_size(rows); i++) {
-		if (!json_is_object(row = json_array_get(rows, i)))
-			continue;
-		sb_puts(sb, "|");
-		for (f = fm->columns; f->label != NULL; f++) {
-			sb_puts(sb, " ");
-			md_value(sb, md_field(row, f), f->kind);
-			sb_puts(sb, " |");
-		}
-		sb_puts(sb, "\n");
-	}
-	if (fm->list != NULL) {
-		sb_printf(sb, "\n#### %s\n\n", fm->list);
-		rows = json_object_get(sec, fm->list_key);
-		for (i = 0; i < json_array_size(rows); i++) {
-			v = json_array_get(rows, i);
-			sb_puts(sb, "- ");
-			md_value(sb, v, PK_STR);
-			sb_puts(sb, "\n");
-		}
-		if (json_array_size(rows) == 0)
-			sb_puts(sb, "_None_\n");
-	}
-	sb_puts(sb, "\n---\n\n");
-	free(cell.p);
-}
-
-/* Writers number sections, readers want the latest: the last one, and count. */
-const char *
-progress_md_last(const char *buf, size_t len, int *count)
-{
-	const char	*p = buf, *end = buf + len, *nl, *last = NULL;
-
-	for (*count = 0; p < end; p = nl + 1) {
-		if ((size_t)(end - p) > 14 && strncmp(p, "### Iteration ",
-		    14) == 0) {
-			last = p;
-			(*count)++;
-		}
-		if ((nl = memchr(p, '\n', end - p)) == NULL)
-			break;
-	}
-	return last;
-}
-
-/* One "### Iteration" section per call; the heading comes with the first. */
-int
-progress_append_md(int dfd, const char *id, const char *role,
-    const json_t *section, char **err)
-{
-	const struct progress_format	*fm;
-	struct sbuf			 sb = { NULL, 0, 0 };
-	char				*dir, *name, *label, *old = NULL;
-	char				 ts[32];
-	size_t				 len = 0;
-	int				 pfd = -1, fd = -1, rc = -1, n;
-
-	*err = NULL;
-	if (progress_check_id(id, err) == -1)
-		return -1;
-	if ((fm = progress_format(role)) == NULL) {
-		xasprintf(err, "unknown progress role: must be develop, debug "
-		    "or validate");
-		return -1;
-	}
-	if (!json_is_object(section)) {
-		xasprintf(err, "%s section: must be a JSON object", role);
-		return -1;
-	}
-	xasprintf(&dir, "%s.progress", id);
-	xasprintf(&name, "%s.md", role);
-	xasprintf(&label, "%s/%s", dir, name);
-	if (progress_open_dir(dfd, dir, 1, &pfd, err) == -1 ||
-	    progress_open_file(pfd, name, label, O_RDWR | O_APPEND | O_CREAT,
-	    &fd, err) != 0 ||
-	    progress_read_fd(fd, label, &old, &len, err) == -1)
-		goto out;
-	progress_iso8601(NULL, ts, sizeof ts);
-	if (len == 0)
-		sb_printf(&sb, "# %s\n\n**Loop ID**: %s\n**Started**: %s\n\n"
-		    "---\n\n## %s\n\n", fm->title, id, ts, fm->timeline);
-	progress_md_last(old, len, &n);
-	md_section(&sb, fm, section, n + 1, ts);
-	rc = progress_append_fd(fd, label, sb.p, sb.len, err);
-out:
-	if (fd != -1)
-		close(fd);
-	if (pfd != -1)
-		close(pfd);
-	free(sb.p);
-	free(old);
-	free(label);
 	free(name);
 	free(dir);
 	return rc;

@@ -30,7 +30,17 @@ int	 progress_history_append(int, const char *, const json_t *, char **);
 /* skill_state rebuilt from the side files; unrecovered names the fields it could not recover. */
 int	 progress_rebuild(int, const char *, json_t **, struct strv *, char **);
 
-/* --- shared by progress.c and rebuild.c */
+/* --- shared by progress.c, progressmd.c and rebuild.c */
+/* A growing text buffer; p is always NUL-terminated once used. */
+struct sbuf {
+	char	*p;
+	size_t	 len, cap;
+};
+void	 progress_sb_grow(struct sbuf *, size_t);
+void	 progress_sb_add(struct sbuf *, const char *, size_t);
+void	 progress_sb_puts(struct sbuf *, const char *);
+void	 progress_sb_printf(struct sbuf *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
 int	 progress_name_valid(const char *);	/* [A-Za-z0-9][A-Za-z0-9._-]{0,127}, no ".." */
 int	 progress_check_id(const char *, char **);
 int	 progress_open_dir(int, const char *, int, int *, char **);	/* 0, 1 absent, -1 */
@@ -38,6 +48,9 @@ int	 progress_read_file(int, const char *, const char *, char **, size_t *,
 	    struct timespec *, char **);	/* 0, 1 absent, -1 */
 void	 progress_iso8601(const struct timespec *, char *, size_t);
 const char *progress_md_last(const char *, size_t, int *);	/* last "### Iteration ", count */
+int	 progress_open_file(int, const char *, const char *, int, int *, char **);
+int	 progress_read_fd(int, const char *, char **, size_t *, char **);
+int	 progress_append_fd(int, const char *, const char *, size_t, char **);
 
 /* How one value of a skill_state section is written in Markdown and read back. */
 enum progress_kind {
