@@ -133,7 +133,8 @@ state_list(struct state_opts *so)
 			continue;
 		memcpy(id, de->d_name, len - 5);
 		id[len - 5] = '\0';
-		if (!state_id_valid(id))
+		/* config.json shares the directory (DESIGN.md section 5). */
+		if (!state_id_valid(id) || strcmp(id, "config") == 0)
 			continue;
 		st = state_get(so, id, STATE_LOAD_NOQUARANTINE, &err);
 		if (st == NULL) {

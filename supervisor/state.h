@@ -69,7 +69,7 @@ int	 state_commit(int, const char *, const json_t *, const char *, const char *,
 int	 state_create(int, const char *, const json_t *, unsigned *, char **);
 void	 state_clean_temps(int, const char *);	/* remove {id}.json.tmp left by a crash; NULL id: every loop's */
 void	 state_merge_patch(json_t *, const json_t *);	/* objects deep-merged; arrays, scalars, null replace */
-const char *state_transition_source(const char *);	/* "running" -> "created", ...; NULL: not the supervisor's */
+const char *state_transition_source(const char *);	/* "running" -> "created", ..., "resume" -> "paused" (or failed); NULL: not the supervisor's */
 uint64_t state_commit_displaced(void);	/* front-end writes our replace displaced and merged again */
 
 /* --- the event loop's side (statewatch.c) */

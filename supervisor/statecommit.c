@@ -148,7 +148,24 @@ state_transition_source(const char *to)
 		return "created";
 	if (strcmp(to, "completed") == 0 || strcmp(to, "failed") == 0)
 		return "running";
+	if (strcmp(to, "resume") == 0)
+		return "paused";
 	return NULL;
+}
+
+/*
+ * May `to` start from status st?  "resume" is the person's explicit
+ * `run --loop-id`: it takes a paused or a stopped (failed) loop back to
+ * running; nothing else the supervisor does can leave those.
+ */
+static int
+commit_source_ok(const char *to, const char *st)
+{
+	if (st == NULL)
+		return 0;
+	if (strcmp(to, "resume") == 0)
+		return strcmp(st, "paused") == 0 || strcmp(st, "failed") == 0;
+	return strcmp(st, state_transition_source(to)) == 0;
 }
 
 /* A patch may only touch what the supervisor owns. */
@@ -220,11 +237,17 @@ commit_merge(const json_t *disk, const struct state_commit_req *req)
 	state_now_iso(now, sizeof now);
 	for (i = 0; i < req->nto; i++) {
 		st = json_string_value(json_object_get(m, "status"));
-		if (st == NULL || strcmp(st, state_transition_source(req->to[i])) != 0) {
+		if (!commit_source_ok(req->to[i], st)) {
 			if (st == NULL || strcmp(st, req->to[i]) != 0)
 				log_debug("state: %s -> %s not applied: the "
 				    "status on disk is %s", state_transition_source(
 				    req->to[i]), req->to[i], st ? st : "none");
+			continue;
+		}
+		if (strcmp(req->to[i], "resume") == 0) {
+			json_object_set_new(m, "status", json_string("running"));
+			json_object_del(m, "completed_at");
+			json_object_del(m, "failure_reason");
 			continue;
 		}
 		json_object_set_new(m, "status", json_string(req->to[i]));
