@@ -170,6 +170,9 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 	case MSG_PROGRESS:
 		log_debug("%s: %s: %s", a->id, m->u.progress.kind,
 		    m->u.progress.text);
+		free(a->last_progress);
+		a->last_progress = m->u.progress.text;
+		m->u.progress.text = NULL;
 		break;
 	case MSG_INPUT_ACK:
 		if (a->sup->hooks.input_ack != NULL)
@@ -336,7 +339,7 @@ sup_free(struct sup *s)
 			evbuffer_free(a->early);
 		free(a->role); free(a->tool); free(a->model); free(a->command);
 		free(a->prompt); free(a->cwd); free(a->capsule);
-		free(a->log_path); free(a->reason);
+		free(a->log_path); free(a->reason); free(a->last_progress);
 		json_decref(a->options);
 		msg_clear(&a->started);
 		msg_clear(&a->result);

@@ -67,6 +67,7 @@ struct agent {
 	uint64_t		 t_start, t_end;
 	struct event		*kill_ev;	/* close's own deadline */
 	struct evbuffer		*early;		/* INPUT frames sent before HELLO */
+	char			*last_progress;	/* text of the last PROGRESS */
 	uint64_t		 grace_ms;
 };
 

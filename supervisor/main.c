@@ -22,7 +22,9 @@ static int	cmd_version(int, char **);
 
 static const struct subcmd subcmds[] = {
 	{ "agent", cmd_agent, "run one agent: spawn, wait, nudge, close; print JSON" },
+	{ "capsule", cmd_capsule, "print the resume capsule of a loop" },
 	{ "control", cmd_control, "the four verbs as JSON lines on stdin/stdout" },
+	{ "run", cmd_run, "run a loop: auto, parallel or interactive; resume one" },
 	{ "state", cmd_state, "list, show, validate, rebuild or create loop state" },
 	{ "version", cmd_version, "print the program and protocol versions" },
 };

@@ -37,5 +37,7 @@ int		 verbs_idle(struct verbs *);
 int		 cmd_agent(int, char **);
 int		 cmd_control(int, char **);
 int		 cmd_state(int, char **);
+int		 cmd_capsule(int, char **);
+int		 cmd_run(int, char **);
 
 #endif

@@ -307,3 +307,28 @@ ctl_stop() {
 	exec {CTL_FD}>&-
 	t_wait_pid "$CTL_PID" "${1:-15000}"
 }
+
+# t_run_config ROOT INIT DEVELOP DEBUG VALIDATE COMPLETE [EXTRA_JSON]: write
+# ROOT/.loop/config.json giving each role its bash command (and EXTRA_JSON's
+# members, e.g. {"grace_ms": 500}); for the run-*.sh tests.
+t_run_config() {
+	mkdir -p "$1/.loop"
+	python3 - "$@" <<'PYEOF'
+import json, sys
+root, cmds = sys.argv[1], sys.argv[2:7]
+extra = json.loads(sys.argv[7]) if len(sys.argv) > 7 else {}
+roles = {}
+for name, cmd in zip(["init", "develop", "debug", "validate", "complete"], cmds):
+    roles[name] = dict(command=cmd, **extra)
+json.dump({"default_tool": "bash", "roles": roles},
+    open(root + "/.loop/config.json", "w"), indent=1)
+PYEOF
+}
+
+# t_slack: $SLACK, extra milliseconds for timing bounds under valgrind or
+# the sanitizers.
+t_slack() {
+	SLACK=0
+	[ "${CCW_SANITIZERS:-no}" = yes ] && SLACK=1500
+	[ -n "$WRAP" ] && SLACK=4000
+}

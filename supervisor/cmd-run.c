@@ -1,0 +1,831 @@
+/*
+ * cmd-run.c: `ccw-supervisor run`: its options, creating or resuming
+ * the loop's state file, the terminal side of a run (live status lines,
+ * --json events, the interactive menu and questions on stdin), signals
+ * and the exit status.
+ */
+#include <config.h>
+
+#include <sys/ioctl.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "cmdutil.h"
+#include "log.h"
+#include "loop.h"
+#include "state.h"
+#include "sup.h"
+#include "xmalloc.h"
+
+#define RUN_BATCH_MS	900000	/* parallel batch wait */
+#define RUN_BATCH_NUDGE	60000	/* wait after the batch nudge */
+#define RUN_TITLE_MAX	100	/* bytes of the task that make the title */
+
+/* What the terminal side keeps. */
+struct run_ui {
+	struct loop	*l;
+	const char	*id;
+	int		 json, tty;
+	struct event	*tick;
+	struct event	*in_ev;		/* stdin; NULL: blocking reads */
+	struct evbuffer	*in;
+	int		 in_eof;
+	enum { UI_IDLE, UI_MENU, UI_ASK } want;
+	json_t		*qs, *answers;	/* questions being asked */
+	char		 role[16];
+	int		 drawn;		/* status lines on the screen */
+	json_t		*seen;		/* agent id -> last line reported */
+};
+
+/* --- the terminal */
+
+/* Erase the status lines so that other output starts on a clean line. */
+static void
+run_ui_clear(struct run_ui *ui)
+{
+	for (; ui->drawn > 0; ui->drawn--)
+		fputs("\033[1A\033[2K", stderr);
+}
+
+/* NDJSON on stdout: {"event": NAME, ...fields, "timestamp"}. */
+static void
+run_ui_emit(struct run_ui *ui, const char *name, const json_t *fields)
+{
+	json_t	*o;
+	char	 now[40], *s;
+
+	if (!ui->json)
+		return;
+	o = json_pack("{s:s}", "event", name);
+	json_object_update(o, (json_t *)fields);
+	state_now_iso(now, sizeof now);
+	json_object_set_new(o, "timestamp", json_string(now));
+	if ((s = json_dumps(o, JSON_COMPACT)) != NULL) {
+		puts(s);
+		fflush(stdout);
+		free(s);
+	}
+	json_decref(o);
+}
+
+/* A string field for messages, "" if absent. */
+static const char *
+run_s(const json_t *o, const char *k)
+{
+	const char	*s = json_string_value(json_object_get(o, k));
+
+	return s != NULL ? s : "";
+}
+
+/* The engine's events: NDJSON with --json, a line a worker on a terminal. */
+static void
+run_ui_event(void *arg, const char *name, const json_t *o)
+{
+	struct run_ui	*ui = arg;
+
+	run_ui_emit(ui, name, o);
+	if (!ui->tty || ui->json)
+		return;
+	run_ui_clear(ui);
+	if (strcmp(name, "worker_started") == 0)
+		fprintf(stderr, "[%s] %s started (%s)\n", run_s(o, "role"),
+		    run_s(o, "agent_id"), run_s(o, "tool"));
+	else if (strcmp(name, "worker_result") == 0)
+		fprintf(stderr, "[%s] %s: %s%s%s\n", run_s(o, "role"),
+		    run_s(o, "agent_id"), run_s(o, "status"),
+		    *run_s(o, "summary") ? " - " : "", run_s(o, "summary"));
+}
+
+/*
+ * Once a second: a status line per running worker (role, tool, elapsed,
+ * its last output line) on a terminal, worker_progress events with --json.
+ */
+static void
+run_ui_tick(evutil_socket_t fd, short ev, void *arg)
+{
+	struct run_ui	*ui = arg;
+	struct winsize	 ws;
+	json_t		*live = loop_live(ui->l), *w;
+	const char	*aid, *old;
+	char		 text[512];
+	size_t		 i;
+	int		 width = 80;
+
+	(void)fd;
+	(void)ev;
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+		width = ws.ws_col;
+	if (ui->tty)
+		run_ui_clear(ui);
+	json_array_foreach(live, i, w) {
+		aid = run_s(w, "agent_id");
+		/* The worker's PROGRESS text reads well for every tool (a
+		 * stream tool's log is JSON); the log's last line until then. */
+		if (json_string_value(json_object_get(w, "last")) != NULL)
+			snprintf(text, sizeof text, "%s", run_s(w, "last"));
+		else
+			tap_last_line(run_s(w, "log_path"), text, sizeof text);
+		old = json_string_value(json_object_get(ui->seen, aid));
+		if (text[0] != '\0' && (old == NULL ||
+		    strcmp(old, text) != 0)) {
+			json_object_set_new(ui->seen, aid, json_string(text));
+			json_object_set_new(w, "text", json_string(text));
+			run_ui_emit(ui, "worker_progress", w);
+		}
+		if (!ui->tty)
+			continue;
+		fprintf(stderr, "  %-8s %-8s %4llds%s  %.*s\n",
+		    run_s(w, "role"), run_s(w, "tool"),
+		    (long long)json_integer_value(json_object_get(w,
+		    "elapsed_ms")) / 1000,
+		    json_is_true(json_object_get(w, "nudged")) ? " nudged" : "",
+		    width > 40 ? width - 32 : 8, text);
+		ui->drawn++;
+	}
+	json_decref(live);
+}
+
+/* The menu's answer: the word, its letter (b for debug) or its number. */
+static const char *
+run_menu_parse(const char *s)
+{
+	static const char *const words[][5] = {
+		{ "develop", "d", "1", "dev", NULL },
+		{ "debug", "b", "2", "deb", "db" },
+		{ "validate", "v", "3", "val", NULL },
+		{ "complete", "c", "4", "comp", NULL },
+		{ "exit", "e", "5", "q", "quit" },
+	};
+	size_t	i, j;
+
+	for (i = 0; i < sizeof words / sizeof words[0]; i++)
+		for (j = 0; j < 5 && words[i][j] != NULL; j++)
+			if (strcasecmp(s, words[i][j]) == 0)
+				return words[i][0];
+	return NULL;
+}
+
+/* The question being asked now, on stderr. */
+static void
+run_ui_question(struct run_ui *ui)
+{
+	const json_t	*q = json_array_get(ui->qs,
+			    json_array_size(ui->answers));
+	const json_t	*rec = json_object_get(q, "recommended");
+	char		*opts;
+
+	opts = json_dumps(json_object_get(q, "options"), JSON_COMPACT);
+	fprintf(stderr, "%s: %s %s (Enter: %s): ", run_s(q, "id"),
+	    run_s(q, "question"), opts != NULL ? opts : "[]",
+	    json_is_string(rec) ? json_string_value(rec) : "first option");
+	free(opts);
+	fflush(stderr);
+}
+
+/* One line typed for the menu or a question. */
+static void
+run_ui_line(struct run_ui *ui, char *line)
+{
+	const json_t	*q, *opt;
+	const char	*act;
+	char		*p, *end;
+	long		 n;
+
+	for (p = line; isspace((unsigned char)*p); p++)
+		;
+	for (end = p + strlen(p); end > p && isspace((unsigned char)end[-1]);
+	    end--)
+		;
+	*end = '\0';
+	if (ui->want == UI_MENU) {
+		if ((act = run_menu_parse(p)) == NULL) {
+			fprintf(stderr, "'%s' is not an action.\nNext action "
+			    "[develop/debug/validate/complete/exit]: ", p);
+			fflush(stderr);
+			return;
+		}
+		ui->want = UI_IDLE;
+		loop_choose(ui->l, act);
+	} else if (ui->want == UI_ASK) {
+		q = json_array_get(ui->qs, json_array_size(ui->answers));
+		n = strtol(p, &end, 10);
+		opt = json_array_get(json_object_get(q, "options"), n - 1);
+		if (*p == '\0')
+			opt = json_is_string(json_object_get(q,
+			    "recommended")) ? json_object_get(q,
+			    "recommended") : json_array_get(json_object_get(q,
+			    "options"), 0);
+		else if (*end != '\0' || !json_is_string(opt))
+			opt = NULL;
+		json_array_append_new(ui->answers, opt != NULL ?
+		    json_copy((json_t *)opt) : json_string(p));
+		if (json_array_size(ui->answers) < json_array_size(ui->qs)) {
+			run_ui_question(ui);
+			return;
+		}
+		ui->want = UI_IDLE;
+		loop_answer(ui->l, ui->answers);
+	}
+}
+
+/* End of stdin: the menu exits, open questions take the recommendations. */
+static void
+run_ui_eof(struct run_ui *ui)
+{
+	json_t	*rec;
+	char	*why = NULL;
+
+	ui->in_eof = 1;
+	if (ui->want == UI_MENU) {
+		ui->want = UI_IDLE;
+		fputs("(end of input)\n", stderr);
+		loop_choose(ui->l, "exit");
+	} else if (ui->want == UI_ASK) {
+		ui->want = UI_IDLE;
+		rec = merge_recommended(ui->qs, &why);
+		free(why);
+		loop_answer(ui->l, rec);
+		json_decref(rec);
+	}
+}
+
+/* Lines waiting in the buffer go to whatever is being asked. */
+static void
+run_ui_drain(struct run_ui *ui)
+{
+	char	*line;
+
+	while (ui->want != UI_IDLE && (line = evbuffer_readln(ui->in, NULL,
+	    EVBUFFER_EOL_LF)) != NULL) {
+		run_ui_line(ui, line);
+		free(line);
+	}
+	if (ui->want != UI_IDLE && ui->in_eof)
+		run_ui_eof(ui);
+}
+
+/* stdin is readable (EV_READ), or a prompt wants lines (EV_TIMEOUT). */
+static void
+run_ui_input(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_ui	*ui = arg;
+	int		 n;
+
+	if (what & EV_READ) {
+		n = evbuffer_read(ui->in, fd, 4096);
+		if (n <= 0 && !(n < 0 && (errno == EAGAIN || errno == EINTR))) {
+			ui->in_eof = 1;
+			event_del(ui->in_ev);
+		}
+	}
+	run_ui_drain(ui);
+}
+
+/* Something was asked: take an answer typed ahead, or read one now. */
+static void
+run_ui_wait(struct run_ui *ui)
+{
+	char	*line = NULL;
+	size_t	 cap = 0;
+
+	fflush(stderr);
+	if (ui->in_ev != NULL) {
+		event_active(ui->in_ev, EV_TIMEOUT, 0);
+		return;
+	}
+	/* stdin cannot be polled (a file): nothing else runs meanwhile */
+	while (ui->want != UI_IDLE) {
+		if (getline(&line, &cap, stdin) < 0) {
+			run_ui_eof(ui);
+			break;
+		}
+		run_ui_line(ui, line);
+	}
+	free(line);
+}
+
+/* The interactive menu, between actions. */
+static void
+run_ui_menu(void *arg, const json_t *info)
+{
+	struct run_ui	*ui = arg;
+
+	run_ui_clear(ui);
+	fprintf(stderr, "\nLoop %s: iteration %lld of %lld, validation %s, "
+	    "last action %s\n", ui->id, (long long)json_integer_value(
+	    json_object_get(info, "iteration")), (long long)
+	    json_integer_value(json_object_get(info, "max_iterations")),
+	    json_is_true(json_object_get(info, "passed")) ? "passed" :
+	    "not passed", *run_s(info, "last_action") ?
+	    run_s(info, "last_action") : "none");
+	if (*run_s(info, "notice"))
+		fprintf(stderr, "  ! %s\n", run_s(info, "notice"));
+	fprintf(stderr, "  1) develop (d)  2) debug (b)  3) validate (v)  "
+	    "4) complete (c)  5) exit (e)\n"
+	    "Next action [develop/debug/validate/complete/exit]: ");
+	ui->want = UI_MENU;
+	run_ui_wait(ui);
+}
+
+/* A worker's questions, asked one by one. */
+static void
+run_ui_ask(void *arg, const char *role, const json_t *qs)
+{
+	struct run_ui	*ui = arg;
+
+	run_ui_clear(ui);
+	snprintf(ui->role, sizeof ui->role, "%s", role);
+	json_decref(ui->qs);
+	json_decref(ui->answers);
+	ui->qs = json_deep_copy(qs);
+	ui->answers = json_array();
+	fprintf(stderr, "\n[%s] the worker needs answers (a number picks an "
+	    "option; Enter takes the recommended one):\n", role);
+	if (json_array_size(ui->qs) == 0) {
+		loop_answer(ui->l, NULL);
+		return;
+	}
+	ui->want = UI_ASK;
+	run_ui_question(ui);
+	run_ui_wait(ui);
+}
+
+/* SIGINT, SIGTERM, SIGHUP: close every worker and stop (exit 4). */
+static void
+run_signal(evutil_socket_t sig, short ev, void *arg)
+{
+	char	why[32];
+
+	(void)ev;
+	snprintf(why, sizeof why, "signal %d", (int)sig);
+	loop_stop(arg, why);
+}
+
+/* --- the command */
+
+struct run_args {
+	struct cmd_opts	 o;
+	const char	*task, *mode_arg;
+	enum loop_mode	 mode;
+	long long	 max_iter;
+	int		 have_max, json, clarify_fail, interrupt;
+	uint64_t	 batch_ms, batch_nudge_ms;
+};
+
+/* The --help text of the run command. */
+static void
+run_usage(FILE *fp)
+{
+	fprintf(fp,
+"usage: ccw-supervisor run [-m auto|parallel|interactive] [-n MAX_ITER]\n"
+"           [-C ROOT] [--config F] [--tool T] [--model M] [--state-dir DIR]\n"
+"           [--on-clarify recommended|fail] [--pause-policy finish|interrupt]\n"
+"           [--timeout-ms N] [--nudge-ms N] [--grace-ms N] [--batch-ms N]\n"
+"           [--batch-nudge-ms N] [--json] [--loop-id ID] [TASK]\n"
+"\n"
+"Create a loop for TASK and drive it to its end (auto: init, develop,\n"
+"debug, validate, complete; parallel: init, then develop+debug+validate\n"
+"at once; interactive: a menu between actions).  With --loop-id and no\n"
+"TASK, resume that loop from its saved action.\n"
+"Exit: 0 completed, 1 failed, 2 usage, 3 paused, 4 stopped, 5 timed out,\n"
+"70 internal error.\n");
+}
+
+/* A positive number of iterations or milliseconds. */
+static int
+run_number(const char *s, long long min, long long *out)
+{
+	char		*end;
+	long long	 v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno != 0 || v < min)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* One of a few words for an option, its index; -1 (said) if none. */
+static int
+run_word(const char *opt, const char *arg, const char *const *words)
+{
+	int	i;
+
+	for (i = 0; words[i] != NULL; i++)
+		if (strcmp(arg, words[i]) == 0)
+			return i;
+	fprintf(stderr, "ccw-supervisor run: %s %s: use %s", opt, arg,
+	    words[0]);
+	for (i = 1; words[i] != NULL; i++)
+		fprintf(stderr, "%s%s", words[i + 1] != NULL ? ", " : " or ",
+		    words[i]);
+	fputc('\n', stderr);
+	return -1;
+}
+
+/* Parse the command line: 0, 1 for --help (printed), -1 (said) on error. */
+static int
+run_parse(int argc, char **argv, struct run_args *ra)
+{
+	static const struct option longopts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "max-iterations", required_argument, NULL, 'n' },
+		{ "tool", required_argument, NULL, 't' },
+		{ "model", required_argument, NULL, 'M' },
+		{ "config", required_argument, NULL, 'f' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "loop-id", required_argument, NULL, 'l' },
+		{ "timeout-ms", required_argument, NULL, 'T' },
+		{ "nudge-ms", required_argument, NULL, 'N' },
+		{ "grace-ms", required_argument, NULL, 'G' },
+		{ "batch-ms", required_argument, NULL, 'B' },
+		{ "batch-nudge-ms", required_argument, NULL, 'b' },
+		{ "on-clarify", required_argument, NULL, 'q' },
+		{ "pause-policy", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char *const modes[] = { "auto", "parallel",
+	    "interactive", NULL };
+	static const char *const clarify[] = { "recommended", "fail", NULL };
+	static const char *const policy[] = { "finish", "interrupt", NULL };
+	long long	 v;
+	int		 ch, w = 0;
+
+	optind = 1;
+	while (w >= 0 && (ch = getopt_long(argc, argv, "m:n:C:h", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'm':
+			ra->mode_arg = optarg;
+			if ((w = run_word("-m", optarg, modes)) >= 0)
+				ra->mode = (enum loop_mode)w;
+			break;
+		case 'q':
+			w = run_word("--on-clarify", optarg, clarify);
+			ra->clarify_fail = w == 1;
+			break;
+		case 'p':
+			w = run_word("--pause-policy", optarg, policy);
+			ra->interrupt = w == 1;
+			break;
+		case 'n':
+		case 'B':
+		case 'b':
+			if ((w = run_number(optarg, 1, &v)) != 0) {
+				fprintf(stderr, "ccw-supervisor run: '%s' is "
+				    "not a positive number\n", optarg);
+				break;
+			}
+			if (ch == 'n') {
+				ra->max_iter = v;
+				ra->have_max = 1;
+			} else
+				*(ch == 'B' ? &ra->batch_ms :
+				    &ra->batch_nudge_ms) = (uint64_t)v;
+			break;
+		case 'M':
+			ra->o.model = optarg;
+			break;
+		case 'j':
+			ra->json = 1;
+			break;
+		case 'h':
+			run_usage(stdout);
+			return 1;
+		default:
+			w = cmd_opts_set(&ra->o, ch, optarg);
+		}
+	}
+	if (w < 0)
+		return -1;
+	ra->task = argc - optind == 1 ? argv[optind] : NULL;
+	if (argc - optind > 1 || (ra->task != NULL && *ra->task == '\0') ||
+	    (ra->task == NULL && ra->o.loop_id == NULL)) {
+		fprintf(stderr, "ccw-supervisor run: %s\n", argc - optind > 1 ?
+		    "one TASK only (quote it)" : ra->task != NULL ?
+		    "the TASK is empty" : "need a TASK, or --loop-id to resume "
+		    "a loop");
+		return -1;
+	}
+	return 0;
+}
+
+/* Every role the loop may run must have a usable tool before it starts. */
+static int
+run_check_roles(struct cmd_opts *o, char **err)
+{
+	struct agent_req	req;
+	int			i;
+
+	for (i = 0; i < LOOP_NROLES; i++) {
+		o->role = loop_roles[i];
+		o->message = "";
+		if (cmd_opts_resolve(o, &req, err) != 0)
+			return -1;
+		json_decref(req.options);
+	}
+	o->role = NULL;
+	o->message = NULL;
+	return 0;
+}
+
+/* The title: the task's first line, cut at a character boundary. */
+static char *
+run_title(const char *task)
+{
+	size_t	n = strcspn(task, "\r\n");
+
+	if (n > RUN_TITLE_MAX) {
+		n = RUN_TITLE_MAX;
+		while (n > 0 && ((unsigned char)task[n] & 0xc0) == 0x80)
+			n--;
+	}
+	return xstrndup(task, n);
+}
+
+/* A new loop's file: the seed's initial state, our mode, status created. */
+static int
+run_create(struct run_args *ra, int dirfd, const char *id, char **err)
+{
+	json_t	*st;
+	char	*title = run_title(ra->task);
+	int	 rc;
+
+	st = state_new(id, title, ra->task, ra->have_max ? ra->max_iter : 10);
+	free(title);
+	if (st == NULL) {
+		xasprintf(err, "cannot make a state for loop %s", id);
+		return -1;
+	}
+	json_object_set_new(json_object_get(st, "skill_state"), "mode",
+	    json_string(loop_mode_name(ra->mode)));
+	json_object_set_new(json_object_get(st, "skill_state"),
+	    "action_index", json_integer(0));
+	rc = state_create(dirfd, id, st, NULL, err);
+	json_decref(st);
+	return rc;
+}
+
+/*
+ * Load the loop (created now, or resumed), tell what cannot be resumed
+ * (exit status), else -1 and the mode to run in.
+ */
+static int
+run_open(struct run_args *ra, int dirfd, const char *id, int *resumed)
+{
+	enum state_load_rc	 rc;
+	json_t			*st = NULL;
+	const char		*status, *m;
+	char			*err = NULL;
+	int			 tries, code = -1;
+
+	*resumed = 0;
+	for (tries = 0; tries < 50; tries++) {
+		if ((rc = state_load(dirfd, id, &st, &err)) != STATE_EAGAIN)
+			break;
+		free(err);
+		err = NULL;
+		usleep(20000);
+	}
+	if (rc == STATE_ENOENT && ra->task != NULL) {
+		free(err);
+		err = NULL;
+		if (run_create(ra, dirfd, id, &err) == 0)
+			return -1;
+		fprintf(stderr, "ccw-supervisor run: %s\n", err);
+		free(err);
+		return EXIT_INTERNAL;
+	}
+	if (rc != STATE_OK) {
+		fprintf(stderr, "ccw-supervisor run: loop %s: %s\n", id,
+		    rc == STATE_ENOENT ? "no such loop" : err);
+		free(err);
+		return rc == STATE_ENOENT ? EXIT_USAGE : EXIT_FAILED;
+	}
+	status = json_string_value(json_object_get(st, "status"));
+	/* a loop a front end created has no history to resume */
+	*resumed = status == NULL || strcmp(status, "created") != 0;
+	if (ra->task != NULL)
+		fprintf(stderr, "ccw-supervisor run: loop %s exists: running "
+		    "it; TASK ignored\n", id);
+	if (ra->have_max)
+		fprintf(stderr, "ccw-supervisor run: -n ignored: the loop "
+		    "keeps its max_iterations\n");
+	m = json_string_value(json_object_get(json_object_get(st,
+	    "skill_state"), "mode"));
+	if (ra->mode_arg == NULL && m != NULL)
+		ra->mode = strcmp(m, "parallel") == 0 ? LOOP_PARALLEL :
+		    strcmp(m, "interactive") == 0 ? LOOP_INTERACTIVE :
+		    LOOP_AUTO;
+	if (status != NULL && strcmp(status, "completed") == 0) {
+		fprintf(stderr, "ccw-supervisor run: loop %s is already "
+		    "completed\n", id);
+		code = EXIT_OK;
+	} else if (status != NULL && strcmp(status, "failed") == 0)
+		fprintf(stderr, "ccw-supervisor run: loop %s had stopped (%s): "
+		    "resuming it\n", id, run_s(st, "failure_reason"));
+	json_decref(st);
+	return code;
+}
+
+/*
+ * created -> running (a new loop, or one a front end made); a paused or
+ * stopped loop is resumed (the store's "resume" transition); a running
+ * one was left by a crash.  Returns an exit status, or -1 to run.
+ */
+static int
+run_start(struct state_store *store, const char *id)
+{
+	const char	*status;
+	char		*err = NULL;
+
+	status = json_string_value(json_object_get(state_store_get(store),
+	    "status"));
+	if (status != NULL && strcmp(status, "created") == 0)
+		state_store_transition(store, "running", NULL);
+	else if (status != NULL && strcmp(status, "running") != 0 &&
+	    state_store_transition(store, "resume", NULL) != 0)
+		log_info("state %s: this build cannot resume a %s loop", id,
+		    status);
+	if (state_store_flush(store, &err) != 0) {
+		fprintf(stderr, "ccw-supervisor run: loop %s: %s\n", id, err);
+		free(err);
+		return EXIT_INTERNAL;
+	}
+	status = json_string_value(json_object_get(state_store_get(store),
+	    "status"));
+	if (status != NULL && strcmp(status, "running") == 0)
+		return -1;
+	fprintf(stderr, "ccw-supervisor run: loop %s is %s and the state "
+	    "store refuses %s -> running: set it running from the front end, "
+	    "then run --loop-id again\n", id, status != NULL ? status :
+	    "without a status", status != NULL ? status : "?");
+	return status != NULL && strcmp(status, "paused") == 0 ? EXIT_PAUSED :
+	    EXIT_FAILED;
+}
+
+/* The last words: on stderr, and the status line gone. */
+static void
+run_report(struct run_ui *ui, struct state_store *store, int code)
+{
+	const json_t	*st = state_store_get(store);
+
+	run_ui_clear(ui);
+	fprintf(stderr, "ccw-supervisor run: loop %s %s%s%s (exit %d)\n",
+	    ui->id, code == EXIT_OK ? "completed" : code == EXIT_PAUSED ?
+	    "paused" : code == EXIT_STOPPED ? "stopped" : code ==
+	    EXIT_TIMEOUT ? "failed: a worker timed out" : "failed",
+	    *run_s(st, "failure_reason") && code != EXIT_OK ? ": " : "",
+	    code != EXIT_OK ? run_s(st, "failure_reason") : "", code);
+}
+
+/* Run the engine with the terminal side around it. */
+static int
+run_drive(struct run_args *ra, struct event_base *base,
+    struct state_store *store, struct loop_cfg *cfg)
+{
+	struct run_ui	 ui;
+	struct timeval	 sec = { 1, 0 };
+	struct event	*sigs[3];
+	char		*err = NULL;
+	int		 i, code;
+	static const int signos[3] = { SIGINT, SIGTERM, SIGHUP };
+
+	memset(&ui, 0, sizeof ui);
+	ui.id = cfg->id;
+	ui.json = ra->json;
+	ui.tty = isatty(STDERR_FILENO);
+	ui.seen = json_object();
+	ui.in = evbuffer_new();
+	cfg->hooks.event = run_ui_event;
+	cfg->hooks.menu = run_ui_menu;
+	cfg->hooks.ask = run_ui_ask;
+	cfg->hooks.arg = &ui;
+	if ((ui.l = loop_new(base, store, cfg, &err)) == NULL) {
+		fprintf(stderr, "ccw-supervisor run: %s\n", err);
+		free(err);
+		code = EXIT_INTERNAL;
+		goto out;
+	}
+	for (i = 0; i < 3; i++) {
+		sigs[i] = evsignal_new(base, signos[i], run_signal, ui.l);
+		evsignal_add(sigs[i], NULL);
+	}
+	if (ui.tty || ui.json) {
+		ui.tick = event_new(base, -1, EV_PERSIST, run_ui_tick, &ui);
+		event_add(ui.tick, &sec);
+	}
+	if (cfg->mode == LOOP_INTERACTIVE) {
+		ui.in_ev = event_new(base, STDIN_FILENO, EV_READ | EV_PERSIST,
+		    run_ui_input, &ui);
+		if (ui.in_ev != NULL && event_add(ui.in_ev, NULL) != 0) {
+			event_free(ui.in_ev);
+			ui.in_ev = NULL;
+		}
+	}
+	fprintf(stderr, "ccw-supervisor run: loop %s (%s mode), state %s/%s"
+	    ".json\n", cfg->id, loop_mode_name(cfg->mode), cfg->state_dir,
+	    cfg->id);
+	code = loop_run(ui.l);
+	run_report(&ui, store, code);
+	for (i = 0; i < 3; i++)
+		event_free(sigs[i]);
+	if (ui.tick != NULL)
+		event_free(ui.tick);
+	if (ui.in_ev != NULL)
+		event_free(ui.in_ev);
+	loop_free(ui.l);
+out:
+	evbuffer_free(ui.in);
+	json_decref(ui.seen);
+	json_decref(ui.qs);
+	json_decref(ui.answers);
+	return code;
+}
+
+/* run: options, the loop's state file created or resumed, the run, its exit. */
+int
+cmd_run(int argc, char **argv)
+{
+	struct run_args		 ra;
+	struct loop_cfg		 cfg;
+	struct event_base	*base = NULL;
+	struct state_store	*store = NULL;
+	char			*id = NULL, *err = NULL;
+	int			 dirfd = -1, code, resumed;
+
+	memset(&ra, 0, sizeof ra);
+	cmd_opts_init(&ra.o);
+	ra.batch_ms = RUN_BATCH_MS;
+	ra.batch_nudge_ms = RUN_BATCH_NUDGE;
+	if ((code = run_parse(argc, argv, &ra)) != 0) {
+		if (code < 0)
+			run_usage(stderr);
+		cmd_opts_free(&ra.o);
+		return code < 0 ? EXIT_USAGE : EXIT_OK;
+	}
+	code = EXIT_USAGE;
+	if (cmd_opts_load(&ra.o, &err) != 0 ||
+	    run_check_roles(&ra.o, &err) != 0 ||
+	    (dirfd = state_dir_open(ra.o.state_dir, 1, &err)) < 0) {
+		fprintf(stderr, "ccw-supervisor run: %s\n", err);
+		free(err);
+		goto out;
+	}
+	id = ra.o.loop_id != NULL ? xstrdup(ra.o.loop_id) : state_id_generate();
+	state_clean_temps(dirfd, id);
+	if ((code = run_open(&ra, dirfd, id, &resumed)) >= 0)
+		goto out;
+	if (cmd_mkdirs(ra.o.state_dir, id, &err) != 0) {
+		fprintf(stderr, "ccw-supervisor run: %s\n", err);
+		free(err);
+		code = EXIT_INTERNAL;
+		goto out;
+	}
+	if ((base = event_base_new()) == NULL)
+		fatalx("cannot create the event loop");
+	if ((store = state_store_new(base, dirfd, id)) == NULL) {
+		fprintf(stderr, "ccw-supervisor run: cannot open the state of "
+		    "loop %s\n", id);
+		code = EXIT_INTERNAL;
+		goto out;
+	}
+	if ((code = run_start(store, id)) >= 0)
+		goto out;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.id = id;
+	cfg.state_dir = ra.o.state_dir;
+	cfg.dirfd = dirfd;
+	cfg.mode = ra.mode;
+	cfg.clarify_fail = ra.clarify_fail;
+	cfg.pause_interrupt = ra.interrupt;
+	cfg.resumed = resumed;
+	cfg.batch_ms = ra.batch_ms;
+	cfg.batch_nudge_ms = ra.batch_nudge_ms;
+	cfg.first_agent = prompt_first_agent(ra.o.state_dir, id);
+	cfg.opts = &ra.o;
+	code = run_drive(&ra, base, store, &cfg);
+out:
+	state_store_free(store);
+	if (base != NULL)
+		event_base_free(base);
+	if (dirfd >= 0)
+		close(dirfd);
+	free(id);
+	cmd_opts_free(&ra.o);
+	return code;
+}

@@ -1,0 +1,131 @@
+/*
+ * loop.h: the run engine (loop.c: the auto, parallel and interactive
+ * modes over the four verbs), a role's result into its skill_state
+ * section (merge.c), a worker's prompt and side files (prompt.c) and its
+ * log: TAP, last line (tap.c).  merge.c and tap.c are pure: no event
+ * loop, no agents, no state file.
+ */
+#ifndef CCW_LOOP_H
+#define CCW_LOOP_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "proto.h"
+
+struct agent_req;
+struct cmd_opts;
+struct event_base;
+struct loop;
+struct state_store;
+
+/* The five roles in their auto order; action_index counts in these. */
+#define LOOP_INIT	0
+#define LOOP_DEVELOP	1
+#define LOOP_DEBUG	2
+#define LOOP_VALIDATE	3
+#define LOOP_COMPLETE	4
+#define LOOP_NROLES	5
+extern const char *const loop_roles[LOOP_NROLES];
+int		 loop_role_index(const char *);
+
+enum loop_mode { LOOP_AUTO, LOOP_PARALLEL, LOOP_INTERACTIVE };
+const char	*loop_mode_name(enum loop_mode);	/* merge.c */
+
+/* What the terminal side (cmd-run.c) does for the engine. */
+struct loop_hooks {
+	/* an NDJSON event: name and fields (borrowed) */
+	void	(*event)(void *, const char *, const json_t *);
+	/* interactive: ask for the next action; answer with loop_choose() */
+	void	(*menu)(void *, const json_t *);
+	/* interactive: a role's questions; answer with loop_answer() */
+	void	(*ask)(void *, const char *, const json_t *);
+	void	*arg;
+};
+
+/* A loop to drive; strings and opts borrowed for the engine's life. */
+struct loop_cfg {
+	const char		*id;
+	const char		*state_dir;
+	int			 dirfd;		/* the state directory */
+	enum loop_mode		 mode;
+	int			 clarify_fail;	/* --on-clarify fail */
+	int			 pause_interrupt; /* --pause-policy interrupt */
+	int			 resumed;	/* it has history */
+	uint64_t		 batch_ms;	/* parallel batch wait */
+	uint64_t		 batch_nudge_ms; /* then after the nudge */
+	unsigned		 first_agent;	/* agent-N past earlier logs */
+	struct cmd_opts		*opts;		/* roles, tools, root */
+	struct loop_hooks	 hooks;
+};
+
+/* --- loop.c */
+struct loop	*loop_new(struct event_base *, struct state_store *,
+		    const struct loop_cfg *, char **);
+int		 loop_run(struct loop *);	/* an EXIT_* status */
+void		 loop_free(struct loop *);
+void		 loop_stop(struct loop *, const char *);	/* exit 4 */
+void		 loop_choose(struct loop *, const char *);	/* the menu */
+void		 loop_answer(struct loop *, const json_t *);	/* NULL: none */
+json_t		*loop_live(struct loop *);	/* the running workers */
+
+/* --- merge.c: a role's result into skill_state, in place */
+/*
+ * A result is the object report_agent() gives, plus "tap" (tap_parse_*)
+ * for a validate run whose log held TAP.  Outcomes: success, partial,
+ * failed, needs_input.
+ */
+const char	*merge_outcome(const char *, const json_t *);
+int		 merge_role(json_t *, const char *, const json_t *,
+		    const char *);
+json_t		*merge_conflicts(const json_t *const [3]);
+void		 merge_parallel(json_t *, const json_t *const [3],
+		    const char *);
+int		 merge_next(int, const json_t *, const json_t *);
+char		*merge_fail_reason(const char *, const json_t *);
+char		*merge_clarify_reason(const char *, const json_t *,
+		    const char *);
+json_t		*merge_event(const char *, const json_t *);
+json_t		*merge_state_event(const json_t *, const char *, int);
+void		 merge_tasks(json_t *, const json_t *, const char *);
+json_t		*merge_recommended(const json_t *, char **);
+char		*merge_answer_text(const json_t *, const json_t *);
+void		 merge_questions(json_t *, const char *, const json_t *,
+		    const json_t *);
+
+/* --- tap.c: a worker's log */
+json_t		*tap_parse_text(const char *, size_t);
+json_t		*tap_parse_file(const char *, char **);
+void		 tap_last_line(const char *, char *, size_t);
+
+/* --- prompt.c: a worker's prompt and the side files of its action */
+struct prompt_vars {
+	const char	*loop_id, *role, *mode, *task;
+	const char	*state_file, *progress_file, *output_file;
+	const char	*state_summary, *capsule;
+	long long	 iteration, max_iterations;
+};
+/* What prompt_worker needs; all borrowed. */
+struct prompt_req {
+	const json_t	*state;		/* the loop as the worker sees it */
+	const char	*state_dir, *root;
+	const char	*template;	/* roles.ROLE.prompt, or NULL */
+	const char	*loop_id, *role, *mode;
+	const char	*extra;		/* appended: clarification answers */
+	int		 force_capsule;	/* resumed: a capsule in any case */
+};
+char		*prompt_render(const char *, const struct prompt_vars *);
+char		*prompt_worker(const struct prompt_req *, char **, char **);
+int		 prompt_request(struct cmd_opts *, const struct prompt_req *,
+		    struct agent_req *, char **, char **, char **);
+char		*prompt_state_summary(const json_t *);
+char		*prompt_builtin(const char *);
+void		 prompt_record_action(const struct loop_cfg *, const char *,
+		    json_t *, const char *, const json_t *, json_int_t,
+		    const char *);
+void		 prompt_record(const struct loop_cfg *, json_t *);
+void		 prompt_warn(int, char *);
+unsigned	 prompt_first_agent(const char *, const char *);
+
+#endif

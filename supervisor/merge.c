@@ -1,0 +1,729 @@
+/*
+ * merge.c: a role's result into its own section of skill_state (develop
+ * tasks, debug hypotheses, validate test results), the deterministic
+ * merge of a parallel step (role order, never arrival order) with its
+ * file conflicts, and the answers to a worker's clarification questions.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loop.h"
+#include "xmalloc.h"
+
+#define MERGE_MAX_HYP	20	/* hypotheses taken from one result */
+#define MERGE_MAX_SCAN	32	/* '[' tried when looking for a JSON list */
+
+const char *const loop_roles[LOOP_NROLES] = {
+	"init", "develop", "debug", "validate", "complete"
+};
+
+/* A role's place in the auto sequence, -1 if it is none of the five. */
+int
+loop_role_index(const char *role)
+{
+	int	i;
+
+	for (i = 0; role != NULL && i < LOOP_NROLES; i++)
+		if (strcmp(role, loop_roles[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* Mode names as skill_state.mode and -m spell them. */
+const char *
+loop_mode_name(enum loop_mode m)
+{
+	return m == LOOP_PARALLEL ? "parallel" : m == LOOP_INTERACTIVE ?
+	    "interactive" : "auto";
+}
+
+/* A string member, or NULL. */
+static const char *
+merge_s(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* A member that must be an object (or an array): made, or replaced, if not. */
+static json_t *
+merge_sub(json_t *o, const char *k, int array)
+{
+	json_t	*v = json_object_get(o, k);
+
+	if (array ? !json_is_array(v) : !json_is_object(v)) {
+		v = array ? json_array() : json_object();
+		json_object_set_new(o, k, v);
+	}
+	return v;
+}
+
+/* The strings of files_changed, copied; anything else is dropped. */
+static json_t *
+merge_files(const json_t *res)
+{
+	const json_t	*f;
+	json_t		*out = json_array();
+	size_t		 i;
+
+	json_array_foreach(json_object_get(res, "files_changed"), i, f)
+		if (json_is_string(f) && json_string_length(f) > 0)
+			json_array_append(out, (json_t *)f);
+	return out;
+}
+
+/*
+ * What the action came to.  A timeout is a failure.  A validate run
+ * whose log held TAP and no WORKER_RESULT block ran its tests: the tests
+ * decide passed, not the action (its status is the exit status, and a
+ * failing suite exits non-zero).  Otherwise the worker's own status
+ * decides when it gave one, else the tool's exit status.
+ */
+const char *
+merge_outcome(const char *role, const json_t *res)
+{
+	static const char *const known[] = { "success", "partial", "failed",
+	    "needs_input", NULL };
+	const char	*st = merge_s(res, "status");
+	const json_t	*tap = json_object_get(res, "tap");
+	const json_t	*ec = json_object_get(res, "exit_code");
+	int		 i;
+
+	if (json_is_true(json_object_get(res, "timed_out")))
+		return "failed";
+	if (role != NULL && strcmp(role, "validate") == 0 &&
+	    !json_is_true(json_object_get(tap, "worker_result")) &&
+	    (json_integer_value(json_object_get(tap, "count")) > 0 ||
+	    json_is_integer(json_object_get(tap, "planned"))))
+		return "success";
+	for (i = 0; st != NULL && known[i] != NULL; i++)
+		if (strcmp(st, known[i]) == 0)
+			return known[i];
+	if (json_is_integer(ec) && json_integer_value(ec) == 0 &&
+	    (merge_s(res, "agent_status") == NULL ||
+	    strcmp(merge_s(res, "agent_status"), "completed") == 0))
+		return "success";
+	return "failed";
+}
+
+/* Why an action failed, in one line, for skill_state.errors. */
+static const char *
+merge_why(const json_t *res)
+{
+	const char	*s;
+
+	if (json_is_true(json_object_get(res, "timed_out")))
+		return "worker timeout";
+	if ((s = merge_s(res, "summary")) != NULL && *s != '\0')
+		return s;
+	if ((s = merge_s(res, "reason")) != NULL && *s != '\0')
+		return s;
+	return "failed";
+}
+
+/* What every action records: the action fields, errors, worker_results. */
+static void
+merge_common(json_t *ss, const char *role, const json_t *res,
+    const char *outcome, const char *now)
+{
+	json_t	*wr;
+
+	json_object_set_new(ss, "current_action", json_string(role));
+	json_object_set_new(ss, "last_action", json_string(role));
+	if (strcmp(outcome, "failed") != 0)
+		json_array_append_new(merge_sub(ss, "completed_actions", 1),
+		    json_string(role));
+	else
+		json_array_append_new(merge_sub(ss, "errors", 1), json_pack(
+		    "{s:s, s:s, s:s}", "action", role, "message",
+		    merge_why(res), "timestamp", now));
+	wr = merge_sub(ss, "worker_results", 0);
+	json_object_set_new(wr, role, json_pack("{s:s, s:s?, s:s?, s:s}",
+	    "status", outcome, "summary", merge_s(res, "summary"),
+	    "agent_id", merge_s(res, "agent_id"), "saved_at", now));
+}
+
+/* Is this id taken in the list (tasks, hypotheses)? */
+static int
+merge_id_used(const json_t *list, const char *id)
+{
+	const json_t	*e;
+	size_t		 i;
+
+	json_array_foreach(list, i, e)
+		if (merge_s(e, "id") != NULL &&
+		    strcmp(merge_s(e, "id"), id) == 0)
+			return 1;
+	return 0;
+}
+
+/* The develop section's counters follow its task list. */
+static void
+merge_count_tasks(json_t *dev)
+{
+	const json_t	*t, *tasks = json_object_get(dev, "tasks");
+	size_t		 i, done = 0;
+
+	json_array_foreach(tasks, i, t)
+		if (merge_s(t, "status") != NULL &&
+		    strcmp(merge_s(t, "status"), "completed") == 0)
+			done++;
+	json_object_set_new(dev, "total", json_integer((json_int_t)
+	    json_array_size(tasks)));
+	json_object_set_new(dev, "completed", json_integer((json_int_t)done));
+}
+
+/*
+ * develop: the first pending task is the one the worker did; with none,
+ * the result becomes a new task task-NNN.  Either way it ends completed
+ * or failed with the files the worker changed.
+ */
+static void
+merge_develop(json_t *ss, const json_t *res, const char *outcome,
+    const char *now)
+{
+	json_t		*dev = merge_sub(ss, "develop", 0);
+	json_t		*tasks = merge_sub(dev, "tasks", 1);
+	json_t		*t = NULL;
+	const char	*st, *sum = merge_s(res, "summary");
+	const char	*tst = strcmp(outcome, "failed") == 0 ? "failed" :
+			    "completed";
+	char		 id[32];
+	size_t		 i, n;
+
+	json_array_foreach(tasks, i, t) {
+		st = merge_s(t, "status");
+		if (json_is_object(t) && st != NULL &&
+		    (strcmp(st, "pending") == 0 ||
+		    strcmp(st, "in_progress") == 0))
+			break;
+	}
+	if (i == json_array_size(tasks)) {
+		n = json_array_size(tasks) + 1;
+		do
+			snprintf(id, sizeof id, "task-%03zu", n++);
+		while (merge_id_used(tasks, id));
+		t = json_pack("{s:s, s:s, s:s*, s:s, s:s, s:[], s:s, s:n}",
+		    "id", id, "description", sum != NULL && *sum != '\0' ?
+		    sum : "develop", "tool", merge_s(res, "tool"), "mode",
+		    "write", "status", "pending", "files_changed",
+		    "created_at", now, "completed_at");
+		json_array_append_new(tasks, t);
+	}
+	if (merge_s(t, "description") == NULL && sum != NULL)
+		json_object_set_new(t, "description", json_string(sum));
+	json_object_set_new(t, "status", json_string(tst));
+	json_object_set_new(t, "files_changed", merge_files(res));
+	json_object_set_new(t, "completed_at", json_string(now));
+	merge_count_tasks(dev);
+	json_object_set(dev, "current_task", json_object_get(t, "id"));
+	json_object_set_new(dev, "last_progress_at", json_string(now));
+}
+
+/* A list of hypotheses a debug worker put in its detailed output, if any. */
+static json_t *
+merge_find_hyp(const char *text)
+{
+	const char	*p = text;
+	json_error_t	 jerr;
+	json_t		*j, *list;
+	int		 tries = 0;
+
+	while (p != NULL && (p = strpbrk(p, "[{")) != NULL &&
+	    tries++ < MERGE_MAX_SCAN) {
+		j = json_loads(p, JSON_DISABLE_EOF_CHECK, &jerr);
+		list = json_is_object(j) ? json_object_get(j, "hypotheses") : j;
+		if (json_is_array(list) && json_array_size(list) > 0 &&
+		    json_is_object(json_array_get(list, 0)) &&
+		    json_is_string(json_object_get(json_array_get(list, 0),
+		    "description"))) {
+			json_incref(list);
+			json_decref(j);
+			return list;
+		}
+		json_decref(j);
+		p++;
+	}
+	return NULL;
+}
+
+/* One hypothesis in the seed's shape, whatever the worker wrote. */
+static json_t *
+merge_hyp(const json_t *in, const char *id, size_t likely)
+{
+	static const char *const sts[] = { "pending", "confirmed", "rejected",
+	    "inconclusive", NULL };
+	const json_t	*ec = json_object_get(in, "evidence_criteria");
+	const json_t	*lk = json_object_get(in, "likelihood");
+	const char	*st = merge_s(in, "status");
+	int		 i;
+
+	for (i = 0; st != NULL && sts[i] != NULL; i++)
+		if (strcmp(st, sts[i]) == 0)
+			break;
+	if (st == NULL || sts[i] == NULL)
+		st = "pending";
+	return json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:o, s:s,"
+	    " s:o, s:o}", "id", id,
+	    "description", merge_s(in, "description") != NULL ?
+	    merge_s(in, "description") : "",
+	    "testable_condition", merge_s(in, "testable_condition") != NULL ?
+	    merge_s(in, "testable_condition") : "",
+	    "logging_point", merge_s(in, "logging_point") != NULL ?
+	    merge_s(in, "logging_point") : "",
+	    "evidence_criteria",
+	    "confirm", merge_s(ec, "confirm") != NULL ? merge_s(ec, "confirm") :
+	    "", "reject", merge_s(ec, "reject") != NULL ?
+	    merge_s(ec, "reject") : "",
+	    "likelihood", json_is_number(lk) ? json_deep_copy(lk) :
+	    json_integer((json_int_t)likely), "status", st,
+	    "evidence", json_is_object(json_object_get(in, "evidence")) ?
+	    json_deep_copy(json_object_get(in, "evidence")) : json_null(),
+	    "verdict_reason", json_is_string(json_object_get(in,
+	    "verdict_reason")) ? json_deep_copy(json_object_get(in,
+	    "verdict_reason")) : json_null());
+}
+
+/*
+ * debug: the hypotheses the worker listed (a JSON list in its detailed
+ * output), else one made of its summary; ids continue H1, H2 ...
+ */
+static void
+merge_debug(json_t *ss, const json_t *res, const char *outcome,
+    const char *now)
+{
+	json_t		*dbg = merge_sub(ss, "debug", 0);
+	json_t		*hyps = merge_sub(dbg, "hypotheses", 1);
+	json_t		*found = NULL, *one = NULL, *h;
+	const json_t	*e;
+	const char	*sum = merge_s(res, "summary");
+	const char	*det = merge_s(res, "detailed_output");
+	char		 id[32];
+	size_t		 i, n = json_array_size(hyps) + 1;
+	json_int_t	 it;
+
+	if (strcmp(outcome, "failed") != 0) {
+		if (det != NULL)
+			found = merge_find_hyp(det);
+		if (found == NULL && sum != NULL && *sum != '\0') {
+			one = json_pack("{s:s}", "description", sum);
+			found = json_pack("[O]", one);
+			json_decref(one);
+		}
+	}
+	json_array_foreach(found, i, e) {
+		if (i == MERGE_MAX_HYP)
+			break;
+		if (!json_is_object(e))
+			continue;
+		do
+			snprintf(id, sizeof id, "H%zu", n++);
+		while (merge_id_used(hyps, id));
+		h = merge_hyp(e, id, i + 1);
+		if (strcmp(merge_s(h, "status"), "confirmed") == 0)
+			json_object_set_new(dbg, "confirmed_hypothesis",
+			    json_string(id));
+		json_array_append_new(hyps, h);
+	}
+	json_decref(found);
+	if (!json_is_string(json_object_get(dbg, "active_bug")) &&
+	    sum != NULL && *sum != '\0' && strcmp(outcome, "failed") != 0)
+		json_object_set_new(dbg, "active_bug", json_string(sum));
+	json_object_set_new(dbg, "hypotheses_count",
+	    json_integer((json_int_t)json_array_size(hyps)));
+	it = json_integer_value(json_object_get(dbg, "iteration"));
+	json_object_set_new(dbg, "iteration", json_integer(it + 1));
+	json_object_set_new(dbg, "last_analysis_at", json_string(now));
+}
+
+/*
+ * validate: the parsed TAP when there was some (the worker's own failed
+ * status still fails it), else the outcome alone: success is a pass.
+ */
+static void
+merge_validate(json_t *ss, const json_t *res, const char *outcome,
+    const char *now)
+{
+	json_t		*val = merge_sub(ss, "validate", 0);
+	const json_t	*tap = json_object_get(res, "tap");
+	int		 passed;
+
+	if (json_integer_value(json_object_get(tap, "count")) > 0 ||
+	    json_is_integer(json_object_get(tap, "planned"))) {
+		passed = json_is_true(json_object_get(tap, "passed")) &&
+		    strcmp(outcome, "failed") != 0;
+		json_object_set_new(val, "test_results",
+		    json_deep_copy(json_object_get(tap, "test_results")));
+		json_object_set_new(val, "failed_tests",
+		    json_deep_copy(json_object_get(tap, "failed_tests")));
+		json_object_set_new(val, "pass_rate",
+		    json_deep_copy(json_object_get(tap, "pass_rate")));
+	} else {
+		passed = strcmp(outcome, "success") == 0;
+		json_object_set_new(val, "test_results", json_array());
+		json_object_set_new(val, "failed_tests", json_array());
+		json_object_set_new(val, "pass_rate",
+		    json_integer(passed ? 100 : 0));
+	}
+	json_object_set_new(val, "passed", json_boolean(passed));
+	json_object_set_new(val, "last_run_at", json_string(now));
+}
+
+/*
+ * One role's result into skill_state.  A needs_input result only records
+ * its questions: the role runs again once they are answered.
+ */
+int
+merge_role(json_t *ss, const char *role, const json_t *res, const char *now)
+{
+	const char	*outcome;
+
+	if (loop_role_index(role) < 0 || !json_is_object(ss))
+		return -1;
+	outcome = merge_outcome(role, res);
+	if (strcmp(outcome, "needs_input") == 0) {
+		merge_questions(ss, role, json_object_get(res, "questions"),
+		    NULL);
+		return 0;
+	}
+	if (strcmp(role, "develop") == 0)
+		merge_develop(ss, res, outcome, now);
+	else if (strcmp(role, "debug") == 0)
+		merge_debug(ss, res, outcome, now);
+	else if (strcmp(role, "validate") == 0)
+		merge_validate(ss, res, outcome, now);
+	merge_common(ss, role, res, outcome, now);
+	return 0;
+}
+
+/*
+ * The tasks file's tasks (init): those not in the list yet are added as
+ * they are planned, pending unless the file says otherwise.
+ */
+void
+merge_tasks(json_t *ss, const json_t *in, const char *now)
+{
+	static const char *const sts[] = { "pending", "in_progress",
+	    "completed", "failed", NULL };
+	json_t		*dev = merge_sub(ss, "develop", 0);
+	json_t		*tasks = merge_sub(dev, "tasks", 1);
+	const json_t	*t;
+	const char	*id, *st;
+	size_t		 i;
+	int		 k;
+
+	json_array_foreach(in, i, t) {
+		if ((id = merge_s(t, "id")) == NULL || merge_id_used(tasks, id))
+			continue;
+		st = merge_s(t, "status");
+		for (k = 0; st != NULL && sts[k] != NULL; k++)
+			if (strcmp(st, sts[k]) == 0)
+				break;
+		if (st == NULL || sts[k] == NULL)
+			st = "pending";
+		json_array_append_new(tasks, json_pack("{s:s, s:s, s:s*, s:s,"
+		    " s:s, s:o, s:s, s:n}", "id", id, "description",
+		    merge_s(t, "description") != NULL ?
+		    merge_s(t, "description") : "", "tool", merge_s(t, "tool"),
+		    "mode", merge_s(t, "mode") != NULL ? merge_s(t, "mode") :
+		    "write", "status", st, "files_changed", merge_files(t),
+		    "created_at", now, "completed_at"));
+	}
+	merge_count_tasks(dev);
+}
+
+/* A path as two workers may spell it: without a leading "./". */
+static const char *
+merge_norm(const char *f)
+{
+	while (f[0] == '.' && f[1] == '/')
+		for (f += 2; *f == '/'; f++)
+			;
+	return f;
+}
+
+/*
+ * Paths two (or three) workers of a parallel step changed: one entry per
+ * path, workers in role order, in the order the second worker is met.
+ */
+json_t *
+merge_conflicts(const json_t *const res[3])
+{
+	json_t		*out = json_array(), *seen = json_object(), *e, *w;
+	const json_t	*f;
+	const char	*role, *path;
+	size_t		 i, k, j;
+	int		 dup;
+
+	for (i = 0; i < 3; i++) {
+		if (res[i] == NULL)
+			continue;
+		role = loop_roles[LOOP_DEVELOP + i];
+		json_array_foreach(json_object_get(res[i], "files_changed"),
+		    k, f) {
+			if (!json_is_string(f))
+				continue;
+			path = merge_norm(json_string_value(f));
+			if (*path == '\0')
+				continue;
+			if ((e = json_object_get(seen, path)) == NULL) {
+				json_object_set_new(seen, path, json_pack(
+				    "{s:s, s:[s], s:s}", "file", path,
+				    "workers", role, "resolution", "manual"));
+				continue;
+			}
+			w = json_object_get(e, "workers");
+			dup = 0;
+			for (j = 0; j < json_array_size(w); j++)
+				if (strcmp(json_string_value(json_array_get(w,
+				    j)), role) == 0)
+					dup = 1;
+			if (dup)
+				continue;
+			json_array_append_new(w, json_string(role));
+			if (json_array_size(w) == 2)
+				json_array_append(out, e);
+		}
+	}
+	json_decref(seen);
+	return out;
+}
+
+/* A parallel worker's result as parallel_results keeps it. */
+static json_t *
+merge_brief(const char *role, const json_t *res)
+{
+	if (res == NULL)
+		return json_null();
+	return json_pack("{s:s?, s:s, s:s?, s:o, s:s?, s:s?, s:b}",
+	    "agent_id", merge_s(res, "agent_id"),
+	    "status", merge_outcome(role, res),
+	    "summary", merge_s(res, "summary"),
+	    "files_changed", merge_files(res),
+	    "next_suggestion", merge_s(res, "next_suggestion"),
+	    "loop_back_to", merge_s(res, "loop_back_to"),
+	    "timed_out", json_is_true(json_object_get(res, "timed_out")));
+}
+
+/*
+ * The parallel step: develop, debug, validate each into their own section
+ * in that order, whatever order they finished in; then parallel_results.
+ */
+void
+merge_parallel(json_t *ss, const json_t *const res[3], const char *now)
+{
+	json_t	*pr;
+	int	 i;
+
+	for (i = 0; i < 3; i++)
+		if (res[i] != NULL)
+			merge_role(ss, loop_roles[LOOP_DEVELOP + i], res[i],
+			    now);
+	pr = json_object();
+	for (i = 0; i < 3; i++)
+		json_object_set_new(pr, loop_roles[LOOP_DEVELOP + i],
+		    merge_brief(loop_roles[LOOP_DEVELOP + i], res[i]));
+	json_object_set_new(pr, "conflicts", merge_conflicts(res));
+	json_object_set_new(pr, "merged_at", json_string(now));
+	json_object_set_new(ss, "parallel_results", pr);
+}
+
+/*
+ * Headless answers: each question's Recommended option, else its first
+ * option.  NULL, with the question named in *why, when one has neither.
+ */
+json_t *
+merge_recommended(const json_t *questions, char **why)
+{
+	const json_t	*q, *rec;
+	json_t		*out;
+	size_t		 i;
+
+	*why = NULL;
+	if (json_array_size(questions) == 0) {
+		*why = xstrdup("the worker asked for clarification but no "
+		    "question could be read");
+		return NULL;
+	}
+	out = json_array();
+	json_array_foreach(questions, i, q) {
+		rec = json_object_get(q, "recommended");
+		if (!json_is_string(rec))
+			rec = json_array_get(json_object_get(q, "options"), 0);
+		if (!json_is_string(rec) || json_string_length(rec) == 0) {
+			xasprintf(why, "%s: %s (no recommended option)",
+			    merge_s(q, "id") != NULL ? merge_s(q, "id") : "Q",
+			    merge_s(q, "question") != NULL ?
+			    merge_s(q, "question") : "?");
+			json_decref(out);
+			return NULL;
+		}
+		json_array_append(out, (json_t *)rec);
+	}
+	return out;
+}
+
+/* The answers as the text appended to the role's prompt for its re-run. */
+char *
+merge_answer_text(const json_t *questions, const json_t *answers)
+{
+	const json_t	*q;
+	char		*s, *t;
+	size_t		 i;
+
+	s = xstrdup("\n## CLARIFICATION ANSWERS\n\nYour questions were "
+	    "answered:\n");
+	json_array_foreach(questions, i, q) {
+		xasprintf(&t, "%s- %s: %s -> %s\n", s,
+		    merge_s(q, "id") != NULL ? merge_s(q, "id") : "Q",
+		    merge_s(q, "question") != NULL ?
+		    merge_s(q, "question") : "?",
+		    json_string_value(json_array_get(answers, i)) != NULL ?
+		    json_string_value(json_array_get(answers, i)) : "(none)");
+		free(s);
+		s = t;
+	}
+	xasprintf(&t, "%s\nContinue with these answers; do not ask again. "
+	    "End with the WORKER_RESULT block.\n", s);
+	free(s);
+	return t;
+}
+
+/*
+ * skill_state.open_questions: a role's questions while they are open
+ * (answers NULL), marked answered once answers come; the capsule shows
+ * the open ones to a resumed worker.
+ */
+void
+merge_questions(json_t *ss, const char *role, const json_t *questions,
+    const json_t *answers)
+{
+	json_t		*list = json_array(), *e;
+	const json_t	*q;
+	size_t		 i;
+
+	json_array_foreach(questions, i, q) {
+		if (!json_is_object(q))
+			continue;
+		e = json_pack("{s:s?, s:s?, s:O?, s:O?, s:s, s:b}",
+		    "id", merge_s(q, "id"), "question", merge_s(q, "question"),
+		    "options", json_object_get(q, "options"),
+		    "recommended", json_object_get(q, "recommended"),
+		    "phase", role, "blocking", 1);
+		if (answers != NULL && json_is_string(json_array_get(answers,
+		    i))) {
+			json_object_set_new(e, "status",
+			    json_string("answered"));
+			json_object_set(e, "answer",
+			    json_array_get(answers, i));
+		} else
+			json_object_set_new(e, "status", json_string("open"));
+		json_array_append_new(list, e);
+	}
+	json_object_set_new(ss, "open_questions", list);
+}
+
+/*
+ * The auto sequence after one action: a failure ends it (-1); complete
+ * is the end (LOOP_NROLES); a loop_back_to jumps back; after validate,
+ * complete if it passed, else develop again; else the next role.
+ */
+int
+merge_next(int role, const json_t *res, const json_t *ss)
+{
+	int	back = loop_role_index(merge_s(res, "loop_back_to"));
+
+	if (role < 0 || role >= LOOP_NROLES ||
+	    strcmp(merge_outcome(loop_roles[role], res), "failed") == 0)
+		return -1;
+	if (role == LOOP_COMPLETE)
+		return LOOP_NROLES;
+	if (back >= LOOP_INIT && back <= LOOP_VALIDATE)
+		return back;
+	if (role == LOOP_VALIDATE)
+		return json_is_true(json_object_get(json_object_get(ss,
+		    "validate"), "passed")) ? LOOP_COMPLETE : LOOP_DEVELOP;
+	return role + 1;
+}
+
+/* The failure_reason of a loop ended by a failed action. */
+char *
+merge_fail_reason(const char *role, const json_t *res)
+{
+	const char	*sum = merge_s(res, "summary");
+	const char	*why = merge_s(res, "reason");
+	char		*reason;
+
+	if (json_is_true(json_object_get(res, "timed_out")))
+		xasprintf(&reason, "%s: worker timeout (no result after the "
+		    "deadline and a nudge)", role);
+	else
+		xasprintf(&reason, "%s failed: %s", role, sum != NULL &&
+		    *sum != '\0' ? sum : why != NULL ? why : "no reason given");
+	return reason;
+}
+
+/* The failure_reason of a loop ended by a question: why, or the first one. */
+char *
+merge_clarify_reason(const char *role, const json_t *qs, const char *why)
+{
+	const json_t	*q = json_array_get(qs, 0);
+	char		*reason;
+
+	if (why != NULL)
+		xasprintf(&reason, "%s: clarification needed: %s", role, why);
+	else
+		xasprintf(&reason, "%s: clarification needed: %s: %s", role,
+		    merge_s(q, "id") != NULL ? merge_s(q, "id") : "Q1",
+		    merge_s(q, "question") != NULL ? merge_s(q, "question") :
+		    "?");
+	return reason;
+}
+
+/* The fields of a worker_result event. */
+json_t *
+merge_event(const char *role, const json_t *res)
+{
+	return json_pack("{s:O?, s:s, s:O?, s:s, s:O?, s:O?, s:O?, s:O?,"
+	    " s:O?}", "agent_id", json_object_get(res, "agent_id"),
+	    "role", role, "tool", json_object_get(res, "tool"),
+	    "status", merge_outcome(role, res),
+	    "summary", json_object_get(res, "summary"),
+	    "files_changed", json_object_get(res, "files_changed"),
+	    "loop_back_to", json_object_get(res, "loop_back_to"),
+	    "timed_out", json_object_get(res, "timed_out"),
+	    "duration_ms", json_object_get(res, "duration_ms"));
+}
+
+/*
+ * The fields of LOOP_STATE_UPDATE (ended NULL) or LOOP_COMPLETED (how the
+ * run ended, its exit status), from the state as committed.
+ */
+json_t *
+merge_state_event(const json_t *st, const char *ended, int exit_code)
+{
+	const json_t	*ss = json_object_get(st, "skill_state");
+	json_t		*o;
+
+	o = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}",
+	    "state_status", json_object_get(st, "status"),
+	    "current_iteration", json_object_get(st, "current_iteration"),
+	    "max_iterations", json_object_get(st, "max_iterations"),
+	    "action_index", json_object_get(ss, "action_index"),
+	    "current_action", json_object_get(ss, "current_action"),
+	    "mode", json_object_get(ss, "mode"),
+	    "passed", json_object_get(json_object_get(ss, "validate"),
+	    "passed"));
+	if (ended == NULL) {
+		json_object_set(o, "status", json_object_get(st, "status"));
+		return o;
+	}
+	json_object_set_new(o, "status", json_string(ended));
+	json_object_set_new(o, "exit_code", json_integer(exit_code));
+	json_object_set(o, "failure_reason", json_object_get(st,
+	    "failure_reason") != NULL ? json_object_get(st, "failure_reason") :
+	    json_null());
+	return o;
+}

@@ -1,0 +1,603 @@
+/*
+ * prompt.c: a worker's files.  What it is told: the built-in task
+ * assignment of each role, the override in ROOT/.loop/roles/{role}.md (or
+ * roles.{role}.prompt), {{placeholders}}, the state summary, the capsule.
+ * What its action leaves next to the state file: progress, its output,
+ * changes.log, debug.log, the history, its log's number.
+ */
+#include <config.h>
+
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capsule.h"
+#include "cmdutil.h"
+#include "log.h"
+#include "loop.h"
+#include "progress.h"
+#include "state.h"
+#include "xmalloc.h"
+
+#define PROMPT_MAX_FILE	(1 << 20)	/* bytes of a template at most */
+
+/*
+ * Placeholders, in a built-in or a project's template:
+ *   {{loop_id}}        the loop id
+ *   {{role}}           init, develop, debug, validate or complete
+ *   {{mode}}           auto, parallel or interactive
+ *   {{task}}           the task text given to `run`
+ *   {{state_file}}     path of the loop's state file (read only for workers)
+ *   {{progress_file}}  path of the role's progress file (.progress/ROLE.md)
+ *   {{output_file}}    where the supervisor saves the role's result
+ *   {{state_summary}}  a few lines on where the loop stands
+ *   {{capsule}}        the resume capsule when the loop has history, else ""
+ *   {{iteration}}      current_iteration
+ *   {{max_iterations}} max_iterations
+ *   {{result_format}}  the WORKER_RESULT block the worker must end with
+ * An unknown {{name}} is left as it is.
+ */
+
+#define PROMPT_HEAD \
+"## TASK ASSIGNMENT\n" \
+"\n" \
+"You are the {{role}} worker of loop {{loop_id}} ({{mode}} mode, " \
+"iteration {{iteration}} of {{max_iterations}}), run by ccw-supervisor.\n" \
+"\n"
+
+#define PROMPT_TAIL \
+"### Files\n" \
+"- State file (read it; only the supervisor writes it): {{state_file}}\n" \
+"- Progress file of your role: {{progress_file}}\n" \
+"- Your result is saved by the supervisor to: {{output_file}}\n" \
+"\n" \
+"### Current state\n" \
+"{{state_summary}}\n" \
+"{{capsule}}\n" \
+"### Task\n" \
+"{{task}}\n" \
+"\n" \
+"{{result_format}}"
+
+#define PROMPT_FORMAT \
+"### Output format\n" \
+"End your answer with exactly this block (files_changed is a JSON list):\n" \
+"\n" \
+"WORKER_RESULT:\n" \
+"- action: %s\n" \
+"- status: success | failed | needs_input | partial\n" \
+"- summary: one line\n" \
+"- files_changed: [\"src/a.c\", \"src/b.c\"]\n" \
+"- next_suggestion: develop | debug | validate | complete\n" \
+"- loop_back_to: null | develop | debug | validate\n" \
+"DETAILED_OUTPUT:\n" \
+"%s\n" \
+"\n" \
+"If you cannot go on without a decision, end instead with:\n" \
+"\n" \
+"CLARIFICATION_NEEDED:\n" \
+"Q1: the question | Options: [A, B] | Recommended: [A]\n"
+
+static const struct prompt_role {
+	const char	*role;
+	const char	*body;		/* goal and scope */
+	const char	*detail;	/* what DETAILED_OUTPUT holds */
+} prompt_roles[] = {
+	{ "init",
+	  "### Goal\n"
+	  "Understand the task and the project, and plan the work.\n"
+	  "\n"
+	  "### Scope\n"
+	  "Read the code and the task; change no source file.  Break the "
+	  "task into development tasks.\n\n",
+	  "the plan: one development task a line, most important first" },
+	{ "develop",
+	  "### Goal\n"
+	  "Implement the next part of the task.\n"
+	  "\n"
+	  "### Scope\n"
+	  "Change the code the task needs and nothing else; keep the build "
+	  "working.  List every file you changed in files_changed.\n\n",
+	  "what you changed and why, and what is left to do" },
+	{ "debug",
+	  "### Goal\n"
+	  "Find why the code does not yet do what the task asks "
+	  "(failing tests, errors, wrong behaviour).\n"
+	  "\n"
+	  "### Scope\n"
+	  "Investigate; fix only what you have confirmed.  Set loop_back_to "
+	  "to develop when the fix needs more development.\n\n",
+	  "your hypotheses as a JSON list: [{\"description\": \"...\", "
+	  "\"testable_condition\": \"...\", \"logging_point\": \"...\", "
+	  "\"evidence_criteria\": {\"confirm\": \"...\", \"reject\": \"...\"}, "
+	  "\"likelihood\": 1, \"status\": \"pending|confirmed|rejected\"}]" },
+	{ "validate",
+	  "### Goal\n"
+	  "Check that the task is done: build, run the tests, check the "
+	  "behaviour the task asks for.\n"
+	  "\n"
+	  "### Scope\n"
+	  "Change no source file.  Report failing tests by name.  Set "
+	  "loop_back_to to develop (or debug) when the work is not done.\n\n",
+	  "the test output, TAP if you have it (ok N - name / not ok N - "
+	  "name), and the failures" },
+	{ "complete",
+	  "### Goal\n"
+	  "Wrap the loop up: summarize what was done.\n"
+	  "\n"
+	  "### Scope\n"
+	  "Change no source file.  Summarize the changes, the tests and "
+	  "anything left open.\n\n",
+	  "the summary of the loop's work" },
+};
+
+/* A role's entry in the table, NULL if it has none. */
+static const struct prompt_role *
+prompt_role(const char *role)
+{
+	size_t	i;
+
+	for (i = 0; role != NULL && i < sizeof prompt_roles /
+	    sizeof prompt_roles[0]; i++)
+		if (strcmp(prompt_roles[i].role, role) == 0)
+			return &prompt_roles[i];
+	return NULL;
+}
+
+/* The built-in template of a role (owned by the caller); NULL if none. */
+char *
+prompt_builtin(const char *role)
+{
+	const struct prompt_role	*pr = prompt_role(role);
+	char				*s;
+
+	if (pr == NULL)
+		return NULL;
+	xasprintf(&s, "%s%s%s", PROMPT_HEAD, pr->body, PROMPT_TAIL);
+	return s;
+}
+
+/* A growable string. */
+struct pbuf {
+	char	*p;
+	size_t	 n, cap;
+};
+
+/* Append n bytes. */
+static void
+pb_add(struct pbuf *b, const char *s, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		b->cap = b->cap == 0 ? 1024 : b->cap;
+		while (b->n + n + 1 > b->cap)
+			b->cap *= 2;
+		b->p = xreallocarray(b->p, 1, b->cap);
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+/* The value of one placeholder; NULL if the name is not one. */
+static char *
+prompt_value(const char *name, size_t n, const struct prompt_vars *v)
+{
+	static const struct {
+		const char	*name;
+		size_t		 off;	/* of a const char * in prompt_vars */
+	} text[] = {
+		{ "loop_id", offsetof(struct prompt_vars, loop_id) },
+		{ "role", offsetof(struct prompt_vars, role) },
+		{ "mode", offsetof(struct prompt_vars, mode) },
+		{ "task", offsetof(struct prompt_vars, task) },
+		{ "state_file", offsetof(struct prompt_vars, state_file) },
+		{ "progress_file", offsetof(struct prompt_vars, progress_file) },
+		{ "output_file", offsetof(struct prompt_vars, output_file) },
+		{ "state_summary", offsetof(struct prompt_vars, state_summary) },
+		{ "capsule", offsetof(struct prompt_vars, capsule) },
+	};
+	const struct prompt_role	*pr;
+	const char			*s;
+	char				*out, key[32];
+	size_t				 i;
+
+	if (n >= sizeof key)
+		return NULL;
+	memcpy(key, name, n);
+	key[n] = '\0';
+	for (i = 0; i < sizeof text / sizeof text[0]; i++)
+		if (strcmp(key, text[i].name) == 0) {
+			s = *(const char *const *)(const void *)
+			    ((const char *)v + text[i].off);
+			return xstrdup(s != NULL ? s : "");
+		}
+	if (strcmp(key, "iteration") == 0 ||
+	    strcmp(key, "max_iterations") == 0) {
+		xasprintf(&out, "%lld", key[0] == 'i' ? v->iteration :
+		    v->max_iterations);
+		return out;
+	}
+	if (strcmp(key, "result_format") != 0)
+		return NULL;
+	pr = prompt_role(v->role);
+	xasprintf(&out, PROMPT_FORMAT, v->role != NULL ? v->role : "",
+	    pr != NULL ? pr->detail : "what you did");
+	return out;
+}
+
+/* A template with its {{placeholders}} filled in (spaces inside allowed). */
+char *
+prompt_render(const char *tmpl, const struct prompt_vars *v)
+{
+	struct pbuf	 b = { NULL, 0, 0 };
+	const char	*p = tmpl, *open, *close, *name;
+	char		*val;
+	size_t		 n;
+
+	pb_add(&b, "", 0);
+	while ((open = strstr(p, "{{")) != NULL) {
+		pb_add(&b, p, (size_t)(open - p));
+		if ((close = strstr(open + 2, "}}")) == NULL) {
+			p = open;
+			break;
+		}
+		name = open + 2;
+		while (*name == ' ')
+			name++;
+		n = (size_t)(close - name);
+		while (n > 0 && name[n - 1] == ' ')
+			n--;
+		if ((val = prompt_value(name, n, v)) != NULL) {
+			pb_add(&b, val, strlen(val));
+			free(val);
+		} else
+			pb_add(&b, open, (size_t)(close + 2 - open));
+		p = close + 2;
+	}
+	pb_add(&b, p, strlen(p));
+	return b.p;
+}
+
+/* A template file, whole; 1 if it does not exist. */
+static int
+prompt_read(const char *path, char **out, char **err)
+{
+	struct stat	 sb;
+	ssize_t		 n;
+	size_t		 len = 0;
+	char		*buf;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
+		if (errno == ENOENT)
+			return 1;
+		xasprintf(err, "prompt template %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	    sb.st_size > PROMPT_MAX_FILE) {
+		xasprintf(err, "prompt template %s: not a regular file of at "
+		    "most %d bytes", path, PROMPT_MAX_FILE);
+		close(fd);
+		return -1;
+	}
+	buf = xmalloc((size_t)sb.st_size + 1);
+	while (len < (size_t)sb.st_size) {
+		n = read(fd, buf + len, (size_t)sb.st_size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (strlen(buf) != len) {
+		xasprintf(err, "prompt template %s: contains a NUL byte", path);
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	return 0;
+}
+
+/*
+ * The prompt of a role: the configured template (roles.ROLE.prompt,
+ * relative to ROOT; it must exist), else ROOT/.loop/roles/ROLE.md if
+ * there is one, else the built-in one.
+ */
+static char *
+prompt_build(const char *root, const char *configured,
+    const struct prompt_vars *v, char **err)
+{
+	char	*path, *tmpl = NULL, *out;
+	int	 rc;
+
+	*err = NULL;
+	if (configured != NULL) {
+		if (configured[0] == '/')
+			path = xstrdup(configured);
+		else
+			xasprintf(&path, "%s/%s", root, configured);
+		rc = prompt_read(path, &tmpl, err);
+		if (rc == 1)
+			xasprintf(err, "prompt template %s: no such file",
+			    path);
+		free(path);
+		if (rc != 0)
+			return NULL;
+	} else {
+		xasprintf(&path, "%s/.loop/roles/%s.md", root, v->role);
+		rc = prompt_read(path, &tmpl, err);
+		free(path);
+		if (rc < 0)
+			return NULL;
+	}
+	if (tmpl == NULL && (tmpl = prompt_builtin(v->role)) == NULL) {
+		xasprintf(err, "no prompt for role '%s'", v->role);
+		return NULL;
+	}
+	out = prompt_render(tmpl, v);
+	free(tmpl);
+	return out;
+}
+
+/* A number member as text (integer or real). */
+static void
+prompt_num(char *buf, size_t len, const json_t *j)
+{
+	if (json_is_integer(j))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(j));
+	else if (json_is_real(j))
+		snprintf(buf, len, "%.1f", json_real_value(j));
+	else
+		snprintf(buf, len, "0");
+}
+
+/* Where the loop stands, in a few lines for a worker's prompt. */
+char *
+prompt_state_summary(const json_t *st)
+{
+	const json_t	*ss = json_object_get(st, "skill_state");
+	const json_t	*dev = json_object_get(ss, "develop");
+	const json_t	*dbg = json_object_get(ss, "debug");
+	const json_t	*val = json_object_get(ss, "validate");
+	const json_t	*errs = json_object_get(ss, "errors"), *e;
+	struct pbuf	 b = { NULL, 0, 0 };
+	char		 a[32], c[32], *line;
+	size_t		 i;
+
+	prompt_num(a, sizeof a, json_object_get(st, "current_iteration"));
+	prompt_num(c, sizeof c, json_object_get(st, "max_iterations"));
+	xasprintf(&line, "- status %s, iteration %s of %s; last action %s\n",
+	    json_string_value(json_object_get(st, "status")) ?
+	    json_string_value(json_object_get(st, "status")) : "?", a, c,
+	    json_string_value(json_object_get(ss, "last_action")) ?
+	    json_string_value(json_object_get(ss, "last_action")) : "none");
+	pb_add(&b, line, strlen(line));
+	free(line);
+	pb_add(&b, "- completed actions:", 20);
+	json_array_foreach(json_object_get(ss, "completed_actions"), i, e)
+		if (json_is_string(e) && i < 20) {
+			pb_add(&b, i > 0 ? ", " : " ", i > 0 ? 2 : 1);
+			pb_add(&b, json_string_value(e), json_string_length(e));
+		}
+	pb_add(&b, "\n", 1);
+	prompt_num(a, sizeof a, json_object_get(dev, "completed"));
+	prompt_num(c, sizeof c, json_object_get(dev, "total"));
+	xasprintf(&line, "- develop: %s of %s tasks completed\n", a, c);
+	pb_add(&b, line, strlen(line));
+	free(line);
+	prompt_num(a, sizeof a, json_object_get(dbg, "hypotheses_count"));
+	xasprintf(&line, "- debug: %s hypotheses, confirmed: %s\n", a,
+	    json_string_value(json_object_get(dbg, "confirmed_hypothesis")) ?
+	    json_string_value(json_object_get(dbg, "confirmed_hypothesis")) :
+	    "none");
+	pb_add(&b, line, strlen(line));
+	free(line);
+	prompt_num(a, sizeof a, json_object_get(val, "pass_rate"));
+	xasprintf(&line, "- validate: %s, pass rate %s%%, %zu failing "
+	    "test(s)\n", json_is_true(json_object_get(val, "passed")) ?
+	    "passed" : "not passed", a,
+	    json_array_size(json_object_get(val, "failed_tests")));
+	pb_add(&b, line, strlen(line));
+	free(line);
+	if ((i = json_array_size(errs)) > 0) {
+		e = json_array_get(errs, i - 1);
+		xasprintf(&line, "- last error (%s): %.300s\n",
+		    json_string_value(json_object_get(e, "action")) ?
+		    json_string_value(json_object_get(e, "action")) : "?",
+		    json_string_value(json_object_get(e, "message")) ?
+		    json_string_value(json_object_get(e, "message")) : "?");
+		pb_add(&b, line, strlen(line));
+		free(line);
+	}
+	return b.p;
+}
+
+/*
+ * The whole prompt of one worker: its template filled in from the state
+ * it should see, with the resume capsule when the loop has history (or
+ * when asked to).  The capsule text is also handed back (owned; NULL
+ * when there is none or the prompt failed).
+ */
+char *
+prompt_worker(const struct prompt_req *pr, char **capsule, char **err)
+{
+	struct prompt_vars	 v;
+	json_t			*c;
+	char			*sf, *pf, *of, *sum, *p;
+
+	*capsule = NULL;
+	if (pr->force_capsule || capsule_needed(pr->state)) {
+		if ((c = capsule_build_root(pr->state, pr->state_dir,
+		    pr->root)) != NULL) {
+			*capsule = capsule_render(c);
+			json_decref(c);
+		}
+	}
+	xasprintf(&sf, "%s/%s.json", pr->state_dir, pr->loop_id);
+	xasprintf(&pf, "%s/%s.progress/%s.md", pr->state_dir, pr->loop_id,
+	    pr->role);
+	xasprintf(&of, "%s/%s.workers/%s.output.json", pr->state_dir,
+	    pr->loop_id, pr->role);
+	sum = prompt_state_summary(pr->state);
+	memset(&v, 0, sizeof v);
+	v.loop_id = pr->loop_id;
+	v.role = pr->role;
+	v.mode = pr->mode;
+	v.task = json_string_value(json_object_get(pr->state, "description"));
+	if (v.task == NULL || *v.task == '\0')	/* a front end's bare loop */
+		v.task = json_string_value(json_object_get(pr->state, "title"));
+	v.state_file = sf;
+	v.progress_file = pf;
+	v.output_file = of;
+	v.state_summary = sum;
+	v.capsule = *capsule != NULL ? *capsule : "";
+	v.iteration = json_integer_value(json_object_get(pr->state,
+	    "current_iteration"));
+	v.max_iterations = json_integer_value(json_object_get(pr->state,
+	    "max_iterations"));
+	p = prompt_build(pr->root, pr->template, &v, err);
+	if (p == NULL) {
+		free(*capsule);
+		*capsule = NULL;
+	} else if (pr->extra != NULL) {
+		free(sf);
+		xasprintf(&sf, "%s%s", p, pr->extra);
+		free(p);
+		p = sf;
+		sf = NULL;
+	}
+	free(sf);
+	free(pf);
+	free(of);
+	free(sum);
+	return p;
+}
+
+/*
+ * A role's spawn request: the prompt and the capsule (both owned by the
+ * caller, who frees them after agent_spawn), the tool, command, model and
+ * deadlines from the configuration and the command line.
+ */
+int
+prompt_request(struct cmd_opts *o, const struct prompt_req *in,
+    struct agent_req *req, char **prompt, char **capsule, char **err)
+{
+	struct prompt_req	pr = *in;
+	int			ri = config_role_index(in->role), rc;
+
+	pr.root = o->cwd;
+	pr.template = ri >= 0 ? o->cfg.roles[ri].prompt_file : NULL;
+	if ((*prompt = prompt_worker(&pr, capsule, err)) == NULL)
+		return -1;
+	o->role = in->role;
+	o->message = *prompt;
+	rc = cmd_opts_resolve(o, req, err);
+	o->message = NULL;
+	if (rc != 0) {
+		free(*prompt);
+		free(*capsule);
+		return -1;
+	}
+	req->capsule = *capsule;
+	return 0;
+}
+
+/* --- what a worker's action leaves: the side files */
+
+/* A side file failed: say so; the state file is what counts. */
+void
+prompt_warn(int rc, char *err)
+{
+	if (err != NULL)
+		log_warnx("%s%s", rc != 0 ? "" : "warning: ", err);
+	free(err);
+}
+
+/* One action's side files: progress, output, changes, debug log, history. */
+void
+prompt_record_action(const struct loop_cfg *c, const char *role, json_t *res,
+    const char *outcome, const json_t *ss, json_int_t iteration,
+    const char *now)
+{
+	const json_t	*f;
+	json_t		*o;
+	char		*err = NULL;
+	size_t		 i;
+	int		 rc;
+
+	if (progress_format(role) != NULL) {
+		rc = progress_append_md(c->dirfd, c->id, role,
+		    json_object_get(ss, role), &err);
+		prompt_warn(rc, err);
+	}
+	json_object_set_new(res, "outcome", json_string(outcome));
+	rc = progress_output_save(c->dirfd, c->id, role, res, &err);
+	prompt_warn(rc, err);
+	json_array_foreach(json_object_get(res, "files_changed"), i, f) {
+		o = json_pack("{s:O, s:s, s:s, s:O?}", "file", f, "action",
+		    role, "timestamp", now, "agent_id",
+		    json_object_get(res, "agent_id"));
+		rc = progress_log(c->dirfd, c->id, "changes.log", o, &err);
+		json_decref(o);
+		prompt_warn(rc, err);
+	}
+	if (strcmp(role, "debug") == 0) {
+		o = json_pack("{s:s, s:s, s:O?, s:O?, s:s}", "action", role,
+		    "status", outcome, "summary", json_object_get(res,
+		    "summary"), "hypotheses_count", json_object_get(
+		    json_object_get(ss, "debug"), "hypotheses_count"),
+		    "timestamp", now);
+		rc = progress_log(c->dirfd, c->id, "debug.log", o, &err);
+		json_decref(o);
+		prompt_warn(rc, err);
+	}
+	prompt_record(c, json_pack("{s:s, s:s, s:O?, s:s, s:O?, s:I}", "event",
+	    "action", "action", role, "agent_id", json_object_get(res,
+	    "agent_id"), "status", outcome, "summary", json_object_get(res,
+	    "summary"), "iteration", iteration));
+}
+
+/* One event of the loop's history (taken). */
+void
+prompt_record(const struct loop_cfg *c, json_t *o)
+{
+	char	 now[40], *err = NULL;
+	int	 rc;
+
+	state_now_iso(now, sizeof now);
+	json_object_set_new(o, "timestamp", json_string(now));
+	rc = progress_history_append(c->dirfd, c->id, o, &err);
+	prompt_warn(rc, err);
+	json_decref(o);
+}
+
+/* Agent ids continue after the logs earlier runs of the loop left. */
+unsigned
+prompt_first_agent(const char *state_dir, const char *id)
+{
+	struct dirent	*de;
+	unsigned	 n, first = 1;
+	char		*path;
+	DIR		*d;
+
+	xasprintf(&path, "%s/%s.workers", state_dir, id);
+	if ((d = opendir(path)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (sscanf(de->d_name, "agent-%u.log", &n) == 1 &&
+			    n >= first)
+				first = n + 1;
+		closedir(d);
+	}
+	free(path);
+	return first;
+}
