@@ -25,97 +25,25 @@
 #include "sup.h"
 #include "xmalloc.h"
 
-#define NUDGE_TEXT	"## TIMEOUT\nPlease converge and output WORKER_RESULT " \
-			"with current progress."
-
 struct agent_run {
 	struct event_base	*base;
 	struct sup		 sup;
 	struct verbs		*verbs;
 	struct agent		*a;
-	uint64_t		 timeout_ms, nudge_ms, grace_ms;
+	struct ladder		*ladder;
+	uint64_t		 grace_ms;
 	int			 finished, stopped;
 };
 
-static void	agent_run_waited(json_t *, int, void *);
-
-/* The agent is gone: stop the loop. */
+/* The agent is gone (result, timeout or our close): stop the loop. */
 static void
-agent_run_closed(const char *prev, void *arg)
+agent_run_done(struct agent *a, void *arg)
 {
 	struct agent_run	*run = arg;
 
-	(void)prev;
+	(void)a;
 	run->finished = 1;
 	event_base_loopbreak(run->base);
-}
-
-/* Close with the grace period; the close callback ends the run. */
-static void
-agent_run_close(struct agent_run *run)
-{
-	char	*err = NULL;
-
-	if (verbs_close(run->verbs, run->a->id, run->grace_ms,
-	    agent_run_closed, run, &err) != 0) {
-		log_warnx("%s", err);
-		free(err);
-		agent_run_closed(NULL, run);
-	}
-}
-
-/* The nudge was delivered (or not): wait nudge_ms either way. */
-static void
-agent_run_nudged(uint64_t sub, const char *err, void *arg)
-{
-	struct agent_run	*run = arg;
-	char			*werr = NULL;
-	char			*ids[1] = { run->a->id };
-
-	(void)sub;
-	if (err != NULL)
-		log_info("%s: nudge not delivered: %s", run->a->id, err);
-	if (agent_final(run->a)) {
-		agent_run_closed(NULL, run);
-		return;
-	}
-	if (verbs_wait(run->verbs, ids, 1, run->nudge_ms, 0, agent_run_waited,
-	    run, &werr) != 0) {
-		log_warnx("%s", werr);
-		free(werr);
-		agent_run_close(run);
-	}
-}
-
-/*
- * A wait ended.  Done: finish.  First timeout: nudge.  Second timeout:
- * synthesize the failure and close.
- */
-static void
-agent_run_waited(json_t *status, int timed_out, void *arg)
-{
-	struct agent_run	*run = arg;
-	char			*err = NULL;
-
-	(void)status;
-	if (!timed_out || agent_final(run->a)) {
-		agent_run_closed(NULL, run);
-		return;
-	}
-	if (run->a->nudged || run->stopped) {
-		run->a->timed_out = !run->stopped;
-		agent_run_close(run);
-		return;
-	}
-	run->a->nudged = 1;
-	log_info("%s: no result after %llu ms, nudging", run->a->id,
-	    (unsigned long long)run->timeout_ms);
-	if (verbs_send_input(run->verbs, run->a->id, NUDGE_TEXT, 0,
-	    agent_run_nudged, run, &err) != 0) {
-		log_info("%s", err);
-		free(err);
-		agent_run_nudged(0, NULL, run);
-	}
 }
 
 /* SIGINT/SIGTERM: close the agent now and report it as stopped. */
@@ -127,8 +55,7 @@ agent_run_signal(evutil_socket_t sig, short ev, void *arg)
 	(void)ev;
 	log_warnx("signal %d: closing %s", (int)sig, run->a->id);
 	run->stopped = 1;
-	if (!run->a->closed)
-		agent_run_close(run);
+	ladder_close(run->ladder, run->grace_ms);
 }
 
 /* The --help text of the agent command. */
@@ -167,7 +94,7 @@ cmd_agent(int argc, char **argv)
 	struct agent_run	 run;
 	struct agent_req	 req;
 	struct event		*sigint, *sigterm;
-	char			*err = NULL, *ids[1];
+	char			*err = NULL;
 	json_t			*out;
 	int			 ch, compact = 0, rc;
 
@@ -210,8 +137,6 @@ cmd_agent(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	run.verbs = verbs_new(&run.sup);
-	run.timeout_ms = o.timeout_ms;
-	run.nudge_ms = o.nudge_ms;
 	run.grace_ms = o.grace_ms;
 	sigint = evsignal_new(run.base, SIGINT, agent_run_signal, &run);
 	sigterm = evsignal_new(run.base, SIGTERM, agent_run_signal, &run);
@@ -219,10 +144,8 @@ cmd_agent(int argc, char **argv)
 	evsignal_add(sigterm, NULL);
 
 	run.a = agent_spawn(&run.sup, &req);
-	ids[0] = run.a->id;
-	if (verbs_wait(run.verbs, ids, 1, run.timeout_ms, 0, agent_run_waited,
-	    &run, &err) != 0)
-		fatalx("%s", err);
+	run.ladder = ladder_start(run.verbs, run.a, o.timeout_ms, o.nudge_ms,
+	    o.grace_ms, agent_run_done, &run);
 	if (!run.finished)
 		event_base_dispatch(run.base);
 
@@ -242,6 +165,7 @@ cmd_agent(int argc, char **argv)
 	event_free(sigint);
 	event_free(sigterm);
 	verbs_free(run.verbs);
+	ladder_free(run.ladder);
 	sup_free(&run.sup);
 	event_base_free(run.base);
 	json_decref(req.options);

@@ -20,12 +20,9 @@
 #include "sup.h"
 #include "xmalloc.h"
 
-#define LOOP_NUDGE	"## TIMEOUT\nPlease converge and output " \
-			"WORKER_RESULT with current progress."
 #define LOOP_MAX_CLARIFY	3	/* answered re-runs of one action */
 #define LOOP_STOP_GRACE_MS	1000	/* a stop closes within this */
 
-enum run_phase { RUN_WAIT, RUN_NUDGE, RUN_CLOSING, RUN_DONE };
 
 /* One worker: spawned, waited for, nudged, closed; its result kept. */
 struct loop_run {
@@ -33,7 +30,7 @@ struct loop_run {
 	struct loop		*l;
 	int			 role;
 	struct agent		*a;
-	enum run_phase		 phase;
+	struct ladder		*ladder;	/* wait, nudge, wait, close */
 	uint64_t		 nudge_ms, grace_ms;
 	int			 cancelled;	/* closed by a pause or stop */
 	int			 rounds;	/* answered questions before */
@@ -62,9 +59,15 @@ struct loop {
 	char			*end_to, *end_reason;
 };
 
+/* Is the run over (its ladder's done callback ran)? */
+static int
+loop_run_done(const struct loop_run *r)
+{
+	return r->ladder == NULL || ladder_phase(r->ladder) == LADDER_DONE;
+}
+
 static void	loop_kick(struct loop *);
 static void	loop_end(struct loop *, int, const char *, const char *);
-static void	loop_waited(json_t *, int, void *);
 
 /* Fail the loop on a question nobody may answer. */
 static void
@@ -119,7 +122,7 @@ loop_nlive(struct loop *l)
 	int		 n = 0;
 
 	TAILQ_FOREACH(r, &l->runs, entry)
-		if (r->phase != RUN_DONE)
+		if (!loop_run_done(r))
 			n++;
 	return n;
 }
@@ -153,17 +156,14 @@ loop_save(struct loop *l, const char *to, const char *reason)
 
 /* A run is done: its result, with the TAP of a bash validate run. */
 static void
-loop_closed(const char *prev, void *arg)
+loop_closed(struct agent *a, void *arg)
 {
 	struct loop_run	*r = arg;
 	struct loop	*l = r->l;
 	json_t		*tap;
 	char		*err = NULL;
 
-	(void)prev;
-	if (r->phase == RUN_DONE)
-		return;
-	r->phase = RUN_DONE;
+	(void)a;
 	r->result = report_agent(r->a);
 	if (r->role == LOOP_VALIDATE && strcmp(r->a->tool, "bash") == 0 &&
 	    !r->cancelled) {
@@ -177,81 +177,6 @@ loop_closed(const char *prev, void *arg)
 		loop_event(l, "worker_result", merge_event(loop_roles[r->role],
 		    r->result));
 	loop_kick(l);
-}
-
-/* Close a run (once); the close callback makes it done. */
-static void
-loop_close_run(struct loop_run *r, uint64_t grace_ms)
-{
-	char	*err = NULL;
-
-	if (r->phase == RUN_CLOSING || r->phase == RUN_DONE)
-		return;
-	r->phase = RUN_CLOSING;
-	if (verbs_close(r->l->verbs, r->a->id, grace_ms, loop_closed, r,
-	    &err) != 0) {
-		log_debug("%s", err);
-		free(err);
-		loop_closed(NULL, r);
-	}
-}
-
-/* The nudge went in (or could not): give the worker nudge_ms more. */
-static void
-loop_nudged(uint64_t sub, const char *err, void *arg)
-{
-	struct loop_run	*r = arg;
-	char		*werr = NULL;
-	char		*ids[1] = { r->a->id };
-
-	(void)sub;
-	if (r->phase != RUN_NUDGE)
-		return;
-	if (err != NULL)
-		log_info("%s: nudge not delivered: %s", r->a->id, err);
-	if (agent_final(r->a)) {
-		loop_close_run(r, r->grace_ms);
-		return;
-	}
-	if (verbs_wait(r->l->verbs, ids, 1, r->nudge_ms, 0, loop_waited, r,
-	    &werr) != 0) {
-		log_warnx("%s", werr);
-		free(werr);
-		loop_close_run(r, r->grace_ms);
-	}
-}
-
-/*
- * A wait ended.  Done: close (the result stays).  First timeout: the
- * nudge.  Second: a timed-out worker, closed.
- */
-static void
-loop_waited(json_t *status, int timed_out, void *arg)
-{
-	struct loop_run	*r = arg;
-	char		*err = NULL;
-
-	(void)status;
-	if (r->phase != RUN_WAIT && r->phase != RUN_NUDGE)
-		return;
-	if (!timed_out || agent_final(r->a)) {
-		loop_close_run(r, r->grace_ms);
-		return;
-	}
-	if (r->phase == RUN_WAIT) {
-		r->phase = RUN_NUDGE;
-		r->a->nudged = 1;
-		log_info("%s (%s): no result yet, nudging", r->a->id,
-		    loop_roles[r->role]);
-		if (verbs_send_input(r->l->verbs, r->a->id, LOOP_NUDGE, 0,
-		    loop_nudged, r, &err) != 0) {
-			loop_nudged(0, err, r);
-			free(err);
-		}
-		return;
-	}
-	r->a->timed_out = 1;
-	loop_close_run(r, r->grace_ms);
 }
 
 /*
@@ -268,7 +193,7 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 	struct agent_req	 req;
 	struct loop_run		*r;
 	json_t			*view = loop_view(l);
-	char			*prompt, *capsule, *err = NULL, *ids[1];
+	char			*prompt, *capsule, *err = NULL;
 	int			 rc;
 
 	memset(&pr, 0, sizeof pr);
@@ -303,13 +228,8 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 	    " s:I}", "agent_id", r->a->id, "role", loop_roles[role], "tool",
 	    r->a->tool, "log_path", r->a->log_path, "timeout_ms",
 	    (json_int_t)wait_ms));
-	ids[0] = r->a->id;
-	if (verbs_wait(l->verbs, ids, 1, wait_ms, 0, loop_waited, r,
-	    &err) != 0) {
-		log_warnx("%s", err);
-		free(err);
-		loop_close_run(r, 0);
-	}
+	r->ladder = ladder_start(l->verbs, r->a, wait_ms, r->nudge_ms,
+	    r->grace_ms, loop_closed, r);
 	return r;
 }
 
@@ -469,7 +389,7 @@ loop_step_runs(struct loop *l)
 	int	i, busy = 0;
 
 	for (i = 0; i < l->ncur; i++) {
-		if (l->cur[i]->phase != RUN_DONE) {
+		if (!loop_run_done(l->cur[i])) {
 			busy = 1;
 			continue;
 		}
@@ -675,14 +595,12 @@ loop_end(struct loop *l, int code, const char *to, const char *reason)
 	if (reason != NULL)
 		log_info("loop %s: %s", l->cfg.id, reason);
 	TAILQ_FOREACH(r, &l->runs, entry) {
-		if (r->phase == RUN_DONE)
+		if (loop_run_done(r))
 			continue;
 		r->cancelled = 1;
 		g = code == EXIT_STOPPED && r->grace_ms > LOOP_STOP_GRACE_MS ?
 		    LOOP_STOP_GRACE_MS : r->grace_ms;
-		if (r->phase == RUN_CLOSING)
-			continue;
-		loop_close_run(r, g);
+		ladder_close(r->ladder, g);
 	}
 	loop_kick(l);
 }
@@ -823,7 +741,7 @@ loop_live(struct loop *l)
 	uint64_t	 now = sup_now_ms();
 
 	TAILQ_FOREACH(r, &l->runs, entry)
-		if (r->phase != RUN_DONE)
+		if (!loop_run_done(r))
 			json_array_append_new(a, json_pack("{s:s, s:s, s:s,"
 			    " s:I, s:s, s:b, s:s?}", "agent_id", r->a->id,
 			    "role", loop_roles[r->role], "tool", r->a->tool,
@@ -851,6 +769,8 @@ loop_free(struct loop *l)
 	while ((r = TAILQ_FIRST(&l->runs)) != NULL) {
 		TAILQ_REMOVE(&l->runs, r, entry);
 		json_decref(r->result);
+		if (r->ladder != NULL)
+			ladder_free(r->ladder);
 		free(r);
 	}
 	json_decref(l->ss);

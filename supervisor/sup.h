@@ -34,6 +34,18 @@ int		 verbs_close(struct verbs *, const char *, uint64_t,
 		    verbs_close_cb, void *, char **);
 int		 verbs_idle(struct verbs *);
 
+/* supervisor/ladder.c: wait, nudge, wait, close */
+#define LADDER_NUDGE_TEXT	"## TIMEOUT\nPlease converge and output " \
+				"WORKER_RESULT with current progress."
+enum ladder_phase { LADDER_WAIT, LADDER_NUDGE, LADDER_CLOSING, LADDER_DONE };
+struct ladder;
+typedef void	(*ladder_done_cb)(struct agent *, void *);
+struct ladder	*ladder_start(struct verbs *, struct agent *, uint64_t,
+		    uint64_t, uint64_t, ladder_done_cb, void *);
+void		 ladder_close(struct ladder *, uint64_t);
+enum ladder_phase ladder_phase(const struct ladder *);
+void		 ladder_free(struct ladder *);
+
 int		 cmd_agent(int, char **);
 int		 cmd_control(int, char **);
 int		 cmd_state(int, char **);

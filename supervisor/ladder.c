@@ -1,0 +1,152 @@
+/*
+ * ladder.c: the deadline ladder every driver of an agent climbs: wait for
+ * the result, send the ## TIMEOUT nudge, wait again, close.  It owns the
+ * phase of that climb and guarantees one done callback, whichever way the
+ * agent ends (result, timeout, an early close by the caller).
+ */
+#include <config.h>
+
+#include <stdlib.h>
+
+#include "log.h"
+#include "sup.h"
+#include "xmalloc.h"
+
+struct ladder {
+	struct verbs		*v;
+	struct agent		*a;
+	uint64_t		 nudge_ms, grace_ms;
+	enum ladder_phase	 phase;
+	ladder_done_cb		 done;
+	void			*arg;
+};
+
+static void	ladder_waited(json_t *, int, void *);
+
+/* The agent is gone: the one done callback. */
+static void
+ladder_closed(const char *prev, void *arg)
+{
+	struct ladder	*l = arg;
+
+	(void)prev;
+	if (l->phase == LADDER_DONE)
+		return;
+	l->phase = LADDER_DONE;
+	l->done(l->a, l->arg);
+}
+
+/* Close now (once), with grace_ms for the tool to stop. */
+void
+ladder_close(struct ladder *l, uint64_t grace_ms)
+{
+	char	*err = NULL;
+
+	if (l->phase == LADDER_CLOSING || l->phase == LADDER_DONE)
+		return;
+	l->phase = LADDER_CLOSING;
+	if (verbs_close(l->v, l->a->id, grace_ms, ladder_closed, l,
+	    &err) != 0) {
+		log_debug("%s", err);
+		free(err);
+		ladder_closed(NULL, l);
+	}
+}
+
+/* Wait ms for the agent; the answer climbs the next rung. */
+static void
+ladder_wait(struct ladder *l, uint64_t ms, uint64_t grace_on_error)
+{
+	char	*err = NULL, *ids[1] = { l->a->id };
+
+	if (verbs_wait(l->v, ids, 1, ms, 0, ladder_waited, l, &err) != 0) {
+		log_warnx("%s", err);
+		free(err);
+		ladder_close(l, grace_on_error);
+	}
+}
+
+/* The nudge went in (or could not): give the worker nudge_ms more. */
+static void
+ladder_nudged(uint64_t sub, const char *err, void *arg)
+{
+	struct ladder	*l = arg;
+
+	(void)sub;
+	if (l->phase != LADDER_NUDGE)
+		return;
+	if (err != NULL)
+		log_info("%s: nudge not delivered: %s", l->a->id, err);
+	if (agent_final(l->a))
+		ladder_close(l, l->grace_ms);
+	else
+		ladder_wait(l, l->nudge_ms, l->grace_ms);
+}
+
+/*
+ * A wait ended.  A result: close (the result stays readable).  First
+ * timeout: the nudge.  Second: a timed-out agent, closed.
+ */
+static void
+ladder_waited(json_t *status, int timed_out, void *arg)
+{
+	struct ladder	*l = arg;
+	char		*err = NULL;
+
+	(void)status;
+	if (l->phase != LADDER_WAIT && l->phase != LADDER_NUDGE)
+		return;
+	if (!timed_out || agent_final(l->a)) {
+		ladder_close(l, l->grace_ms);
+		return;
+	}
+	if (l->phase == LADDER_WAIT) {
+		l->phase = LADDER_NUDGE;
+		l->a->nudged = 1;
+		log_info("%s (%s): no result yet, nudging", l->a->id,
+		    l->a->role);
+		if (verbs_send_input(l->v, l->a->id, LADDER_NUDGE_TEXT, 0,
+		    ladder_nudged, l, &err) != 0) {
+			ladder_nudged(0, err, l);
+			free(err);
+		}
+		return;
+	}
+	l->a->timed_out = 1;
+	ladder_close(l, l->grace_ms);
+}
+
+/*
+ * Start the climb for a freshly spawned agent.  The ladder belongs to the
+ * caller, who frees it after done ran (or after verbs_free).
+ */
+struct ladder *
+ladder_start(struct verbs *v, struct agent *a, uint64_t timeout_ms,
+    uint64_t nudge_ms, uint64_t grace_ms, ladder_done_cb done, void *arg)
+{
+	struct ladder	*l = xcalloc(1, sizeof *l);
+
+	l->v = v;
+	l->a = a;
+	l->nudge_ms = nudge_ms;
+	l->grace_ms = grace_ms;
+	l->phase = LADDER_WAIT;
+	l->done = done;
+	l->arg = arg;
+	ladder_wait(l, timeout_ms, 0);
+	return l;
+}
+
+/* Where the climb is. */
+enum ladder_phase
+ladder_phase(const struct ladder *l)
+{
+	return l->phase;
+}
+
+/* Free a ladder whose done ran, or whose verbs are gone. */
+void
+ladder_free(struct ladder *l)
+{
+	free(l);
+}
