@@ -143,6 +143,7 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 	struct agent	*a = arg;
 
 	(void)c;
+	a->t_activity = sup_now_ms();
 	if (m->type != MSG_HELLO && !a->hello) {
 		agent_set_reason(a, "protocol violation: %s before HELLO",
 		    msg_name(m->type));
@@ -400,7 +401,7 @@ agent_spawn(struct sup *s, const struct agent_req *r)
 	    s->loop_id, a->id);
 	a->pid = -1;
 	a->status = AS_PENDING_INIT;
-	a->t_start = sup_now_ms();
+	a->t_start = a->t_activity = sup_now_ms();
 	msg_init(&a->started, MSG_NONE);
 	msg_init(&a->result, MSG_NONE);
 	TAILQ_INSERT_TAIL(&s->agents, a, entry);

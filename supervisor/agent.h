@@ -65,6 +65,7 @@ struct agent {
 	struct msg		 started;	/* MSG_NONE until STARTED */
 	struct msg		 result;	/* MSG_NONE until RESULT */
 	uint64_t		 t_start, t_end;
+	uint64_t		 t_activity;	/* last message from the worker */
 	struct event		*kill_ev;	/* close's own deadline */
 	struct evbuffer		*early;		/* INPUT frames sent before HELLO */
 	char			*last_progress;	/* text of the last PROGRESS */

@@ -64,12 +64,14 @@ agent_usage(FILE *fp)
 {
 	fprintf(fp,
 "usage: ccw-supervisor agent ROLE [--tool T] [--command CMD] [--model M]\n"
-"           [--timeout-ms N] [--nudge-ms N] [--grace-ms N] [--config F]\n"
-"           [-C ROOT] [--state-dir DIR] [--loop-id ID] [--json] MESSAGE\n"
+"           [--timeout-ms N] [--nudge-ms N] [--grace-ms N] [--idle-ms N]\n"
+"           [--config F] [-C ROOT] [--state-dir DIR] [--loop-id ID] [--json]\n"
+"           MESSAGE\n"
 "\n"
 "Spawn one worker for ROLE (init, develop, debug, validate, complete),\n"
 "wait for its result, nudge it once on timeout, close it, and print the\n"
-"result as JSON.  MESSAGE goes to the tool's stdin.\n"
+"result as JSON.  MESSAGE goes to the tool's stdin.  --idle-ms: a worker\n"
+"silent that long counts as timed out (nudged, then closed).\n"
 "Exit: 0 completed, 1 failed or errored, 2 usage, 4 stopped, 5 timed out.\n");
 }
 
@@ -83,6 +85,7 @@ cmd_agent(int argc, char **argv)
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "nudge-ms", required_argument, NULL, 'N' },
 		{ "grace-ms", required_argument, NULL, 'G' },
+		{ "idle-ms", required_argument, NULL, 'i' },
 		{ "config", required_argument, NULL, 'f' },
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "loop-id", required_argument, NULL, 'l' },

@@ -69,6 +69,11 @@ cmd_opts_set(struct cmd_opts *o, int ch, const char *arg)
 		if (cmd_parse_ms(arg, &o->grace_ms) == 0)
 			return 0;
 		break;
+	case 'i':
+		o->have_idle = 1;
+		if (cmd_parse_ms(arg, &o->idle_ms) == 0)
+			return 0;
+		break;
 	default:
 		return -1;
 	}
@@ -185,7 +190,7 @@ cmd_opts_resolve(struct cmd_opts *o, struct agent_req *req, char **err)
 	if (!o->have_grace)
 		o->grace_ms = rc->grace_ms;
 	req->timeout_ms = o->timeout_ms;
-	req->idle_ms = rc->idle_ms;
+	req->idle_ms = o->have_idle ? o->idle_ms : rc->idle_ms;
 	return 0;
 }
 

@@ -17,8 +17,8 @@ struct cmd_opts {
 	/* from the command line, borrowed from argv */
 	const char	*tool, *command, *model, *config_path, *root;
 	const char	*state_dir_opt, *loop_id, *role, *message;
-	uint64_t	 timeout_ms, nudge_ms, grace_ms;
-	int		 have_timeout, have_nudge, have_grace;
+	uint64_t	 timeout_ms, nudge_ms, grace_ms, idle_ms;
+	int		 have_timeout, have_nudge, have_grace, have_idle;
 	/* derived, owned */
 	struct config	 cfg;
 	int		 cfg_loaded;

@@ -8,6 +8,8 @@
 
 #include <stdlib.h>
 
+#include <event2/event.h>
+
 #include "log.h"
 #include "sup.h"
 #include "xmalloc.h"
@@ -19,9 +21,13 @@ struct ladder {
 	enum ladder_phase	 phase;
 	ladder_done_cb		 done;
 	void			*arg;
+	struct event		*idle_ev;	/* idle_ms check, when set */
+	uint64_t		 quiet_since;	/* idle measured from here too */
+	int			 stale;		/* waits to ignore (preempted) */
 };
 
 static void	ladder_waited(json_t *, int, void *);
+static void	ladder_step(struct ladder *, int);
 
 /* The agent is gone: the one done callback. */
 static void
@@ -33,6 +39,8 @@ ladder_closed(const char *prev, void *arg)
 	if (l->phase == LADDER_DONE)
 		return;
 	l->phase = LADDER_DONE;
+	if (l->idle_ev != NULL)
+		event_del(l->idle_ev);
 	l->done(l->a, l->arg);
 }
 
@@ -88,12 +96,10 @@ ladder_nudged(uint64_t sub, const char *err, void *arg)
  * timeout: the nudge.  Second: a timed-out agent, closed.
  */
 static void
-ladder_waited(json_t *status, int timed_out, void *arg)
+ladder_step(struct ladder *l, int timed_out)
 {
-	struct ladder	*l = arg;
 	char		*err = NULL;
 
-	(void)status;
 	if (l->phase != LADDER_WAIT && l->phase != LADDER_NUDGE)
 		return;
 	if (!timed_out || agent_final(l->a)) {
@@ -102,6 +108,7 @@ ladder_waited(json_t *status, int timed_out, void *arg)
 	}
 	if (l->phase == LADDER_WAIT) {
 		l->phase = LADDER_NUDGE;
+		l->quiet_since = sup_now_ms();
 		l->a->nudged = 1;
 		log_info("%s (%s): no result yet, nudging", l->a->id,
 		    l->a->role);
@@ -114,6 +121,63 @@ ladder_waited(json_t *status, int timed_out, void *arg)
 	}
 	l->a->timed_out = 1;
 	ladder_close(l, l->grace_ms);
+}
+
+/* A wait answered; one preempted by the idle check is ignored. */
+static void
+ladder_waited(json_t *status, int timed_out, void *arg)
+{
+	struct ladder	*l = arg;
+
+	(void)status;
+	if (l->stale > 0) {
+		l->stale--;
+		return;
+	}
+	ladder_step(l, timed_out);
+}
+
+/*
+ * idle_ms: a worker silent that long (no message at all: progress comes
+ * with every output line) counts as timed out, whatever its deadline.
+ * The pending wait is preempted and its answer ignored.
+ */
+static void
+ladder_idle_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct ladder	*l = arg;
+	uint64_t	 now = sup_now_ms(), last;
+
+	(void)fd;
+	(void)ev;
+	if (l->phase != LADDER_WAIT && l->phase != LADDER_NUDGE)
+		return;
+	last = l->a->t_activity > l->quiet_since ? l->a->t_activity :
+	    l->quiet_since;
+	if (now - last < l->a->idle_ms || agent_final(l->a))
+		return;
+	log_info("%s: no output for %llu ms", l->a->id,
+	    (unsigned long long)(now - last));
+	l->stale++;
+	ladder_step(l, 1);
+}
+
+/* Arm the idle check, a few times per idle period. */
+static void
+ladder_idle_arm(struct ladder *l)
+{
+	struct timeval	tv;
+	uint64_t	ms = l->a->idle_ms / 4;
+
+	if (ms < 50)
+		ms = 50;
+	if (ms > 1000)
+		ms = 1000;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	l->idle_ev = event_new(l->a->sup->base, -1, EV_PERSIST, ladder_idle_cb,
+	    l);
+	event_add(l->idle_ev, &tv);
 }
 
 /*
@@ -133,6 +197,9 @@ ladder_start(struct verbs *v, struct agent *a, uint64_t timeout_ms,
 	l->phase = LADDER_WAIT;
 	l->done = done;
 	l->arg = arg;
+	l->quiet_since = sup_now_ms();
+	if (a->idle_ms > 0 && !agent_final(a))
+		ladder_idle_arm(l);
 	ladder_wait(l, timeout_ms, 0);
 	return l;
 }
@@ -148,5 +215,7 @@ ladder_phase(const struct ladder *l)
 void
 ladder_free(struct ladder *l)
 {
+	if (l->idle_ev != NULL)
+		event_free(l->idle_ev);
 	free(l);
 }
