@@ -87,4 +87,19 @@ struct progress_format {
 };
 const struct progress_format *progress_format(const char *);	/* by role, NULL if none */
 
+/* progressmd.c's parser: the last section of a Markdown file. */
+/* What the last section of one Markdown file holds, still escaped. */
+struct progress_mdsec {
+	json_t	*bullets;	/* label -> text */
+	json_t	*tables;	/* subsection title -> [ {header: cell} ] */
+	json_t	*lists;		/* subsection title -> [ text ] */
+};
+void	 progress_md_parse(const char *, size_t, struct progress_mdsec *);
+void	 progress_md_free(struct progress_mdsec *);
+char	*progress_md_trim(const char *, size_t);
+char	*progress_md_unbold(char *);
+char	*progress_md_unescape(const char *, size_t);
+json_t	*progress_md_jstr(const char *);
+json_t	*progress_md_split(const char *, size_t, char, int);
+
 #endif

@@ -1,7 +1,8 @@
 /*
  * progressmd.c: the progress Markdown files ({id}.progress/develop.md,
- * debug.md, validate.md): the format tables that rebuild.c reads back,
- * and the writer that appends one "### Iteration" section per action.
+ * debug.md, validate.md): the format tables, the writer that appends one
+ * "### Iteration" section per action, and the parser rebuild.c reads the
+ * last section back with.
  */
 #include <config.h>
 
@@ -286,4 +287,239 @@ out:
 	free(name);
 	free(dir);
 	return rc;
+}
+
+/* Blanks around a value are layout, not content. */
+char *
+progress_md_trim(const char *p, size_t n)
+{
+	while (n > 0 && (*p == ' ' || *p == '\t'))
+		p++, n--;
+	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t' ||
+	    p[n - 1] == '\r'))
+		n--;
+	return xstrndup(p, n);
+}
+
+/* "**Pass Rate**" as a human (or CCW) writes it is "Pass Rate". */
+char *
+progress_md_unbold(char *s)
+{
+	size_t	n = strlen(s);
+
+	if (n >= 4 && strncmp(s, "**", 2) == 0 &&
+	    strcmp(s + n - 2, "**") == 0) {
+		memmove(s, s + 2, n - 4);
+		s[n - 4] = '\0';
+	}
+	return s;
+}
+
+/* Undo progress.c's escaping; an unknown escape is kept as written. */
+char *
+progress_md_unescape(const char *s, size_t n)
+{
+	static const char	 from[] = "nr\\|,", to[] = "\n\r\\|,";
+	const char		*q;
+	char			*o = xmalloc(n + 1);
+	size_t			 i, j = 0;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n && s[i + 1] != '\0' &&
+		    (q = strchr(from, s[i + 1])) != NULL)
+			o[j++] = to[q - from], i++;
+		else
+			o[j++] = s[i];
+	}
+	o[j] = '\0';
+	return o;
+}
+
+/* Text that is not UTF-8 cannot be a JSON string: it reads as "". */
+json_t *
+progress_md_jstr(const char *s)
+{
+	json_t	*j;
+
+	return (j = json_string(s)) != NULL ? j : json_string("");
+}
+
+/* Split on an unescaped separator; pieces trimmed, unescaped if asked. */
+json_t *
+progress_md_split(const char *s, size_t n, char sep, int unesc)
+{
+	json_t	*a = json_array();
+	size_t	 i, start = 0;
+	char	*t, *u;
+
+	for (i = 0; i <= n; i++) {
+		if (i + 1 < n && s[i] == '\\') {
+			i++;
+			continue;
+		}
+		if (i < n && s[i] != sep)
+			continue;
+		t = progress_md_trim(s + start, i - start);
+		u = unesc ? progress_md_unescape(t, strlen(t)) : NULL;
+		json_array_append_new(a, progress_md_jstr(u != NULL ? u : t));
+		free(u);
+		free(t);
+		start = i + 1;
+	}
+	return a;
+}
+
+/* One table row: the cells between the pipes. */
+static json_t *
+split_row(const char *line, size_t n)
+{
+	json_t	*cells = progress_md_split(line + 1, n - 1, '|', 0);
+	size_t	 last = json_array_size(cells) - 1;
+
+	if (*json_string_value(json_array_get(cells, last)) == '\0')
+		json_array_remove(cells, last);
+	return cells;
+}
+
+/* "| --- | :-: |" only separates the header from the rows. */
+static int
+is_separator(const json_t *cells)
+{
+	const char	*s;
+	size_t		 i;
+
+	for (i = 0; i < json_array_size(cells); i++) {
+		s = json_string_value(json_array_get(cells, i));
+		if (s == NULL || *s == '\0' || strspn(s, "-: ") != strlen(s))
+			return 0;
+	}
+	return json_array_size(cells) > 0;
+}
+
+/* A row becomes {header: cell}; CCW's Metric | Value tables become bullets. */
+static void
+md_row(struct progress_mdsec *ms, json_t *rows, const json_t *hdr, const json_t *cells)
+{
+	json_t	*row = json_object();
+	char	*k, *v;
+	size_t	 i;
+
+	if (json_array_size(hdr) == 2 && json_array_size(cells) == 2 &&
+	    strcasecmp(json_string_value(json_array_get(hdr, 0)),
+	    "Metric") == 0) {
+		k = progress_md_unbold(xstrdup(json_string_value(
+		    json_array_get(cells, 0))));
+		v = progress_md_unbold(xstrdup(json_string_value(
+		    json_array_get(cells, 1))));
+		json_object_set_new(ms->bullets, k, progress_md_jstr(v));
+		free(k);
+		free(v);
+	}
+	for (i = 0; i < json_array_size(hdr) && i < json_array_size(cells); i++)
+		json_object_set(row, json_string_value(json_array_get(hdr, i)),
+		    json_array_get(cells, i));
+	json_array_append_new(rows, row);
+}
+
+/*
+ * One line outside a table: a heading, a "**Label**: value" bullet (only
+ * above the first "####": below, "- **x**: y" is a list item) or an item.
+ */
+static void
+md_line(struct progress_mdsec *ms, char **title, int *sub, const char *p, size_t n)
+{
+	const char	*colon;
+	char		*k, *v;
+	json_t		*list;
+	size_t		 skip;
+
+	if (n > 4 && (strncmp(p, "### ", 4) == 0 ||
+	    strncmp(p, "#### ", 5) == 0)) {
+		skip = p[3] == '#' ? 5 : 4;
+		*sub = skip == 5;
+		free(*title);
+		*title = progress_md_trim(p + skip, n - skip);
+		if ((list = json_string(*title)) == NULL) {
+			free(*title);		/* a key must be UTF-8 */
+			*title = xstrdup("?");
+		}
+		json_decref(list);
+		return;
+	}
+	skip = (n > 2 && strncmp(p, "- ", 2) == 0) ? 2 : 0;
+	if (!*sub && n > skip + 2 && strncmp(p + skip, "**", 2) == 0 &&
+	    (colon = memmem(p + skip + 2, n - skip - 2, "**:", 3)) != NULL) {
+		k = progress_md_trim(p + skip + 2, colon - (p + skip + 2));
+		v = progress_md_trim(colon + 3, (p + n) - (colon + 3));
+		json_object_set_new(ms->bullets, k, progress_md_jstr(v));
+		free(k);
+		free(v);
+	} else if (skip == 2 || (n == 6 && strncmp(p, "_None_", 6) == 0)) {
+		/* "_None_" under a heading: the list is there, and empty */
+		if ((list = json_object_get(ms->lists, *title)) == NULL) {
+			list = json_array();
+			json_object_set_new(ms->lists, *title, list);
+		}
+		if (skip == 2) {
+			v = progress_md_trim(p + 2, n - 2);
+			json_array_append_new(list, progress_md_jstr(v));
+			free(v);
+		}
+	}
+}
+
+/*
+ * Parse the last "### Iteration " section (the latest snapshot), or the
+ * whole file if it has none (a report CCW rewrote in place).
+ */
+void
+progress_md_parse(const char *buf, size_t len, struct progress_mdsec *ms)
+{
+	const char	*p, *end = buf + len, *nl, *from;
+	json_t		*hdr = NULL, *cells, *rows = NULL;
+	char		*title = xstrdup("");
+	size_t		 n;
+	int		 count, sub = 0, sep = 0;
+
+	if ((from = progress_md_last(buf, len, &count)) == NULL)
+		from = buf;
+	ms->bullets = json_object();
+	ms->tables = json_object();
+	ms->lists = json_object();
+	for (p = from; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', end - p)) == NULL)
+			nl = end;
+		n = nl - p;
+		if (n > 0 && p[n - 1] == '\r')
+			n--;
+		if (n > 0 && *p == '|') {
+			cells = split_row(p, n);
+			if (hdr == NULL) {
+				hdr = cells;
+				rows = json_array();
+				json_object_set_new(ms->tables, title, rows);
+				sep = 1;
+				continue;
+			}
+			if (!sep || !is_separator(cells))
+				md_row(ms, rows, hdr, cells);
+			sep = 0;
+			json_decref(cells);
+			continue;
+		}
+		json_decref(hdr);
+		hdr = NULL;
+		md_line(ms, &title, &sub, p, n);
+	}
+	json_decref(hdr);
+	free(title);
+}
+
+/* Release what md_parse built. */
+void
+progress_md_free(struct progress_mdsec *ms)
+{
+	json_decref(ms->bullets);
+	json_decref(ms->tables);
+	json_decref(ms->lists);
 }
