@@ -229,6 +229,17 @@ chan_base_new(void)
 	return base;
 }
 
+/* Add ev (a timer, or an fd event's timeout) to fire after ms. */
+int
+chan_arm_ms(struct event *ev, uint64_t ms)
+{
+	struct timeval	tv;
+
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	return event_add(ev, &tv);
+}
+
 /* Close the channel; safe from inside its own callbacks. */
 void
 chan_free(struct chan *c)

@@ -8,6 +8,7 @@
 
 #include "proto.h"
 
+struct event;
 struct event_base;
 struct evbuffer;
 struct chan;
@@ -36,5 +37,6 @@ void		 chan_on_drained(struct chan *, void (*)(struct chan *, void *));
 int		 chan_fd(struct chan *);
 void		 chan_free(struct chan *);
 struct event_base *chan_base_new(void);
+int		 chan_arm_ms(struct event *, uint64_t);
 
 #endif

@@ -498,7 +498,6 @@ agent_kill_cb(evutil_socket_t fd, short ev, void *arg)
 int
 agent_close(struct agent *a, uint64_t grace_ms, char **err)
 {
-	struct timeval	tv;
 	struct msg	m;
 
 	if (a->closed) {
@@ -516,9 +515,7 @@ agent_close(struct agent *a, uint64_t grace_ms, char **err)
 		(void)chan_send(a->chan, &m);
 	} else
 		agent_kill_now(a);
-	tv.tv_sec = (grace_ms + 1000) / 1000;
-	tv.tv_usec = ((grace_ms + 1000) % 1000) * 1000;
 	a->kill_ev = evtimer_new(a->sup->base, agent_kill_cb, a);
-	evtimer_add(a->kill_ev, &tv);
+	chan_arm_ms(a->kill_ev, grace_ms + 1000);
 	return 0;
 }

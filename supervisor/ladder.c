@@ -10,6 +10,7 @@
 
 #include <event2/event.h>
 
+#include "chan.h"
 #include "log.h"
 #include "sup.h"
 #include "xmalloc.h"
@@ -166,18 +167,15 @@ ladder_idle_cb(evutil_socket_t fd, short ev, void *arg)
 static void
 ladder_idle_arm(struct ladder *l)
 {
-	struct timeval	tv;
 	uint64_t	ms = l->a->idle_ms / 4;
 
 	if (ms < 50)
 		ms = 50;
 	if (ms > 1000)
 		ms = 1000;
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
 	l->idle_ev = event_new(l->a->sup->base, -1, EV_PERSIST, ladder_idle_cb,
 	    l);
-	event_add(l->idle_ev, &tv);
+	chan_arm_ms(l->idle_ev, ms);
 }
 
 /*

@@ -20,6 +20,7 @@
 
 #include <event2/event.h>
 
+#include "chan.h"
 #include "log.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -117,7 +118,6 @@ static void
 watch_check(struct state_watch *w)
 {
 	struct stat		 st;
-	struct timeval		 tv;
 	enum state_load_rc	 rc;
 	enum state_mark		 mark;
 	json_t			*j = NULL;
@@ -131,9 +131,7 @@ watch_check(struct state_watch *w)
 		    w->delay_ms * 2;
 		if (w->delay_ms > WATCH_MAX_DELAY_MS)
 			w->delay_ms = WATCH_MAX_DELAY_MS;
-		tv.tv_sec = w->delay_ms / 1000;
-		tv.tv_usec = (w->delay_ms % 1000) * 1000;
-		evtimer_add(w->ev_retry, &tv);
+		chan_arm_ms(w->ev_retry, (uint64_t)w->delay_ms);
 		log_debug("state watch %s: %s; again in %d ms", w->id, e,
 		    w->delay_ms);
 		free(e);

@@ -10,6 +10,7 @@
 
 #include <event2/event.h>
 
+#include "chan.h"
 #include "log.h"
 #include "sup.h"
 #include "xmalloc.h"
@@ -114,12 +115,8 @@ verbs_timer_cb(evutil_socket_t fd, short ev, void *arg)
 static void
 verbs_arm(struct req *r, uint64_t ms)
 {
-	struct timeval	tv;
-
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
 	r->timer = evtimer_new(r->v->sup->base, verbs_timer_cb, r);
-	evtimer_add(r->timer, &tv);
+	chan_arm_ms(r->timer, ms);
 }
 
 /* An agent became DONE: answer waits and closes that it satisfies. */

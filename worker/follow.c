@@ -19,6 +19,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "chan.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -144,12 +145,8 @@ follow_drain(struct worker *w)
 static void
 follow_arm(struct follow *f, unsigned ms)
 {
-	struct timeval	tv;
-
 	f->interval = ms;
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	event_add(f->poll_ev, &tv);
+	chan_arm_ms(f->poll_ev, ms);
 }
 
 /* Poll fast while the tool writes, back off while it is silent. */

@@ -51,13 +51,10 @@ worker_now_ms(void)
 static struct event *
 worker_timer(struct worker *w, uint64_t ms, event_callback_fn fn)
 {
-	struct timeval	 tv;
 	struct event	*ev;
 
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
 	ev = evtimer_new(w->base, fn, w);
-	evtimer_add(ev, &tv);
+	chan_arm_ms(ev, ms);
 	return ev;
 }
 
