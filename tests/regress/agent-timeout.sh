@@ -10,8 +10,7 @@ t_marker M timeout
 S=$T_TMP/state
 R=$T_TMP/r
 # A wrapper such as valgrind slows the supervisor; timing bounds get room.
-SLACK=0
-[ -n "$WRAP" ] && SLACK=3000
+t_slack
 
 # -- stuck until nudged, then converges
 agent "$R" develop --tool bash --state-dir "$S" --timeout-ms 500 \
