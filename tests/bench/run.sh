@@ -460,10 +460,33 @@ with open(sys.argv[1], "w") as f:
 	fi
 }
 
+# Figure 6: prompt bytes per develop worker at the first iteration and the
+# last (10), against what CCW's template sends at the same moment (the
+# task plus the whole state JSON).  Sizes, not times: one run is enough.
+fig_prompts() {
+	local out first last
+	out=$(bash "$bench/prompts.sh" "$SUP" "$tmp/prompts" 10 2>>"$tmp/errors")
+	first=$(printf '%s\n' "$out" | head -n 1)
+	last=$(printf '%s\n' "$out" | tail -n 1)
+	if [ -z "$first" ]; then
+		row "prompt bytes, develop, iter 1" "n/a" "n/a" "bytes" "n/a" "-" "n/a"
+		row "prompt bytes, develop, iter 10" "n/a" "n/a" "bytes" "n/a" \
+		    "<= 0.3x" "n/a"
+		return
+	fi
+	set -- $first
+	row "prompt bytes, develop, iter $1" "$2" "$3" "bytes" \
+	    "$(ratio "$2" "$3")" "-" "n/a"
+	set -- $last
+	row "prompt bytes, develop, iter $1" "$2" "$3" "bytes" \
+	    "$(ratio "$2" "$3")" "<= 0.3x" "$(meets "$(ratio "$2" "$3")" "<=" 0.3)"
+}
+
 setup
 fig_lifecycles
 fig_roundtrip
 fig_commits
 fig_idle
 fig_capture
+fig_prompts
 report
