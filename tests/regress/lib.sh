@@ -19,10 +19,13 @@ t_cleanup() {
 }
 trap t_cleanup EXIT
 
-# t_watchdog SECONDS: abort the whole test if it runs longer.
+# t_watchdog SECONDS: abort the whole test if it runs longer.  It only
+# guards against a hang, so it is generous: SECONDS is what the test takes
+# on a quiet machine at worst, and a loaded CI machine (or valgrind) gets
+# CCW_WATCHDOG_SCALE times that (default 3).
 t_watchdog() {
-	local me=$$
-	( sleep "$1"; echo "not ok - watchdog: test exceeded $1 s"; kill -TERM "$me" ) &
+	local me=$$ s=$(( $1 * ${CCW_WATCHDOG_SCALE:-3} ))
+	( sleep "$s"; echo "not ok - watchdog: test exceeded $s s"; kill -TERM "$me" ) &
 	T_WATCHDOG=$!
 }
 
