@@ -13,11 +13,12 @@
 #include "xmalloc.h"
 
 #define DT_COLS		8	/* widest table */
-#define DT_CELL_MAX	48	/* longer cells are cut with "..." */
+#define DT_CELL_MAX	48	/* a cut column's cells end with "..." there */
 
 /* A table of owned cells, printed with its columns aligned. */
 struct dtable {
 	size_t	  ncol, nrow;
+	size_t	  cut;		/* 1 + the column cut at DT_CELL_MAX, or 0 */
 	char	**cells;	/* nrow * ncol */
 };
 
@@ -35,7 +36,10 @@ dtable_row(struct dtable *t, const char *const *cells)
 	t->nrow++;
 }
 
-/* Print and free: each column as wide as its widest cell, last unpadded. */
+/*
+ * Print and free: each column as wide as its widest cell, the last one
+ * unpadded.  Paths are never cut: a person copies them.
+ */
 static void
 dtable_print(struct dtable *t, FILE *fp)
 {
@@ -45,7 +49,7 @@ dtable_print(struct dtable *t, FILE *fp)
 	for (r = 0; r < t->nrow; r++) {
 		for (c = 0; c < t->ncol; c++) {
 			s = t->cells[r * t->ncol + c];
-			if (strlen(s) > DT_CELL_MAX && c + 1 < t->ncol)
+			if (c + 1 == t->cut && strlen(s) > DT_CELL_MAX)
 				memcpy(s + DT_CELL_MAX - 3, "...", 4);
 			if ((n = strlen(s)) > w[c])
 				w[c] = n;
@@ -116,7 +120,7 @@ dcreds(const json_t *cr)
 static void
 dprint_setup(json_t *rep, FILE *fp)
 {
-	struct dtable	 t = { 3, 0, NULL };
+	struct dtable	 t = { 3, 0, 0, NULL };
 	const json_t	*cfg = json_object_get(rep, "config"), *f, *sd;
 	const char	*row[3];
 	char		*line;
@@ -163,7 +167,7 @@ dprint_setup(json_t *rep, FILE *fp)
 static void
 dprint_tools(json_t *rep, FILE *fp)
 {
-	struct dtable	 t = { 5, 0, NULL };
+	struct dtable	 t = { 5, 0, 4, NULL };	/* cut VERSION */
 	const json_t	*tool, *u, *n;
 	const char	*row[5] = { "TOOL", "ENABLED", "PATH", "VERSION",
 			    "CREDENTIALS" };
@@ -226,7 +230,7 @@ dquote(const char *w)
 static void
 dprint_roles(json_t *rep, FILE *fp)
 {
-	struct dtable	 t = { 7, 0, NULL };
+	struct dtable	 t = { 7, 0, 0, NULL };
 	const json_t	*r, *a;
 	const char	*row[7] = { "ROLE", "TOOL", "MODEL", "TIMEOUT",
 			    "NUDGE", "GRACE", "IDLE" };
