@@ -279,13 +279,20 @@ doctor_env_file(struct doctor *d, const char *name)
 	return p;
 }
 
-/* Resolve, run --version, and record the outcome in the tool's object. */
+/*
+ * Resolve the tool on PATH and start its --version run; a tool not
+ * found is recorded at once and *started is 0.
+ */
 static void
-doctor_probe(struct doctor *d, json_t *t, const char *binary)
+doctor_probe_start(struct doctor *d, json_t *t, const char *binary,
+    struct doctor_run *r, int *started)
 {
-	struct doctor_run	 r;
-	char			*path, *why;
+	char	*path;
 
+	*started = 0;
+	memset(r, 0, sizeof *r);
+	r->fd = r->pidfd = -1;
+	r->done = 1;		/* nothing to wait for unless started */
 	path = config_resolve_path(binary, NULL);
 	json_object_set_new(t, "path", path != NULL ? json_string(path) :
 	    json_null());
@@ -296,18 +303,27 @@ doctor_probe(struct doctor *d, json_t *t, const char *binary)
 		    "PATH"));
 		return;
 	}
-	doctor_run_version(path, d->o.cwd, d->probe_ms, &r);
-	json_object_set_new(t, "version", r.first_line != NULL &&
-	    r.first_line[0] != '\0' && doctor_run_ok(&r) ?
-	    json_string(r.first_line) : json_null());
-	json_object_set_new(t, "version_ms", json_integer((json_int_t)r.ms));
-	json_object_set_new(t, "runnable", json_boolean(doctor_run_ok(&r)));
-	if ((why = doctor_run_describe(&r)) != NULL) {
+	doctor_run_start(r, path, d->o.cwd);
+	*started = 1;
+	free(path);
+}
+
+/* A finished --version run into the tool's object. */
+static void
+doctor_probe_end(json_t *t, struct doctor_run *r)
+{
+	char	*why;
+
+	json_object_set_new(t, "version", r->first_line != NULL &&
+	    r->first_line[0] != '\0' && doctor_run_ok(r) ?
+	    json_string(r->first_line) : json_null());
+	json_object_set_new(t, "version_ms", json_integer((json_int_t)r->ms));
+	json_object_set_new(t, "runnable", json_boolean(doctor_run_ok(r)));
+	if ((why = doctor_run_describe(r)) != NULL) {
 		json_object_set_new(t, "problem", json_string(why));
 		free(why);
 	}
-	doctor_run_free(&r);
-	free(path);
+	doctor_run_free(r);
 }
 
 /* Facts a user would otherwise learn from a failed loop. */
@@ -328,9 +344,10 @@ doctor_tool_notes(json_t *t, const char *name)
 	}
 }
 
-/* One adapter tool from the configuration. */
+/* One adapter tool from the configuration; its --version is started. */
 static json_t *
-doctor_tool(struct doctor *d, const struct tool_cfg *tc)
+doctor_tool(struct doctor *d, const struct tool_cfg *tc,
+    struct doctor_run *r, int *started)
 {
 	json_t	*t;
 	char	*env_file;
@@ -338,7 +355,8 @@ doctor_tool(struct doctor *d, const struct tool_cfg *tc)
 	t = json_pack("{s:s, s:b, s:b, s:s, s:s?, s:[]}", "name", tc->name,
 	    "adapter", 1, "enabled", tc->enabled, "binary", tc->path != NULL ?
 	    tc->path : tc->name, "model", tc->model, "notes");
-	doctor_probe(d, t, tc->path != NULL ? tc->path : tc->name);
+	doctor_probe_start(d, t, tc->path != NULL ? tc->path : tc->name, r,
+	    started);
 	env_file = doctor_env_file(d, tc->name);
 	json_object_set_new(t, "credentials", strcmp(tc->name, "bash") == 0 ?
 	    json_pack("{s:b, s:b, s:[]}", "needed", 0, "configured", 0,
@@ -375,15 +393,30 @@ doctor_extra_tools(struct doctor *d, json_t *tools)
 	}
 }
 
-/* Every tool: the configuration's adapters, then CCW's other tools. */
+/*
+ * Every tool: the configuration's adapters, their --version runs all at
+ * once, then CCW's other tools.
+ */
 static void
 doctor_tools(struct doctor *d)
 {
-	json_t	*tools = json_array();
-	size_t	 i;
+	struct doctor_run	*runs;
+	json_t			*tools = json_array();
+	size_t			 i, n = d->o.cfg.ntools;
+	int			*started;
 
-	for (i = 0; i < d->o.cfg.ntools; i++)
-		json_array_append_new(tools, doctor_tool(d, &d->o.cfg.tools[i]));
+	runs = xcalloc(n, sizeof *runs);
+	started = xcalloc(n, sizeof *started);
+	for (i = 0; i < n; i++)
+		json_array_append_new(tools, doctor_tool(d, &d->o.cfg.tools[i],
+		    &runs[i], &started[i]));
+	doctor_run_wait(runs, n, d->probe_ms);
+	for (i = 0; i < n; i++) {
+		if (started[i])
+			doctor_probe_end(json_array_get(tools, i), &runs[i]);
+	}
+	free(runs);
+	free(started);
 	doctor_extra_tools(d, tools);
 	json_object_set_new(d->report, "tools", tools);
 }

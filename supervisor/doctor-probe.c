@@ -1,9 +1,9 @@
 /*
- * doctor-probe.c: the probes of `ccw-supervisor doctor`: one `BIN
- * --version` run (argv only, own process group, bounded in time and in
- * output), and the credential sources and base-URL overrides of a tool,
- * reported by name only: a secret's value never enters this process's
- * output.
+ * doctor-probe.c: the probes of `ccw-supervisor doctor`: `BIN --version`
+ * runs (argv only, each in its own process group, all at once, bounded in
+ * time and in output), and the credential sources and base-URL overrides
+ * of a tool, reported by name only: a secret's value never enters this
+ * process's output.
  */
 #include <config.h>
 
@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,13 +70,12 @@ fail:
 
 /* Keep the first line of output, printable ASCII only, bounded. */
 static void
-doctor_keep_line(struct doctor_run *r, const char *buf, size_t n,
-    int *line_done)
+doctor_keep_line(struct doctor_run *r, const char *buf, size_t n)
 {
 	size_t	len, i;
 	char	*p;
 
-	if (*line_done)
+	if (r->line_done)
 		return;
 	len = r->first_line != NULL ? strlen(r->first_line) : 0;
 	p = xreallocarray(r->first_line, 1, DOCTOR_LINE_MAX + 1);
@@ -83,7 +83,7 @@ doctor_keep_line(struct doctor_run *r, const char *buf, size_t n,
 	for (i = 0; i < n && len < DOCTOR_LINE_MAX; i++) {
 		if (buf[i] == '\n') {
 			if (len > 0) {
-				*line_done = 1;
+				r->line_done = 1;
 				break;
 			}
 			continue;
@@ -93,7 +93,7 @@ doctor_keep_line(struct doctor_run *r, const char *buf, size_t n,
 		p[len++] = (buf[i] >= 0x20 && buf[i] < 0x7f) ? buf[i] : '?';
 	}
 	if (len >= DOCTOR_LINE_MAX)
-		*line_done = 1;
+		r->line_done = 1;
 	p[len] = '\0';
 }
 
@@ -109,8 +109,10 @@ doctor_pidfd(pid_t pid)
 #endif
 }
 
-/* Has the child exited?  WNOWAIT leaves it a zombie, so its group id is
- * still ours to signal. */
+/*
+ * Has the child exited?  WNOWAIT leaves it a zombie, so its group id
+ * cannot be reused before doctor_finish kills the group.
+ */
 static int
 doctor_exited(pid_t pid)
 {
@@ -123,136 +125,166 @@ doctor_exited(pid_t pid)
 }
 
 /*
- * Read the output until the child exited and the pipe is drained, the
- * deadline passes, or the output is too big.  Returns the end state
- * before reaping (DR_EXITED means "exited on its own").
+ * Start PATH --version in DIR.  A failed fork or exec ends the run at
+ * once (done, DR_EXEC_FAILED); otherwise doctor_run_wait follows it.
  */
-static enum doctor_run_end
-doctor_collect(struct doctor_run *r, pid_t pid, int fd, uint64_t deadline)
+void
+doctor_run_start(struct doctor_run *r, const char *path, const char *dir)
 {
-	struct pollfd	 pfd[2];
-	char		 buf[8192];
-	ssize_t		 n;
-	uint64_t	 now;
-	int		 pidfd, line_done = 0, eof = 0, timeout;
-	nfds_t		 nfds;
-
-	pidfd = doctor_pidfd(pid);
-	for (;;) {
-		if (doctor_exited(pid) && eof)
-			break;
-		now = doctor_now_ms();
-		if (now >= deadline) {
-			if (pidfd != -1)
-				close(pidfd);
-			return DR_TIMEOUT;
-		}
-		timeout = (int)(deadline - now);
-		nfds = 0;
-		memset(pfd, 0, sizeof pfd);
-		if (!eof) {
-			pfd[nfds].fd = fd;
-			pfd[nfds++].events = POLLIN;
-		}
-		if (pidfd != -1) {
-			pfd[nfds].fd = pidfd;
-			pfd[nfds++].events = POLLIN;
-		} else if (timeout > 10)
-			timeout = 10;
-		if (poll(pfd, nfds, timeout) == -1 && errno != EINTR)
-			break;
-		if (!eof && pfd[0].revents != 0) {
-			n = read(fd, buf, sizeof buf);
-			if (n > 0) {
-				r->bytes += (size_t)n;
-				doctor_keep_line(r, buf, (size_t)n,
-				    &line_done);
-				if (r->bytes > DOCTOR_OUTPUT_MAX) {
-					if (pidfd != -1)
-						close(pidfd);
-					return DR_TOO_BIG;
-				}
-			} else if (n == 0 || errno != EINTR)
-				eof = 1;
-		}
-		/* Exited, but a descendant may hold the pipe: stop reading
-		 * once what is buffered is in. */
-		if (!eof && doctor_exited(pid)) {
-			while ((n = read(fd, buf, sizeof buf)) > 0 &&
-			    r->bytes <= DOCTOR_OUTPUT_MAX) {
-				r->bytes += (size_t)n;
-				doctor_keep_line(r, buf, (size_t)n,
-				    &line_done);
-			}
-			eof = 1;
-		}
-	}
-	if (pidfd != -1)
-		close(pidfd);
-	return DR_EXITED;
-}
-
-/*
- * Run PATH --version in DIR with a hard deadline.  Whatever happens, the
- * child's process group is killed before the child is reaped, so nothing
- * it started outlives doctor.  Returns 0 (the outcome is in *r).
- */
-int
-doctor_run_version(const char *path, const char *dir, uint64_t timeout_ms,
-    struct doctor_run *r)
-{
-	int		 op[2], ep[2], st, e;
-	uint64_t	 start;
-	pid_t		 pid;
+	int	op[2], ep[2], e;
 
 	memset(r, 0, sizeof *r);
-	start = doctor_now_ms();
+	r->fd = r->pidfd = -1;
+	r->start = doctor_now_ms();
+	r->end = DR_EXEC_FAILED;
+	r->done = 1;
 	if (pipe2(op, O_CLOEXEC) == -1) {
-		r->end = DR_EXEC_FAILED;
 		r->error = errno;
-		return 0;
+		return;
 	}
 	if (pipe2(ep, O_CLOEXEC) == -1) {
-		r->end = DR_EXEC_FAILED;
 		r->error = errno;
 		close(op[0]);
 		close(op[1]);
-		return 0;
+		return;
 	}
-	if ((pid = fork()) == -1) {
-		r->end = DR_EXEC_FAILED;
+	if ((r->pid = fork()) == -1) {
 		r->error = errno;
 		close(op[0]);
 		close(op[1]);
 		close(ep[0]);
 		close(ep[1]);
-		return 0;
+		return;
 	}
-	if (pid == 0)
+	if (r->pid == 0)
 		doctor_child(path, dir, op[1], ep[1]);
-	(void)setpgid(pid, pid);	/* no race with the child's own call */
+	(void)setpgid(r->pid, r->pid);	/* no race with the child's own */
 	close(op[1]);
 	close(ep[1]);
-	if ((e = reap_exec_status(ep[0], pid)) != 0) {
+	if ((e = reap_exec_status(ep[0], r->pid)) != 0) {
 		close(op[0]);
-		r->end = DR_EXEC_FAILED;
 		r->error = e;
-		r->ms = doctor_now_ms() - start;
-		return 0;
+		r->ms = doctor_now_ms() - r->start;
+		return;
 	}
 	(void)fcntl(op[0], F_SETFL, fcntl(op[0], F_GETFL) | O_NONBLOCK);
-	r->end = doctor_collect(r, pid, op[0], start + timeout_ms);
-	close(op[0]);
-	(void)kill(-pid, SIGKILL);
-	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+	r->fd = op[0];
+	r->pidfd = doctor_pidfd(r->pid);
+	r->done = 0;
+}
+
+/*
+ * The end of a started run: its whole process group is killed before the
+ * child is reaped, so nothing it started outlives doctor.
+ */
+static void
+doctor_finish(struct doctor_run *r, enum doctor_run_end end)
+{
+	int	st;
+
+	if (r->fd != -1)
+		close(r->fd);
+	if (r->pidfd != -1)
+		close(r->pidfd);
+	r->fd = r->pidfd = -1;
+	r->done = 1;
+	if (r->pid <= 0) {	/* never kill(0) or kill(-1): not ours */
+		r->end = DR_EXEC_FAILED;
+		return;
+	}
+	(void)kill(-r->pid, SIGKILL);
+	while (waitpid(r->pid, &st, 0) == -1 && errno == EINTR)
 		;
-	r->ms = doctor_now_ms() - start;
-	if (r->end == DR_EXITED && WIFSIGNALED(st)) {
+	r->ms = doctor_now_ms() - r->start;
+	r->end = end;
+	r->done = 1;
+	if (end == DR_EXITED && WIFSIGNALED(st)) {
 		r->end = DR_SIGNALED;
 		r->status = WTERMSIG(st);
-	} else if (r->end == DR_EXITED)
+	} else if (end == DR_EXITED)
 		r->status = WEXITSTATUS(st);
-	return 0;
+}
+
+/*
+ * Read what is there.  Once the child exited, what is buffered is all we
+ * take: a descendant that kept the pipe open is killed with the group.
+ */
+static void
+doctor_read(struct doctor_run *r)
+{
+	char	buf[8192];
+	ssize_t	n;
+	int	exited = doctor_exited(r->pid);
+
+	for (;;) {
+		n = read(r->fd, buf, sizeof buf);
+		if (n > 0) {
+			r->bytes += (size_t)n;
+			doctor_keep_line(r, buf, (size_t)n);
+			if (r->bytes > DOCTOR_OUTPUT_MAX) {
+				doctor_finish(r, DR_TOO_BIG);
+				return;
+			}
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == 0 || exited || errno != EAGAIN)
+			r->eof = 1;
+		break;
+	}
+	if (r->eof && (exited || doctor_exited(r->pid)))
+		doctor_finish(r, DR_EXITED);
+}
+
+/*
+ * Follow every started run at once until each has ended or passed its
+ * deadline (its start + timeout_ms); the late ones end as DR_TIMEOUT.
+ * All run in parallel, so doctor takes the slowest tool's time, not the
+ * sum.
+ */
+void
+doctor_run_wait(struct doctor_run *runs, size_t n, uint64_t timeout_ms)
+{
+	struct pollfd	*pfd;
+	uint64_t	 now, next;
+	size_t		 i, np;
+	int		 wait_ms;
+
+	pfd = xcalloc(2 * n + 1, sizeof *pfd);
+	for (;;) {
+		np = 0;
+		next = UINT64_MAX;
+		now = doctor_now_ms();
+		wait_ms = -1;
+		for (i = 0; i < n; i++) {
+			if (!runs[i].done && now >= runs[i].start + timeout_ms)
+				doctor_finish(&runs[i], DR_TIMEOUT);
+			if (runs[i].done)
+				continue;
+			if (runs[i].start + timeout_ms < next)
+				next = runs[i].start + timeout_ms;
+			if (!runs[i].eof) {
+				pfd[np].fd = runs[i].fd;
+				pfd[np++].events = POLLIN;
+			}
+			if (runs[i].pidfd != -1) {
+				pfd[np].fd = runs[i].pidfd;
+				pfd[np++].events = POLLIN;
+			} else
+				wait_ms = 10;
+		}
+		if (next == UINT64_MAX)
+			break;
+		if (wait_ms == -1 || (uint64_t)wait_ms > next - now)
+			wait_ms = (int)(next - now);
+		(void)poll(pfd, np, wait_ms);	/* deadlines bound EINTR */
+		for (i = 0; i < n; i++) {
+			if (!runs[i].done)
+				doctor_read(&runs[i]);
+		}
+	}
+	free(pfd);
 }
 
 /* One owner of first_line. */

@@ -6,12 +6,16 @@
 #ifndef CCW_DOCTOR_H
 #define CCW_DOCTOR_H
 
+#include <sys/types.h>
+
 #include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
 
-#define DOCTOR_VERSION_MS	5000	/* default deadline of BIN --version */
+#define DOCTOR_VERSION_MS	10000	/* default deadline of BIN --version:
+					   gemini 0.61 needs 7 s on a busy
+					   2-core machine */
 #define DOCTOR_OUTPUT_MAX	(256u << 10)	/* more output is refused */
 
 /* How a `BIN --version` run ended. */
@@ -30,10 +34,15 @@ struct doctor_run {
 	uint64_t		 ms;		/* wall time of the run */
 	size_t			 bytes;		/* output bytes read */
 	char			*first_line;	/* owned; printable, may be NULL */
+	/* while it runs */
+	pid_t			 pid;
+	int			 fd, pidfd;
+	uint64_t		 start;
+	int			 done, eof, line_done;
 };
 
-int	 doctor_run_version(const char *, const char *, uint64_t,
-	    struct doctor_run *);
+void	 doctor_run_start(struct doctor_run *, const char *, const char *);
+void	 doctor_run_wait(struct doctor_run *, size_t, uint64_t);
 void	 doctor_run_free(struct doctor_run *);
 int	 doctor_run_ok(const struct doctor_run *);
 char	*doctor_run_describe(const struct doctor_run *);

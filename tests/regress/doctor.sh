@@ -75,7 +75,7 @@ is "$(tool codex "['path']")" "$BIN/codex" "codex resolved on PATH"
 is "$(tool opencode "['path']")" null "opencode: not found"
 like "$(tool opencode "['problem']")" 'not found' "opencode: says not found"
 is "$(tool claude "['runnable']")" false "hung claude is not runnable"
-like "$(tool claude "['problem']")" 'timed out after 1[0-9]{3} ms' \
+like "$(tool claude "['problem']")" 'timed out after [0-9]+ ms' \
     "hung claude: timed out"
 ms=$(tool claude "['version_ms']")
 ok $(( ms < 1500 || ms > 2500 + SLACK )) "the hang is bounded by --probe-ms ($ms ms)"
