@@ -333,7 +333,11 @@ doctor_run_describe(const struct doctor_run *r)
 
 /* --- credentials: names of sources, never their contents */
 
-/* Where each CLI looks, checked against its 2025 bundle (see the man page). */
+/*
+ * Where each CLI looks for credentials, found by grepping the bundles of
+ * codex 0.169, claude 2.1.197, gemini 0.61, qwen 0.15.10 and opencode
+ * 1.18.33; the man page lists them.
+ */
 struct doctor_cred {
 	const char	*tool;
 	char		 kind;		/* 'e' environment, 'f' file */
