@@ -19,24 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "doctor.h"
 #include "reap.h"
 #include "xmalloc.h"
 
 #define DOCTOR_LINE_MAX	120	/* bytes of the first line kept */
-
-/* Monotonic milliseconds, for the deadline and the figure reported. */
-static uint64_t
-doctor_now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /*
  * The child: its own process group so a timeout kills everything it
@@ -135,7 +125,7 @@ doctor_run_start(struct doctor_run *r, const char *path, const char *dir)
 
 	memset(r, 0, sizeof *r);
 	r->fd = r->pidfd = -1;
-	r->start = doctor_now_ms();
+	r->start = sup_now_ms();
 	r->end = DR_EXEC_FAILED;
 	r->done = 1;
 	if (pipe2(op, O_CLOEXEC) == -1) {
@@ -164,7 +154,7 @@ doctor_run_start(struct doctor_run *r, const char *path, const char *dir)
 	if ((e = reap_exec_status(ep[0], r->pid)) != 0) {
 		close(op[0]);
 		r->error = e;
-		r->ms = doctor_now_ms() - r->start;
+		r->ms = sup_now_ms() - r->start;
 		return;
 	}
 	(void)fcntl(op[0], F_SETFL, fcntl(op[0], F_GETFL) | O_NONBLOCK);
@@ -195,7 +185,7 @@ doctor_finish(struct doctor_run *r, enum doctor_run_end end)
 	(void)kill(-r->pid, SIGKILL);
 	while (waitpid(r->pid, &st, 0) == -1 && errno == EINTR)
 		;
-	r->ms = doctor_now_ms() - r->start;
+	r->ms = sup_now_ms() - r->start;
 	r->end = end;
 	r->done = 1;
 	if (end == DR_EXITED && WIFSIGNALED(st)) {
@@ -255,7 +245,7 @@ doctor_run_wait(struct doctor_run *runs, size_t n, uint64_t timeout_ms)
 	for (;;) {
 		np = 0;
 		next = UINT64_MAX;
-		now = doctor_now_ms();
+		now = sup_now_ms();
 		wait_ms = -1;
 		for (i = 0; i < n; i++) {
 			if (!runs[i].done && now >= runs[i].start + timeout_ms)
