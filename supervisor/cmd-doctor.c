@@ -451,6 +451,18 @@ doctor_argv(const struct agent_req *req, int *stdin_prompt)
 	return arr;
 }
 
+/* run checks every role before it starts: one that cannot run stops it. */
+static void
+doctor_role_warn(struct doctor *d, const char *role, const char *why)
+{
+	char	*msg;
+
+	xasprintf(&msg, "run refuses to start a loop here: role %s: %s",
+	    role, why);
+	doctor_warn(d, msg);
+	free(msg);
+}
+
 /* What a loop here would run, role by role, as `run` resolves it. */
 static void
 doctor_roles(struct doctor *d)
@@ -469,7 +481,14 @@ doctor_roles(struct doctor *d)
 			json_object_set_new(r, "tool", json_string(
 			    d->o.cfg.roles[i].tool != NULL ?
 			    d->o.cfg.roles[i].tool : d->o.cfg.default_tool));
-			json_object_set_new(r, "problem", json_string(err));
+			json_object_update_new(r, json_pack("{s:I, s:I, s:I, "
+			    "s:I, s:s}", "timeout_ms", (json_int_t)
+			    d->o.cfg.roles[i].timeout_ms, "nudge_ms",
+			    (json_int_t)d->o.cfg.roles[i].nudge_ms, "grace_ms",
+			    (json_int_t)d->o.cfg.roles[i].grace_ms, "idle_ms",
+			    (json_int_t)d->o.cfg.roles[i].idle_ms, "problem",
+			    err));
+			doctor_role_warn(d, config_role_names[i], err);
 			free(err);
 			err = NULL;
 			json_array_append_new(roles, r);

@@ -129,6 +129,16 @@ else
 	t_skip "root note (not running as root)"
 fi
 
+# --- a role that cannot run: named, with the warning that run refuses
+cfg codex ', "roles": {"init": {"tool": "bash", "timeout_ms": 1500}}'
+doc --config "$T_TMP/cfg.json" --json
+is "$(jget "$T_TMP/out" "d['roles'][0]['timeout_ms']")" 1500 \
+    "a role that cannot run still shows its deadlines"
+like "$(jget "$T_TMP/out" "d['roles'][0]['problem']")" 'needs --command' \
+    "bash without a command: the role's problem"
+like "$(jget "$T_TMP/out" "d['warnings']")" 'run refuses to start a loop here: role init' \
+    "and a warning that run would refuse"
+
 # --- secrets: only the names of the sources, never a value
 SECRET=sk-doctortest-0123456789abcdef
 export OPENAI_API_KEY=$SECRET ANTHROPIC_AUTH_TOKEN=$SECRET
