@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doctor.h"
 #include "log.h"
 #include "proto.h"
 #include "sup.h"
@@ -24,6 +25,7 @@ static const struct subcmd subcmds[] = {
 	{ "agent", cmd_agent, "run one agent: spawn, wait, nudge, close; print JSON" },
 	{ "capsule", cmd_capsule, "print the resume capsule of a loop" },
 	{ "control", cmd_control, "the four verbs as JSON lines on stdin/stdout" },
+	{ "doctor", cmd_doctor, "which tools, credentials and settings a loop here would use" },
 	{ "run", cmd_run, "run a loop: auto, parallel or interactive; resume one" },
 	{ "state", cmd_state, "list, show, validate, rebuild or create loop state" },
 	{ "version", cmd_version, "print the program and protocol versions" },
