@@ -6,6 +6,10 @@
 # Builds on tests/regress/lib.sh (temp dir, watchdog, TAP, process checks).
 . "$(cd "$(dirname "$0")/../regress" && pwd)/lib.sh"
 
+srcdir=$(cd "$srcdir" && pwd)
+top_builddir=$(cd "$top_builddir" && pwd)
+SUP=$top_builddir/ccw-supervisor
+WRK=$top_builddir/ccw-worker
 E2E_SRC=$srcdir/tests/e2e
 E2E_CLI_DIR=${CCW_E2E_CLI_DIR:-$top_builddir/tests/e2e/cli}
 E2E_PORT=
@@ -33,6 +37,9 @@ e2e_begin() {
 	E2E_T0=$(t_now_ms)
 	export PATH="$E2E_CLI_DIR/node_modules/.bin:$PATH"
 	e2e_quiet_env
+	# A CLI that works where it was started instead of in -C (issue 9
+	# item 1) must not touch the build tree: start everything elsewhere.
+	mkdir -p "$T_TMP/elsewhere" && cd "$T_TMP/elsewhere" || exit 1
 }
 
 # e2e_quiet_env: nothing the CLIs start may reach the internet: no update
