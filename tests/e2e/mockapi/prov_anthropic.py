@@ -26,10 +26,8 @@ def _blocks(content):
 def _is_context(text):
     """Claude Code adds reminders and command echoes as user text blocks;
     the scenario must see only what the caller typed."""
-    t = text.lstrip()
-    return t.startswith("<system-reminder>") or \
-        t.startswith("<command-name>") or t.startswith("<local-command") or \
-        t.startswith("Caveat: ")
+    return text.lstrip().startswith(("<system-reminder>", "<command-name>",
+                                     "<local-command", "Caveat: "))
 
 
 def _result_text(c):
@@ -71,10 +69,7 @@ def _shell_tool(body):
         return None
     tools = {t.get("name"): t for t in body.get("tools") or []
              if isinstance(t, dict)}
-    for n in SHELL_NAMES:
-        if n in tools:
-            return tools[n]
-    return None
+    return next((tools[n] for n in SHELL_NAMES if n in tools), None)
 
 
 def has_tools(body):

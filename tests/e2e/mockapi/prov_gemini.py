@@ -27,10 +27,9 @@ def _is_context(text):
     """gemini-cli sends its environment ("This is the Gemini CLI. We are
     setting up the context ...") as a first user turn; the scenario must see
     only what the caller typed."""
-    t = text.lstrip()
-    return t.startswith("<session_context>") or \
-        t.startswith("This is the Gemini CLI. We are setting up") or \
-        t.startswith("<system-reminder>")
+    return text.lstrip().startswith(("<session_context>", "<system-reminder>",
+                                     "This is the Gemini CLI. We are "
+                                     "setting up"))
 
 
 def conversation(body):
@@ -76,10 +75,7 @@ def _shell_tool(body):
     if not isinstance(body, dict):
         return None
     byname = {d.get("name"): d for d in _decls(body)}
-    for n in SHELL_NAMES:
-        if n in byname:
-            return byname[n]
-    return None
+    return next((byname[n] for n in SHELL_NAMES if n in byname), None)
 
 
 def has_tools(body):

@@ -9,6 +9,10 @@ import time
 # Names codex gives its shell tool, best first; the request's list decides.
 SHELL_NAMES = ("shell", "shell_command", "exec_command", "local_shell",
                "container.exec")
+# User items codex adds itself (environment, AGENTS.md, instructions).
+CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>",
+                    "# AGENTS.md instructions", "<permissions instructions>",
+                    "<INSTRUCTIONS>")
 
 
 def match(method, path):
@@ -32,12 +36,7 @@ def _text_of(content):
 def _is_context(text):
     """codex sends its environment and AGENTS.md as user messages; the
     scenario must see only what the caller typed."""
-    t = text.lstrip()
-    return t.startswith("<environment_context>") or \
-        t.startswith("<user_instructions>") or \
-        t.startswith("# AGENTS.md instructions") or \
-        t.startswith("<permissions instructions>") or \
-        t.startswith("<INSTRUCTIONS>")
+    return text.lstrip().startswith(CONTEXT_PREFIXES)
 
 
 def conversation(body):
@@ -92,10 +91,7 @@ def _shell_tool(body):
         n = _tool_name(t)
         if n:
             byname.setdefault(n, t)
-    for n in SHELL_NAMES:
-        if n in byname:
-            return n, byname[n]
-    return None
+    return next(((n, byname[n]) for n in SHELL_NAMES if n in byname), None)
 
 
 def _schema(tool):
