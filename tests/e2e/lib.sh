@@ -11,6 +11,14 @@ top_builddir=$(cd "$top_builddir" && pwd)
 SUP=$top_builddir/ccw-supervisor
 WRK=$top_builddir/ccw-worker
 E2E_SRC=$srcdir/tests/e2e
+# The interpreter itself, not a version manager's shim (pyenv's costs
+# seconds a call on a loaded machine); jget and the stand-in use it.
+E2E_PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [ -x "$E2E_PY" ]; then
+	python3() { "$E2E_PY" "$@"; }
+else
+	E2E_PY=python3
+fi
 E2E_CLI_DIR=${CCW_E2E_CLI_DIR:-$top_builddir/tests/e2e/cli}
 E2E_PORT=
 E2E_MOCK_PID=
@@ -66,7 +74,7 @@ mock_start() {
 	E2E_N=$(( ${E2E_N:-0} + 1 ))
 	E2E_LOG=$T_TMP/mock-$E2E_N.jsonl
 	local pf=$T_TMP/mock-$E2E_N.port end
-	python3 "$E2E_SRC/mockapi/server.py" --port-file "$pf" --log "$E2E_LOG" \
+	"$E2E_PY" "$E2E_SRC/mockapi/server.py" --port-file "$pf" --log "$E2E_LOG" \
 	    "$@" 2>"$T_TMP/mock-$E2E_N.err" &
 	E2E_MOCK_PID=$!
 	end=$(( $(t_now_ms) + 15000 ))
@@ -227,7 +235,7 @@ e2e_tree_marked() {
 	for d in /proc/[0-9]*; do
 		p=${d#/proc/}
 		[ "$p" = "$$" ] && continue
-		tr '\0' '\n' <"$d/environ" 2>/dev/null |
+		{ tr '\0' '\n' <"$d/environ"; } 2>/dev/null |
 		    grep -qx "CCW_E2E_MARK=$1" || continue
 		st=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "$d/status" \
 		    2>/dev/null)
