@@ -103,13 +103,20 @@ def _side(req):
         req.send_json(200, {"input_tokens": n})
         return True
     if "/v1/models" in p:
-        m = {"type": "model", "id": "claude-mock",
-             "display_name": "Claude Mock", "created_at": "2025-01-01T00:00:00Z"}
+        # This module sorts first, so its listing serves every CLI: the
+        # Anthropic fields, OpenAI's (object, created, owned_by) and the
+        # "models" key codex reads.
+        ids = ("claude-mock", "mock-model")
+        data = [{"type": "model", "object": "model", "id": i,
+                 "display_name": i, "created_at": "2025-01-01T00:00:00Z",
+                 "created": 1735689600, "owned_by": "mock"} for i in ids]
         if p.endswith("/v1/models"):
-            req.send_json(200, {"data": [m], "has_more": False,
-                                "first_id": m["id"], "last_id": m["id"]})
+            req.send_json(200, {"object": "list", "data": data,
+                                "has_more": False, "first_id": ids[0],
+                                "last_id": ids[-1], "models": []})
         else:
-            req.send_json(200, dict(m, id=p.rsplit("/", 1)[1]))
+            req.send_json(200, dict(data[0], id=p.rsplit("/", 1)[1],
+                                    display_name=p.rsplit("/", 1)[1]))
         return True
     return False
 

@@ -1,6 +1,7 @@
-"""prov_responses.py: the OpenAI Responses API (POST .../responses, SSE) as
-codex 0.169 speaks it, plus the side routes codex touches (GET .../models).
-Turns come from the scenario; this module only shapes them."""
+"""prov_responses.py: the OpenAI Responses API (POST .../responses, SSE, and
+.../responses/compact) as codex 0.169 speaks it.  The model list (GET
+/v1/models) is prov_anthropic.py's.  Turns come from the scenario; this
+module only shapes them."""
 
 import json
 import os
@@ -16,10 +17,9 @@ CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>",
 
 
 def match(method, path):
-    """Everything under an OpenAI-style /v1 that codex asks for."""
+    """The Responses routes codex calls."""
     p = path.rstrip("/")
-    return p.endswith("/responses") or p.endswith("/models") or \
-        p.endswith("/responses/compact")
+    return p.endswith("/responses") or p.endswith("/responses/compact")
 
 
 def _text_of(content):
@@ -129,23 +129,10 @@ def _usage(body, out_text):
             "total_tokens": inp + out}
 
 
-def _models(req):
-    """Model listing: codex's /models (its own shape) and OpenAI's."""
-    now = int(time.time())
-    req.send_json(200, {
-        "object": "list",
-        "data": [{"id": "mock-model", "object": "model", "created": now,
-                  "owned_by": "mock"}],
-        "models": []})
-
-
 def reply(req, turn):
     """One streamed response: a shell call or the final text."""
     body = req.body if isinstance(req.body, dict) else {}
     path = req.path.rstrip("/")
-    if req.method == "GET" or path.endswith("/models"):
-        _models(req)
-        return
     if path.endswith("/compact"):
         req.send_json(200, {"output": []})
         return
