@@ -52,18 +52,10 @@ e2e_case_run() {
 	[ "$rc" -eq 0 ] || { sed 's/^/#   /' "$o" | tail -n 5; tail -n 5 "$o.err" | sed 's/^/#   /'; }
 }
 
-# e2e_ctl_start MARK: a control session whose whole tree carries MARK.
+# e2e_ctl_start MARK ROOT: a control session (regress lib's ctl_start) on
+# ROOT whose whole process tree carries CCW_E2E_MARK=MARK.
 e2e_ctl_start() {
-	local c=$T_TMP/ctl-$1
-	CTL_OUT=$c
-	rm -f "$c.in"
-	mkfifo "$c.in"
-	: >"$c"
-	CCW_E2E_MARK=$1 $WRAP "$SUP" control -C "$2" <"$c.in" >"$c" 2>"$c.err" &
-	CTL_PID=$!
-	exec {CTL_FD}>"$c.in"
-	CTL_LINES=0
-	trap '' PIPE
+	CCW_E2E_MARK=$1 ctl_start "$T_TMP/ctl-$1" -C "$2"
 }
 
 # e2e_case_followup: a second message through control after the agent's
@@ -136,18 +128,18 @@ e2e_case_close() {
 	e2e_kill_marked "$mark"
 }
 
-# e2e_case_401: a rejected key fails fast, with the CLI's message.
-e2e_case_401() {
-	local p=$T_TMP/e401-p o=$T_TMP/e401.json
+# e2e_case_fatal FAULT REGEX: a rejected key (http401) or a missing model
+# (badmodel) fails fast, well before the deadline, with the CLI's message.
+e2e_case_fatal() {
+	local f=$1 p=$T_TMP/$1-p o=$T_TMP/$1.json
 	e2e_project "$p"
-	mock_start --fault http401
-	e2e_agent "$o" develop -C "$p" --timeout-ms 90000 "$E2E_DEV_MSG"
-	ok $(( $? == 0 )) "401: the agent fails"
-	echo "# 401: ${E2E_MS} ms"
-	ok $(( E2E_MS > 30000 + SLACK )) "401: fails fast (${E2E_MS} ms, deadline 90 s)"
-	is "$(jget "$o" 'd.get("status")')" failed "401: status failed"
-	like "$(e2e_result_text "$o")" '401|[Ii]nvalid API key|[Uu]nauthori[sz]ed|authentication' \
-	    "401: the result carries the CLI's message"
+	mock_start --fault "$f"
+	e2e_agent "$o" develop -C "$p" --timeout-ms 60000 "$E2E_DEV_MSG"
+	ok $(( $? == 0 )) "$f: the agent fails"
+	echo "# $f: ${E2E_MS} ms"
+	ok $(( E2E_MS > 25000 + SLACK )) "$f: fails fast (${E2E_MS} ms, deadline 60 s)"
+	is "$(jget "$o" 'd.get("status")')" failed "$f: status failed"
+	like "$(e2e_result_text "$o")" "$2" "$f: the result carries the CLI's message"
 }
 
 # e2e_case_retry FAULT: two HTTP 500 (or 429 with retry-after) answers,
@@ -181,13 +173,17 @@ e2e_case_pwd() {
 }
 
 # e2e_cases_all: every case, in the order of issue 9's list.  E2E_CASES
-# (space-separated names) runs a subset, e.g. E2E_CASES="agent 401".
+# (space-separated names) runs a subset, e.g. E2E_CASES="agent http401".
 e2e_cases_all() {
 	local c
-	for c in ${E2E_CASES:-agent pwd run-auto run-parallel followup close 401 http500 http429}; do
+	for c in ${E2E_CASES:-agent pwd run-auto run-parallel followup close http401 badmodel http500 http429}; do
 		case $c in
 		run-*) e2e_case_run "${c#run-}" ;;
 		http500 | http429) e2e_case_retry "$c" ;;
+		http401) e2e_case_fatal "$c" \
+		    '401|[Ii]nvalid API key|[Uu]nauthori[sz]ed|[Aa]uthentication' ;;
+		badmodel) e2e_case_fatal "$c" \
+		    '404|does not exist|[Nn]ot found' ;;
 		*) "e2e_case_$c" ;;
 		esac
 	done

@@ -231,16 +231,20 @@ e2e_agent() {
 # CCW_E2E_MARK=MARK: the supervisor, its workers, the CLIs and whatever
 # they started (a tool's own process group included).
 e2e_tree_marked() {
-	local d p st
-	for d in /proc/[0-9]*; do
-		p=${d#/proc/}
-		[ "$p" = "$$" ] && continue
-		{ tr '\0' '\n' <"$d/environ"; } 2>/dev/null |
-		    grep -qx "CCW_E2E_MARK=$1" || continue
-		st=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "$d/status" \
-		    2>/dev/null)
-		[ -n "$st" ] && [ "$st" != Z ] && echo "$p"
-	done
+	python3 - "$1" "$$" <<'PYEOF'
+import os, sys
+want = ("CCW_E2E_MARK=" + sys.argv[1]).encode()
+for p in os.listdir("/proc"):
+    if not p.isdigit() or p == sys.argv[2] or int(p) == os.getpid():
+        continue
+    try:
+        env = open("/proc/%s/environ" % p, "rb").read().split(b"\0")
+        state = [l for l in open("/proc/%s/status" % p) if l.startswith("State:")]
+    except OSError:
+        continue
+    if want in env and state and state[0].split()[1] != "Z":
+        print(p)
+PYEOF
 }
 
 # e2e_kill_marked MARK: the exit path for a failed case.
