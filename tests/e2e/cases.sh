@@ -134,7 +134,8 @@ e2e_case_fatal() {
 	local f=$1 p=$T_TMP/$1-p o=$T_TMP/$1.json
 	e2e_project "$p"
 	mock_start --fault "$f"
-	e2e_agent "$o" develop -C "$p" --timeout-ms 60000 "$E2E_DEV_MSG"
+	e2e_agent "$o" develop -C "$p" --timeout-ms 60000 --nudge-ms 5000 \
+	    --grace-ms 2000 "$E2E_DEV_MSG"
 	ok $(( $? == 0 )) "$f: the agent fails"
 	echo "# $f: ${E2E_MS} ms"
 	ok $(( E2E_MS > 25000 + SLACK )) "$f: fails fast (${E2E_MS} ms, deadline 60 s)"
