@@ -184,7 +184,7 @@ e2e_cases_all() {
 		http401) e2e_case_fatal "$c" \
 		    '401|[Ii]nvalid API key|[Uu]nauthori[sz]ed|[Aa]uthentication' ;;
 		badmodel) e2e_case_fatal "$c" \
-		    '404|does not exist|[Nn]ot found' ;;
+		    '404|not exist|[Nn]ot found' ;;
 		*) "e2e_case_$c" ;;
 		esac
 	done
