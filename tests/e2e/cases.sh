@@ -1,0 +1,191 @@
+# cases.sh: the cases every agent CLI must pass, sourced by lib.sh.  Each
+# e2e_case_* runs the real CLI through ccw-supervisor against the stand-in
+# and reports TAP points; what a case expects is issue 9's behaviour.
+
+E2E_TASK="Fix the subtraction in calc.sh; the suite is tests/run.sh."
+E2E_DEV_MSG="You are the develop worker. $E2E_TASK"
+
+# e2e_result_text FILE: the result's own words (reason, failure_reason,
+# summary, detailed_output), not the raw log tail.
+e2e_result_text() {
+	jget "$1" '" | ".join(str(d.get(k)) for k in ("reason", "failure_reason", "summary", "detailed_output"))'
+}
+
+# e2e_case_agent: `agent --tool CLI` edits the project for real.
+e2e_case_agent() {
+	local p=$T_TMP/agent-p o=$T_TMP/agent.json
+	e2e_project "$p"
+	mock_start
+	e2e_agent "$o" develop -C "$p" --timeout-ms 240000 "$E2E_DEV_MSG"
+	is "$?" 0 "agent: exits 0"
+	echo "# agent: ${E2E_MS} ms"
+	e2e_fixed "$p"
+	ok $? "agent: calc.sh really changed and its tests pass"
+	is "$(jget "$o" '[d.get("agent_status"), d.get("status")]')" \
+	    '["completed","success"]' "agent: the result says success"
+	like "$(jget "$o" 'd.get("files_changed")')" 'calc\.sh' \
+	    "agent: files_changed names calc.sh"
+	ok $(( $(mock_count 'r["role"] == "develop" and r["decision"]["kind"] == "tool"') < 1 )) \
+	    "agent: the CLI ran the stand-in's shell tool call"
+	[ "$(jget "$o" 'd.get("status")')" = success ] ||
+	    sed 's/^/#   /' "$o" "$o.err" | tail -n 20
+}
+
+# e2e_case_run MODE: `run -m MODE --tool CLI` to completed, bug fixed.
+e2e_case_run() {
+	local m=$1 p=$T_TMP/run-$1 o=$T_TMP/run-$1.json t0 rc st
+	e2e_project "$p"
+	mock_start
+	t0=$(t_now_ms)
+	timeout -k 5 600 $WRAP "$SUP" run -m "$m" -n 3 -C "$p" --tool "$E2E_CLI" \
+	    --timeout-ms 240000 --json "$E2E_TASK" >"$o" 2>"$o.err"
+	rc=$?
+	echo "# run -m $m: $(( $(t_now_ms) - t0 )) ms"
+	is "$rc" 0 "run -m $m: exits 0"
+	st=$(ls "$p"/.loop/loop-v2-*.json 2>/dev/null | head -n 1)
+	is "$( [ -n "$st" ] && jget "$st" 'd.get("status")')" completed \
+	    "run -m $m: the loop is completed"
+	e2e_fixed "$p"
+	ok $? "run -m $m: the bug is fixed and the suite passes"
+	is "$(mock_count 'r["role"] == "validate" and r["decision"]["kind"] == "text"' | awk '{print ($1 > 0)}')" 1 \
+	    "run -m $m: validate answered through the CLI"
+	[ "$rc" -eq 0 ] || { sed 's/^/#   /' "$o" | tail -n 5; tail -n 5 "$o.err" | sed 's/^/#   /'; }
+}
+
+# e2e_ctl_start MARK ROOT: a control session (regress lib's ctl_start) on
+# ROOT whose whole process tree carries CCW_E2E_MARK=MARK.
+e2e_ctl_start() {
+	CCW_E2E_MARK=$1 ctl_start "$T_TMP/ctl-$1" -C "$2"
+}
+
+# e2e_case_followup: a second message through control after the agent's
+# turn ended is answered by resuming the CLI's session.
+e2e_case_followup() {
+	local p=$T_TMP/fu-p r a i mark=fu-$$
+	e2e_project "$p"
+	mock_start
+	e2e_ctl_start "$mark" "$p"
+	ctl_send "{\"id\":1,\"verb\":\"spawn\",\"role\":\"develop\",\"tool\":\"$E2E_CLI\",\"message\":\"$E2E_DEV_MSG\"}"
+	r=$(ctl_recv 1 30000)
+	a=$(jget - 'd.get("agent_id")' <<<"$r")
+	ctl_send "{\"id\":2,\"verb\":\"wait\",\"targets\":[\"$a\"],\"timeout_ms\":240000,\"mode\":\"all\"}"
+	r=$(ctl_recv 2 250000)
+	is "$(jget - 'd["status"]["'"$a"'"]' <<<"$r")" completed \
+	    "follow-up: the first turn completed"
+	ctl_send "{\"id\":3,\"verb\":\"send_input\",\"target\":\"$a\",\"message\":\"Thanks. One more thing.\\nMOCK-ANSWER: Follow-up done.\\\\n\\\\nWORKER_RESULT:\\\\n- action: develop\\\\n- status: success\\\\n- summary: follow-up answered\\\\n- files_changed: []\\\\n- next_suggestion: validate\\\\n- loop_back_to: null\\\\nDETAILED_OUTPUT:\\\\nnothing more\"}"
+	r=$(ctl_recv 3 30000)
+	is "$(jget - 'd.get("ok")' <<<"$r")" true \
+	    "follow-up: send_input after the turn ended is accepted"
+	[ "$(jget - 'd.get("ok")' <<<"$r")" = true ] || echo "#   $r"
+	[ "$(jget - 'd.get("ok")' <<<"$r")" = true ] && for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		ctl_send "{\"id\":$((10 + i)),\"verb\":\"wait\",\"targets\":[\"$a\"],\"timeout_ms\":20000,\"mode\":\"all\"}"
+		ctl_recv $((10 + i)) 30000 >/dev/null
+		ctl_send "{\"id\":$((30 + i)),\"verb\":\"result\",\"target\":\"$a\"}"
+		r=$(ctl_recv $((30 + i)) 30000)
+		case $r in *"follow-up answered"*) break ;; esac
+	done
+	like "$(jget - 'd["result"].get("summary")' <<<"$r")" "follow-up answered" \
+	    "follow-up: the result is the second turn's answer"
+	is "$(mock_count 'r["role"] == "develop" and "Follow-up done" in str(r["decision"])')" 1 \
+	    "follow-up: the CLI resumed its session (the stand-in saw the first prompt)"
+	ctl_stop 30000
+	e2e_kill_marked "$mark"
+}
+
+# e2e_case_close: close while the CLI waits on a request the stand-in
+# never answers; nothing of the tool's tree may survive.
+e2e_case_close() {
+	local p=$T_TMP/close-p r a mark=close-$$ left n t0
+	e2e_project "$p"
+	mock_start --fault stall
+	e2e_ctl_start "$mark" "$p"
+	ctl_send "{\"id\":1,\"verb\":\"spawn\",\"role\":\"develop\",\"tool\":\"$E2E_CLI\",\"message\":\"$E2E_DEV_MSG\"}"
+	r=$(ctl_recv 1 30000)
+	a=$(jget - 'd.get("agent_id")' <<<"$r")
+	mock_wait 'r["decision"] == "stall"' 120000
+	ok $? "close: the CLI's request reached the stand-in and stalls"
+	n=$(e2e_tree_marked "$mark" | grep -vx "$CTL_PID" | wc -l)
+	ok $(( n < 2 )) "close: worker and CLI are running ($n processes)"
+	t0=$(t_now_ms)
+	ctl_send "{\"id\":2,\"verb\":\"close\",\"target\":\"$a\",\"grace_ms\":1000}"
+	r=$(ctl_recv 2 $((20000 + SLACK)))
+	is "$(jget - '[d.get("ok"), d.get("previous_status")]' <<<"$r")" \
+	    '[true,"running"]' "close: answered, the agent was running"
+	echo "# close: $(( $(t_now_ms) - t0 )) ms"
+	left=
+	end=$(( $(t_now_ms) + 5000 + SLACK ))
+	while :; do
+		left=$(e2e_tree_marked "$mark" | grep -vx "$CTL_PID")
+		[ -z "$left" ] && break
+		[ "$(t_now_ms)" -ge "$end" ] && break
+		sleep 0.1
+	done
+	is "$left" "" "close: no process of the tool's tree is left"
+	for n in $left; do
+		echo "#   survivor $n: $(tr '\0' ' ' <"/proc/$n/cmdline" 2>/dev/null | head -c 200)"
+	done
+	ctl_stop 30000
+	e2e_kill_marked "$mark"
+}
+
+# e2e_case_fatal FAULT REGEX: a rejected key (http401) or a missing model
+# (badmodel) fails fast, well before the deadline, with the CLI's message.
+e2e_case_fatal() {
+	local f=$1 p=$T_TMP/$1-p o=$T_TMP/$1.json
+	e2e_project "$p"
+	mock_start --fault "$f"
+	e2e_agent "$o" develop -C "$p" --timeout-ms 60000 --nudge-ms 5000 \
+	    --grace-ms 2000 "$E2E_DEV_MSG"
+	ok $(( $? == 0 )) "$f: the agent fails"
+	echo "# $f: ${E2E_MS} ms"
+	ok $(( E2E_MS > 25000 + SLACK )) "$f: fails fast (${E2E_MS} ms, deadline 60 s)"
+	is "$(jget "$o" 'd.get("status")')" failed "$f: status failed"
+	like "$(e2e_result_text "$o")" "$2" "$f: the result carries the CLI's message"
+}
+
+# e2e_case_retry FAULT: two HTTP 500 (or 429 with retry-after) answers,
+# then success: the CLI retries, and the retries show as PROGRESS.
+e2e_case_retry() {
+	local f=$1 p=$T_TMP/$1-p o=$T_TMP/$1.json
+	e2e_project "$p"
+	mock_start --fault "$f" --fault-count 2
+	e2e_agent "$o" develop -C "$p" --timeout-ms 240000 "$E2E_DEV_MSG"
+	is "$?" 0 "$f: the agent succeeds after the retries"
+	echo "# $f: ${E2E_MS} ms"
+	e2e_fixed "$p"
+	ok $? "$f: and the bug is fixed"
+	ok $(( $(mock_count "r['decision'] == '$f'") < 2 )) "$f: the stand-in failed two requests"
+	grep -Eiq 'agent-[0-9]+: [a-z_.]+: .*(retry|retrying|reconnect|429|500|rate.?limit|overloaded)' "$o.err"
+	ok $? "$f: the retries show as progress"
+}
+
+# e2e_case_pwd: started from another directory with -C, the CLI works in
+# the -C directory (PWD says so), not in the caller's.
+e2e_case_pwd() {
+	local p=$T_TMP/pwd-p d=$T_TMP/pwd-decoy o=$T_TMP/pwd.json
+	e2e_project "$p"
+	e2e_project "$d"
+	mock_start
+	(cd "$d" && e2e_agent "$o" develop -C "$p" --timeout-ms 240000 "$E2E_DEV_MSG")
+	e2e_fixed "$p"
+	ok $? "pwd: the -C project was fixed"
+	grep -q "expr='b - a'" "$d/calc.sh"
+	ok $? "pwd: the caller's directory was not touched"
+}
+
+# e2e_cases_all: every case, in the order of issue 9's list.  E2E_CASES
+# (space-separated names) runs a subset, e.g. E2E_CASES="agent http401".
+e2e_cases_all() {
+	local c
+	for c in ${E2E_CASES:-agent pwd run-auto run-parallel followup close http401 badmodel http500 http429}; do
+		case $c in
+		run-*) e2e_case_run "${c#run-}" ;;
+		http500 | http429) e2e_case_retry "$c" ;;
+		http401) e2e_case_fatal "$c" \
+		    '401|[Ii]nvalid API key|[Uu]nauthori[sz]ed|[Aa]uthentication' ;;
+		badmodel) e2e_case_fatal "$c" \
+		    '404|not exist|[Nn]ot found' ;;
+		*) "e2e_case_$c" ;;
+		esac
+	done
+}

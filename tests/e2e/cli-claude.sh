@@ -1,0 +1,6 @@
+#!/bin/bash
+# cli-qwen.sh: the e2e cases with the real Claude Code CLI (tests/e2e/lib.sh).
+. "$(dirname "$0")/lib.sh"
+e2e_begin claude
+e2e_cases_all
+e2e_end

@@ -1,0 +1,172 @@
+"""scenario.py: what the stand-in model "says", independent of any wire format.
+
+Scenario.decide(convo, has_tools) looks at the conversation a provider
+module parsed (a list of (kind, text), kind "user" | "assistant" |
+"tool_result") and returns the next turn:
+    {"kind": "tool", "command": str, "id": str}   run one shell command
+    {"kind": "text", "text": str}                 the final answer
+Directives in the LAST user message win: each line `MOCK-RUN: cmd` is one
+tool call, in order; `MOCK-ANSWER: text` (\\n for a newline, {output} for
+the last tool output) is the answer after them.  Otherwise the role (from
+"You are the ROLE worker" in a user message) picks its script: a command,
+then an answer (answer_failed when failed_if matches the tool output).
+"""
+import itertools
+import json
+import os
+import re
+import threading
+
+ROLE_RE = re.compile(r"You are the (init|develop|debug|validate|complete) worker")
+
+RESULT = ("WORKER_RESULT:\n- action: {action}\n- status: {status}\n"
+          "- summary: {summary}\n- files_changed: {files}\n"
+          "- next_suggestion: {next}\n- loop_back_to: {back}\n"
+          "DETAILED_OUTPUT:\n{detail}\n")
+
+
+def block(action, status, summary, files="[]", nxt="null", back="null", detail=""):
+    """A WORKER_RESULT block as the supervisor's prompts ask for it."""
+    return RESULT.format(action=action, status=status, summary=summary,
+                         files=files, next=nxt, back=back, detail=detail)
+
+
+# The built-in script fits the e2e test project (examples/calc copied into
+# a git repository): develop really fixes the subtraction, validate runs
+# the real suite and hands its TAP back in DETAILED_OUTPUT.
+VALIDATE_CMD = ("i=0; while ! sh tests/run.sh >/dev/null 2>&1 && [ $i -lt 40 ]; "
+                "do sleep 0.25; i=$((i+1)); done; sh tests/run.sh")
+DEFAULT_SCRIPT = {
+    "init": {
+        "command": "ls; sh tests/run.sh",
+        "answer": "I looked at the project: calc.sh and its TAP suite tests/run.sh.\n\n"
+                  + block("init", "success", "calc.sh has a failing subtraction test",
+                          nxt="develop",
+                          detail="1. Fix the '-' branch of calc.sh (it computes b - a)\n"
+                                 "2. Run sh tests/run.sh"),
+    },
+    "develop": {
+        "command": ("sed \"s/expr='b - a'/expr='a - b'/\" calc.sh >calc.sh.new && "
+                    "chmod 755 calc.sh.new && mv calc.sh.new calc.sh && "
+                    "grep -n \"expr='a - b'\" calc.sh"),
+        "answer": "I fixed the subtraction in calc.sh.\n\n"
+                  + block("develop", "success", "fixed subtraction in calc.sh (it computed b - a)",
+                          files='["calc.sh"]', nxt="validate",
+                          detail="The '-' branch swapped its operands; it now computes a - b."),
+        "answer_failed": "I could not change calc.sh.\n\n"
+                         + block("develop", "failed", "could not fix calc.sh", nxt="debug",
+                                 detail="{output}"),
+        "failed_if": r"No such file|cannot|denied|[Rr]ejected|not allowed|approval",
+    },
+    "debug": {
+        "command": "sh calc.sh 5 - 3; grep -n 'expr=' calc.sh",
+        "answer": "The subtraction swaps its operands.\n\n"
+                  + block("debug", "success", "H1 confirmed: subtraction swaps its operands",
+                          nxt="develop",
+                          detail='[{"description": "subtraction swaps its operands", '
+                                 '"testable_condition": "calc.sh 5 - 3 prints -2", '
+                                 '"logging_point": "calc.sh, the - branch", '
+                                 '"evidence_criteria": {"confirm": "5 - 3 gives -2", '
+                                 '"reject": "5 - 3 gives 2"}, "likelihood": 1, '
+                                 '"status": "confirmed"}]'),
+    },
+    "validate": {
+        "command": VALIDATE_CMD,
+        "failed_if": r"(?m)^not ok",
+        "answer": "All tests pass.\n\n"
+                  + block("validate", "success", "all tests pass", nxt="complete",
+                          detail="{output}"),
+        "answer_failed": "Some tests fail.\n\n"
+                         + block("validate", "failed", "tests fail", nxt="develop",
+                                 back="develop", detail="{output}"),
+    },
+    "complete": {
+        "command": "sh tests/run.sh >/dev/null && echo the suite passes",
+        "answer": "The loop is done.\n\n"
+                  + block("complete", "success", "calculator fixed; the suite passes",
+                          detail="develop fixed the '-' branch of calc.sh; validate ran the suite."),
+    },
+    "agent": {
+        "command": "pwd; ls",
+        "answer": "Done: {output}",
+    },
+}
+
+_ids = itertools.count(1)
+_ids_lock = threading.Lock()
+
+
+def next_id():
+    """A tool-call id unique in this server's life (CLIs key results by it)."""
+    with _ids_lock:
+        n = next(_ids)
+    return "call_mock_%d_%d" % (os.getpid(), n)
+
+
+def role_of(convo):
+    """The role named by the first user message that names one, else agent."""
+    for kind, text in convo:
+        if kind == "user" and text:
+            m = ROLE_RE.search(text)
+            if m:
+                return m.group(1)
+    return "agent"
+
+
+def directives(text):
+    """The MOCK-RUN commands and the MOCK-ANSWER text of one user message."""
+    runs, answer = [], None
+    for line in (text or "").splitlines():
+        s = line.strip()
+        if s.startswith("MOCK-RUN:"):
+            runs.append(s[len("MOCK-RUN:"):].strip())
+        elif s.startswith("MOCK-ANSWER:"):
+            answer = s[len("MOCK-ANSWER:"):].strip().replace("\\n", "\n")
+    return runs, answer
+
+
+def fill(answer, output):
+    """Put the last tool output into an answer ({output}); no other braces
+    are touched, so JSON in an answer stays as it is."""
+    return answer.replace("{output}", (output or "").rstrip("\n"))
+
+
+class Scenario:
+    def __init__(self, script_path=None):
+        self.script = dict(DEFAULT_SCRIPT)
+        if script_path:
+            with open(script_path) as f:
+                for role, spec in json.load(f).items():
+                    merged = dict(self.script.get(role, {}))
+                    merged.update(spec)
+                    self.script[role] = merged
+
+    def decide(self, convo, has_tools):
+        """The next turn for this conversation (see the module comment)."""
+        last_user = None
+        for i in range(len(convo) - 1, -1, -1):
+            if convo[i][0] == "user":
+                last_user = i
+                break
+        if last_user is None:
+            return {"kind": "text", "text": "Hello from the stand-in model."}
+        after = convo[last_user + 1:]
+        results = [t for k, t in after if k == "tool_result"]
+        output = results[-1] if results else ""
+        runs, answer = directives(convo[last_user][1])
+        if not has_tools:
+            # Title generation, summaries, quota probes: a short text.
+            return {"kind": "text", "text": answer if answer and not runs else "Mock session"}
+        if runs or answer is not None:
+            if len(results) < len(runs):
+                return {"kind": "tool", "command": runs[len(results)], "id": next_id()}
+            return {"kind": "text", "text": fill(answer if answer is not None
+                                                 else "Done.\n{output}", output)}
+        spec = self.script.get(role_of(convo)) or self.script["agent"]
+        if not results:
+            return {"kind": "tool", "command": spec["command"], "id": next_id()}
+        text = spec.get("answer", "Done.")
+        rx = spec.get("failed_if")
+        if rx and "answer_failed" in spec and re.search(rx, output):
+            text = spec["answer_failed"]
+        return {"kind": "text", "text": fill(text, output)}
