@@ -156,7 +156,8 @@ fallback_kind(const char *msg)
 	} words[] = {
 		{ "401", "auth" }, { "403", "auth" }, { "unauthorized", "auth" },
 		{ "forbidden", "auth" }, { "api key", "auth" },
-		{ "api_key", "auth" }, { "not logged in", "auth" },
+		{ "api_key", "auth" }, { "api-key", "auth" },
+		{ "apikey", "auth" }, { "not logged in", "auth" },
 		{ "/login", "auth" }, { "authenticat", "auth" },
 		{ "auth type", "auth" }, { "credential", "auth" },
 		{ "429", "rate_limited" }, { "rate limit", "rate_limited" },
