@@ -55,6 +55,35 @@ errtail_lines(struct worker *w, const char *p, size_t n)
 	}
 }
 
+/*
+ * Append stderr to the log (O_APPEND: each write lands whole at the end)
+ * and tell the follower where, so it reads stdout only.  The descriptor
+ * is our own open of the log: the tool's stdout shares w->log_fd's
+ * offset, ours moves with our writes alone.
+ */
+static void
+errtail_copy(struct worker *w, const char *p, size_t n)
+{
+	struct errtail	*e = &w->err;
+	ssize_t		 wr;
+	off_t		 end;
+
+	if (e->log_fd < 0 && w->assign.u.assign.log_path != NULL)
+		e->log_fd = open(w->assign.u.assign.log_path, O_WRONLY |
+		    O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	if (e->log_fd < 0)
+		return;
+	while (n > 0) {
+		if ((wr = write(e->log_fd, p, n)) <= 0)
+			return;
+		if ((end = lseek(e->log_fd, 0, SEEK_CUR)) >= wr)
+			follow_skip(&w->fol, (uint64_t)(end - wr),
+			    (uint64_t)end);
+		p += wr;
+		n -= (size_t)wr;
+	}
+}
+
 /* Read what the pipe holds now; copy it to the log too. */
 void
 errtail_drain(struct worker *w)
@@ -72,8 +101,7 @@ errtail_drain(struct worker *w)
 				errtail_close(w);
 			return;
 		}
-		if (w->log_fd >= 0)
-			(void)!write(w->log_fd, buf, (size_t)n);
+		errtail_copy(w, buf, (size_t)n);
 		errtail_keep(e, buf, (size_t)n);
 		errtail_lines(w, buf, (size_t)n);
 	}

@@ -553,6 +553,8 @@ worker_free(struct worker *w)
 	strv_clear(&w->files_acc);
 	gitfiles_clear(&w->git_before);
 	errtail_close(w);
+	if (w->err.log_fd >= 0)
+		close(w->err.log_fd);
 	free(w->role);
 	event_base_free(w->base);
 }
@@ -612,7 +614,7 @@ main(int argc, char **argv)
 	memset(w, 0, sizeof *w);
 	w->log_fd = w->stdin_fd = -1;
 	w->fol.fd = -1;
-	w->err.fd = -1;
+	w->err.fd = w->err.log_fd = -1;
 	w->role = xstrdup(role);
 	w->index = (unsigned)idx;
 	msg_init(&w->assign, MSG_NONE);

@@ -24,9 +24,15 @@ struct chan;
 
 struct errtail {
 	int		 fd;		/* read side of the stderr pipe, -1 none */
+	int		 log_fd;	/* our own append descriptor of the log */
 	struct event	*ev;
 	char		 buf[STDERR_KEEP];
 	size_t		 len;
+};
+
+/* A byte range [start, end) of the log. */
+struct span64 {
+	uint64_t	 start, end;
 };
 
 struct follow {
@@ -38,6 +44,8 @@ struct follow {
 	size_t		 tail_len;	/* valid bytes in tail (<= FOLLOW_TAIL) */
 	size_t		 tail_pos;	/* next write position */
 	uint64_t	 total;		/* bytes read so far */
+	struct span64	*skip;		/* log ranges holding copied stderr */
+	size_t		 nskip;
 };
 
 struct worker {
@@ -103,6 +111,7 @@ char	*errtail_text(const struct errtail *, size_t);
 /* worker/follow.c */
 int	follow_open(struct worker *, const char *, char **);
 size_t	follow_drain(struct worker *);
+void	follow_skip(struct follow *, uint64_t, uint64_t);
 void	follow_close(struct follow *);
 char	*follow_tail(const struct follow *, size_t);
 void	utf8_sanitize(char *, size_t);
