@@ -148,9 +148,11 @@ outcome_why(struct worker *w, struct msg_result *r, int found)
 		r->reason = xstrdup(w->ts.error);
 	else if ((line = fallback_reason(r->stderr_tail)) != NULL)
 		r->reason = line;
-	else if (w->tool_waited && WIFEXITED(st) && WEXITSTATUS(st) != 0)
-		xasprintf(&r->reason, "%s exited with status %d", w->ad->name,
-		    WEXITSTATUS(st));
+	else if (w->tool_waited && WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
+	    r->summary == NULL)
+		/* Not a reason (that marks the agent errored): a summary. */
+		xasprintf(&r->summary, "%s exited with status %d",
+		    w->ad->name, WEXITSTATUS(st));
 	if (found || r->reason == NULL)
 		return;
 	r->error_kind = xstrdup(w->ts.error_kind != NULL ? w->ts.error_kind :
