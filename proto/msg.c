@@ -94,6 +94,11 @@ static const struct field result_fields[] = {
 	FLD(msg_result, usage, F_JSON, OPT),
 	FLD(msg_result, reason, F_STR, OPT),
 	FLD(msg_result, stderr_tail, F_STR, OPT),
+	FLD(msg_result, error_kind, F_STR, OPT),
+	FLD(msg_result, files_source, F_STR, OPT),
+	FLD(msg_result, turns, F_U64, OPT),
+	FLD(msg_result, tool_pid, F_U64, OPT),
+	FLD(msg_result, argv, F_STRV, OPT),
 };
 static const struct field close_fields[] = {
 	FLD(msg_close, grace_ms, F_U64, REQ),

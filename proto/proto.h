@@ -147,6 +147,11 @@ struct msg_result {
 	json_t		*usage;
 	char		*reason;
 	char		*stderr_tail;
+	char		*error_kind;	/* auth|model|rate_limited|network|tool_error */
+	char		*files_source;	/* "block" or "git" (derived) */
+	uint64_t	 turns;		/* tool runs in this worker (0: old peer) */
+	uint64_t	 tool_pid;	/* the latest turn's */
+	struct strv	 argv;		/* the latest turn's */
 };
 
 struct msg_close {

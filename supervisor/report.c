@@ -80,6 +80,12 @@ report_result(json_t *o, const struct agent *a)
 	    json_incref(r->usage) : json_null());
 	json_object_set_new(o, "stderr_tail",
 	    report_str(have ? r->stderr_tail : NULL));
+	json_object_set_new(o, "error_kind",
+	    report_str(have ? r->error_kind : NULL));
+	json_object_set_new(o, "files_source",
+	    report_str(have ? r->files_source : NULL));
+	json_object_set_new(o, "turns", have && r->turns > 0 ?
+	    json_integer((json_int_t)r->turns) : json_null());
 }
 
 /* Everything known about one agent. */
@@ -87,6 +93,8 @@ json_t *
 report_agent(const struct agent *a)
 {
 	const struct msg_started	*st = &a->started.u.started;
+	const struct msg_result		*res = a->result.type == MSG_RESULT ?
+	    &a->result.u.result : NULL;
 	int				 started = a->started.type == MSG_STARTED;
 	struct strv			 none = { NULL, 0 };
 	uint64_t			 end;
@@ -102,10 +110,19 @@ report_agent(const struct agent *a)
 	report_result(o, a);
 	json_object_set_new(o, "duration_ms",
 	    json_integer((json_int_t)(end - a->t_start)));
-	json_object_set_new(o, "argv", report_strv(started ? &st->argv : &none));
+	/* A resumed turn's argv and pid (RESULT) supersede the first's. */
+	if (res != NULL && res->argv.n > 0)
+		json_object_set_new(o, "argv", report_strv(&res->argv));
+	else
+		json_object_set_new(o, "argv", report_strv(started ?
+		    &st->argv : &none));
 	json_object_set_new(o, "cwd", report_str(started ? st->cwd : a->cwd));
-	json_object_set_new(o, "pid", started ?
-	    json_integer((json_int_t)st->tool_pid) : json_null());
+	if (res != NULL && res->tool_pid > 0)
+		json_object_set_new(o, "pid",
+		    json_integer((json_int_t)res->tool_pid));
+	else
+		json_object_set_new(o, "pid", started ?
+		    json_integer((json_int_t)st->tool_pid) : json_null());
 	json_object_set_new(o, "worker_pid", a->pid != 0 ?
 	    json_integer(a->pid < 0 ? -a->pid : a->pid) : json_null());
 	json_object_set_new(o, "log_path", report_str(a->log_path));

@@ -20,9 +20,17 @@ struct tool_spec {
 	const char	*model;		/* NULL: tool default */
 	const char	*command;	/* bash only */
 	const char	*prompt;
-	json_t		*options;	/* may be NULL; e.g. {"sandbox":"workspace-write",
+	json_t		*options;	/* may be NULL; e.g. {"permission":"read-only",
+					   "sandbox":"workspace-write",
 					   "permission_mode":"acceptEdits",
 					   "approval_mode":"yolo", "extra_args":[...]} */
+};
+
+/* options.permission: what a role may do (absent: workspace-write). */
+enum permission {
+	PERM_READ_ONLY,
+	PERM_WORKSPACE_WRITE,
+	PERM_FULL,
 };
 
 /* State read from the stream so far (owned; tool_stream_clear frees). */
@@ -33,9 +41,12 @@ struct tool_stream {
 	char		*final_text;	/* the agent's answer, parsed for WORKER_RESULT */
 	char		*last_text;	/* last progress line, for PROGRESS */
 	char		*error;		/* error text reported in-stream, if any */
+	const char	*error_kind;	/* auth|model|rate_limited|network|... */
+	char		*retry;		/* a retry to report now (PROGRESS "retry") */
 	uint64_t	 tokens_in;
 	uint64_t	 tokens_out;
 	double		 cost;
+	int		 cost_seen;	/* the CLI reported a cost at all */
 };
 
 struct adapter {
@@ -77,6 +88,7 @@ json_t		*adapter_parse(const char *, size_t);
 const char	*adapter_str(const json_t *, const char *);
 uint64_t	 adapter_uint(const json_t *, const char *);
 double		 adapter_real(const json_t *, const char *);
+int		 adapter_has_number(const json_t *, const char *);
 void		 adapter_set(char **, const char *);
 void		 adapter_append(char **, const char *, const char *);
 void		 adapter_progress(struct tool_stream *, const char *,
@@ -85,6 +97,11 @@ void		 adapter_progress_tool(struct tool_stream *, const char *,
 		    const char *);
 const char	*adapter_tool_detail(const json_t *);
 void		 adapter_session(struct tool_stream *, const char *);
+int		 adapter_session_ok(const char *);
+enum permission	 adapter_permission(const struct tool_spec *);
+void		 adapter_api_error(struct tool_stream *, long, const char *,
+		    uint64_t, uint64_t);
+int		 adapter_stderr_line(struct tool_stream *, const char *, size_t);
 
 /* tool-claude.c: one stream-json line; qwen speaks the same dialect. */
 void		 claude_dialect_line(struct tool_stream *, const char *, size_t,

@@ -8,11 +8,13 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "xmalloc.h"
 #include "adapter.h"
+#include "result.h"
 
 extern const struct adapter	adapter_bash;
 extern const struct adapter	adapter_claude;
@@ -78,6 +80,7 @@ tool_stream_clear(struct tool_stream *ts)
 	free(ts->final_text);
 	free(ts->last_text);
 	free(ts->error);
+	free(ts->retry);
 	memset(ts, 0, sizeof *ts);
 }
 
@@ -199,6 +202,13 @@ adapter_uint(const json_t *obj, const char *key)
 			return (uint64_t)d;
 	}
 	return 0;
+}
+
+/* Did the CLI report this number at all (so 0 means zero, not unknown)? */
+int
+adapter_has_number(const json_t *obj, const char *key)
+{
+	return json_is_object(obj) && json_is_number(json_object_get(obj, key));
 }
 
 /* Costs: a usable non-negative number, else 0. */
@@ -337,25 +347,120 @@ adapter_progress_tool(struct tool_stream *ts, const char *name,
 	free(text);
 }
 
-/* The id returns in a resume argv: keep the first, refuse option-like junk. */
-void
-adapter_session(struct tool_stream *ts, const char *id)
+/* A session id goes into a resume argv: refuse option-like junk. */
+int
+adapter_session_ok(const char *id)
 {
 	size_t		i, len;
 	unsigned char	c;
 
-	if (ts->session_id != NULL || id == NULL)
-		return;
+	if (id == NULL)
+		return 0;
 	len = strlen(id);
 	if (len == 0 || len > 200 || id[0] == '-')
-		return;
+		return 0;
 	for (i = 0; i < len; i++) {
 		c = (unsigned char)id[i];
 		if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
 		    !(c >= '0' && c <= '9') && strchr("._:-", c) == NULL)
-			return;
+			return 0;
 	}
+	return 1;
+}
+
+/* The id returns in a resume argv: keep the first good one. */
+void
+adapter_session(struct tool_stream *ts, const char *id)
+{
+	if (ts->session_id != NULL || !adapter_session_ok(id))
+		return;
 	ts->session_id = xstrdup(id);
+}
+
+/* options.permission; anything unknown is the safe middle, never full. */
+enum permission
+adapter_permission(const struct tool_spec *spec)
+{
+	const char	*p = adapter_opt(spec, "permission");
+
+	if (p != NULL && strcmp(p, "read-only") == 0)
+		return PERM_READ_ONLY;
+	if (p != NULL && strcmp(p, "full") == 0)
+		return PERM_FULL;
+	return PERM_WORKSPACE_WRITE;
+}
+
+/*
+ * An API error the CLI reported while it keeps retrying.  Auth and a
+ * missing model will not heal by retrying: they end the turn now (final,
+ * failed) with the error's kind.  Anything else is reported as a retry.
+ */
+void
+adapter_api_error(struct tool_stream *ts, long status, const char *msg,
+    uint64_t attempt, uint64_t max)
+{
+	const char	*kind = fallback_kind_status(status);
+	char		*text, st[32] = "", at[64] = "";
+
+	/* The turn already ended on a fatal error: later retries are noise. */
+	if (ts->final_seen)
+		return;
+	if (kind == NULL)
+		kind = fallback_kind(msg);
+	if (status > 0)
+		snprintf(st, sizeof st, "HTTP %ld", status);
+	if (attempt > 0 && max > 0)
+		snprintf(at, sizeof at, "attempt %llu/%llu",
+		    (unsigned long long)attempt, (unsigned long long)max);
+	else if (attempt > 0)
+		snprintf(at, sizeof at, "attempt %llu",
+		    (unsigned long long)attempt);
+	xasprintf(&text, "API error%s%s%s%s%s%s", st[0] ? " " : "", st,
+	    msg != NULL ? ": " : "", msg != NULL ? msg : "", at[0] ? ", " : "",
+	    at);
+	if (strcmp(kind, "auth") == 0 || strcmp(kind, "model") == 0) {
+		ts->final_seen = 1;
+		ts->final_failed = 1;
+		ts->error_kind = kind;
+		adapter_set(&ts->error, text);
+		adapter_progress(ts, "failed", text);
+	} else {
+		adapter_set(&ts->retry, text);
+		adapter_progress(ts, "retry", text);
+	}
+	free(text);
+}
+
+/*
+ * A line of the tool's stderr.  gemini and qwen log their retries there
+ * ("Attempt 2 failed with status 429. Retrying with backoff...",
+ * "Attempt 1 failed: rate limit exceeded"); returns 1 when the line was one.
+ */
+int
+adapter_stderr_line(struct tool_stream *ts, const char *line, size_t len)
+{
+	char		*s, *p, *end, *msg;
+	unsigned long	 attempt;
+	long		 status = 0;
+
+	if (len < 16 || len > 4096)
+		return 0;
+	s = xstrndup(line, len);
+	if ((p = strstr(s, "Attempt ")) == NULL ||
+	    (attempt = strtoul(p + 8, &end, 10)) == 0 ||
+	    strncmp(end, " failed", 7) != 0) {
+		free(s);
+		return 0;
+	}
+	msg = end + 7;
+	if (strncmp(msg, " with status ", 13) == 0)
+		status = strtol(msg + 13, &msg, 10);
+	msg += strspn(msg, ":. ");
+	if (strncmp(msg, "Retrying", 8) == 0 && (p = strstr(msg, "... ")))
+		msg = p + 4;
+	adapter_api_error(ts, status, *msg != '\0' ? msg : NULL, attempt, 0);
+	free(s);
+	return 1;
 }
 
 /* The most telling argument of a tool call, whichever CLI named it. */

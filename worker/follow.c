@@ -3,6 +3,8 @@
  * file (Node-based CLIs truncate output on pipes); we read what it wrote,
  * cut it into lines for the adapter, and keep the last FOLLOW_TAIL bytes
  * for the final answer.  Memory stays flat however much the tool prints.
+ * The stderr the worker copies into the log is skipped (follow_skip):
+ * the answer is stdout.
  * Reading is paced by an adaptive timer rather than inotify: closing an
  * inotify instance blocks the exiting worker ~15 ms in the kernel, which
  * halved lifecycle throughput, while a poll that backs off to 1 s costs
@@ -115,6 +117,53 @@ follow_lines(struct worker *w)
 	}
 }
 
+/*
+ * The worker copied stderr into the log at [start, end): the answer and
+ * the adapter read stdout only, so those bytes are skipped when read.
+ */
+void
+follow_skip(struct follow *f, uint64_t start, uint64_t end)
+{
+	size_t	i, k = 0;
+
+	/* Drop ranges already read past. */
+	for (i = 0; i < f->nskip; i++)
+		if (f->skip[i].end > f->total)
+			f->skip[k++] = f->skip[i];
+	f->nskip = k;
+	f->skip = xreallocarray(f->skip, f->nskip + 1, sizeof *f->skip);
+	f->skip[f->nskip].start = start;
+	f->skip[f->nskip].end = end;
+	f->nskip++;
+}
+
+/* Hand on the bytes of [off, off + n) that are the tool's stdout. */
+static void
+follow_take(struct worker *w, const char *buf, size_t n, uint64_t off)
+{
+	struct follow	*f = &w->fol;
+	uint64_t	 pos = off, end = off + n, cut;
+	size_t		 i;
+
+	while (pos < end) {
+		cut = end;
+		for (i = 0; i < f->nskip; i++) {
+			if (f->skip[i].start <= pos && pos < f->skip[i].end)
+				break;
+			if (f->skip[i].start > pos && f->skip[i].start < cut)
+				cut = f->skip[i].start;
+		}
+		if (i < f->nskip) {
+			pos = f->skip[i].end < end ? f->skip[i].end : end;
+			continue;
+		}
+		follow_keep(f, buf + (pos - off), (size_t)(cut - pos));
+		evbuffer_add(f->partial, buf + (pos - off), (size_t)(cut - pos));
+		pos = cut;
+	}
+	follow_lines(w);
+}
+
 /* Read everything the tool has written since last time; bytes read. */
 size_t
 follow_drain(struct worker *w)
@@ -122,6 +171,7 @@ follow_drain(struct worker *w)
 	struct follow	*f = &w->fol;
 	char		 buf[65536];
 	size_t		 got = 0;
+	uint64_t	 off;
 	ssize_t		 n;
 
 	if (f->fd < 0)
@@ -133,10 +183,9 @@ follow_drain(struct worker *w)
 		if (n <= 0)
 			break;
 		got += (size_t)n;
+		off = f->total;
 		f->total += (uint64_t)n;
-		follow_keep(f, buf, (size_t)n);
-		evbuffer_add(f->partial, buf, (size_t)n);
-		follow_lines(w);
+		follow_take(w, buf, (size_t)n, off);
 	}
 	return got;
 }
@@ -195,6 +244,7 @@ follow_close(struct follow *f)
 	if (f->partial != NULL)
 		evbuffer_free(f->partial);
 	free(f->tail);
+	free(f->skip);
 	memset(f, 0, sizeof *f);
 	f->fd = -1;
 }

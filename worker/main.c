@@ -31,7 +31,6 @@
 
 #define FINAL_GRACE_MS		2000
 #define PROGRESS_EVERY_MS	250
-#define DETAIL_MAX		(1024u * 1024)
 
 static struct worker	W;
 
@@ -58,23 +57,6 @@ worker_timer(struct worker *w, uint64_t ms, event_callback_fn fn)
 	return ev;
 }
 
-/* Keep the first reason the run failed. */
-static void
-worker_reason(struct worker *w, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void
-worker_reason(struct worker *w, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (w->reason != NULL)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(&w->reason, fmt, ap) < 0)
-		w->reason = NULL;
-	va_end(ap);
-}
-
 /* Send, logging a failure: the supervisor may already be gone. */
 static void
 worker_send(struct worker *w, struct msg *m)
@@ -99,6 +81,7 @@ worker_line(struct worker *w, const char *line, size_t len)
 
 	if (w->ad != NULL && w->ad->line != NULL)
 		w->ad->line(&w->ts, line, len);
+	worker_retry_progress(w);
 	if (!was_final && w->ts.final_seen)
 		worker_final_event(w);
 	now = worker_now_ms();
@@ -114,11 +97,44 @@ worker_line(struct worker *w, const char *line, size_t len)
 	m.u.progress.kind = xstrdup(w->ad != NULL && w->ad->line ? "event" :
 	    "output");
 	m.u.progress.text = text;
-	m.u.progress.tokens_in = w->ts.tokens_in;
-	m.u.progress.tokens_out = w->ts.tokens_out;
-	m.u.progress.cost = w->ts.cost;
+	m.u.progress.tokens_in = w->acc_in + w->ts.tokens_in;
+	m.u.progress.tokens_out = w->acc_out + w->ts.tokens_out;
+	m.u.progress.cost = w->acc_cost + w->ts.cost;
 	worker_send(w, &m);
 	msg_clear(&m);
+}
+
+/* A progress line of its own kind, sent now, never throttled away. */
+static void
+worker_progress(struct worker *w, const char *kind, const char *text)
+{
+	struct msg	m;
+
+	msg_init(&m, MSG_PROGRESS);
+	m.u.progress.kind = xstrdup(kind);
+	m.u.progress.text = xstrdup(text);
+	utf8_sanitize(m.u.progress.text, strlen(m.u.progress.text));
+	m.u.progress.tokens_in = w->acc_in + w->ts.tokens_in;
+	m.u.progress.tokens_out = w->acc_out + w->ts.tokens_out;
+	m.u.progress.cost = w->acc_cost + w->ts.cost;
+	worker_send(w, &m);
+	msg_clear(&m);
+}
+
+/*
+ * The CLI is retrying an API error (429, 5xx, network): the user sees it
+ * now, as PROGRESS kind "retry", instead of silence until the deadline.
+ * A fatal API error (auth, model) ends the turn like a final event.
+ */
+void
+worker_retry_progress(struct worker *w)
+{
+	if (w->ts.retry != NULL) {
+		worker_progress(w, "retry", w->ts.retry);
+		adapter_set(&w->ts.retry, NULL);
+	}
+	if (w->ts.final_seen)
+		worker_final_event(w);
 }
 
 /* The in-stream final event: some CLIs never exit, so allow 2 s. */
@@ -142,72 +158,6 @@ worker_final_event(struct worker *w)
 {
 	if (w->grace_ev == NULL)
 		w->grace_ev = worker_timer(w, FINAL_GRACE_MS, worker_grace_cb);
-}
-
-/* Fill RESULT from the parsed answer and the tool's exit. */
-static void
-worker_fill_result(struct worker *w, struct msg *m)
-{
-	struct msg_result	*r = &m->u.result;
-	struct wresult		 wr;
-	char			*text;
-	int			 st = w->tool_status, found;
-
-	memset(&wr, 0, sizeof wr);
-	if (w->ad != NULL && w->ad->line != NULL && w->ts.final_text != NULL)
-		text = xstrdup(w->ts.final_text);
-	else
-		text = follow_tail(&w->fol, FOLLOW_TAIL);
-	found = result_parse(text, strlen(text), &wr);
-	free(text);
-
-	r->status = wr.status;
-	wr.status = NULL;
-	if (!found && w->tool_waited && WIFEXITED(st) && WEXITSTATUS(st) != 0) {
-		free(r->status);
-		r->status = xstrdup("failed");
-	}
-	if (!found && w->ts.final_failed) {
-		free(r->status);
-		r->status = xstrdup("failed");
-	}
-	r->action = wr.action != NULL ? wr.action : xstrdup(w->role);
-	r->summary = wr.summary != NULL ? wr.summary :
-	    w->ts.error != NULL ? xstrdup(w->ts.error) : NULL;
-	r->files_changed = wr.files_changed;
-	r->next_suggestion = wr.next_suggestion;
-	r->loop_back_to = wr.loop_back_to;
-	r->detailed_output = wr.detailed_output;
-	if (r->detailed_output != NULL && strlen(r->detailed_output) > DETAIL_MAX) {
-		r->detailed_output[DETAIL_MAX] = '\0';
-		utf8_sanitize(r->detailed_output, DETAIL_MAX);
-	}
-	r->questions = wr.questions;
-	memset(&wr, 0, sizeof wr);
-
-	r->exit_code = -1;
-	r->signal = 0;
-	if (w->tool_waited && WIFEXITED(st))
-		r->exit_code = WEXITSTATUS(st);
-	else if (w->tool_waited && WIFSIGNALED(st)) {
-		r->signal = WTERMSIG(st);
-		if (!w->we_killed && !w->closing)
-			worker_reason(w, "tool killed by signal %d (SIG%s)",
-			    WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ?
-			    sigabbrev_np(WTERMSIG(st)) : "?");
-	}
-	r->duration_ms = worker_now_ms() - w->t_start;
-	r->session_id = w->ts.session_id ? xstrdup(w->ts.session_id) : NULL;
-	if (w->ts.tokens_in || w->ts.tokens_out || w->ts.cost > 0)
-		r->usage = json_pack("{s:I, s:I, s:f}", "input_tokens",
-		    (json_int_t)w->ts.tokens_in, "output_tokens",
-		    (json_int_t)w->ts.tokens_out, "cost_usd", w->ts.cost);
-	r->reason = w->reason != NULL ? xstrdup(w->reason) : NULL;
-	if (r->reason != NULL && !found) {
-		free(r->status);
-		r->status = xstrdup("failed");
-	}
-	r->stderr_tail = follow_tail(&w->fol, STDERR_TAIL);
 }
 
 /* Everything we said has reached the socket: leave the loop. */
@@ -247,9 +197,10 @@ worker_finish(struct worker *w, int send_result)
 	w->finished = 1;
 	tool_sweep(w);
 	follow_drain(w);
+	errtail_drain(w);
 	if (send_result) {
 		msg_init(&m, MSG_RESULT);
-		worker_fill_result(w, &m);
+		outcome_fill(w, &m);
 		worker_send(w, &m);
 		msg_clear(&m);
 	}
@@ -271,24 +222,31 @@ worker_tool_exited(struct worker *w)
 	char	*err = NULL, *input;
 
 	follow_drain(w);
+	errtail_drain(w);
 	if (w->grace_ev != NULL) {
 		event_free(w->grace_ev);
 		w->grace_ev = NULL;
 	}
 	tool_stdin_close(w);
-	if (w->resume_input != NULL && !w->closing && w->ts.session_id) {
+	outcome_fold(w);
+	if (w->resume_input != NULL && !w->closing &&
+	    w->prev_session == NULL) {
+		outcome_reason(w, "follow-up input not delivered: %s ended its "
+		    "turn without a session id to resume", w->ad->name);
+		worker_progress(w, "input", w->reason);
+	} else if (w->resume_input != NULL && !w->closing) {
 		input = w->resume_input;
 		w->resume_input = NULL;
+		outcome_next_turn(w);
 		strv_clear(&w->argv);
-		w->ad->build_argv(&w->spec, w->ts.session_id, input, &w->argv);
+		w->ad->build_argv(&w->spec, w->prev_session, input, &w->argv);
 		free(w->argv.v[0]);
 		w->argv.v[0] = xstrdup(w->path);
-		w->ts.final_seen = w->ts.final_failed = 0;
 		if (tool_start(w, input, &err) == 0) {
 			free(input);
 			return;
 		}
-		worker_reason(w, "%s", err);
+		outcome_reason(w, "%s", err);
 		free(err);
 		free(input);
 	}
@@ -350,6 +308,29 @@ worker_started(struct worker *w)
 	msg_clear(&m);
 }
 
+/*
+ * options.resume_session: the first run is already a resumed turn of that
+ * session, with the ASSIGN prompt as the follow-up message.
+ */
+static int
+worker_resume_option(struct worker *w, char **err)
+{
+	const char	*id = adapter_opt(&w->spec, "resume_session");
+
+	if (id == NULL)
+		return 0;
+	if (w->ad->line == NULL) {
+		xasprintf(err, "%s has no sessions to resume", w->ad->name);
+		return -1;
+	}
+	if (!adapter_session_ok(id)) {
+		xasprintf(err, "resume_session: not a session id");
+		return -1;
+	}
+	w->prev_session = xstrdup(id);
+	return 0;
+}
+
 /* ASSIGN: find the tool, open the log, start it. */
 static void
 worker_assign(struct worker *w)
@@ -360,7 +341,7 @@ worker_assign(struct worker *w)
 
 	w->t_start = worker_now_ms();
 	if ((w->ad = adapter_find(a->tool)) == NULL) {
-		worker_reason(w, "unknown tool '%s' (known: %s)", a->tool,
+		outcome_reason(w, "unknown tool '%s' (known: %s)", a->tool,
 		    adapter_names());
 		worker_finish(w, 1);
 		return;
@@ -373,31 +354,40 @@ worker_assign(struct worker *w)
 	w->spec.binary = json_string_value(json_object_get(a->options, "path"));
 	bin = w->spec.binary != NULL ? w->spec.binary : w->ad->binary;
 	if (a->log_path == NULL) {
-		worker_reason(w, "ASSIGN without a log path");
+		outcome_reason(w, "ASSIGN without a log path");
 		worker_finish(w, 1);
 		return;
 	}
 	w->log_fd = open(a->log_path, O_WRONLY | O_CREAT | O_APPEND |
 	    O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (w->log_fd < 0 || follow_open(w, a->log_path, &err) != 0) {
-		worker_reason(w, "cannot open the log %s: %s", a->log_path,
+		outcome_reason(w, "cannot open the log %s: %s", a->log_path,
 		    err != NULL ? err : strerror(errno));
 		free(err);
 		worker_finish(w, 1);
 		return;
 	}
 	if ((w->path = tool_resolve(bin)) == NULL) {
-		worker_reason(w, "tool '%s' not found: no executable '%s' %s",
+		outcome_reason(w, "tool '%s' not found: no executable '%s' %s",
 		    a->tool, bin, strchr(bin, '/') ? "at that path" :
 		    "on PATH");
 		worker_finish(w, 1);
 		return;
 	}
-	w->ad->build_argv(&w->spec, NULL, NULL, &w->argv);
+	if (worker_resume_option(w, &err) != 0) {
+		outcome_reason(w, "%s", err);
+		free(err);
+		worker_finish(w, 1);
+		return;
+	}
+	/* Answers without a files list fall back on git: note the start. */
+	if (w->ad->line != NULL)
+		gitfiles_snap(a->cwd != NULL ? a->cwd : ".", &w->git_before);
+	w->ad->build_argv(&w->spec, w->prev_session, a->prompt, &w->argv);
 	free(w->argv.v[0]);
 	w->argv.v[0] = xstrdup(w->path);
 	if (tool_start(w, a->prompt, &err) != 0) {
-		worker_reason(w, "%s", err);
+		outcome_reason(w, "%s", err);
 		free(err);
 		worker_finish(w, 1);
 		return;
@@ -424,16 +414,22 @@ worker_input(struct worker *w, struct msg *m)
 		    strlen(m->u.input.message));
 		tool_stdin_write(w, "\n", 1);
 		how = "stdin";
-	} else if (w->ts.session_id != NULL && w->resume_input == NULL) {
-		w->resume_input = xstrdup(m->u.input.message);
-		if (m->u.input.interrupt) {
+	} else if (w->ad->line != NULL) {
+		/*
+		 * Queued for a resumed turn once this one ends; before the
+		 * session id is known too (the turn end tells).  Several
+		 * inputs make one follow-up message.
+		 */
+		adapter_append(&w->resume_input, "\n\n", m->u.input.message);
+		if (m->u.input.interrupt && (w->ts.session_id != NULL ||
+		    w->prev_session != NULL)) {
 			w->we_killed = 1;
 			tool_signal(w, SIGINT);
 		}
 		how = "resume";
 	} else
-		xasprintf(&err, "%s takes no input while running and has no "
-		    "session to resume yet", w->ad->name);
+		xasprintf(&err, "%s takes no input while running",
+		    w->ad->name);
 	ack.u.input_ack.delivery = xstrdup(how != NULL ? how : "none");
 	ack.u.input_ack.error = err;
 	worker_send(w, &ack);
@@ -553,6 +549,12 @@ worker_free(struct worker *w)
 	free(w->path);
 	free(w->reason);
 	free(w->resume_input);
+	free(w->prev_session);
+	strv_clear(&w->files_acc);
+	gitfiles_clear(&w->git_before);
+	errtail_close(w);
+	if (w->err.log_fd >= 0)
+		close(w->err.log_fd);
 	free(w->role);
 	event_base_free(w->base);
 }
@@ -612,6 +614,7 @@ main(int argc, char **argv)
 	memset(w, 0, sizeof *w);
 	w->log_fd = w->stdin_fd = -1;
 	w->fol.fd = -1;
+	w->err.fd = w->err.log_fd = -1;
 	w->role = xstrdup(role);
 	w->index = (unsigned)idx;
 	msg_init(&w->assign, MSG_NONE);

@@ -24,4 +24,10 @@ struct wresult {
 int	result_parse(const char *, size_t, struct wresult *);
 void	result_clear(struct wresult *);
 
+/* worker/fallback.c: results the agent did not state (all owned/static). */
+char		*fallback_reason(const char *);
+char		*fallback_summary(const char *);
+const char	*fallback_kind(const char *);
+const char	*fallback_kind_status(long);
+
 #endif

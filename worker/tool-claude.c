@@ -10,22 +10,47 @@
 
 #include "xmalloc.h"
 #include "adapter.h"
+#include "result.h"
 
-/* Prompt on stdin; a follow-up is a new -p run resuming the session. */
+/*
+ * Prompt on stdin; a follow-up is a new -p run resuming the session.
+ * options.permission picks the mode unless permission_mode names one:
+ * read-only is plan; workspace-write is acceptEdits plus the Bash tool,
+ * which acceptEdits alone refuses in -p ("This command requires
+ * approval") and which works as root and as a user alike; full is
+ * bypassPermissions (which claude refuses as root unless IS_SANDBOX=1).
+ */
 static void
 claude_build_argv(const struct tool_spec *spec, const char *resume_session,
     const char *input, struct strv *argv)
 {
 	const char	*mode;
+	int		 bash = 0;
 
 	(void)input;
-	if ((mode = adapter_opt(spec, "permission_mode")) == NULL)
-		mode = "acceptEdits";
+	if ((mode = adapter_opt(spec, "permission_mode")) == NULL) {
+		switch (adapter_permission(spec)) {
+		case PERM_READ_ONLY:
+			mode = "plan";
+			break;
+		case PERM_FULL:
+			mode = "bypassPermissions";
+			break;
+		case PERM_WORKSPACE_WRITE:
+			mode = "acceptEdits";
+			bash = 1;
+			break;
+		}
+	}
 	adapter_argv_begin(spec, "claude", argv);
 	strv_push(argv, "-p");
 	strv_push(argv, "--output-format");
 	strv_push(argv, "stream-json");
 	strv_push(argv, "--verbose");
+	if (bash) {
+		strv_push(argv, "--allowedTools");
+		strv_push(argv, "Bash");
+	}
 	strv_push(argv, "--permission-mode");
 	strv_push(argv, mode);
 	if (spec->model != NULL && spec->model[0] != '\0') {
@@ -131,6 +156,9 @@ claude_result(struct tool_stream *ts, const json_t *ev, int dialect)
 		adapter_set(&ts->final_text, text);
 	adapter_set(&ts->error, ts->final_failed ? claude_result_error(ev) :
 	    NULL);
+	if (ts->final_failed)
+		ts->error_kind = fallback_kind_status((long)adapter_uint(ev,
+		    "api_error_status"));
 	adapter_session(ts, adapter_str(ev, "session_id"));
 	usage = json_object_get(ev, "usage");
 	ts->tokens_in = adapter_uint(usage, "input_tokens");
@@ -140,6 +168,7 @@ claude_result(struct tool_stream *ts, const json_t *ev, int dialect)
 		    adapter_uint(usage, "cache_read_input_tokens");
 	ts->tokens_out = adapter_uint(usage, "output_tokens");
 	ts->cost = adapter_real(ev, "total_cost_usd");
+	ts->cost_seen = adapter_has_number(ev, "total_cost_usd");
 	adapter_progress(ts, ts->final_failed ? "failed" : "result",
 	    ts->final_failed ? ts->error : text);
 }
@@ -161,7 +190,11 @@ claude_dialect_line(struct tool_stream *ts, const char *line, size_t len,
 		if (sub != NULL && strcmp(sub, "init") == 0) {
 			adapter_session(ts, adapter_str(ev, "session_id"));
 			adapter_progress(ts, "init", adapter_str(ev, "model"));
-		}
+		} else if (sub != NULL && strcmp(sub, "api_retry") == 0)
+			adapter_api_error(ts, (long)adapter_uint(ev,
+			    "error_status"), adapter_str(ev, "error"),
+			    adapter_uint(ev, "attempt"),
+			    adapter_uint(ev, "max_retries"));
 	} else if (strcmp(type, "assistant") == 0)
 		claude_assistant(ts, ev);
 	else if (strcmp(type, "user") == 0)

@@ -33,7 +33,10 @@ codex_push_sandbox_config(const char *mode, struct strv *argv)
 	free(kv);
 }
 
-/* Full access is never a default: only the exact option value enables it. */
+/*
+ * Full access is never a default: only options.permission "full" or the
+ * exact sandbox value enables it.  An explicit sandbox wins.
+ */
 static void
 codex_build_argv(const struct tool_spec *spec, const char *resume_session,
     const char *input, struct strv *argv)
@@ -41,7 +44,13 @@ codex_build_argv(const struct tool_spec *spec, const char *resume_session,
 	const char	*sandbox;
 
 	(void)input;
-	if ((sandbox = adapter_opt(spec, "sandbox")) == NULL)
+	if ((sandbox = adapter_opt(spec, "sandbox")) != NULL)
+		;
+	else if (adapter_permission(spec) == PERM_READ_ONLY)
+		sandbox = "read-only";
+	else if (adapter_permission(spec) == PERM_FULL)
+		sandbox = CODEX_SANDBOX_FULL;
+	else
 		sandbox = CODEX_SANDBOX_DEFAULT;
 	adapter_argv_begin(spec, "codex", argv);
 	strv_push(argv, "exec");
@@ -133,11 +142,46 @@ codex_item(struct tool_stream *ts, const json_t *item, int done)
 		adapter_progress(ts, "plan", name);
 		free(name);
 	} else if (strcmp(type, "error") == 0) {
-		text = adapter_str(item, "message");
-		adapter_set(&ts->error, text);
-		adapter_progress(ts, "error", text);
+		/* Warnings ("Model metadata ... not found"): never the answer. */
+		adapter_progress(ts, "warning", adapter_str(item, "message"));
 	} else
 		adapter_progress(ts, "item", type);
+}
+
+/*
+ * "Reconnecting... 2/5 (unexpected status 429 Too Many Requests: ...)":
+ * a retry to report, unless the status says retrying cannot help.
+ */
+static void
+codex_error(struct tool_stream *ts, const char *msg)
+{
+	const char	*p;
+	char		*end, *inner;
+	unsigned long	 attempt = 0, max = 0;
+	long		 status = 0;
+
+	if (msg == NULL)
+		return;
+	adapter_set(&ts->error, msg);
+	if (strncmp(msg, "Reconnecting...", 15) != 0) {
+		adapter_progress(ts, "error", msg);
+		return;
+	}
+	attempt = strtoul(msg + 15, &end, 10);
+	if (*end == '/')
+		max = strtoul(end + 1, NULL, 10);
+	if ((p = strstr(msg, "status ")) != NULL)
+		status = strtol(p + 7, NULL, 10);
+	else if ((p = strstr(msg, "status: ")) != NULL)
+		status = strtol(p + 8, NULL, 10);
+	if ((p = strchr(msg, '(')) != NULL) {
+		inner = xstrdup(p + 1);
+		if (inner[0] != '\0' && inner[strlen(inner) - 1] == ')')
+			inner[strlen(inner) - 1] = '\0';
+	} else
+		inner = xstrdup(msg);
+	adapter_api_error(ts, status, inner, attempt, max);
+	free(inner);
 }
 
 /* `error` events are often retries ("Reconnecting..."): kept, not final. */
@@ -174,12 +218,8 @@ codex_line(struct tool_stream *ts, const char *line, size_t len)
 		msg = adapter_str(json_object_get(ev, "error"), "message");
 		adapter_set(&ts->error, msg != NULL ? msg : "turn failed");
 		adapter_progress(ts, "failed", msg);
-	} else if (strcmp(type, "error") == 0) {
-		msg = adapter_str(ev, "message");
-		if (msg != NULL)
-			adapter_set(&ts->error, msg);
-		adapter_progress(ts, "error", msg);
-	}
+	} else if (strcmp(type, "error") == 0)
+		codex_error(ts, adapter_str(ev, "message"));
 out:
 	json_decref(ev);
 }

@@ -20,7 +20,8 @@ gemini_build_argv(const struct tool_spec *spec, const char *resume_session,
 
 	(void)input;
 	if ((mode = adapter_opt(spec, "approval_mode")) == NULL)
-		mode = "yolo";
+		mode = adapter_permission(spec) == PERM_READ_ONLY ? "plan" :
+		    "yolo";
 	else if (strcmp(mode, "auto-edit") == 0)
 		mode = "auto_edit";
 	adapter_argv_begin(spec, "gemini", argv);

@@ -12,20 +12,31 @@
 #include "xmalloc.h"
 #include "adapter.h"
 
-/* Prompt on stdin (run quotes spaced args); without --auto it rejects asks. */
+/*
+ * Prompt on stdin (run quotes spaced args); without --auto it rejects
+ * asks.  A read-only role runs opencode's own read-only agent, plan,
+ * without --auto; approval_mode, when given, decides instead.
+ */
 static void
 opencode_build_argv(const struct tool_spec *spec, const char *resume_session,
     const char *input, struct strv *argv)
 {
 	const char	*mode;
+	int		 plan = 0;
 
 	(void)input;
-	if ((mode = adapter_opt(spec, "approval_mode")) == NULL)
-		mode = "auto";
+	if ((mode = adapter_opt(spec, "approval_mode")) == NULL) {
+		plan = adapter_permission(spec) == PERM_READ_ONLY;
+		mode = plan ? "default" : "auto";
+	}
 	adapter_argv_begin(spec, "opencode", argv);
 	strv_push(argv, "run");
 	strv_push(argv, "--format");
 	strv_push(argv, "json");
+	if (plan) {
+		strv_push(argv, "--agent");
+		strv_push(argv, "plan");
+	}
 	if (strcmp(mode, "auto") == 0 || strcmp(mode, "yolo") == 0)
 		strv_push(argv, "--auto");
 	if (spec->model != NULL && spec->model[0] != '\0') {
@@ -54,6 +65,8 @@ opencode_step_finish(struct tool_stream *ts, const json_t *part)
 	ts->tokens_out += adapter_uint(tok, "output") +
 	    adapter_uint(tok, "reasoning");
 	ts->cost += adapter_real(part, "cost");
+	if (adapter_has_number(part, "cost"))
+		ts->cost_seen = 1;
 	reason = adapter_str(part, "reason");
 	adapter_progress(ts, "step", reason != NULL ? reason : "finished");
 	if (reason == NULL || strcmp(reason, "tool-calls") == 0)

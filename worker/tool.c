@@ -1,6 +1,7 @@
 /*
  * tool.c: the agent tool as a process: exec in its own process group with
- * stdout and stderr on the log file, stdin from a pipe we feed without
+ * stdout on the log file, stderr on a pipe (errtail.c), stdin from a pipe
+ * we feed without
  * blocking, signals to the whole group, and the sweep that kills every
  * descendant we adopted as a child subreaper.
  */
@@ -119,9 +120,10 @@ tool_signal(struct worker *w, int sig)
 
 /* In the child: become the tool.  Never returns. */
 static void
-tool_child(struct worker *w, char **av, int in_fd, int err_fd)
+tool_child(struct worker *w, char **av, int in_fd, int out_err, int err_fd)
 {
 	sigset_t	all;
+	char		cwd[PATH_MAX];
 	int		sig, e;
 
 	setpgid(0, 0);
@@ -131,10 +133,14 @@ tool_child(struct worker *w, char **av, int in_fd, int err_fd)
 		signal(sig, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (dup2(in_fd, 0) < 0 || dup2(w->log_fd, 1) < 0 ||
-	    dup2(w->log_fd, 2) < 0)
+	    dup2(out_err, 2) < 0)
 		goto fail;
 	if (w->assign.u.assign.cwd != NULL && chdir(w->assign.u.assign.cwd) != 0)
 		goto fail;
+	/* Tools (opencode) trust $PWD over getcwd(): it must follow chdir. */
+	if (getcwd(cwd, sizeof cwd) != NULL)
+		setenv("PWD", cwd, 1);
+	unsetenv("OLDPWD");
 	execv(w->path, av);
 fail:
 	e = errno;
@@ -151,12 +157,26 @@ int
 tool_start(struct worker *w, const char *stdin_text, char **err)
 {
 	char	**av;
-	int	  inp[2], ep[2], e;
+	int	  inp[2], ep[2], errp[2], e;
 	pid_t	  pid;
 
-	if (pipe2(inp, O_CLOEXEC) != 0 || pipe2(ep, O_CLOEXEC) != 0) {
-		xasprintf(err, "pipe: %s", strerror(errno));
-		return -1;
+	if (pipe2(inp, O_CLOEXEC) != 0)
+		goto pipe_fail;
+	if (pipe2(ep, O_CLOEXEC) != 0) {
+		e = errno;
+		close(inp[0]);
+		close(inp[1]);
+		errno = e;
+		goto pipe_fail;
+	}
+	if (pipe2(errp, O_CLOEXEC) != 0) {
+		e = errno;
+		close(inp[0]);
+		close(inp[1]);
+		close(ep[0]);
+		close(ep[1]);
+		errno = e;
+		goto pipe_fail;
 	}
 	/* execv wants a NULL-terminated array; strv is counted. */
 	av = xcalloc(w->argv.n + 1, sizeof *av);
@@ -164,25 +184,31 @@ tool_start(struct worker *w, const char *stdin_text, char **err)
 	pid = fork();
 	if (pid == 0) {
 		close(inp[1]);
-		tool_child(w, av, inp[0], ep[1]);
+		close(errp[0]);
+		tool_child(w, av, inp[0], errp[1], ep[1]);
 	}
 	e = errno;
 	free(av);
 	close(inp[0]);
 	close(ep[1]);
+	close(errp[1]);
 	if (pid < 0) {
 		close(inp[1]);
 		close(ep[0]);
+		close(errp[0]);
 		xasprintf(err, "fork: %s", strerror(e));
 		return -1;
 	}
 	setpgid(pid, pid);
 	if ((e = reap_exec_status(ep[0], pid)) != 0) {
 		close(inp[1]);
+		close(errp[0]);
 		xasprintf(err, "cannot execute %s: %s", w->path, strerror(e));
 		return -1;
 	}
+	errtail_open(w, errp[0]);
 	w->tool_pid = pid;
+	w->turns++;
 	w->tool_waited = 0;
 	w->we_killed = 0;
 	w->stdin_fd = inp[1];
@@ -201,6 +227,9 @@ tool_start(struct worker *w, const char *stdin_text, char **err)
 	if (!w->ad->live_input)
 		tool_stdin_close(w);
 	return 0;
+pipe_fail:
+	xasprintf(err, "pipe: %s", strerror(errno));
+	return -1;
 }
 
 /*

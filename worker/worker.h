@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "adapter.h"
+#include "gitfiles.h"
 #include "proto.h"
 
 struct event;
@@ -19,6 +20,20 @@ struct chan;
 
 #define FOLLOW_TAIL	(256u * 1024)	/* bytes kept for the final answer */
 #define STDERR_TAIL	2048
+#define STDERR_KEEP	8192	/* stderr bytes kept for reasons */
+
+struct errtail {
+	int		 fd;		/* read side of the stderr pipe, -1 none */
+	int		 log_fd;	/* our own append descriptor of the log */
+	struct event	*ev;
+	char		 buf[STDERR_KEEP];
+	size_t		 len;
+};
+
+/* A byte range [start, end) of the log. */
+struct span64 {
+	uint64_t	 start, end;
+};
 
 struct follow {
 	int		 fd;		/* read side of the log */
@@ -29,6 +44,8 @@ struct follow {
 	size_t		 tail_len;	/* valid bytes in tail (<= FOLLOW_TAIL) */
 	size_t		 tail_pos;	/* next write position */
 	uint64_t	 total;		/* bytes read so far */
+	struct span64	*skip;		/* log ranges holding copied stderr */
+	size_t		 nskip;
 };
 
 struct worker {
@@ -44,6 +61,7 @@ struct worker {
 	char			*path;		/* resolved executable */
 	int			 log_fd;
 	struct follow		 fol;
+	struct errtail		 err;		/* the tool's stderr */
 
 	pid_t			 tool_pid;	/* 0: none running */
 	int			 tool_status;
@@ -54,6 +72,15 @@ struct worker {
 	int			 stdin_close_when_empty;
 
 	char			*resume_input;	/* queued follow-up turn */
+	char			*prev_session;	/* the session of earlier turns */
+	unsigned		 turns;		/* tool runs so far */
+	struct strv		 files_acc;	/* union of the turns' block lists */
+	uint64_t		 acc_in, acc_out;	/* tokens of all turns */
+	double			 acc_cost;
+	int			 acc_cost_seen;
+	struct gitsnap		 git_before;	/* work tree before the first turn */
+	char			 err_line[512];	/* stderr line being cut */
+	size_t			 err_line_len;
 	int			 closing;	/* CLOSE received */
 	int			 we_killed;	/* our signal ended the tool */
 	int			 finished;	/* RESULT/BYE sent */
@@ -75,15 +102,30 @@ void	tool_stdin_close(struct worker *);
 void	tool_sweep(struct worker *);
 char	*tool_resolve(const char *);
 
+/* worker/errtail.c */
+void	errtail_open(struct worker *, int);
+void	errtail_drain(struct worker *);
+void	errtail_close(struct worker *);
+char	*errtail_text(const struct errtail *, size_t);
+
 /* worker/follow.c */
 int	follow_open(struct worker *, const char *, char **);
 size_t	follow_drain(struct worker *);
+void	follow_skip(struct follow *, uint64_t, uint64_t);
 void	follow_close(struct follow *);
 char	*follow_tail(const struct follow *, size_t);
 void	utf8_sanitize(char *, size_t);
 
+/* worker/outcome.c */
+void	outcome_fold(struct worker *);
+void	outcome_next_turn(struct worker *);
+void	outcome_fill(struct worker *, struct msg *);
+void	outcome_reason(struct worker *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+
 /* worker/main.c */
 void	worker_tool_exited(struct worker *);
+void	worker_retry_progress(struct worker *);
 void	worker_final_event(struct worker *);
 void	worker_line(struct worker *, const char *, size_t);
 uint64_t worker_now_ms(void);

@@ -113,7 +113,8 @@ test_argv(void)
 
 	s = spec_of("claude", NULL, NULL, NULL);
 	check_argv("claude", &s, NULL, NULL, "claude -p --output-format "
-	    "stream-json --verbose --permission-mode acceptEdits");
+	    "stream-json --verbose --allowedTools Bash "
+	    "--permission-mode acceptEdits");
 	o = opts("{\"permission_mode\":\"bypassPermissions\","
 	    "\"extra_args\":[\"--max-budget-usd\",\"2\"]}");
 	s = spec_of("claude", "claude-beta", "opus", o);
@@ -166,8 +167,64 @@ test_argv(void)
 	o = opts("[\"options\",\"not\",\"an\",\"object\"]");
 	s = spec_of("claude", "", "", o);
 	check_argv("claude", &s, NULL, NULL, "claude -p --output-format "
-	    "stream-json --verbose --permission-mode acceptEdits");
+	    "stream-json --verbose --allowedTools Bash "
+	    "--permission-mode acceptEdits");
 	json_decref(o);
+}
+
+/* options.permission per tool; an explicit tool option still wins. */
+static void
+test_permission(void)
+{
+	static const struct {
+		const char	*tool;
+		const char	*opts;
+		const char	*want;
+	} cases[] = {
+		{ "codex", "{\"permission\":\"read-only\"}", "codex exec --json "
+		    "--skip-git-repo-check -s read-only -" },
+		{ "codex", "{\"permission\":\"workspace-write\"}", "codex exec "
+		    "--json --skip-git-repo-check -s workspace-write -" },
+		{ "codex", "{\"permission\":\"full\"}", "codex exec --json "
+		    "--skip-git-repo-check "
+		    "--dangerously-bypass-approvals-and-sandbox -" },
+		{ "codex", "{\"permission\":\"bogus\"}", "codex exec --json "
+		    "--skip-git-repo-check -s workspace-write -" },
+		{ "codex", "{\"permission\":\"full\",\"sandbox\":\"read-only\"}",
+		    "codex exec --json --skip-git-repo-check -s read-only -" },
+		{ "claude", "{\"permission\":\"read-only\"}", "claude -p "
+		    "--output-format stream-json --verbose --permission-mode plan" },
+		{ "claude", "{\"permission\":\"full\"}", "claude -p "
+		    "--output-format stream-json --verbose --permission-mode "
+		    "bypassPermissions" },
+		{ "claude", "{\"permission\":\"read-only\",\"permission_mode\":"
+		    "\"default\"}", "claude -p --output-format stream-json "
+		    "--verbose --permission-mode default" },
+		{ "gemini", "{\"permission\":\"read-only\"}", "gemini "
+		    "--approval-mode plan --skip-trust -o stream-json" },
+		{ "gemini", "{\"permission\":\"full\"}", "gemini "
+		    "--approval-mode yolo --skip-trust -o stream-json" },
+		{ "qwen", "{\"permission\":\"read-only\"}", "qwen "
+		    "--approval-mode plan -o stream-json" },
+		{ "qwen", "{\"permission\":\"read-only\",\"approval_mode\":"
+		    "\"yolo\"}", "qwen --approval-mode yolo -o stream-json" },
+		{ "opencode", "{\"permission\":\"read-only\"}", "opencode run "
+		    "--format json --agent plan" },
+		{ "opencode", "{\"permission\":\"workspace-write\"}", "opencode "
+		    "run --format json --auto" },
+		{ "opencode", "{\"permission\":\"full\"}", "opencode run "
+		    "--format json --auto" },
+	};
+	struct tool_spec	 s;
+	json_t			*o;
+	size_t			 i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		o = opts(cases[i].opts);
+		s = spec_of(cases[i].tool, NULL, NULL, o);
+		check_argv(cases[i].tool, &s, NULL, NULL, cases[i].want);
+		json_decref(o);
+	}
 }
 
 /* Lookup and the table's flags, which tool.c acts on. */
@@ -583,6 +640,128 @@ test_session(void)
 	    "session id: option-like refused, first good one kept");
 	tool_stream_clear(&ts);
 }
+
+/*
+ * API errors (real streams, tests/streams/README.md): auth and a missing
+ * model end the turn with a kind; 429/5xx are retries reported as such.
+ */
+static void
+test_api_errors(void)
+{
+	const struct adapter	*ad;
+	struct tool_stream	 ts;
+
+	feed("claude", "claude-401.jsonl", &ts);
+	tap_ok(ts.final_seen && ts.final_failed && ts.error_kind != NULL &&
+	    strcmp(ts.error_kind, "auth") == 0, "claude 401 api_retry: final, "
+	    "failed, kind auth");
+	tap_is_str(ts.error, "API error HTTP 401: authentication_failed, "
+	    "attempt 1/10", "claude 401: the reason names status and attempt");
+	tool_stream_clear(&ts);
+
+	feed("claude", "claude-429.jsonl", &ts);
+	tap_ok(!ts.final_seen && ts.retry != NULL && strstr(ts.retry,
+	    "HTTP 429") != NULL && strstr(ts.retry, "attempt 3/10") != NULL,
+	    "claude 429 api_retry: not final, a retry \"%s\"",
+	    ts.retry ? ts.retry : "(null)");
+	tool_stream_clear(&ts);
+
+	feed("claude", "claude-404.jsonl", &ts);
+	tap_ok(ts.final_failed && ts.error_kind != NULL &&
+	    strcmp(ts.error_kind, "model") == 0,
+	    "claude 404 result: failed, kind model");
+	tool_stream_clear(&ts);
+
+	feed("codex", "codex-401.jsonl", &ts);
+	tap_ok(ts.final_failed && ts.error_kind != NULL &&
+	    strcmp(ts.error_kind, "auth") == 0 && ts.error != NULL &&
+	    strstr(ts.error, "401 Unauthorized") != NULL,
+	    "codex 401 Reconnecting: failed, kind auth, the CLI's message");
+	tool_stream_clear(&ts);
+
+	feed("codex", "codex-429.jsonl", &ts);
+	tap_ok(!ts.final_seen && ts.retry != NULL &&
+	    strstr(ts.retry, "429") != NULL && strstr(ts.retry, "2/5") != NULL,
+	    "codex 429 Reconnecting: a retry \"%s\"",
+	    ts.retry ? ts.retry : "(null)");
+	tool_stream_clear(&ts);
+
+	feed("codex", "codex-offline.jsonl", &ts);
+	tap_ok(!ts.final_seen && ts.retry != NULL,
+	    "codex offline: retries, not final");
+	tool_stream_clear(&ts);
+
+	memset(&ts, 0, sizeof ts);
+	ad = adapter_find("codex");
+	feed_line(ad, &ts, L("{\"type\":\"item.completed\",\"item\":{\"id\":"
+	    "\"item_0\",\"type\":\"error\",\"message\":\"Model metadata for "
+	    "`m` not found.\"}}"));
+	tap_ok(ts.error == NULL && !ts.final_seen,
+	    "codex warning item: no error, not final");
+	tool_stream_clear(&ts);
+
+	tap_ok(adapter_stderr_line(&ts, L("Attempt 2 failed with status 500. "
+	    "Retrying with backoff... _ApiError: x")) && !ts.final_seen &&
+	    ts.retry != NULL && strstr(ts.retry, "HTTP 500") != NULL &&
+	    strstr(ts.retry, "attempt 2") != NULL,
+	    "gemini stderr 500: a retry \"%s\"", ts.retry ? ts.retry : "");
+	tool_stream_clear(&ts);
+	tap_ok(adapter_stderr_line(&ts, L("Attempt 1 failed: mock rate limit "
+	    "exceeded, retry later")) && !ts.final_seen && ts.retry != NULL &&
+	    strstr(ts.retry, "rate limit") != NULL,
+	    "gemini stderr 429: a retry");
+	tool_stream_clear(&ts);
+	tap_ok(!adapter_stderr_line(&ts, L("Attempting to connect")) &&
+	    ts.retry == NULL, "other stderr lines are not retries");
+	tool_stream_clear(&ts);
+
+	tap_ok(feed("claude", "claude-success.jsonl", &ts) == 0 &&
+	    ts.cost_seen, "claude reports a cost");
+	tool_stream_clear(&ts);
+	tap_ok(feed("codex", "codex-success.jsonl", &ts) == 0 &&
+	    !ts.cost_seen, "codex reports no cost");
+	tool_stream_clear(&ts);
+}
+
+/* Summary, reason and error kind when the agent did not state them. */
+static void
+test_fallback(void)
+{
+	char	*s;
+
+	s = fallback_summary("First paragraph.\n\nI fixed calc.sh:\nthe "
+	    "subtraction was reversed.\n\n  \n");
+	tap_is_str(s, "I fixed calc.sh:\nthe subtraction was reversed.",
+	    "summary: the last paragraph");
+	free(s);
+	s = fallback_summary("one line");
+	tap_is_str(s, "one line", "summary: a single line");
+	free(s);
+	tap_ok(fallback_summary(" \n\n ") == NULL && fallback_summary(NULL) ==
+	    NULL, "summary: none from blank text");
+
+	s = fallback_reason("Loading...\nError: Invalid API key provided\n"
+	    "    at foo (x.js:1:2)\n    at bar\n}\n\nNode.js v22.1.0\n");
+	tap_is_str(s, "Error: Invalid API key provided",
+	    "reason: the last meaningful stderr line");
+	free(s);
+	tap_ok(fallback_reason("\n  at x\n--\n") == NULL,
+	    "reason: none from noise");
+
+	tap_is_str(fallback_kind("unexpected status 401 Unauthorized"), "auth",
+	    "kind: 401 is auth");
+	tap_is_str(fallback_kind("Not logged in \xc2\xb7 Please run /login"),
+	    "auth", "kind: not logged in is auth");
+	tap_is_str(fallback_kind("The model `x` does not exist"), "model",
+	    "kind: missing model");
+	tap_is_str(fallback_kind("RESOURCE_EXHAUSTED: quota"), "rate_limited",
+	    "kind: rate limited");
+	tap_is_str(fallback_kind("[API Error: fetch failed]"), "network",
+	    "kind: network");
+	tap_is_str(fallback_kind("segfault in tool"), "tool_error",
+	    "kind: anything else is tool_error");
+}
+
 #undef L
 
 /* Each group is independent; the plan is printed last. */
@@ -597,5 +776,8 @@ main(void)
 	test_shape();
 	test_unicode();
 	test_session();
+	test_permission();
+	test_api_errors();
+	test_fallback();
 	return tap_done();
 }

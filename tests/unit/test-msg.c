@@ -72,6 +72,59 @@ check_values(void)
 }
 
 /* Optional fields left NULL are not sent and come back NULL. */
+/* RESULT's later fields round-trip, and a RESULT without them decodes. */
+static void
+check_result_fields(void)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+	struct msg	m, d;
+
+	msg_init(&m, MSG_RESULT);
+	m.u.result.status = strdup("failed");
+	m.u.result.error_kind = strdup("auth");
+	m.u.result.files_source = strdup("git");
+	m.u.result.turns = 3;
+	m.u.result.tool_pid = 4242;
+	strv_push(&m.u.result.argv, "codex");
+	strv_push(&m.u.result.argv, "resume");
+	msgpack_sbuffer_init(&sb);
+	tap_is_int(msg_encode(&m, &sb), PROTO_OK, "RESULT with turns encodes");
+	tap_is_int(msg_decode(MSG_RESULT, (uint8_t *)sb.data, sb.size, &d),
+	    PROTO_OK, "RESULT with turns decodes");
+	tap_ok(d.u.result.error_kind != NULL && d.u.result.files_source !=
+	    NULL && strcmp(d.u.result.error_kind, "auth") == 0 &&
+	    strcmp(d.u.result.files_source, "git") == 0 &&
+	    d.u.result.turns == 3 && d.u.result.tool_pid == 4242 &&
+	    d.u.result.argv.n == 2 && strcmp(d.u.result.argv.v[1],
+	    "resume") == 0, "error_kind, files_source, turns, tool_pid, argv");
+	msg_clear(&m);
+	msg_clear(&d);
+	msgpack_sbuffer_destroy(&sb);
+
+	/* What a worker from before these fields sends. */
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 5);
+	msgpack_pack_str_with_body(&pk, "status", 6);
+	msgpack_pack_str_with_body(&pk, "success", 7);
+	msgpack_pack_str_with_body(&pk, "files_changed", 13);
+	msgpack_pack_array(&pk, 0);
+	msgpack_pack_str_with_body(&pk, "exit_code", 9);
+	msgpack_pack_int64(&pk, 0);
+	msgpack_pack_str_with_body(&pk, "signal", 6);
+	msgpack_pack_int64(&pk, 0);
+	msgpack_pack_str_with_body(&pk, "duration_ms", 11);
+	msgpack_pack_uint64(&pk, 5);
+	tap_is_int(msg_decode(MSG_RESULT, (uint8_t *)sb.data, sb.size, &d),
+	    PROTO_OK, "an older worker's RESULT decodes");
+	tap_ok(d.u.result.error_kind == NULL && d.u.result.files_source ==
+	    NULL && d.u.result.turns == 0 && d.u.result.argv.n == 0,
+	    "... with the newer fields absent");
+	msg_clear(&d);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 static void
 check_optional(void)
 {
@@ -208,6 +261,7 @@ main(void)
 		roundtrip(t);
 	check_values();
 	check_optional();
+	check_result_fields();
 	check_errors();
 	tap_is_str(msg_name(MSG_INPUT_ACK), "INPUT_ACK", "names from the table");
 	tap_is_str(msg_name(77), "?", "unknown type name");

@@ -1,0 +1,157 @@
+/*
+ * errtail.c: the tool's stderr, kept apart from stdout.  It arrives on a
+ * pipe; every byte still goes to the log (the human reads one file), and
+ * the last STDERR_KEEP bytes stay here so RESULT's stderr_tail is really
+ * stderr and a failure can name the tool's own last words.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "worker.h"
+#include "xmalloc.h"
+
+/* Keep the last STDERR_KEEP bytes: older ones slide out. */
+static void
+errtail_keep(struct errtail *e, const char *p, size_t n)
+{
+	if (n >= STDERR_KEEP) {
+		memcpy(e->buf, p + n - STDERR_KEEP, STDERR_KEEP);
+		e->len = STDERR_KEEP;
+		return;
+	}
+	if (e->len + n > STDERR_KEEP) {
+		memmove(e->buf, e->buf + (e->len + n - STDERR_KEEP),
+		    STDERR_KEEP - n);
+		e->len = STDERR_KEEP - n;
+	}
+	memcpy(e->buf + e->len, p, n);
+	e->len += n;
+}
+
+/* Cut stderr into lines: CLIs log their API retries there. */
+static void
+errtail_lines(struct worker *w, const char *p, size_t n)
+{
+	size_t	i;
+
+	if (w->ad == NULL || w->ad->line == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		if (p[i] != '\n') {
+			if (w->err_line_len < sizeof w->err_line)
+				w->err_line[w->err_line_len++] = p[i];
+			continue;
+		}
+		if (adapter_stderr_line(&w->ts, w->err_line, w->err_line_len))
+			worker_retry_progress(w);
+		w->err_line_len = 0;
+	}
+}
+
+/*
+ * Append stderr to the log (O_APPEND: each write lands whole at the end)
+ * and tell the follower where, so it reads stdout only.  The descriptor
+ * is our own open of the log: the tool's stdout shares w->log_fd's
+ * offset, ours moves with our writes alone.
+ */
+static void
+errtail_copy(struct worker *w, const char *p, size_t n)
+{
+	struct errtail	*e = &w->err;
+	ssize_t		 wr;
+	off_t		 end;
+
+	if (e->log_fd < 0 && w->assign.u.assign.log_path != NULL)
+		e->log_fd = open(w->assign.u.assign.log_path, O_WRONLY |
+		    O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	if (e->log_fd < 0)
+		return;
+	while (n > 0) {
+		if ((wr = write(e->log_fd, p, n)) <= 0)
+			return;
+		if ((end = lseek(e->log_fd, 0, SEEK_CUR)) >= wr)
+			follow_skip(&w->fol, (uint64_t)(end - wr),
+			    (uint64_t)end);
+		p += wr;
+		n -= (size_t)wr;
+	}
+}
+
+/* Read what the pipe holds now; copy it to the log too. */
+void
+errtail_drain(struct worker *w)
+{
+	struct errtail	*e = &w->err;
+	char		 buf[16384];
+	ssize_t		 n;
+
+	while (e->fd >= 0) {
+		n = read(e->fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+				errtail_close(w);
+			return;
+		}
+		errtail_copy(w, buf, (size_t)n);
+		errtail_keep(e, buf, (size_t)n);
+		errtail_lines(w, buf, (size_t)n);
+	}
+}
+
+/* The pipe became readable. */
+static void
+errtail_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	errtail_drain(arg);
+}
+
+/* Watch the read side of a new turn's stderr pipe (we own fd now). */
+void
+errtail_open(struct worker *w, int fd)
+{
+	struct errtail	*e = &w->err;
+
+	errtail_close(w);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	e->fd = fd;
+	e->ev = event_new(w->base, fd, EV_READ | EV_PERSIST, errtail_cb, w);
+	event_add(e->ev, NULL);
+}
+
+/* Stop reading; what was kept stays for the result. */
+void
+errtail_close(struct worker *w)
+{
+	struct errtail	*e = &w->err;
+
+	if (e->ev != NULL)
+		event_free(e->ev);
+	e->ev = NULL;
+	if (e->fd >= 0)
+		close(e->fd);
+	e->fd = -1;
+}
+
+/* The last max bytes of stderr, NUL-terminated valid UTF-8 (owned). */
+char *
+errtail_text(const struct errtail *e, size_t max)
+{
+	size_t	 n = e->len < max ? e->len : max;
+	char	*out = xmalloc(n + 1);
+
+	memcpy(out, e->buf + e->len - n, n);
+	out[n] = '\0';
+	utf8_sanitize(out, n);
+	return out;
+}
