@@ -486,6 +486,28 @@ test_next(void)
 	tap_is_str(s, "debug failed: broken", "reason: failed, its summary");
 	free(s);
 	json_decref(r);
+	/* issue 9 item 3: a failed validation goes back, it does not end */
+	r = J("{\"status\": \"failed\", \"agent_status\": \"completed\","
+	    " \"loop_back_to\": \"develop\"}");
+	tap_is_int(merge_next(LOOP_VALIDATE, r, ss), LOOP_DEVELOP,
+	    "next: validate failed, loop_back_to develop: develop again");
+	json_decref(r);
+	r = J("{\"status\": \"failed\", \"loop_back_to\": \"debug\"}");
+	tap_is_int(merge_next(LOOP_VALIDATE, r, ss), LOOP_DEBUG,
+	    "next: validate failed, loop_back_to debug: debug");
+	json_decref(r);
+	r = J("{\"status\": \"failed\"}");
+	tap_is_int(merge_next(LOOP_VALIDATE, r, ss), LOOP_DEVELOP,
+	    "next: validate failed, no loop_back_to: develop");
+	json_decref(r);
+	r = J("{\"status\": \"failed\", \"timed_out\": true}");
+	tap_is_int(merge_next(LOOP_VALIDATE, r, ss), -1,
+	    "next: validate timed out: the end");
+	json_decref(r);
+	r = J("{\"status\": \"failed\", \"agent_status\": \"errored\"}");
+	tap_is_int(merge_next(LOOP_VALIDATE, r, ss), -1,
+	    "next: validate errored (no result): the end");
+	json_decref(r);
 	r = J("{\"status\": \"failed\", \"timed_out\": true}");
 	s = merge_fail_reason("develop", r);
 	tap_ok(strncmp(s, "develop: worker timeout", 23) == 0,
