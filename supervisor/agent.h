@@ -60,7 +60,9 @@ struct agent {
 	enum agent_status	 status;
 	char			*reason;	/* why errored, owned */
 	int			 hello, closing, closed, killed;
-	int			 timed_out, nudged;
+	int			 timed_out;
+	int			 nudged;	/* the nudge was acknowledged */
+	const char		*nudge;		/* NULL, sent, delivered, failed */
 	int			 result_early;	/* RESULT came before any close */
 	struct msg		 started;	/* MSG_NONE until STARTED */
 	struct msg		 result;	/* MSG_NONE until RESULT */
@@ -121,5 +123,6 @@ void		 spawn_sweep_children(void);
 
 /* supervisor/report.c */
 json_t		*report_agent(const struct agent *);
+json_t		*report_usage(const json_t *);
 
 #endif
