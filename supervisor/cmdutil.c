@@ -183,6 +183,10 @@ cmd_opts_resolve(struct cmd_opts *o, struct agent_req *req, char **err)
 	}
 	json_object_set_new(req->options, "path",
 	    json_string(tc->path != NULL ? tc->path : tc->name));
+	/* the worker maps it to the tool's own sandbox or permission flags */
+	if (rc->permission != NULL)
+		json_object_set_new(req->options, "permission",
+		    json_string(rc->permission));
 	if (!o->have_timeout)
 		o->timeout_ms = rc->timeout_ms;
 	if (!o->have_nudge)

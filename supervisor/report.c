@@ -114,6 +114,8 @@ report_agent(const struct agent *a)
 	json_object_set_new(o, "agent_id", json_string(a->id));
 	json_object_set_new(o, "role", report_str(a->role));
 	json_object_set_new(o, "tool", report_str(a->tool));
+	json_object_set_new(o, "permission", report_str(json_string_value(
+	    json_object_get(a->options, "permission"))));
 	json_object_set_new(o, "agent_status",
 	    json_string(agent_status_name(a->status)));
 	json_object_set_new(o, "reason", report_str(a->reason));

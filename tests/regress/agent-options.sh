@@ -53,4 +53,17 @@ agent "$R" develop --tool bash -C "$T_TMP/plain" --command true "go"
 ok $([ -d "$T_TMP/plain/.loop" ] && [ ! -e "$T_TMP/plain/.loop/.gitignore" ]; echo $?) \
     "no git work tree: no .gitignore"
 
+# -- each role's permission goes to the worker (options.permission)
+for role in init develop debug validate complete; do
+	agent "$R" $role --tool bash --state-dir "$S" --command true "go"
+	printf '%s=%s ' $role "$(jget "$R" 'd["permission"]')"
+done >"$T_TMP/perms"
+is "$(cat "$T_TMP/perms")" \
+    "init=read-only develop=workspace-write debug=workspace-write validate=workspace-write complete=read-only " \
+    "permission: safe defaults per role"
+printf '{"roles":{"init":{"permission":"full"}}}\n' >"$T_TMP/cfg-perm.json"
+agent "$R" init --tool bash --state-dir "$S" --config "$T_TMP/cfg-perm.json" \
+    --command true "go"
+is "$(jget "$R" 'd["permission"]')" full "permission: roles.init.permission"
+
 t_done
