@@ -121,6 +121,7 @@ int		 prompt_request(struct cmd_opts *, const struct prompt_req *,
 		    struct agent_req *, char **, char **, char **);
 char		*prompt_state_summary(const json_t *);
 char		*prompt_builtin(const char *);
+char		*prompt_with_contract(const char *, const char *);
 void		 prompt_record_action(const struct loop_cfg *, const char *,
 		    json_t *, const char *, const json_t *, json_int_t,
 		    const char *);

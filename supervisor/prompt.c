@@ -232,6 +232,25 @@ prompt_value(const char *name, size_t n, const struct prompt_vars *v)
 	return out;
 }
 
+/*
+ * A message with the result contract of its role appended: what `agent`
+ * sends a model so that its answer ends in a WORKER_RESULT block the
+ * worker can read (owned by the caller).
+ */
+char *
+prompt_with_contract(const char *role, const char *message)
+{
+	struct prompt_vars	 v;
+	char			*fmt, *out;
+
+	memset(&v, 0, sizeof v);
+	v.role = role;
+	fmt = prompt_value("result_format", 13, &v);
+	xasprintf(&out, "%s\n\n%s", message, fmt);
+	free(fmt);
+	return out;
+}
+
 /* A template with its {{placeholders}} filled in (spaces inside allowed). */
 char *
 prompt_render(const char *tmpl, const struct prompt_vars *v)

@@ -66,4 +66,23 @@ agent "$R" init --tool bash --state-dir "$S" --config "$T_TMP/cfg-perm.json" \
     --command true "go"
 is "$(jget "$R" 'd["permission"]')" full "permission: roles.init.permission"
 
+# -- the result contract follows the message, unless --raw
+cat >"$T_TMP/codex-cat" <<FAKEEOF
+#!/bin/bash
+cat >"$T_TMP/prompt"
+exec '$FAKE' replay '$srcdir/tests/streams/codex-success.jsonl'
+FAKEEOF
+chmod +x "$T_TMP/codex-cat"
+printf '{"tools":{"codex":{"path":"%s"}}}\n' "$T_TMP/codex-cat" \
+    >"$T_TMP/cfg-cat.json"
+agent "$R" develop --tool codex --config "$T_TMP/cfg-cat.json" \
+    --state-dir "$S" "fix the bug"
+p=$(cat "$T_TMP/prompt")
+is "$(head -n 1 "$T_TMP/prompt")" "fix the bug" "contract: the message first"
+like "$p" '^WORKER_RESULT:$' "contract: the WORKER_RESULT block follows"
+like "$p" '^- action: develop$' "contract: in the role's name"
+agent "$R" develop --tool codex --config "$T_TMP/cfg-cat.json" \
+    --state-dir "$S" --raw "fix the bug"
+is "$(cat "$T_TMP/prompt")" "fix the bug" "--raw: the message alone"
+
 t_done
