@@ -72,6 +72,11 @@ struct agent {
 	struct evbuffer		*early;		/* INPUT frames sent before HELLO */
 	char			*last_progress;	/* text of the last PROGRESS */
 	uint64_t		 grace_ms;
+	/* follow-up turns (turn.c) */
+	unsigned		 turns;		/* 1 for the first turn */
+	json_t			*past;		/* earlier turns, accumulated */
+	char			*session_id;	/* the last one a turn reported */
+	char			*next_turn;	/* queued while a turn ends */
 };
 
 TAILQ_HEAD(agent_list, agent);
@@ -105,6 +110,7 @@ int		 sup_init(struct sup *, struct event_base *, const char *,
 		    const char *, char **);
 void		 sup_free(struct sup *);
 struct agent	*agent_spawn(struct sup *, const struct agent_req *);
+void		 agent_start(struct agent *);
 struct agent	*agent_find(struct sup *, const char *);
 int		 agent_final(const struct agent *);
 const char	*agent_status_name(enum agent_status);
@@ -120,6 +126,12 @@ uint64_t	 sup_now_ms(void);
 int		 spawn_worker(struct sup *, struct agent *, int *, char **);
 char		*spawn_worker_path(const char *);
 void		 spawn_sweep_children(void);
+
+/* supervisor/turn.c: follow-up turns */
+int		 turn_follow_up(struct agent *, const char *, uint64_t *,
+		    char **);
+void		 turn_start(struct agent *);
+void		 turn_report(const struct agent *, json_t *);
 
 /* supervisor/report.c */
 json_t		*report_agent(const struct agent *);

@@ -109,7 +109,9 @@ ladder_step(struct ladder *l, int timed_out)
 
 	if (l->phase != LADDER_WAIT && l->phase != LADDER_NUDGE)
 		return;
-	if (!timed_out || agent_final(l->a)) {
+	/* a result in hand: no nudge (it would start a follow-up turn) */
+	if (!timed_out || agent_final(l->a) ||
+	    l->a->result.type == MSG_RESULT) {
 		ladder_close(l, l->grace_ms);
 		return;
 	}

@@ -132,5 +132,6 @@ report_agent(const struct agent *a)
 	json_object_set_new(o, "timed_out", json_boolean(a->timed_out));
 	json_object_set_new(o, "nudged", json_boolean(a->nudged));
 	json_object_set_new(o, "nudge", report_str(a->nudge));
+	turn_report(a, o);
 	return o;
 }
