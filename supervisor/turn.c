@@ -43,8 +43,9 @@ turn_sum(json_t *acc, const json_t *u, const char *k)
 static void
 turn_union(json_t *list, const struct strv *files)
 {
-	size_t	i, k;
-	int	seen;
+	json_t	*f;
+	size_t	 i, k;
+	int	 seen;
 
 	for (i = 0; i < files->n; i++) {
 		seen = 0;
@@ -52,8 +53,8 @@ turn_union(json_t *list, const struct strv *files)
 			if (strcmp(json_string_value(json_array_get(list, k)),
 			    files->v[i]) == 0)
 				seen = 1;
-		if (!seen && json_string(files->v[i]) != NULL)
-			json_array_append_new(list, json_string(files->v[i]));
+		if (!seen && (f = json_string(files->v[i])) != NULL)
+			json_array_append_new(list, f);
 	}
 }
 
