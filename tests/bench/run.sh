@@ -460,10 +460,53 @@ with open(sys.argv[1], "w") as f:
 	fi
 }
 
+# Figure 6: the develop prompt's size in bytes, at the loop's first and
+# tenth develop, against the same state rendered whole as CCW's template
+# does (the state JSON pretty-printed into every prompt; its own text not
+# counted, so the baseline is a lower bound).  validate always fails, so
+# every round adds errors, hypotheses and worker results to the state.
+fig_prompts() {
+	local d=$tmp/prompts dev val k ours ccw
+	mkdir -p "$d/.loop"
+	dev="n=\$(ls '$d'/dev.*.prompt 2>/dev/null | wc -l); n=\$((n + 1)); \
+timeout 0.5 cat >'$d'/dev.\$n.prompt; python3 -c 'import json, sys; \
+print(json.dumps(json.load(open(sys.argv[1])), indent=2))' \
+'$d/.loop/bench-prompts.json' >'$d'/dev.\$n.state; \
+exec '$FAKE' result success 'changed the parser' '[\"src/parse.c\"]'"
+	val="printf 'WORKER_RESULT:\\n- action: validate\\n- status: failed\\n\\
+- summary: 1 of 3 failing\\n- loop_back_to: develop\\nDETAILED_OUTPUT:\\n\\
+ok 1 - parses numbers\\nnot ok 2 - parses negative numbers\\n\\
+# expected -2, got 2\\nok 3 - parses sums\\n'"
+	python3 - "$d/.loop/config.json" "$FAKE" "$dev" "$val" <<'PYEOF'
+import json, sys
+path, fake, dev, val = sys.argv[1:5]
+ok = "exec '%s' result success" % fake
+init = ("printf 'WORKER_RESULT:\\n- action: init\\n- status: success\\n"
+        "- summary: planned\\nDETAILED_OUTPUT:\\n1. Parse numbers\\n"
+        "2. Parse negative numbers\\n3. Parse sums\\n"
+        "test_command: sh tests/run.sh\\n'")
+roles = {"init": init, "develop": dev, "debug": ok, "validate": val,
+         "complete": ok}
+json.dump({"default_tool": "bash",
+           "roles": {k: {"command": v} for k, v in roles.items()}},
+          open(path, "w"))
+PYEOF
+	# it ends at max_iterations by design: its exit status says nothing
+	"$SUP" run -C "$d" --loop-id bench-prompts -n 40 \
+	    "Make the calculator parse negative numbers" >/dev/null 2>&1
+	for k in 1 10; do
+		ours=$(wc -c <"$d/dev.$k.prompt" 2>/dev/null)
+		ccw=$(wc -c <"$d/dev.$k.state" 2>/dev/null)
+		row "develop prompt, develop run $k" "${ours:-n/a}" \
+		    "${ccw:-n/a}" "bytes" "$(ratio "$ours" "$ccw")" \
+		    "$([ $k = 10 ] && echo "<= 0.3x" || echo -)" \
+		    "$([ $k = 10 ] && meets "$(ratio "$ours" "$ccw")" "<=" 0.3 ||
+		    echo n/a)"
+	done
+}
+
 setup
-fig_lifecycles
-fig_roundtrip
-fig_commits
-fig_idle
-fig_capture
+for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts}; do
+	"fig_$f"
+done
 report
