@@ -142,9 +142,11 @@ turn_follow_up(struct agent *a, const char *text, uint64_t *sub, char **err)
 		return -1;
 	}
 	if (turn_session(a) == NULL) {
-		xasprintf(err, "%s's turn has ended and its tool (%s) reported "
-		    "no session id: a follow-up needs a session to resume "
-		    "(codex, claude, gemini, qwen, opencode)", a->id, a->tool);
+		xasprintf(err, "%s is %s and its tool (%s) reported no "
+		    "session id: a follow-up turn needs a session to resume "
+		    "(codex, claude, gemini, qwen, opencode)", a->id,
+		    a->done ? agent_status_name(a->status) : "completed",
+		    a->tool);
 		return -1;
 	}
 	if (a->next_turn != NULL) {
