@@ -240,6 +240,17 @@ agent_check_done(struct agent *a)
 {
 	if (a->done || !a->eof || !a->reaped)
 		return;
+	/* a follow-up sent while the turn was ending starts the next one */
+	if (a->next_turn != NULL && !a->closing && a->reason == NULL &&
+	    a->result.type == MSG_RESULT) {
+		if (a->kill_ev != NULL) {
+			event_free(a->kill_ev);
+			a->kill_ev = NULL;
+		}
+		a->sup->nlive--;
+		turn_start(a);
+		return;
+	}
 	a->done = 1;
 	a->t_end = sup_now_ms();
 	if (a->kill_ev != NULL) {
@@ -341,7 +352,9 @@ sup_free(struct sup *s)
 		free(a->role); free(a->tool); free(a->model); free(a->command);
 		free(a->prompt); free(a->cwd); free(a->capsule);
 		free(a->log_path); free(a->reason); free(a->last_progress);
+		free(a->next_turn); free(a->session_id);
 		json_decref(a->options);
+		json_decref(a->past);
 		msg_clear(&a->started);
 		msg_clear(&a->result);
 		free(a);
@@ -373,15 +386,47 @@ agent_fail_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 /*
- * Start one agent.  Always returns an agent: a spawn that fails half-way
- * is an agent that ends errored, through the same single completion.
+ * Start the worker of an agent whose record is set up (a first turn or a
+ * follow-up one).  A start that fails half-way ends the agent errored,
+ * through the same single completion.
  */
+void
+agent_start(struct agent *a)
+{
+	struct sup	*s = a->sup;
+	char		*err = NULL;
+	int		 fd;
+
+	a->pid = -1;
+	a->status = AS_PENDING_INIT;
+	a->t_start = a->t_activity = sup_now_ms();
+	s->nlive++;
+	if (spawn_worker(s, a, &fd, &err) != 0)
+		goto failed;
+	a->chan = chan_new(s->base, fd, MSG_DIR_TO_SUPERVISOR, PROTO_MAX_BODY,
+	    agent_on_msg, agent_on_end, a);
+	if (a->chan == NULL) {
+		close(fd);
+		err = xstrdup("cannot create the channel");
+		agent_kill_now(a);
+		goto failed;
+	}
+	log_debug("%s: worker %ld started", a->id, (long)a->pid);
+	return;
+failed:
+	agent_set_reason(a, "spawn failed: %s", err);
+	free(err);
+	a->eof = 1;
+	if (a->pid <= 0)
+		a->reaped = 1;
+	event_base_once(s->base, -1, EV_TIMEOUT, agent_fail_cb, a, NULL);
+}
+
+/* Start one agent: its record, then its worker (agent_start). */
 struct agent *
 agent_spawn(struct sup *s, const struct agent_req *r)
 {
 	struct agent	*a;
-	char		*err = NULL;
-	int		 fd;
 
 	a = xcalloc(1, sizeof *a);
 	a->sup = s;
@@ -399,33 +444,11 @@ agent_spawn(struct sup *s, const struct agent_req *r)
 	a->idle_ms = r->idle_ms;
 	xasprintf(&a->log_path, "%s/%s.workers/%s.log", s->state_dir,
 	    s->loop_id, a->id);
-	a->pid = -1;
-	a->status = AS_PENDING_INIT;
-	a->t_start = a->t_activity = sup_now_ms();
+	a->turns = 1;
 	msg_init(&a->started, MSG_NONE);
 	msg_init(&a->result, MSG_NONE);
 	TAILQ_INSERT_TAIL(&s->agents, a, entry);
-	s->nlive++;
-
-	if (spawn_worker(s, a, &fd, &err) != 0)
-		goto failed;
-	a->chan = chan_new(s->base, fd, MSG_DIR_TO_SUPERVISOR, PROTO_MAX_BODY,
-	    agent_on_msg, agent_on_end, a);
-	if (a->chan == NULL) {
-		close(fd);
-		err = xstrdup("cannot create the channel");
-		agent_kill_now(a);
-		goto failed;
-	}
-	log_debug("%s: worker %ld started", a->id, (long)a->pid);
-	return a;
-failed:
-	agent_set_reason(a, "spawn failed: %s", err);
-	free(err);
-	a->eof = 1;
-	if (a->pid <= 0)
-		a->reaped = 1;
-	event_base_once(s->base, -1, EV_TIMEOUT, agent_fail_cb, a, NULL);
+	agent_start(a);
 	return a;
 }
 
@@ -449,6 +472,10 @@ agent_send_input(struct agent *a, const char *text, int interrupt,
 	struct msg	m;
 	enum proto_err	e;
 
+	/* a turn that has ended (or is ending) is followed by a new one */
+	if (!a->closing && !a->closed && (a->done ||
+	    a->result.type == MSG_RESULT))
+		return turn_follow_up(a, text, sub, err);
 	if (a->done || a->closing || a->chan == NULL ||
 	    a->result.type == MSG_RESULT) {
 		xasprintf(err, "%s is %s; send_input needs a running agent",

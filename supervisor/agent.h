@@ -60,7 +60,9 @@ struct agent {
 	enum agent_status	 status;
 	char			*reason;	/* why errored, owned */
 	int			 hello, closing, closed, killed;
-	int			 timed_out, nudged;
+	int			 timed_out;
+	int			 nudged;	/* the nudge was acknowledged */
+	const char		*nudge;		/* NULL, sent, delivered, failed */
 	int			 result_early;	/* RESULT came before any close */
 	struct msg		 started;	/* MSG_NONE until STARTED */
 	struct msg		 result;	/* MSG_NONE until RESULT */
@@ -70,6 +72,11 @@ struct agent {
 	struct evbuffer		*early;		/* INPUT frames sent before HELLO */
 	char			*last_progress;	/* text of the last PROGRESS */
 	uint64_t		 grace_ms;
+	/* follow-up turns (turn.c) */
+	unsigned		 turns;		/* 1 for the first turn */
+	json_t			*past;		/* earlier turns, accumulated */
+	char			*session_id;	/* the last one a turn reported */
+	char			*next_turn;	/* queued while a turn ends */
 };
 
 TAILQ_HEAD(agent_list, agent);
@@ -103,6 +110,7 @@ int		 sup_init(struct sup *, struct event_base *, const char *,
 		    const char *, char **);
 void		 sup_free(struct sup *);
 struct agent	*agent_spawn(struct sup *, const struct agent_req *);
+void		 agent_start(struct agent *);
 struct agent	*agent_find(struct sup *, const char *);
 int		 agent_final(const struct agent *);
 const char	*agent_status_name(enum agent_status);
@@ -119,7 +127,14 @@ int		 spawn_worker(struct sup *, struct agent *, int *, char **);
 char		*spawn_worker_path(const char *);
 void		 spawn_sweep_children(void);
 
+/* supervisor/turn.c: follow-up turns */
+int		 turn_follow_up(struct agent *, const char *, uint64_t *,
+		    char **);
+void		 turn_start(struct agent *);
+void		 turn_report(const struct agent *, json_t *);
+
 /* supervisor/report.c */
 json_t		*report_agent(const struct agent *);
+json_t		*report_usage(const json_t *);
 
 #endif

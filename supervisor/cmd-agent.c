@@ -22,6 +22,7 @@
 #include "chan.h"
 #include "cmdutil.h"
 #include "log.h"
+#include "loop.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -66,12 +67,14 @@ agent_usage(FILE *fp)
 "usage: ccw-supervisor agent ROLE [--tool T] [--command CMD] [--model M]\n"
 "           [--timeout-ms N] [--nudge-ms N] [--grace-ms N] [--idle-ms N]\n"
 "           [--config F] [-C ROOT] [--state-dir DIR] [--loop-id ID] [--json]\n"
-"           MESSAGE\n"
+"           [--raw] MESSAGE\n"
 "\n"
 "Spawn one worker for ROLE (init, develop, debug, validate, complete),\n"
 "wait for its result, nudge it once on timeout, close it, and print the\n"
-"result as JSON.  MESSAGE goes to the tool's stdin.  --idle-ms: a worker\n"
-"silent that long counts as timed out (nudged, then closed).\n"
+"result as JSON.  MESSAGE is the tool's prompt, followed by the result\n"
+"contract (the WORKER_RESULT block to end with) unless --raw is given or\n"
+"the tool is bash.  --idle-ms: a worker silent that long counts as timed\n"
+"out (nudged, then closed).\n"
 "Exit: 0 completed, 1 failed or errored, 2 usage, 4 stopped, 5 timed out.\n");
 }
 
@@ -90,6 +93,7 @@ cmd_agent(int argc, char **argv)
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "loop-id", required_argument, NULL, 'l' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "raw", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -97,15 +101,17 @@ cmd_agent(int argc, char **argv)
 	struct agent_run	 run;
 	struct agent_req	 req;
 	struct event		*sigint, *sigterm;
-	char			*err = NULL;
+	char			*err = NULL, *msg = NULL;
 	json_t			*out;
-	int			 ch, compact = 0, rc;
+	int			 ch, compact = 0, raw = 0, rc;
 
 	cmd_opts_init(&o);
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
 		if (ch == 'j')
 			compact = 1;
+		else if (ch == 'r')
+			raw = 1;
 		else if (ch == 'h') {
 			agent_usage(stdout);
 			return EXIT_OK;
@@ -126,6 +132,11 @@ cmd_agent(int argc, char **argv)
 		free(err);
 		cmd_opts_free(&o);
 		return EXIT_USAGE;
+	}
+	/* a model answers in the block the worker reads only when asked to */
+	if (!raw && strcmp(req.tool, "bash") != 0) {
+		msg = prompt_with_contract(o.role, o.message);
+		req.prompt = msg;
 	}
 
 	memset(&run, 0, sizeof run);
@@ -172,6 +183,7 @@ cmd_agent(int argc, char **argv)
 	sup_free(&run.sup);
 	event_base_free(run.base);
 	json_decref(req.options);
+	free(msg);
 	cmd_opts_free(&o);
 	return rc;
 }

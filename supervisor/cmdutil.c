@@ -183,6 +183,10 @@ cmd_opts_resolve(struct cmd_opts *o, struct agent_req *req, char **err)
 	}
 	json_object_set_new(req->options, "path",
 	    json_string(tc->path != NULL ? tc->path : tc->name));
+	/* the worker maps it to the tool's own sandbox or permission flags */
+	if (rc->permission != NULL)
+		json_object_set_new(req->options, "permission",
+		    json_string(rc->permission));
 	if (!o->have_timeout)
 		o->timeout_ms = rc->timeout_ms;
 	if (!o->have_nudge)
@@ -205,14 +209,17 @@ cmd_opts_free(struct cmd_opts *o)
 	memset(o, 0, sizeof *o);
 }
 
-/* mkdir that accepts an existing directory. */
+/* mkdir that accepts an existing directory; made: state_dir_made. */
 static int
-cmd_mkdir(const char *path, char **err)
+cmd_mkdir(const char *path, int state, char **err)
 {
 	struct stat	sb;
 
-	if (mkdir(path, 0755) == 0)
+	if (mkdir(path, 0755) == 0) {
+		if (state)
+			state_dir_made(path);
 		return 0;
+	}
 	if (errno == EEXIST && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
 		return 0;
 	xasprintf(err, "cannot create %s: %s", path,
@@ -227,10 +234,10 @@ cmd_mkdirs(const char *state_dir, const char *loop_id, char **err)
 	char	*w;
 	int	 rc;
 
-	if (cmd_mkdir(state_dir, err) != 0)
+	if (cmd_mkdir(state_dir, 1, err) != 0)
 		return -1;
 	xasprintf(&w, "%s/%s.workers", state_dir, loop_id);
-	rc = cmd_mkdir(w, err);
+	rc = cmd_mkdir(w, 0, err);
 	free(w);
 	return rc;
 }

@@ -13,6 +13,7 @@
  *
  *	{
  *	  "default_tool": "codex",
+ *	  "test_command": "make check",
  *	  "tools": {
  *	    "codex": { "path": "/opt/bin/codex", "enabled": true,
  *	               "model": "gpt-5",
@@ -22,6 +23,7 @@
  *	  "roles": {
  *	    "develop":  { "tool": "bash", "command": "make", "model": null,
  *	                  "prompt": ".loop/roles/develop.md",
+ *	                  "permission": "workspace-write",
  *	                  "timeout_ms": 600000, "nudge_ms": 300000,
  *	                  "grace_ms": 5000, "idle_ms": 0 },
  *	    "validate": { "tool": "bash", "command": "make check" }
@@ -29,6 +31,8 @@
  *	}
  *
  * default_tool	one of the tools; default "codex".
+ * test_command	the command that runs the project's tests, told to
+ *		debug and validate; default none (init's finding, if any).
  * tools	keys are the adapters: bash codex claude gemini qwen opencode.
  *   path	executable name or path; default the tool's name.
  *   enabled	boolean; default true.
@@ -40,6 +44,11 @@
  *   command	for the bash tool: the command run with bash -c.
  *   model	overrides the tool's model.
  *   prompt	path of a prompt template replacing the built-in one.
+ *   permission	what the tool may do, sent as ASSIGN options.permission:
+ *		"read-only", "workspace-write" (edit the project, run
+ *		commands in it) or "full"; default read-only for init and
+ *		complete, workspace-write for develop, debug, validate
+ *		(they run the project's tests).
  *   timeout_ms	hard deadline; default 600000 (develop, debug, validate)
  *		or 300000 (init, complete).
  *   nudge_ms	time before a stalled agent is nudged; default 300000.
@@ -174,7 +183,9 @@ config_free(struct config *cfg)
 		free(cfg->roles[i].model);
 		free(cfg->roles[i].command);
 		free(cfg->roles[i].prompt_file);
+		free(cfg->roles[i].permission);
 	}
+	free(cfg->test_command);
 	memset(cfg, 0, sizeof *cfg);
 }
 
@@ -202,6 +213,9 @@ config_defaults(struct config *cfg)
 		cfg->roles[i].nudge_ms = 300000;
 		cfg->roles[i].grace_ms = 5000;
 		cfg->roles[i].idle_ms = 0;
+		/* init and complete only read; the others run the tests */
+		cfg->roles[i].permission = xstrdup(slow ? "workspace-write" :
+		    "read-only");
 	}
 }
 
@@ -263,8 +277,8 @@ config_str(struct cload *ld, json_t *obj, const char *key, const char *where,
 	}
 	if (!json_is_string(v) || json_string_length(v) == 0 ||
 	    strlen(json_string_value(v)) != json_string_length(v))
-		return config_error(ld, "%s.%s: expected a non-empty string "
-		    "or null", where, key);
+		return config_error(ld, "%s%s%s: expected a non-empty string "
+		    "or null", where, *where != '\0' ? "." : "", key);
 	free(*dst);
 	*dst = xstrdup(json_string_value(v));
 	return 1;
@@ -369,11 +383,11 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
     json_t *obj)
 {
 	static const char *const known[] = {
-		"tool", "command", "model", "prompt", "timeout_ms",
-		"nudge_ms", "grace_ms", "idle_ms", NULL
+		"tool", "command", "model", "prompt", "permission",
+		"timeout_ms", "nudge_ms", "grace_ms", "idle_ms", NULL
 	};
 	struct role_cfg	*r;
-	char		*where;
+	char		*where, *perm = NULL;
 	int		 idx, rc = -1;
 
 	xasprintf(&where, "roles.%s", name);
@@ -401,8 +415,23 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 		config_error(ld, "%s.tool: unknown tool '%s'", where, r->tool);
 		goto out;
 	}
+	if (config_str(ld, obj, "permission", where, &perm) == -1)
+		goto out;
+	if (perm != NULL && strcmp(perm, "read-only") != 0 &&
+	    strcmp(perm, "workspace-write") != 0 &&
+	    strcmp(perm, "full") != 0) {
+		config_error(ld, "%s.permission: expected \"read-only\", "
+		    "\"workspace-write\" or \"full\"", where);
+		goto out;
+	}
+	if (perm != NULL) {
+		free(r->permission);
+		r->permission = perm;
+		perm = NULL;
+	}
 	rc = 0;
 out:
+	free(perm);
 	free(where);
 	return rc;
 }
@@ -424,6 +453,10 @@ config_apply(struct cload *ld, struct config *cfg, json_t *root)
 		free(cfg->default_tool);
 		cfg->default_tool = xstrdup(json_string_value(v));
 	}
+	if (json_object_get(root, "test_command") != NULL &&
+	    config_str(ld, root, "test_command", "", &cfg->test_command)
+	    == -1)
+		return -1;
 	if ((sec = json_object_get(root, "tools")) != NULL) {
 		if (!json_is_object(sec))
 			return config_error(ld, "tools: expected an object");

@@ -84,8 +84,14 @@ ladder_nudged(uint64_t sub, const char *err, void *arg)
 	(void)sub;
 	if (l->phase != LADDER_NUDGE)
 		return;
-	if (err != NULL)
+	/* nudged only when the worker acknowledged it, never on hope */
+	if (err != NULL) {
 		log_info("%s: nudge not delivered: %s", l->a->id, err);
+		l->a->nudge = "failed";
+	} else {
+		l->a->nudge = "delivered";
+		l->a->nudged = 1;
+	}
 	if (agent_final(l->a))
 		ladder_close(l, l->grace_ms);
 	else
@@ -103,14 +109,16 @@ ladder_step(struct ladder *l, int timed_out)
 
 	if (l->phase != LADDER_WAIT && l->phase != LADDER_NUDGE)
 		return;
-	if (!timed_out || agent_final(l->a)) {
+	/* a result in hand: no nudge (it would start a follow-up turn) */
+	if (!timed_out || agent_final(l->a) ||
+	    l->a->result.type == MSG_RESULT) {
 		ladder_close(l, l->grace_ms);
 		return;
 	}
 	if (l->phase == LADDER_WAIT) {
 		l->phase = LADDER_NUDGE;
 		l->quiet_since = sup_now_ms();
-		l->a->nudged = 1;
+		l->a->nudge = "sent";
 		log_info("%s (%s): no result yet, nudging", l->a->id,
 		    l->a->role);
 		if (verbs_send_input(l->v, l->a->id, LADDER_NUDGE_TEXT, 0,

@@ -154,7 +154,11 @@ loop_save(struct loop *l, const char *to, const char *reason)
 	return rc;
 }
 
-/* A run is done: its result, with the TAP of a bash validate run. */
+/*
+ * A run is done: its result, with the TAP of a validate run: from the
+ * worker's answer (a model's DETAILED_OUTPUT; its log is a JSON stream
+ * where TAP lines do not start lines), else from a bash run's log.
+ */
 static void
 loop_closed(struct agent *a, void *arg)
 {
@@ -165,7 +169,12 @@ loop_closed(struct agent *a, void *arg)
 
 	(void)a;
 	r->result = report_agent(r->a);
-	if (r->role == LOOP_VALIDATE && strcmp(r->a->tool, "bash") == 0 &&
+	if (r->role == LOOP_VALIDATE && !r->cancelled &&
+	    (tap = tap_parse_answer(json_string_value(json_object_get(
+	    r->result, "detailed_output")), json_string_value(
+	    json_object_get(r->result, "summary")))) != NULL)
+		json_object_set_new(r->result, "tap", tap);
+	else if (r->role == LOOP_VALIDATE && strcmp(r->a->tool, "bash") == 0 &&
 	    !r->cancelled) {
 		if ((tap = tap_parse_file(r->a->log_path, &err)) != NULL)
 			json_object_set_new(r->result, "tap", tap);
@@ -337,6 +346,9 @@ loop_take_one(struct loop *l, struct loop_run *r, const char *now)
 		if (tasks != NULL)
 			merge_tasks(l->ss, tasks, now);
 		json_decref(tasks);
+		/* the plan in init's answer, when no tasks file gave one */
+		context_plan(l->ss, json_string_value(json_object_get(res,
+		    "detailed_output")), now);
 	}
 	if (r->role >= LOOP_DEVELOP && r->role <= LOOP_VALIDATE)
 		l->iteration++;

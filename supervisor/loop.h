@@ -97,13 +97,18 @@ void		 merge_questions(json_t *, const char *, const json_t *,
 /* --- tap.c: a worker's log */
 json_t		*tap_parse_text(const char *, size_t);
 json_t		*tap_parse_file(const char *, char **);
+json_t		*tap_parse_answer(const char *, const char *);
 void		 tap_last_line(const char *, char *, size_t);
+
+/* --- context.c: what flows from one role to the next */
+void		 context_plan(json_t *, const char *, const char *);
+char		*context_render(const json_t *, const char *, const char *);
 
 /* --- prompt.c: a worker's prompt and the side files of its action */
 struct prompt_vars {
 	const char	*loop_id, *role, *mode, *task;
 	const char	*state_file, *progress_file, *output_file;
-	const char	*state_summary, *capsule;
+	const char	*state_summary, *capsule, *context;
 	long long	 iteration, max_iterations;
 };
 /* What prompt_worker needs; all borrowed. */
@@ -113,6 +118,7 @@ struct prompt_req {
 	const char	*template;	/* roles.ROLE.prompt, or NULL */
 	const char	*loop_id, *role, *mode;
 	const char	*extra;		/* appended: clarification answers */
+	const char	*test_command;	/* the configuration's, or NULL */
 	int		 force_capsule;	/* resumed: a capsule in any case */
 };
 char		*prompt_render(const char *, const struct prompt_vars *);
@@ -121,6 +127,7 @@ int		 prompt_request(struct cmd_opts *, const struct prompt_req *,
 		    struct agent_req *, char **, char **, char **);
 char		*prompt_state_summary(const json_t *);
 char		*prompt_builtin(const char *);
+char		*prompt_with_contract(const char *, const char *);
 void		 prompt_record_action(const struct loop_cfg *, const char *,
 		    json_t *, const char *, const json_t *, json_int_t,
 		    const char *);

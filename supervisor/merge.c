@@ -626,18 +626,40 @@ merge_questions(json_t *ss, const char *role, const json_t *questions,
 }
 
 /*
- * The auto sequence after one action: a failure ends it (-1); complete
- * is the end (LOOP_NROLES); a loop_back_to jumps back; after validate,
- * complete if it passed, else develop again; else the next role.
+ * A validation that answered "failed" (its tests fail) is the loop's
+ * normal way back, not the end of the loop: only a validate worker that
+ * timed out or never gave a result (errored) ends it.
+ */
+static int
+merge_failed_validation(int role, const json_t *res)
+{
+	const char	*as = merge_s(res, "agent_status");
+
+	return role == LOOP_VALIDATE &&
+	    !json_is_true(json_object_get(res, "timed_out")) &&
+	    (as == NULL || strcmp(as, "completed") == 0);
+}
+
+/*
+ * The auto sequence after one action: a failure ends it (-1), except a
+ * failed validation, which goes back (loop_back_to, else develop);
+ * complete is the end (LOOP_NROLES); a loop_back_to jumps back; after
+ * validate, complete if it passed, else develop again; else the next
+ * role.  max_iterations is the engine's to check before an iteration.
  */
 int
 merge_next(int role, const json_t *res, const json_t *ss)
 {
 	int	back = loop_role_index(merge_s(res, "loop_back_to"));
 
-	if (role < 0 || role >= LOOP_NROLES ||
-	    strcmp(merge_outcome(loop_roles[role], res), "failed") == 0)
+	if (role < 0 || role >= LOOP_NROLES)
 		return -1;
+	if (strcmp(merge_outcome(loop_roles[role], res), "failed") == 0) {
+		if (!merge_failed_validation(role, res))
+			return -1;
+		return back >= LOOP_DEVELOP && back <= LOOP_DEBUG ? back :
+		    LOOP_DEVELOP;
+	}
 	if (role == LOOP_COMPLETE)
 		return LOOP_NROLES;
 	if (back >= LOOP_INIT && back <= LOOP_VALIDATE)

@@ -38,8 +38,9 @@
  *   {{progress_file}}  path of the role's progress file (.progress/ROLE.md)
  *   {{output_file}}    where the supervisor saves the role's result
  *   {{state_summary}}  a few lines on where the loop stands
- *   {{capsule}}        the resume capsule when the loop has history, else ""
- *   {{iteration}}      current_iteration
+ *   {{capsule}}        the resume capsule in a resumed loop, else ""
+ *   {{context}}        what this role needs from the others (context.c)
+ *   {{iteration}}      the iteration under way, from 1
  *   {{max_iterations}} max_iterations
  *   {{result_format}}  the WORKER_RESULT block the worker must end with
  * An unknown {{name}} is left as it is.
@@ -60,6 +61,7 @@
 "\n" \
 "### Current state\n" \
 "{{state_summary}}\n" \
+"{{context}}" \
 "{{capsule}}\n" \
 "### Task\n" \
 "{{task}}\n" \
@@ -96,8 +98,11 @@ static const struct prompt_role {
 	  "\n"
 	  "### Scope\n"
 	  "Read the code and the task; change no source file.  Break the "
-	  "task into development tasks.\n\n",
-	  "the plan: one development task a line, most important first" },
+	  "task into development tasks.  Find how the project's tests "
+	  "run.\n\n",
+	  "the plan: one development task a line, most important first; "
+	  "then a line \"test_command: CMD\" with the command that runs the "
+	  "project's tests" },
 	{ "develop",
 	  "### Goal\n"
 	  "Implement the next part of the task.\n"
@@ -124,10 +129,12 @@ static const struct prompt_role {
 	  "behaviour the task asks for.\n"
 	  "\n"
 	  "### Scope\n"
-	  "Change no source file.  Report failing tests by name.  Set "
-	  "loop_back_to to develop (or debug) when the work is not done.\n\n",
-	  "the test output, TAP if you have it (ok N - name / not ok N - "
-	  "name), and the failures" },
+	  "Change no source file.  Run the tests (see Context).  All pass "
+	  "and the task is done: status: success, loop_back_to: null.  A "
+	  "test fails or the task is not done: status: failed, "
+	  "loop_back_to: develop (debug when the cause is unclear).\n\n",
+	  "every test as a TAP line (ok N - name / not ok N - name), each "
+	  "failure's message on a \"# \" line after it" },
 	{ "complete",
 	  "### Goal\n"
 	  "Wrap the loop up: summarize what was done.\n"
@@ -202,6 +209,7 @@ prompt_value(const char *name, size_t n, const struct prompt_vars *v)
 		{ "output_file", offsetof(struct prompt_vars, output_file) },
 		{ "state_summary", offsetof(struct prompt_vars, state_summary) },
 		{ "capsule", offsetof(struct prompt_vars, capsule) },
+		{ "context", offsetof(struct prompt_vars, context) },
 	};
 	const struct prompt_role	*pr;
 	const char			*s;
@@ -229,6 +237,25 @@ prompt_value(const char *name, size_t n, const struct prompt_vars *v)
 	pr = prompt_role(v->role);
 	xasprintf(&out, PROMPT_FORMAT, v->role != NULL ? v->role : "",
 	    pr != NULL ? pr->detail : "what you did");
+	return out;
+}
+
+/*
+ * A message with the result contract of its role appended: what `agent`
+ * sends a model so that its answer ends in a WORKER_RESULT block the
+ * worker can read (owned by the caller).
+ */
+char *
+prompt_with_contract(const char *role, const char *message)
+{
+	struct prompt_vars	 v;
+	char			*fmt, *out;
+
+	memset(&v, 0, sizeof v);
+	v.role = role;
+	fmt = prompt_value("result_format", 13, &v);
+	xasprintf(&out, "%s\n\n%s", message, fmt);
+	free(fmt);
 	return out;
 }
 
@@ -376,7 +403,8 @@ prompt_state_summary(const json_t *st)
 
 	prompt_num(a, sizeof a, json_object_get(st, "current_iteration"));
 	prompt_num(c, sizeof c, json_object_get(st, "max_iterations"));
-	xasprintf(&line, "- status %s, iteration %s of %s; last action %s\n",
+	xasprintf(&line, "- status %s, %s of %s iterations done; last action "
+	    "%s\n",
 	    json_string_value(json_object_get(st, "status")) ?
 	    json_string_value(json_object_get(st, "status")) : "?", a, c,
 	    json_string_value(json_object_get(ss, "last_action")) ?
@@ -403,10 +431,14 @@ prompt_state_summary(const json_t *st)
 	pb_add(&b, line, strlen(line));
 	free(line);
 	prompt_num(a, sizeof a, json_object_get(val, "pass_rate"));
-	xasprintf(&line, "- validate: %s, pass rate %s%%, %zu failing "
-	    "test(s)\n", json_is_true(json_object_get(val, "passed")) ?
-	    "passed" : "not passed", a,
-	    json_array_size(json_object_get(val, "failed_tests")));
+	if (json_object_get(val, "last_run_at") == NULL ||
+	    json_is_null(json_object_get(val, "last_run_at")))
+		line = xstrdup("- validate: not run yet\n");
+	else
+		xasprintf(&line, "- validate: %s, pass rate %s%%, %zu failing "
+		    "test(s)\n", json_is_true(json_object_get(val, "passed")) ?
+		    "passed" : "not passed", a,
+		    json_array_size(json_object_get(val, "failed_tests")));
 	pb_add(&b, line, strlen(line));
 	free(line);
 	if ((i = json_array_size(errs)) > 0) {
@@ -424,19 +456,20 @@ prompt_state_summary(const json_t *st)
 
 /*
  * The whole prompt of one worker: its template filled in from the state
- * it should see, with the resume capsule when the loop has history (or
- * when asked to).  The capsule text is also handed back (owned; NULL
- * when there is none or the prompt failed).
+ * it should see, with what its role needs from the others (context.c),
+ * and the resume capsule only in a resumed loop: a fresh loop's workers
+ * have nothing to resume.  The capsule text is also handed back (owned;
+ * NULL when there is none or the prompt failed).
  */
 char *
 prompt_worker(const struct prompt_req *pr, char **capsule, char **err)
 {
 	struct prompt_vars	 v;
 	json_t			*c;
-	char			*sf, *pf, *of, *sum, *p;
+	char			*sf, *pf, *of, *sum, *ctx, *p;
 
 	*capsule = NULL;
-	if (pr->force_capsule || capsule_needed(pr->state)) {
+	if (pr->force_capsule) {
 		if ((c = capsule_build_root(pr->state, pr->state_dir,
 		    pr->root)) != NULL) {
 			*capsule = capsule_render(c);
@@ -461,10 +494,16 @@ prompt_worker(const struct prompt_req *pr, char **capsule, char **err)
 	v.output_file = of;
 	v.state_summary = sum;
 	v.capsule = *capsule != NULL ? *capsule : "";
-	v.iteration = json_integer_value(json_object_get(pr->state,
-	    "current_iteration"));
+	ctx = context_render(json_object_get(pr->state, "skill_state"),
+	    pr->role, pr->test_command);
+	v.context = ctx;
+	/* the iteration under way, counted from 1 as people count */
 	v.max_iterations = json_integer_value(json_object_get(pr->state,
 	    "max_iterations"));
+	v.iteration = json_integer_value(json_object_get(pr->state,
+	    "current_iteration")) + 1;
+	if (v.max_iterations > 0 && v.iteration > v.max_iterations)
+		v.iteration = v.max_iterations;
 	p = prompt_build(pr->root, pr->template, &v, err);
 	if (p == NULL) {
 		free(*capsule);
@@ -480,6 +519,7 @@ prompt_worker(const struct prompt_req *pr, char **capsule, char **err)
 	free(pf);
 	free(of);
 	free(sum);
+	free(ctx);
 	return p;
 }
 
@@ -497,6 +537,7 @@ prompt_request(struct cmd_opts *o, const struct prompt_req *in,
 
 	pr.root = o->cwd;
 	pr.template = ri >= 0 ? o->cfg.roles[ri].prompt_file : NULL;
+	pr.test_command = o->cfg.test_command;
 	if ((*prompt = prompt_worker(&pr, capsule, err)) == NULL)
 		return -1;
 	o->role = in->role;

@@ -39,6 +39,24 @@ report_strv(const struct strv *sv)
 }
 
 /*
+ * A turn's usage as reported: cost_usd is null unless the tool reported
+ * a cost (a worker that had none sends 0.0, which no paid turn costs).
+ */
+json_t *
+report_usage(const json_t *usage)
+{
+	json_t	*u, *c;
+
+	if (!json_is_object(usage))
+		return json_null();
+	u = json_deep_copy(usage);
+	c = json_object_get(u, "cost_usd");
+	if (!json_is_number(c) || json_number_value(c) <= 0)
+		json_object_set_new(u, "cost_usd", json_null());
+	return u;
+}
+
+/*
  * The result fields come from the worker's RESULT when there is one; a
  * timed-out agent gets the synthesized failure DESIGN.md prescribes.
  */
@@ -76,8 +94,8 @@ report_result(json_t *o, const struct agent *a)
 	    json_integer(r->signal) : json_null());
 	json_object_set_new(o, "session_id",
 	    report_str(have ? r->session_id : NULL));
-	json_object_set_new(o, "usage", have && r->usage ?
-	    json_incref(r->usage) : json_null());
+	json_object_set_new(o, "usage", have ? report_usage(r->usage) :
+	    json_null());
 	json_object_set_new(o, "stderr_tail",
 	    report_str(have ? r->stderr_tail : NULL));
 	json_object_set_new(o, "error_kind",
@@ -104,6 +122,8 @@ report_agent(const struct agent *a)
 	json_object_set_new(o, "agent_id", json_string(a->id));
 	json_object_set_new(o, "role", report_str(a->role));
 	json_object_set_new(o, "tool", report_str(a->tool));
+	json_object_set_new(o, "permission", report_str(json_string_value(
+	    json_object_get(a->options, "permission"))));
 	json_object_set_new(o, "agent_status",
 	    json_string(agent_status_name(a->status)));
 	json_object_set_new(o, "reason", report_str(a->reason));
@@ -128,5 +148,7 @@ report_agent(const struct agent *a)
 	json_object_set_new(o, "log_path", report_str(a->log_path));
 	json_object_set_new(o, "timed_out", json_boolean(a->timed_out));
 	json_object_set_new(o, "nudged", json_boolean(a->nudged));
+	json_object_set_new(o, "nudge", report_str(a->nudge));
+	turn_report(a, o);
 	return o;
 }

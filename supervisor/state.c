@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,52 @@ state_id_generate(void)
 	return id;
 }
 
+/* Is dir inside a git work tree (a .git entry in it or above it)? */
+static int
+state_in_git(const char *dir)
+{
+	struct stat	 sb;
+	char		*p, *git, *slash, buf[PATH_MAX];
+	int		 found = 0;
+
+	if (realpath(dir, buf) == NULL)
+		return 0;
+	p = xstrdup(buf);
+	while (!found) {
+		xasprintf(&git, "%s/.git", *p != '\0' ? p : "");
+		found = lstat(git, &sb) == 0;
+		free(git);
+		if ((slash = strrchr(p, '/')) == NULL || p[0] == '\0')
+			break;
+		*slash = '\0';
+	}
+	free(p);
+	return found;
+}
+
+/*
+ * A state directory we have just created: inside a git work tree it gets
+ * a .gitignore of "*", so an agent's `git add -A` does not commit the
+ * loop's files.  One that exists already is never overwritten.
+ */
+void
+state_dir_made(const char *path)
+{
+	char	*gi;
+	int	 fd;
+
+	if (!state_in_git(path))
+		return;
+	xasprintf(&gi, "%s/.gitignore", path);
+	fd = open(gi, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		if (write(fd, "*\n", 2) != 2)
+			log_warnx("%s: short write", gi);
+		close(fd);
+	}
+	free(gi);
+}
+
 /* Every file is opened relative to this descriptor, so it is opened once. */
 int
 state_dir_open(const char *path, int create, char **err)
@@ -85,7 +132,10 @@ state_dir_open(const char *path, int create, char **err)
 				continue;
 			end = *s == '\0';
 			*s = '\0';
-			if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			if (mkdir(p, 0755) == 0) {
+				if (end)	/* the state directory itself */
+					state_dir_made(p);
+			} else if (errno != EEXIST) {
 				xasprintf(err, "mkdir %s: %s", p, strerror(errno));
 				free(p);
 				return -1;

@@ -26,6 +26,7 @@ struct stat;
 int	 state_id_valid(const char *);		/* [A-Za-z0-9][A-Za-z0-9._-]{0,127}, no ".." */
 char	*state_id_generate(void);		/* loop-v2-YYYYMMDDTHHMMSS-xxxxxxxx */
 int	 state_dir_open(const char *, int, char **);	/* O_DIRECTORY fd; create if asked */
+void	 state_dir_made(const char *);	/* a new one: .gitignore in a git tree */
 char	*state_dir_default(const char *);	/* ROOT/.loop, or ROOT/.workflow/.loop if only it exists */
 void	 state_now_iso(char *, size_t);		/* 2026-01-22T10:00:00.000Z */
 

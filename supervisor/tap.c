@@ -281,6 +281,54 @@ tap_parse_text(const char *text, size_t len)
 	    "bail_out", r.bail, "worker_result", r.block);
 }
 
+/*
+ * The TAP a worker put in its answer (DETAILED_OUTPUT, then the summary),
+ * where a model indents it, bullets it or fences it: each line loses its
+ * leading blanks, one "- " or "* " and backquotes first.  NULL when the
+ * answer holds no TAP.  worker_result is true: the answer is the block.
+ */
+json_t *
+tap_parse_answer(const char *detail, const char *summary)
+{
+	const char	*parts[2] = { detail, summary }, *p, *nl;
+	char		*buf, *o;
+	size_t		 total = 0, i, n;
+	json_t		*j;
+
+	for (i = 0; i < 2; i++)
+		total += parts[i] != NULL ? strlen(parts[i]) + 1 : 0;
+	if (total == 0)
+		return NULL;
+	o = buf = xmalloc(total + 1);
+	for (i = 0; i < 2; i++) {
+		for (p = parts[i]; p != NULL && *p != '\0'; p = nl) {
+			if ((nl = strchr(p, '\n')) == NULL)
+				nl = p + strlen(p);
+			while (p < nl && (*p == ' ' || *p == '\t' ||
+			    *p == '`'))
+				p++;
+			if (nl - p > 2 && (*p == '-' || *p == '*') &&
+			    p[1] == ' ' && p[2] != '-')
+				p += 2;
+			n = (size_t)(nl - p);
+			memcpy(o, p, n);
+			o += n;
+			*o++ = '\n';
+			if (*nl == '\n')
+				nl++;
+		}
+	}
+	j = tap_parse_text(buf, (size_t)(o - buf));
+	free(buf);
+	if (json_integer_value(json_object_get(j, "count")) == 0 &&
+	    !json_is_integer(json_object_get(j, "planned"))) {
+		json_decref(j);
+		return NULL;
+	}
+	json_object_set_new(j, "worker_result", json_true());
+	return j;
+}
+
 /* A log file's TAP; NULL if it has none, with a reason if unreadable. */
 json_t *
 tap_parse_file(const char *path, char **err)

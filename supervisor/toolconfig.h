@@ -26,6 +26,7 @@ struct role_cfg {
 	char		*model;
 	char		*command;	/* for bash */
 	char		*prompt_file;	/* template override, NULL: built-in */
+	char		*permission;	/* read-only, workspace-write, full */
 	uint64_t	 timeout_ms;
 	uint64_t	 nudge_ms;
 	uint64_t	 grace_ms;
@@ -38,6 +39,7 @@ struct config {
 	struct tool_cfg	*tools;
 	size_t		 ntools;
 	struct role_cfg	 roles[CONFIG_ROLES];
+	char		*test_command;	/* the project's tests, or NULL */
 };
 
 extern const char *const config_role_names[CONFIG_ROLES];

@@ -32,6 +32,7 @@ struct req {
 	/* send_input */
 	char			 agent_id[24];
 	uint64_t		 submission;
+	int			 resumed;	/* by a new turn: no ack */
 	verbs_input_cb		 input_cb;
 	/* close */
 	char			*previous;
@@ -102,7 +103,11 @@ verbs_timer_cb(evutil_socket_t fd, short ev, void *arg)
 		verbs_wait_finish(r, 1);
 		break;
 	case REQ_INPUT:
-		r->input_cb(0, "no acknowledgement from the worker", r->arg);
+		if (r->resumed)
+			r->input_cb(r->submission, NULL, r->arg);
+		else
+			r->input_cb(0, "no acknowledgement from the worker",
+			    r->arg);
 		req_free(r);
 		break;
 	case REQ_CLOSE:
@@ -139,7 +144,7 @@ verbs_on_done(struct agent *a, void *arg)
 		    strcmp(r->agent_id, a->id) == 0) {
 			r->close_cb(r->previous, r->arg);
 			req_free(r);
-		} else if (r->kind == REQ_INPUT &&
+		} else if (r->kind == REQ_INPUT && !r->resumed &&
 		    strcmp(r->agent_id, a->id) == 0) {
 			r->input_cb(0, "agent ended before acknowledging input",
 			    r->arg);
@@ -257,18 +262,21 @@ verbs_send_input(struct verbs *v, const char *id, const char *text,
 	struct agent	*a = agent_find(v->sup, id);
 	struct req	*r;
 	uint64_t	 sub;
+	int		 rc;
 
 	if (a == NULL) {
 		xasprintf(err, "unknown agent '%s'", id);
 		return -1;
 	}
-	if (agent_send_input(a, text, interrupt, &sub, err) != 0)
+	if ((rc = agent_send_input(a, text, interrupt, &sub, err)) < 0)
 		return -1;
 	r = req_new(v, REQ_INPUT, arg);
 	snprintf(r->agent_id, sizeof r->agent_id, "%s", a->id);
 	r->submission = sub;
 	r->input_cb = cb;
-	verbs_arm(r, INPUT_ACK_MS);
+	/* a new turn (turn.c) is the delivery: answered on the next pass */
+	r->resumed = rc == 1;
+	verbs_arm(r, r->resumed ? 0 : INPUT_ACK_MS);
 	return 0;
 }
 

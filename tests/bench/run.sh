@@ -483,10 +483,7 @@ fig_prompts() {
 }
 
 setup
-fig_lifecycles
-fig_roundtrip
-fig_commits
-fig_idle
-fig_capture
-fig_prompts
+for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts}; do
+	"fig_$f"
+done
 report

@@ -139,7 +139,7 @@ run "$R" prompts-1 -n 5 "Write the parser"
 is "$RC" 0 "prompts: exit 0"
 D=$(cat "$R.develop" 2>/dev/null)
 S=$R/.loop
-like "$D" "^LOOP=prompts-1 ROLE=develop MODE=auto IT=0/5" \
+like "$D" "^LOOP=prompts-1 ROLE=develop MODE=auto IT=1/5" \
     "prompts: ROOT/.loop/roles/develop.md with loop_id, role, mode, iterations"
 like "$D" "TASK=Write the parser" "prompts: {{task}}"
 like "$D" "STATE=$S/prompts-1.json" "prompts: {{state_file}}"
@@ -155,7 +155,60 @@ like "$V" "## TASK ASSIGNMENT" "prompts: the built-in template otherwise"
 like "$V" "You are the validate worker of loop prompts-1" \
     "prompts: built-in: the role and the loop"
 like "$V" "- action: validate" "prompts: built-in: the WORKER_RESULT block"
-like "$V" "## Compact Capsule" "prompts: built-in: the capsule once there is history"
+ok $(grep -q -e "Compact Capsule" -e "Rules after resume" "$R.validate"; \
+    [ $? = 1 ]; echo $?) "prompts: built-in: no capsule in a fresh loop"
+
+# --- context flows (issue 9 items 3, 7, 11): init's plan becomes tasks;
+# validate answers failed with TAP in DETAILED_OUTPUT and loop_back_to
+# develop; the next develop is told the failing test; debug and validate
+# are told develop's change and init's test command.
+R=$T_TMP/ctx
+INIT="printf 'WORKER_RESULT:\n- action: init\n- status: success\n- summary: \
+planned\nDETAILED_OUTPUT:\n1. Fix sub in calc.c\n2. Add a negative test\n\
+test_command: sh tests/run.sh\n'"
+DEV="p=\$(timeout 0.5 cat); printf '%s\n=====\n' \"\$p\" >>'$R.develop'; \
+$OK 'fixed sub' '[\"calc.c\"]'"
+DBG="timeout 0.5 cat >>'$R.debug'; $OK"
+VAL="timeout 0.5 cat >>'$R.validate'; if [ -e '$R.count' ]; then $OK 'all pass'; \
+else touch '$R.count'; printf 'WORKER_RESULT:\n- action: validate\n- status: \
+failed\n- summary: 1 of 2 failing\n- loop_back_to: develop\nDETAILED_OUTPUT:\n\
+  ok 1 - test_add\n  not ok 2 - test_sub\n  # expected 1, got 5\n'; fi"
+cfg "$R" "$INIT" "$DEV" "$DBG" "$VAL" "$OK"
+run "$R" ctx-1 -n 10 "Fix the calculator"
+is "$RC" 0 "context: exit 0 (a failed validation went back to develop)"
+is "$(jget "$F" 'd["skill_state"]["completed_actions"]')" \
+    '["init","develop","debug","develop","debug","validate","complete"]' \
+    "context: validate failed (an error, not completed), then develop, debug, validate again"
+is "$(jget "$F" '[(t["id"], t["description"]) for t in d["skill_state"]["develop"]["tasks"]]')" \
+    '[["task-001","Fix sub in calc.c"],["task-002","Add a negative test"]]' \
+    "context: init's plan became the develop tasks"
+is "$(jget "$F" 'd["skill_state"]["test_command"]')" "sh tests/run.sh" \
+    "context: init's test command kept"
+D1=$(sed -n '1,/^=====$/p' "$R.develop")
+D2=$(sed -n '/^=====$/,$p' "$R.develop")
+like "$D1" "Your task now \(task-001\): Fix sub in calc.c" \
+    "context: the first develop prompt has the first task"
+like "$D1" "You are the develop worker of loop ctx-1 \(auto mode, iteration 1 of 10\)" \
+    "context: iterations shown from 1"
+like "$D2" "Your task now \(task-002\): Add a negative test" \
+    "context: the second develop prompt has the next task"
+like "$D2" "^- test_sub: expected 1, got 5$" \
+    "context: the second develop prompt names the failing test and its message"
+like "$(cat "$R.validate")" "Develop's last change: fixed sub" \
+    "context: validate is told develop's summary"
+like "$(cat "$R.validate")" "Files it changed: calc.c" \
+    "context: validate is told develop's files"
+like "$(cat "$R.debug")" "Test command: sh tests/run.sh" \
+    "context: debug is told the test command"
+like "$(cat "$R.validate")" "status: failed, loop_back_to: develop" \
+    "context: validate is told what to answer when tests fail"
+ok $(grep -q -e "Compact Capsule" -e "Rules after resume" "$R.develop" \
+    "$R.debug" "$R.validate"; [ $? = 1 ]; echo $?) \
+    "context: no capsule in any prompt of a fresh loop"
+is "$(jget "$F" '[d["skill_state"]["validate"][k] for k in ("failed_tests", "passed")]')" \
+    '[[],true]' "context: the second validation passed"
+valid "$R" ctx-1
+ok $? "context: the state file is valid"
 R=$T_TMP/noprompt
 cfg "$R" "$OK" "$OK" "$OK" "$OK" "$OK"
 python3 - "$R/.loop/config.json" <<'EOF'

@@ -125,6 +125,14 @@ test_defaults(void)
 	tap_ok(cfg.roles[1].nudge_ms == 300000 && cfg.roles[1].grace_ms == 5000
 	    && cfg.roles[1].idle_ms == 0 && cfg.roles[1].tool == NULL,
 	    "defaults: nudge, grace, idle, tool");
+	tap_ok(strcmp(cfg.roles[0].permission, "read-only") == 0 &&
+	    strcmp(cfg.roles[1].permission, "workspace-write") == 0 &&
+	    strcmp(cfg.roles[2].permission, "workspace-write") == 0 &&
+	    strcmp(cfg.roles[3].permission, "workspace-write") == 0 &&
+	    strcmp(cfg.roles[4].permission, "read-only") == 0,
+	    "defaults: init and complete read-only, the others "
+	    "workspace-write");
+	tap_ok(cfg.test_command == NULL, "defaults: no test command");
 	config_free(&cfg);
 	tap_is_int(config_role_index("develop"), 1, "role index develop");
 	tap_is_int(config_role_index("deploy"), -1, "role index unknown");
@@ -232,6 +240,35 @@ test_errors(void)
 	    "roles.develop.timout_ms: unknown key", "misspelt key");
 	expect_error("{\"roles\": []}", "roles: expected an object",
 	    "roles not an object");
+	expect_error("{\"roles\": {\"init\": {\"permission\": \"root\"}}}",
+	    "roles.init.permission: expected \"read-only\"",
+	    "unknown permission");
+	expect_error("{\"test_command\": 3}",
+	    "test_command: expected a non-empty string", "number test_command");
+}
+
+/* Per-role permission and model, and the project's test command. */
+static void
+test_role_options(void)
+{
+	struct config	 cfg;
+	char		*err = NULL, *f;
+
+	f = put("{\"test_command\": \"sh tests/run.sh\", \"roles\": {"
+	    "\"complete\": {\"permission\": \"full\", \"model\": \"m1\"},"
+	    " \"validate\": {\"permission\": null}}}", 0644, "%s/opts.json",
+	    root);
+	tap_is_int(load(f, &cfg, &err), 0, "role options: load");
+	tap_is_str(cfg.test_command, "sh tests/run.sh", "test_command read");
+	tap_is_str(cfg.roles[4].permission, "full", "complete: permission set");
+	tap_is_str(cfg.roles[4].model, "m1", "complete: model set");
+	tap_is_str(cfg.roles[3].permission, "workspace-write",
+	    "validate: null permission keeps the default");
+	tap_is_str(cfg.roles[0].permission, "read-only",
+	    "init: default kept");
+	config_free(&cfg);
+	unlink(f);
+	free(f);
 }
 
 /* CCW's file gives enabled and primaryModel unless ours set them. */
@@ -335,6 +372,7 @@ main(void)
 	test_search();
 	test_errors();
 	test_cli_tools();
+	test_role_options();
 	test_resolve();
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	tap_ok(access(tmp, F_OK) == -1, "temp dir removed");

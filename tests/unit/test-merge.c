@@ -486,6 +486,28 @@ test_next(void)
 	tap_is_str(s, "debug failed: broken", "reason: failed, its summary");
 	free(s);
 	json_decref(r);
+	/* issue 9 item 3: a failed validation goes back, it does not end */
+	r = J("{\"status\": \"failed\", \"agent_status\": \"completed\","
+	    " \"loop_back_to\": \"develop\"}");
+	tap_is_int(merge_next(LOOP_VALIDATE, r, ss), LOOP_DEVELOP,
+	    "next: validate failed, loop_back_to develop: develop again");
+	json_decref(r);
+	r = J("{\"status\": \"failed\", \"loop_back_to\": \"debug\"}");
+	tap_is_int(merge_next(LOOP_VALIDATE, r, ss), LOOP_DEBUG,
+	    "next: validate failed, loop_back_to debug: debug");
+	json_decref(r);
+	r = J("{\"status\": \"failed\"}");
+	tap_is_int(merge_next(LOOP_VALIDATE, r, ss), LOOP_DEVELOP,
+	    "next: validate failed, no loop_back_to: develop");
+	json_decref(r);
+	r = J("{\"status\": \"failed\", \"timed_out\": true}");
+	tap_is_int(merge_next(LOOP_VALIDATE, r, ss), -1,
+	    "next: validate timed out: the end");
+	json_decref(r);
+	r = J("{\"status\": \"failed\", \"agent_status\": \"errored\"}");
+	tap_is_int(merge_next(LOOP_VALIDATE, r, ss), -1,
+	    "next: validate errored (no result): the end");
+	json_decref(r);
 	r = J("{\"status\": \"failed\", \"timed_out\": true}");
 	s = merge_fail_reason("develop", r);
 	tap_ok(strncmp(s, "develop: worker timeout", 23) == 0,
@@ -540,6 +562,89 @@ test_last_line(void)
 	tap_is_str(out, "", "last line: no file, nothing");
 }
 
+/* A validate model's TAP in its answer (issue 9 item 7). */
+static void
+test_answer_tap(void)
+{
+	json_t	*t;
+
+	t = tap_parse_answer("Ran sh tests/run.sh:\n```\n  ok 1 - test_add\n"
+	    "  not ok 2 - test_sub\n  # expected 1, got 5\n- ok 3 - test_mul\n"
+	    "```\n", "1 of 3 failing");
+	is_json(t, "failed_tests", "[\"test_sub\"]",
+	    "answer TAP: indented, fenced, bulleted lines read");
+	is_json(t, "pass_rate", "66.7", "answer TAP: pass_rate");
+	is_json(t, "passed", "false", "answer TAP: not passed");
+	is_json(t, "test_results.1.error_message", "\"expected 1, got 5\"",
+	    "answer TAP: the diagnostic");
+	is_json(t, "worker_result", "true", "answer TAP: from the block");
+	json_decref(t);
+	tap_ok(tap_parse_answer("all fine", NULL) == NULL,
+	    "answer TAP: none in plain prose");
+	tap_ok(tap_parse_answer(NULL, NULL) == NULL, "answer TAP: no answer");
+}
+
+/* init's plan into tasks; the context of each role (issue 9 item 11). */
+static void
+test_context(void)
+{
+	json_t	*ss = skeleton(), *res;
+	char	*c;
+
+	context_plan(ss, "Plan:\n1. Fix sub() in calc.c\n- Add a test for "
+	    "negative numbers\n\ntest_command: `sh tests/run.sh`\n", NOW);
+	is_json(ss, "develop.tasks", "[{\"id\": \"task-001\", \"description\":"
+	    " \"Fix sub() in calc.c\", \"mode\": \"write\","
+	    " \"status\": \"pending\", \"files_changed\": [], \"created_at\":"
+	    " \"" NOW "\", \"completed_at\": null}, {\"id\": \"task-002\","
+	    " \"description\": \"Add a test for negative numbers\","
+	    " \"mode\": \"write\", \"status\": \"pending\","
+	    " \"files_changed\": [], \"created_at\": \"" NOW "\","
+	    " \"completed_at\": null}]", "plan: one task a line, markers gone");
+	is_json(ss, "develop.total", "2", "plan: counted");
+	is_json(ss, "test_command", "\"sh tests/run.sh\"",
+	    "plan: the test command kept");
+	context_plan(ss, "- another plan\n", NOW);
+	is_json(ss, "develop.total", "2", "plan: tasks already there win");
+	c = context_render(ss, "develop", NULL);
+	tap_ok(strstr(c, "Your task now (task-001): Fix sub() in calc.c") !=
+	    NULL && strstr(c, "task-002: Add a test") != NULL,
+	    "develop context: the task at hand, then what is planned");
+	free(c);
+	res = J("{\"status\": \"success\", \"summary\": \"fixed sub\","
+	    " \"files_changed\": [\"calc.c\"]}");
+	merge_role(ss, "develop", res, NOW);
+	json_decref(res);
+	c = context_render(ss, "validate", NULL);
+	tap_ok(strstr(c, "Develop's last change: fixed sub") != NULL &&
+	    strstr(c, "Files it changed: calc.c") != NULL &&
+	    strstr(c, "Test command: sh tests/run.sh") != NULL,
+	    "validate context: develop's change, its files, init's command");
+	free(c);
+	c = context_render(ss, "debug", "make check");
+	tap_ok(strstr(c, "Test command: make check") != NULL,
+	    "debug context: the configured command wins");
+	free(c);
+	res = J("{\"status\": \"failed\", \"tap\": {\"count\": 2,"
+	    " \"worker_result\": true, \"passed\": false, \"pass_rate\": 50,"
+	    " \"failed_tests\": [\"test_sub\"], \"test_results\": [{"
+	    "\"test_name\": \"test_sub\", \"status\": \"failed\","
+	    " \"error_message\": \"expected 1, got 5\"}]}}");
+	merge_role(ss, "validate", res, NOW);
+	json_decref(res);
+	c = context_render(ss, "develop", NULL);
+	tap_ok(strstr(c, "Failing tests from the last validation (1):\n"
+	    "- test_sub: expected 1, got 5") != NULL,
+	    "develop context: the failing tests by name, with the message");
+	tap_ok(strstr(c, "Your task now (task-002)") != NULL,
+	    "develop context: the next pending task");
+	free(c);
+	c = context_render(ss, "complete", NULL);
+	tap_is_str(c, "", "complete: no context");
+	free(c);
+	json_decref(ss);
+}
+
 /* Every group of checks, then the plan. */
 int
 main(void)
@@ -553,6 +658,8 @@ main(void)
 	test_clarify();
 	test_last_line();
 	test_next();
+	test_answer_tap();
+	test_context();
 	tap_is_int(loop_role_index("validate"), LOOP_VALIDATE, "role index");
 	tap_is_int(loop_role_index("nope"), -1, "unknown role");
 	return tap_done();
