@@ -221,15 +221,15 @@ control_wait(struct control *c, json_t *id, json_t *req)
 
 /* send_input acknowledged (or failed). */
 static void
-control_input_done(uint64_t sub, const char *err, void *arg)
+control_input_done(uint64_t sub, const char *how, const char *err, void *arg)
 {
 	struct pending	*p = arg;
 
 	if (err != NULL)
 		control_error(p->id, "%s", err);
 	else
-		control_reply(p->id, json_pack("{s:b, s:I}", "ok", 1,
-		    "submission_id", (json_int_t)sub));
+		control_reply(p->id, json_pack("{s:b, s:I, s:s?}", "ok", 1,
+		    "submission_id", (json_int_t)sub, "delivery", how));
 	pending_done(p);
 }
 

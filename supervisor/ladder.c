@@ -7,6 +7,7 @@
 #include <config.h>
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <event2/event.h>
 
@@ -77,17 +78,22 @@ ladder_wait(struct ladder *l, uint64_t ms, uint64_t grace_on_error)
 
 /* The nudge went in (or could not): give the worker nudge_ms more. */
 static void
-ladder_nudged(uint64_t sub, const char *err, void *arg)
+ladder_nudged(uint64_t sub, const char *how, const char *err, void *arg)
 {
 	struct ladder	*l = arg;
 
 	(void)sub;
 	if (l->phase != LADDER_NUDGE)
 		return;
-	/* nudged only when the worker acknowledged it, never on hope */
+	/*
+	 * nudged only when the worker acknowledged it, never on hope; one
+	 * queued for a resumed turn reaches the tool only if its turn ends
+	 */
 	if (err != NULL) {
 		log_info("%s: nudge not delivered: %s", l->a->id, err);
 		l->a->nudge = "failed";
+	} else if (how != NULL && strcmp(how, "resume") == 0) {
+		l->a->nudge = "queued";
 	} else {
 		l->a->nudge = "delivered";
 		l->a->nudged = 1;
@@ -123,7 +129,7 @@ ladder_step(struct ladder *l, int timed_out)
 		    l->a->role);
 		if (verbs_send_input(l->v, l->a->id, LADDER_NUDGE_TEXT, 0,
 		    ladder_nudged, l, &err) != 0) {
-			ladder_nudged(0, err, l);
+			ladder_nudged(0, NULL, err, l);
 			free(err);
 		}
 		return;

@@ -19,8 +19,12 @@ struct verbs;
 
 /* status: {agent_id: status name}, borrowed; timed_out 0/1. */
 typedef void	(*verbs_wait_cb)(json_t *, int, void *);
-/* ok: 0 on delivery, else err names the failure. */
-typedef void	(*verbs_input_cb)(uint64_t, const char *, void *);
+/*
+ * The input's fate: delivery says how ("stdin": live; "resume": queued for
+ * a resumed turn once the tool's turn ends; "turn": a new turn started
+ * now), or err names the failure (delivery NULL).
+ */
+typedef void	(*verbs_input_cb)(uint64_t, const char *, const char *, void *);
 /* previous: the status the agent had when close was asked. */
 typedef void	(*verbs_close_cb)(const char *, void *);
 

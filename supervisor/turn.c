@@ -72,6 +72,10 @@ turn_fold(struct agent *a)
 		return;
 	files = json_object_get(a->past, "files_changed");
 	usage = json_object_get(a->past, "usage");
+	/* a worker may have run several tool turns itself (queued input) */
+	json_object_set_new(a->past, "turns", json_integer(
+	    json_integer_value(json_object_get(a->past, "turns")) +
+	    (r->turns > 0 ? (json_int_t)r->turns : 1)));
 	turn_union(files, &r->files_changed);
 	u = report_usage(r->usage);
 	turn_sum(usage, u, "input_tokens");
@@ -174,9 +178,17 @@ turn_report(const struct agent *a, json_t *o)
 	size_t		 i, k;
 	int		 seen;
 
-	json_object_set_new(o, "turns", json_integer(a->turns));
-	if (a->past == NULL)
+	json_int_t	 now;
+
+	/* the tool turns of this worker (1 unless it resumed by itself) */
+	now = json_is_integer(json_object_get(o, "turns")) ?
+	    json_integer_value(json_object_get(o, "turns")) : 1;
+	if (a->past == NULL) {
+		json_object_set_new(o, "turns", json_integer(now));
 		return;
+	}
+	json_object_set_new(o, "turns", json_integer(now +
+	    json_integer_value(json_object_get(a->past, "turns"))));
 	if (json_is_null(json_object_get(o, "session_id")) &&
 	    a->session_id != NULL)
 		json_object_set_new(o, "session_id",

@@ -104,9 +104,9 @@ verbs_timer_cb(evutil_socket_t fd, short ev, void *arg)
 		break;
 	case REQ_INPUT:
 		if (r->resumed)
-			r->input_cb(r->submission, NULL, r->arg);
+			r->input_cb(r->submission, "turn", NULL, r->arg);
 		else
-			r->input_cb(0, "no acknowledgement from the worker",
+			r->input_cb(0, NULL, "no acknowledgement from the worker",
 			    r->arg);
 		req_free(r);
 		break;
@@ -146,7 +146,7 @@ verbs_on_done(struct agent *a, void *arg)
 			req_free(r);
 		} else if (r->kind == REQ_INPUT && !r->resumed &&
 		    strcmp(r->agent_id, a->id) == 0) {
-			r->input_cb(0, "agent ended before acknowledging input",
+			r->input_cb(0, NULL, "agent ended before acknowledging input",
 			    r->arg);
 			req_free(r);
 		}
@@ -161,14 +161,13 @@ verbs_on_ack(struct agent *a, uint64_t sub, const char *delivery,
 	struct verbs	*v = arg;
 	struct req	*r;
 
-	(void)delivery;
 	TAILQ_FOREACH(r, &v->reqs, entry)
 		if (r->kind == REQ_INPUT && r->submission == sub &&
 		    strcmp(r->agent_id, a->id) == 0)
 			break;
 	if (r == NULL)
 		return;
-	r->input_cb(sub, error, r->arg);
+	r->input_cb(sub, error != NULL ? NULL : delivery, error, r->arg);
 	req_free(r);
 }
 

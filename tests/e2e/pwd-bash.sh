@@ -13,7 +13,8 @@ out=$T_TMP/pwd.json
 (cd "$T_TMP/caller" && agent "$out" develop --tool bash -C "$p" \
     --command 'tr "\0" "\n" </proc/$$/environ | grep "^PWD="; pwd' hi)
 is "$?" 0 "agent --tool bash -C DIR exits 0"
-tail=$(jget "$out" 'd.get("stderr_tail")')
+# The tool's stdout is in its log (stderr_tail holds stderr only).
+tail=$(cat "$(jget "$out" 'd.get("log_path")')")
 is "$(printf '%s\n' "$tail" | grep '^PWD=')" "PWD=$p" "the tool's environment has PWD=DIR, not the caller's"
 is "$(printf '%s\n' "$tail" | tail -n 1)" "$p" "the tool runs in DIR"
 t_done

@@ -10,7 +10,8 @@ t_marker M options
 S=$T_TMP/state
 R=$T_TMP/r
 
-# -- a nudge the tool cannot take (no live input, no session yet) is no nudge
+# -- a nudge the tool cannot take now (no live input) is queued for a
+# resumed turn; the tool never ends its turn, so it was never delivered
 cat >"$T_TMP/codex-mute" <<FAKEEOF
 #!/bin/bash
 cat >/dev/null
@@ -23,7 +24,7 @@ agent "$R" develop --tool codex --config "$T_TMP/cfg-mute.json" \
     --state-dir "$S" --timeout-ms 300 --nudge-ms 300 --grace-ms 300 "go"
 is "$?" 5 "undeliverable nudge: timed out (exit 5)"
 is "$(jget "$R" '[d["timed_out"], d["nudged"], d["nudge"]]')" \
-    '[true,false,"failed"]' "undeliverable nudge: nudged false, nudge failed"
+    '[true,false,"queued"]' "undeliverable nudge: nudged false, nudge queued"
 t_wait_gone "$M" 2000
 
 # -- a stream with tokens and no cost: cost_usd null, not 0.0

@@ -78,7 +78,7 @@ cli codex "cat >/dev/null; cat '$srcdir/tests/streams/codex-success.jsonl'"
 agent "$R" develop --tool codex --config "$T_TMP/cfg-codex.json" \
     --state-dir "$S" "go"
 is "$(jget "$R" '[d["status"], d["usage"]]')" \
-    '["success",{"input_tokens":2200,"output_tokens":105}]' \
+    '["success",{"input_tokens":2200,"output_tokens":105,"cost_usd":null}]' \
     "codex: usage without cost_usd"
 is "$(jget "$R" '[d["files_source"], d["turns"]]')" '["block",1]' \
     "codex: files from the block, one turn"
@@ -107,7 +107,7 @@ printf "%s\n" "{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\"
 printf "%s\n" "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}"' \
     '{"resume_session":"thread-7"}'
 agent "$R" develop --tool codex --config "$T_TMP/cfg-codex.json" \
-    --state-dir "$S" "the follow-up"
+    --raw --state-dir "$S" "the follow-up"
 is "$(jget "$R" '[d["summary"], d["session_id"], d["argv"][2]]')" \
     '["resumed thread-7 with the follow-up","thread-7","resume"]' \
     "resume_session: the first run resumes that session with the prompt"
@@ -140,7 +140,7 @@ ctl_recv 3 25000 >/dev/null
 ctl_send '{"id":4,"verb":"result","target":"agent-1"}'
 r=$(ctl_recv 4)
 is "$(jget - '[d["result"]["summary"], d["result"]["turns"], d["result"]["usage"]]' <<<"$r")" \
-    '["second turn with more please",2,{"input_tokens":6,"output_tokens":8}]' \
+    '["second turn with more please",2,{"input_tokens":6,"output_tokens":8,"cost_usd":null}]' \
     "turns: the input ran as a resumed turn; usage adds up"
 is "$(jget - '[sorted(d["result"]["files_changed"]), d["result"]["argv"][2], d["result"]["session_id"]]' <<<"$r")" \
     '[["a.c","b.c"],"resume","thread-9"]' \
