@@ -86,7 +86,9 @@ e2e_case_followup() {
 	done
 	like "$(jget - 'd["result"].get("summary")' <<<"$r")" "follow-up answered" \
 	    "follow-up: the result is the second turn's answer"
-	is "$(mock_count 'r["role"] == "develop" and "Follow-up done" in str(r["decision"])')" 1 \
+	# gemini may ask a side question on the same conversation (next
+	# speaker): at least one request, each carrying the first prompt.
+	ok $(( $(mock_count 'r["role"] == "develop" and "Follow-up done" in str(r["decision"])') < 1 )) \
 	    "follow-up: the CLI resumed its session (the stand-in saw the first prompt)"
 	ctl_stop 30000
 	e2e_kill_marked "$mark"
@@ -155,6 +157,13 @@ e2e_case_retry() {
 	e2e_fixed "$p"
 	ok $? "$f: and the bug is fixed"
 	ok $(( $(mock_count "r['decision'] == '$f'") < 2 )) "$f: the stand-in failed two requests"
+	# Only what a CLI prints can be shown: qwen's and opencode's SDKs
+	# retry without a word, and so does codex on a 500 (tests/e2e/README.md).
+	case "$E2E_CLI:$f" in
+	qwen:* | opencode:* | codex:http500)
+		echo "ok $((T_N += 1)) - $f: the retries show as progress # SKIP $E2E_CLI prints nothing while it retries"
+		return ;;
+	esac
 	grep -Eiq 'agent-[0-9]+: [a-z_.]+: .*(retry|retrying|reconnect|429|500|rate.?limit|overloaded)' "$o.err"
 	ok $? "$f: the retries show as progress"
 }
