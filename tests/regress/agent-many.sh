@@ -98,19 +98,19 @@ result success exit 0"
 ctl_start "$T_TMP/ctl-200" --state-dir "$S" --loop-id m200
 t0=$(t_now_ms)
 send_many 1 200 many_spawn
-wait_ids 1 200 20000
+wait_ids 1 200 "$(t_ms 20000)"
 ok $? "200: all spawns answered"
 check_ids 1 200 'r["ok"] is True and r["agent_id"].startswith("agent-")'
 ok $? "200: all spawns ok"
 ids=$(ids_json 1 200)
-t_wait_count "$M" 200 30000
+t_wait_count "$M" 200 "$(t_ms 30000)"
 ok $? "200: all 200 tools running"
 echo "# timing: 200 spawns running after $(( $(t_now_ms) - t0 )) ms"
 touch "$GO"
 t0=$(t_now_ms)
 ctl_send "{\"id\":1000,\"verb\":\"wait\",\"targets\":$ids,\
-\"timeout_ms\":30000,\"mode\":\"all\"}"
-r=$(ctl_recv 1000 35000)
+\"timeout_ms\":$(t_ms 30000),\"mode\":\"all\"}"
+r=$(ctl_recv 1000 "$(t_ms 35000)")
 echo "# timing: 200 exits collected in $(( $(t_now_ms) - t0 )) ms"
 is "$(jget - '[d["ok"], d["timed_out"], len(d["status"]),
     sorted(set(d["status"].values()))]' <<<"$r")" '[true,false,200,["completed"]]' \
@@ -121,7 +121,7 @@ import json, sys
 for i, a in enumerate(json.loads(sys.argv[1]), 1):
     print(json.dumps({"id": 2000 + i, "verb": "result", "target": a}))
 ' "$ids" >&"$CTL_FD"
-wait_ids 2001 2200 15000
+wait_ids 2001 2200 "$(t_ms 15000)"
 ok $? "200: every result answered"
 check_ids 2001 2200 'r["ok"] and (r["result"]["exit_code"],
     r["result"]["status"] == "success") == ((0, True) if i % 2 else (3, False))'
@@ -140,12 +140,12 @@ quick_spawn() {
 ctl_start "$T_TMP/ctl-100" --state-dir "$S" --loop-id m100
 t0=$(t_now_ms)
 send_many 1 100 quick_spawn
-wait_ids 1 100 20000
+wait_ids 1 100 "$(t_ms 20000)"
 ok $? "100: all spawns answered"
 ids=$(ids_json 1 100)
 ctl_send "{\"id\":1000,\"verb\":\"wait\",\"targets\":$ids,\
-\"timeout_ms\":30000,\"mode\":\"all\"}"
-r=$(ctl_recv 1000 35000)
+\"timeout_ms\":$(t_ms 30000),\"mode\":\"all\"}"
+r=$(ctl_recv 1000 "$(t_ms 35000)")
 echo "# timing: 100 agents done in $(( $(t_now_ms) - t0 )) ms"
 is "$(jget - '[d["ok"], d["timed_out"], sorted(set(d["status"].values()))]' \
     <<<"$r")" '[true,false,["completed"]]' "100: all completed"
@@ -154,7 +154,7 @@ import json, sys
 for i, a in enumerate(json.loads(sys.argv[1]), 1):
     print(json.dumps({"id": 2000 + i, "verb": "result", "target": a}))
 ' "$ids" >&"$CTL_FD"
-wait_ids 2001 2100 15000
+wait_ids 2001 2100 "$(t_ms 15000)"
 check_ids 2001 2100 'r["result"]["status"] == "success" and
     r["result"]["summary"] == "done %d" % (i - 2000)'
 ok $? "100: each has its own result"

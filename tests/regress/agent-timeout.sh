@@ -91,7 +91,7 @@ ok $(pgrep -g "$pgid" >/dev/null; echo $((! $?))) \
 # -- --idle-ms: silence counts as a timeout long before the deadline
 t0=$(t_now_ms)
 agent "$R" develop --tool bash --state-dir "$S" --timeout-ms 20000 \
-    --idle-ms 300 --nudge-ms 300 --grace-ms 300 \
+    --idle-ms "$(t_ms 300)" --nudge-ms 300 --grace-ms 300 \
     --command "exec '$FAKE' --marker $M hang" "go"
 rc=$?
 el=$(( $(t_now_ms) - t0 ))
@@ -99,11 +99,13 @@ echo "# timing: silent tool with --idle-ms 300 killed after $el ms (deadline 200
 is "$rc" 5 "idle: exit 5"
 is "$(jget "$R" '[d["status"], d["timed_out"], d["nudged"]]')" \
     '["failed",true,true]' "idle: nudged, then timed out"
-ok $(( el < 600 || el > 3000 + SLACK )) "idle: after two idle periods, not the deadline"
+idle=$(t_ms 300)
+ok $(( el < 2 * idle || el > 2 * idle + 3000 + SLACK )) \
+    "idle: after two idle periods, not the deadline"
 
 # -- a tool that keeps printing is not idle, however long it runs
 agent "$R" develop --tool bash --state-dir "$S" --timeout-ms 20000 \
-    --idle-ms 400 --command "exec '$FAKE' --marker $M print a sleep 150 \
+    --idle-ms "$(t_ms 400)" --command "exec '$FAKE' --marker $M print a sleep 150 \
 print b sleep 150 print c sleep 150 print d sleep 150 print e \
 result success" "go"
 is "$?" 0 "busy: exit 0"

@@ -328,6 +328,16 @@ json.dump({"default_tool": "bash", "roles": roles},
 PYEOF
 }
 
+# t_ms MS: a deadline a test waits for something that must happen, scaled
+# for how much slower everything runs under the sanitizers (2x) and
+# valgrind (6x): a deadline, not a bound the test asserts.
+t_ms() {
+	local k=1
+	[ "${CCW_SANITIZERS:-no}" = yes ] && k=2
+	[ -n "$WRAP" ] && k=6
+	echo $(( $1 * k ))
+}
+
 # t_slack: $SLACK, the one allowance added to every upper timing bound.
 # A loaded 2-core CI machine delays a wake-up by hundreds of milliseconds,
 # so even a plain build gets some (CCW_TEST_SLACK overrides that base);
