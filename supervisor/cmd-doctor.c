@@ -495,9 +495,10 @@ doctor_roles(struct doctor *d)
 			continue;
 		}
 		argv = doctor_argv(&req, &stdin_prompt);
-		json_object_update_new(r, json_pack("{s:s, s:s?, s:s?, s:I, "
-		    "s:I, s:I, s:I, s:o, s:s}", "tool", req.tool, "model",
-		    req.model, "command", req.command, "timeout_ms",
+		json_object_update_new(r, json_pack("{s:s, s:s?, s:s?, s:s?, "
+		    "s:I, s:I, s:I, s:I, s:o, s:s}", "tool", req.tool, "model",
+		    req.model, "permission", d->o.cfg.roles[i].permission,
+		    "command", req.command, "timeout_ms",
 		    (json_int_t)d->o.timeout_ms, "nudge_ms",
 		    (json_int_t)d->o.nudge_ms, "grace_ms",
 		    (json_int_t)d->o.grace_ms, "idle_ms",

@@ -230,10 +230,10 @@ dquote(const char *w)
 static void
 dprint_roles(json_t *rep, FILE *fp)
 {
-	struct dtable	 t = { 7, 0, 0, NULL };
+	struct dtable	 t = { 8, 0, 0, NULL };
 	const json_t	*r, *a;
-	const char	*row[7] = { "ROLE", "TOOL", "MODEL", "TIMEOUT",
-			    "NUDGE", "GRACE", "IDLE" };
+	const char	*row[8] = { "ROLE", "TOOL", "MODEL", "PERMISSION",
+			    "TIMEOUT", "NUDGE", "GRACE", "IDLE" };
 	char		 b[4][24], *line, *next, *q;
 	size_t		 i, k;
 
@@ -248,10 +248,11 @@ dprint_roles(json_t *rep, FILE *fp)
 		row[1] = dstr(r, "tool", "?");
 		row[2] = json_object_get(r, "problem") != NULL ? "-" :
 		    dstr(r, "model", "(tool default)");
-		row[3] = b[0];
-		row[4] = b[1];
-		row[5] = b[2];
-		row[6] = b[3];
+		row[3] = dstr(r, "permission", "-");
+		row[4] = b[0];
+		row[5] = b[1];
+		row[6] = b[2];
+		row[7] = b[3];
 		dtable_row(&t, row);
 	}
 	dtable_print(&t, fp);

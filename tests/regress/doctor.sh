@@ -121,13 +121,20 @@ like "$out" '^opencode +yes +not found' "opencode row: not found"
 like "$out" '^validate +bash +' "validate runs bash"
 like "$out" "validate: bash -c 'make check'" "validate argv shown"
 like "$out" 'develop: codex exec .* < PROMPT' "develop argv shown"
-like "$out" '^develop +codex +\(tool default\) +600s +300s +5s +off' \
+like "$out" '^develop +codex +\(tool default\) +workspace-write +600s +300s +5s +off' \
     "develop deadlines shown"
 if [ "$(id -u)" = 0 ]; then
 	like "$out" 'claude: running as root: .*IS_SANDBOX=1' "root note for claude"
 else
 	t_skip "root note (not running as root)"
 fi
+
+# --- each role's permission: the safe defaults, and an override
+cfg codex ', "roles": {"complete": {"permission": "full"}}'
+doc --config "$T_TMP/cfg.json" --json
+is "$(jget "$T_TMP/out" "[r.get('permission') for r in d['roles']]")" \
+    '["read-only","workspace-write","workspace-write","workspace-write","full"]' \
+    "each role's permission: defaults and the configured one"
 
 # --- a role that cannot run: named, with the warning that run refuses
 cfg codex ', "roles": {"init": {"tool": "bash", "timeout_ms": 1500}}'
