@@ -754,8 +754,9 @@ loop_live(struct loop *l)
 
 	TAILQ_FOREACH(r, &l->runs, entry)
 		if (!loop_run_done(r))
-			json_array_append_new(a, json_pack("{s:s, s:s, s:s,"
-			    " s:I, s:s, s:b, s:s?}", "agent_id", r->a->id,
+			json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s,"
+			    " s:I, s:s, s:b, s:s?}", "loop_id", l->cfg.id,
+			    "agent_id", r->a->id,
 			    "role", loop_roles[r->role], "tool", r->a->tool,
 			    "elapsed_ms", (json_int_t)(now - r->a->t_start),
 			    "log_path", r->a->log_path, "nudged",

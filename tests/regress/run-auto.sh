@@ -94,8 +94,9 @@ is "$(python3 -c '
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 p = [e for e in ev if e["event"] == "worker_progress"]
-print(p[0]["role"], p[0]["text"], p[0]["elapsed_ms"] >= 0) if p else print("none")' "$R.out")" \
-    "develop compiling foo.c True" "progress: a worker_progress event with the last line"
+print(p[0]["role"], p[0]["text"], p[0]["elapsed_ms"] >= 0, p[0].get("loop_id")) if p else print("none")' "$R.out")" \
+    "develop compiling foo.c True progress-1" \
+    "progress: a worker_progress event with the last line and its loop"
 
 # --- the tasks file: init plans them, develop does the first pending one
 R=$T_TMP/tasks
