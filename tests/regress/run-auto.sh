@@ -86,7 +86,7 @@ is "$(head -n 1 "$R.out" | jget - '[d["event"], d["status"], d["action_index"]]'
 
 # --- --json: worker_progress with the worker's last output line
 R=$T_TMP/progress
-cfg "$R" "$OK" "exec '$FAKE' --marker $M print 'compiling foo.c' sleep 1600 \
+cfg "$R" "$OK" "exec '$FAKE' --marker $M print 'compiling foo.c' sleep $(t_ms 1600) \
 result success" "$OK" "$OK" "$OK"
 run "$R" progress-1 --json "Show progress"
 is "$RC" 0 "progress: exit 0"
