@@ -127,16 +127,30 @@ loop_nlive(struct loop *l)
 	return n;
 }
 
+/* A commit of loop_save landed or failed: the terminal side hears of it. */
+static void
+loop_saved(struct state_store *s, int rc, const char *err, void *arg)
+{
+	struct loop	*l = arg;
+
+	if (rc != 0)
+		log_warnx("state %s: commit failed: %s", l->cfg.id, err);
+	loop_event(l, "LOOP_STATE_UPDATE", merge_state_event(
+	    state_store_get(s), NULL, 0));
+	if (rc != 0)
+		loop_end(l, EXIT_INTERNAL, NULL, NULL);
+}
+
 /*
  * One commit for what an action changed: skill_state (action_index in
- * it), current_iteration and, at the end, the loop's transition.
+ * it), current_iteration and, at the end, the loop's transition.  It
+ * runs off the loop (the store's committer); cb hears when it landed.
  */
-static int
-loop_save(struct loop *l, const char *to, const char *reason)
+static void
+loop_save(struct loop *l, const char *to, const char *reason,
+    state_store_cb cb)
 {
 	json_t		*patch;
-	char		*err = NULL;
-	int		 rc;
 
 	json_object_set_new(l->ss, "action_index", json_integer(l->index));
 	patch = json_pack("{s:O, s:I}", "skill_state", l->ss,
@@ -145,13 +159,7 @@ loop_save(struct loop *l, const char *to, const char *reason)
 	json_decref(patch);
 	if (to != NULL && state_store_transition(l->store, to, reason) != 0)
 		log_warnx("state %s: transition to %s refused", l->cfg.id, to);
-	if ((rc = state_store_flush(l->store, &err)) != 0) {
-		log_warnx("state %s: commit failed: %s", l->cfg.id, err);
-		free(err);
-	}
-	loop_event(l, "LOOP_STATE_UPDATE", merge_state_event(
-	    state_store_get(l->store), NULL, 0));
-	return rc;
+	state_store_commit(l->store, cb, l);
 }
 
 /*
@@ -237,6 +245,8 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 	    " s:I}", "agent_id", r->a->id, "role", loop_roles[role], "tool",
 	    r->a->tool, "log_path", r->a->log_path, "timeout_ms",
 	    (json_int_t)wait_ms));
+	/* the deadlines count from now, not from before a slow write */
+	event_base_update_cache_time(l->base);
 	r->ladder = ladder_start(l->verbs, r->a, wait_ms, r->nudge_ms,
 	    r->grace_ms, loop_closed, r);
 	return r;
@@ -365,8 +375,8 @@ loop_take_one(struct loop *l, struct loop_run *r, const char *now)
 		l->index = next;
 	if (next == LOOP_NROLES)
 		loop_end(l, EXIT_OK, "completed", NULL);
-	else if (loop_save(l, NULL, NULL) != 0)
-		loop_end(l, EXIT_INTERNAL, NULL, NULL);
+	else
+		loop_save(l, NULL, NULL, loop_saved);
 }
 
 /* The parallel step, merged in role order; then complete or go again. */
@@ -386,8 +396,7 @@ loop_take_batch(struct loop *l, const char *now)
 		    i], res[i]), l->ss, l->iteration, now);
 	l->index = json_is_true(json_object_get(json_object_get(l->ss,
 	    "validate"), "passed")) ? LOOP_COMPLETE : LOOP_DEVELOP;
-	if (loop_save(l, NULL, NULL) != 0)
-		loop_end(l, EXIT_INTERNAL, NULL, NULL);
+	loop_save(l, NULL, NULL, loop_saved);
 }
 
 /*
@@ -554,18 +563,22 @@ loop_choose(struct loop *l, const char *action)
 	loop_kick(l);
 }
 
-/* Everything is closed: the last commit, the last event, out. */
+/* The last commit landed (or failed): the last event, out. */
 static void
-loop_finish(struct loop *l)
+loop_finish_saved(struct state_store *s, int rc, const char *err, void *arg)
 {
+	struct loop	*l = arg;
 	const json_t	*st;
 	const char	*status;
 
-	l->done = 1;
-	if (loop_save(l, l->end_to, l->end_reason) != 0 &&
-	    l->exit_code == EXIT_OK)
-		l->exit_code = EXIT_INTERNAL;
-	st = state_store_get(l->store);
+	if (rc != 0) {
+		log_warnx("state %s: commit failed: %s", l->cfg.id, err);
+		if (l->exit_code == EXIT_OK)
+			l->exit_code = EXIT_INTERNAL;
+	}
+	loop_event(l, "LOOP_STATE_UPDATE", merge_state_event(
+	    state_store_get(s), NULL, 0));
+	st = state_store_get(s);
 	status = json_string_value(json_object_get(st, "status"));
 	/* a front end's pause or stop may have come in between */
 	if (l->end_to != NULL && status != NULL &&
@@ -581,6 +594,14 @@ loop_finish(struct loop *l)
 	    EXIT_PAUSED ? "paused" : l->exit_code == EXIT_STOPPED ?
 	    "stopped" : "failed", l->exit_code));
 	event_base_loopbreak(l->base);
+}
+
+/* Everything is closed: the last commit; loop_finish_saved ends the run. */
+static void
+loop_finish(struct loop *l)
+{
+	l->done = 1;
+	loop_save(l, l->end_to, l->end_reason, loop_finish_saved);
 }
 
 /*
@@ -622,6 +643,7 @@ void
 loop_stop(struct loop *l, const char *why)
 {
 	log_info("loop %s: stopping: %s", l->cfg.id, why);
+	state_store_nowait(l->store);	/* a held lock must not keep us */
 	loop_end(l, EXIT_STOPPED, NULL, NULL);
 }
 
@@ -721,7 +743,7 @@ loop_new(struct event_base *base, struct state_store *store,
 		l->sup.next_index = cfg->first_agent;
 	l->verbs = verbs_new(&l->sup);
 	l->kick = event_new(base, -1, 0, loop_kick_cb, l);
-	if ((l->watch = state_watch_new(base, cfg->dirfd, cfg->id,
+	if ((l->watch = state_watch_new(base, store,
 	    loop_watch_cb, l, err)) == NULL) {
 		loop_free(l);
 		return NULL;

@@ -9,6 +9,7 @@
 #ifndef CCW_STATE_H
 #define CCW_STATE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -52,6 +53,21 @@ json_t	*state_derived(const json_t *);	/* develop_progress, has_pending_develop,
 
 /* --- committing (statecommit.c) */
 #define STATE_COMMIT_NTO	3
+
+/* Did a store write the file (unchanged since), and whose is its status? */
+enum state_mark {
+	STATE_MARK_NONE = 0,	/* not ours: the other side's write */
+	STATE_MARK_STALE,	/* ours, replaced at once: built on an outdated read */
+	STATE_MARK_KEPT,	/* ours; the status is the other side's, as read */
+	STATE_MARK_OURS,	/* ours; the status is our transition's */
+};
+/* The files one store's commits wrote (thread-safe; owned by the store). */
+struct state_marks;
+struct state_marks *state_marks_new(void);
+void	 state_marks_free(struct state_marks *);
+void	 state_marks_add(struct state_marks *, const struct stat *, enum state_mark);	/* NULL: nothing */
+enum state_mark state_marks_find(struct state_marks *, const struct stat *);
+
 /* One commit's request: state_commit and the store fill it in. */
 struct state_commit_req {
 	const json_t	*last;		/* our last commit: our fields come from it (NULL: from disk) */
@@ -60,6 +76,9 @@ struct state_commit_req {
 	const char	*reason[STATE_COMMIT_NTO];	/* the status on disk is their source */
 	int		 nto;
 	int		 create;	/* `last` is a whole new state; {id}.json must not exist */
+	struct state_marks *marks;	/* where the files written are marked, or NULL */
+	const atomic_int *nowait;	/* NULL: block on the lock; else poll, give up once set */
+	uint64_t	*displaced;	/* counts front-end writes displaced and merged again, or NULL */
 };
 int	 state_commit_run(int, const char *, const struct state_commit_req *,
 	    json_t **, unsigned *, char **);	/* merged (new ref), fsyncs added */
@@ -71,9 +90,8 @@ int	 state_create(int, const char *, const json_t *, unsigned *, char **);
 void	 state_clean_temps(int, const char *);	/* remove {id}.json.tmp left by a crash; NULL id: every loop's */
 void	 state_merge_patch(json_t *, const json_t *);	/* objects deep-merged; arrays, scalars, null replace */
 const char *state_transition_source(const char *);	/* "running" -> "created", ..., "resume" -> "paused" (or failed); NULL: not the supervisor's */
-uint64_t state_commit_displaced(void);	/* front-end writes our replace displaced and merged again */
 
-/* --- the event loop's side (statewatch.c) */
+/* --- the event loop's side: the store (statestore.c), the watch (statewatch.c) */
 /*
  * Supervisor-owned changes waiting for the next commit: skill_state
  * (deep-merged), current_iteration, and up to 3 status transitions
@@ -82,34 +100,38 @@ uint64_t state_commit_displaced(void);	/* front-end writes our replace displaced
  * in one event-loop turn become one commit at the end of the turn; with
  * a NULL event base, only state_store_flush commits.  A failed commit
  * consumes what was pending and is reported, never retried silently.
+ *
+ * With an event base the commit runs on the store's committer thread
+ * (the lock wait, the writes and fsyncs never block the loop): one at a
+ * time, in order; what piles up while one runs becomes the next one.
+ * state_store_get stays the last commit that landed.
  */
 struct state_store;
+/* A commit asked for by state_store_commit landed (rc 0) or failed (error). */
+typedef void (*state_store_cb)(struct state_store *, int, const char *, void *);
 
 struct state_store *state_store_new(struct event_base *, int, const char *);	/* NULL: invalid id */
-void	 state_store_free(struct state_store *);	/* flushes first */
+void	 state_store_free(struct state_store *);	/* flushes first; pending callbacks are dropped, not called */
 void	 state_store_update(struct state_store *, const json_t *);	/* patch of our fields; commit later this turn */
 int	 state_store_transition(struct state_store *, const char *, const char *);	/* to status, reason */
-int	 state_store_flush(struct state_store *, char **);	/* commit now if anything is pending */
+void	 state_store_commit(struct state_store *, state_store_cb, void *);	/* callback (on the loop, never before return) once what is pending now landed */
+int	 state_store_flush(struct state_store *, char **);	/* synchronous: wait for commits in flight, commit now what is pending */
+void	 state_store_nowait(struct state_store *);	/* stopping: commits give up at once while another program holds the lock */
 const json_t *state_store_get(const struct state_store *);	/* last committed (borrowed) */
 const char *state_store_error(const struct state_store *);	/* why the last commit failed, or NULL */
 uint64_t state_store_commits(const struct state_store *);
 uint64_t state_store_fsyncs(const struct state_store *);
-
-/* Did this process write the file (unchanged since), and whose is its status? */
-enum state_mark {
-	STATE_MARK_NONE = 0,	/* not ours: the other side's write */
-	STATE_MARK_STALE,	/* ours, replaced at once: built on an outdated read */
-	STATE_MARK_KEPT,	/* ours; the status is the other side's, as read */
-	STATE_MARK_OURS,	/* ours; the status is our transition's */
-};
-enum state_mark state_written_by_us(const struct stat *);
-void	 state_mark_written(const struct stat *, enum state_mark);	/* by a commit */
+uint64_t state_store_displaced(const struct state_store *);	/* front-end writes our replace displaced and merged again */
+enum state_mark state_store_written(const struct state_store *, const struct stat *);	/* a file this store wrote? */
+int	 state_store_dirfd(const struct state_store *);	/* borrowed */
+const char *state_store_id(const struct state_store *);
 
 /* watching for a front end's writes */
 /* status, state (borrowed for the call); the callback must not free the watch */
 typedef void (*state_watch_cb)(const char *, const json_t *, void *);
 struct state_watch;
-struct state_watch *state_watch_new(struct event_base *, int, const char *,
+/* The watch reads the store's file and marks; it must not outlive the store. */
+struct state_watch *state_watch_new(struct event_base *, struct state_store *,
 	    state_watch_cb, void *, char **);
 void	 state_watch_free(struct state_watch *);
 void	 state_watch_set_polling(int);	/* stat every 25 ms instead of inotify (NFS); also the fallback */

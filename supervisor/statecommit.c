@@ -2,7 +2,8 @@
  * statecommit.c: every write of a state file.  Lock, re-read, merge by
  * field ownership (the front end's fields from disk, ours from us),
  * validate, write a temp file, fsync, swap it in, fsync the directory.
- * Synchronous; the event-loop side (the store) is in statewatch.c.
+ * Synchronous: the store (statewatch.c) runs it on its committer thread.
+ * Also the write marks a store keeps of the files its commits wrote.
  */
 #include <config.h>
 
@@ -11,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,13 +32,99 @@ enum { PUB_DONE, PUB_DISPLACED, PUB_REREAD, PUB_ERROR };
 /* How commit_publish must put the file in place. */
 enum { PUB_REPLACE, PUB_CREATE, PUB_RECREATE };
 
-static uint64_t	 commit_ndisplaced;
+#define MARKS_N		16	/* files remembered per store */
+#define LOCK_POLL_MAX_MS	10	/* lock polling backoff when it may give up */
 
-/* How often a concurrent front-end write was rescued (tests, bench). */
-uint64_t
-state_commit_displaced(void)
+/*
+ * The files one store's commits wrote, so that its watch can tell its
+ * own.  Written by the committer thread before the rename makes a file
+ * visible, read by the watch on the loop: hence the mutex.
+ */
+struct state_marks {
+	pthread_mutex_t	 mu;
+	struct {
+		dev_t		 dev;
+		ino_t		 ino;
+		off_t		 size;
+		struct timespec	 mtim;
+		enum state_mark	 kind;
+	}		 ring[MARKS_N];
+	unsigned	 n;
+};
+
+/* An empty set of marks, for one store. */
+struct state_marks *
+state_marks_new(void)
 {
-	return commit_ndisplaced;
+	struct state_marks	*m = xcalloc(1, sizeof *m);
+
+	pthread_mutex_init(&m->mu, NULL);
+	return m;
+}
+
+/* The marks die with their store. */
+void
+state_marks_free(struct state_marks *m)
+{
+	if (m == NULL)
+		return;
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+}
+
+/* The slot remembering this file as written, or -1. */
+static int
+marks_slot(const struct state_marks *m, const struct stat *st)
+{
+	int	i;
+
+	for (i = 0; i < MARKS_N; i++)
+		if (m->ring[i].ino != 0 && m->ring[i].dev == st->st_dev &&
+		    m->ring[i].ino == st->st_ino &&
+		    m->ring[i].size == st->st_size &&
+		    m->ring[i].mtim.tv_sec == st->st_mtim.tv_sec &&
+		    m->ring[i].mtim.tv_nsec == st->st_mtim.tv_nsec)
+			return i;
+	return -1;
+}
+
+/* A commit remembers the file it puts in place (again: a new kind). */
+void
+state_marks_add(struct state_marks *m, const struct stat *st,
+    enum state_mark kind)
+{
+	int	i;
+
+	if (m == NULL)
+		return;
+	pthread_mutex_lock(&m->mu);
+	if ((i = marks_slot(m, st)) < 0)
+		i = (int)(m->n++ % MARKS_N);
+	m->ring[i].dev = st->st_dev;
+	m->ring[i].ino = st->st_ino;
+	m->ring[i].size = st->st_size;
+	m->ring[i].mtim = st->st_mtim;
+	m->ring[i].kind = kind;
+	pthread_mutex_unlock(&m->mu);
+}
+
+/*
+ * Whether this store wrote the file (untouched since), and where its
+ * status came from: a watcher reports only the other side's changes.
+ */
+enum state_mark
+state_marks_find(struct state_marks *m, const struct stat *st)
+{
+	enum state_mark	kind = STATE_MARK_NONE;
+	int		i;
+
+	if (m == NULL)
+		return kind;
+	pthread_mutex_lock(&m->mu);
+	if ((i = marks_slot(m, st)) >= 0)
+		kind = m->ring[i].kind;
+	pthread_mutex_unlock(&m->mu);
+	return kind;
 }
 
 /* Two stats name the same file with the same contents (as far as we can see). */
@@ -59,9 +147,34 @@ commit_sleep_ms(int ms)
 		;
 }
 
+/*
+ * Wait for the lock.  With a nowait flag, poll instead of blocking, and
+ * give up as soon as the flag is set (the process is stopping).
+ */
+static int
+commit_lock_wait(int fd, const atomic_int *nowait)
+{
+	int	ms = 1;
+
+	if (nowait == NULL)
+		return flock(fd, LOCK_EX);
+	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (atomic_load(nowait)) {
+			errno = EWOULDBLOCK;
+			return -1;
+		}
+		commit_sleep_ms(ms);
+		if (ms < LOCK_POLL_MAX_MS)
+			ms *= 2;
+	}
+	return 0;
+}
+
 /* Our writers take turns through {id}.lock; a front end may ignore it. */
 static int
-commit_lock(int dirfd, const char *id, char **err)
+commit_lock(int dirfd, const char *id, const atomic_int *nowait, char **err)
 {
 	struct stat	 sb;
 	char		*name;
@@ -80,7 +193,12 @@ commit_lock(int dirfd, const char *id, char **err)
 		xasprintf(err, "%s: not a regular file", name);
 		goto fail;
 	}
-	while (flock(fd, LOCK_EX) != 0) {
+	while (commit_lock_wait(fd, nowait) != 0) {
+		if (errno == EWOULDBLOCK) {
+			xasprintf(err, "%s is held by another program; gave up "
+			    "waiting (stopping)", name);
+			goto fail;
+		}
 		if (errno != EINTR) {
 			xasprintf(err, "flock %s: %s", name, strerror(errno));
 			goto fail;
@@ -503,7 +621,7 @@ state_commit_run(int dirfd, const char *id, const struct state_commit_req *req,
 	}
 	if (commit_check_req(req, err) != 0)
 		return -1;
-	if ((lockfd = commit_lock(dirfd, id, err)) < 0)
+	if ((lockfd = commit_lock(dirfd, id, req->nowait, err)) < 0)
 		return -1;
 	xasprintf(&name, "%s.json", id);
 	xasprintf(&tmp, "%s.json.tmp", id);
@@ -517,6 +635,11 @@ state_commit_run(int dirfd, const char *id, const struct state_commit_req *req,
 		if (commit_judge(id, how == PUB_CREATE ? NULL : disk, m, err) != 0 ||
 		    commit_write_tmp(dirfd, tmp, m, &our_st, &nfsync, err) != 0)
 			goto out;
+		/* marked before the rename: the watch may look at once */
+		state_marks_add(req->marks, &our_st, disk != NULL &&
+		    json_equal(json_object_get(disk, "status"),
+		    json_object_get(m, "status")) ? STATE_MARK_KEPT :
+		    STATE_MARK_OURS);
 		pub = commit_publish(dirfd, name, tmp, &read_st, how,
 		    round < COMMIT_ROUNDS, err);
 		if (pub == PUB_ERROR) {
@@ -540,7 +663,8 @@ state_commit_run(int dirfd, const char *id, const struct state_commit_req *req,
 			continue;
 		}
 		/* PUB_DISPLACED: ours is in place; theirs is under tmp. */
-		commit_ndisplaced++;
+		if (req->displaced != NULL)
+			(*req->displaced)++;
 		if (round >= COMMIT_ROUNDS ||
 		    commit_read(dirfd, id, ".json.tmp", &dj, NULL, &e) != STATE_OK) {
 			log_warnx("state %s: a concurrent write of the other side "
@@ -551,7 +675,7 @@ state_commit_run(int dirfd, const char *id, const struct state_commit_req *req,
 			break;
 		}
 		unlinkat(dirfd, tmp, 0);
-		state_mark_written(&our_st, STATE_MARK_STALE);
+		state_marks_add(req->marks, &our_st, STATE_MARK_STALE);
 		json_decref(disk);
 		disk = dj;
 		read_st = our_st;
@@ -561,9 +685,6 @@ state_commit_run(int dirfd, const char *id, const struct state_commit_req *req,
 		goto out;
 	}
 	nfsync++;
-	state_mark_written(&our_st, disk != NULL && json_equal(json_object_get(disk,
-	    "status"), json_object_get(m, "status")) ? STATE_MARK_KEPT :
-	    STATE_MARK_OURS);
 	if (mergedp != NULL) {
 		*mergedp = m;
 		m = NULL;
@@ -626,7 +747,7 @@ commit_clean_one(int dirfd, const char *id)
 
 	if (!state_id_valid(id))
 		return;
-	if ((lockfd = commit_lock(dirfd, id, &e)) < 0) {
+	if ((lockfd = commit_lock(dirfd, id, NULL, &e)) < 0) {
 		log_debug("state: %s", e);
 		free(e);
 		return;

@@ -1,10 +1,9 @@
 /*
- * statewatch.c: the state file in the event loop.  The store makes one
- * commit of the updates of one loop turn.  The watch notices a front
- * end's writes: inotify on the directory sees writes in place and renames
- * alike (without it, a stat every 25 ms does); the file is read again (a
+ * statewatch.c: noticing a front end's writes of a store's state file:
+ * inotify on the directory sees writes in place and renames alike
+ * (without it, a stat every 25 ms does); the file is read again (a
  * half-written one later, with backoff, never judged corrupt here) and a
- * changed status goes to the callback, unless the file is our own commit.
+ * changed status goes to the callback, unless the store wrote the file.
  */
 #include <config.h>
 
@@ -33,32 +32,9 @@
 
 static int	watch_poll_only;	/* state_watch_set_polling */
 
-/* The files this process wrote, so that a watcher can tell its own. */
-static struct watch_mark {
-	dev_t		 dev;
-	ino_t		 ino;
-	off_t		 size;
-	struct timespec	 mtim;
-	enum state_mark	 kind;
-} watch_marks[16];
-static unsigned	 watch_nmarks;
-
-struct state_store {
-	struct event_base	*base;
-	struct event		*ev;
-	int			 dirfd;
-	char			*id;
-	json_t			*last;
-	json_t			*pending;
-	char			*to[STATE_COMMIT_NTO];
-	char			*reason[STATE_COMMIT_NTO];
-	int			 nto;
-	uint64_t		 commits;
-	uint64_t		 fsyncs;
-	char			*error;
-};
-
 struct state_watch {
+	struct event_base	*base;
+	const struct state_store *store;	/* its marks: our own writes */
 	struct event		*ev_in;
 	struct event		*ev_retry;
 	struct event		*ev_poll;	/* without inotify */
@@ -72,41 +48,6 @@ struct state_watch {
 	state_watch_cb		 cb;
 	void			*arg;
 };
-
-/* A commit remembers the file it put in place, as it was when written. */
-void
-state_mark_written(const struct stat *st, enum state_mark kind)
-{
-	struct watch_mark	*m = &watch_marks[watch_nmarks++ %
-	    (sizeof watch_marks / sizeof watch_marks[0])];
-
-	m->dev = st->st_dev;
-	m->ino = st->st_ino;
-	m->size = st->st_size;
-	m->mtim = st->st_mtim;
-	m->kind = kind;
-}
-
-/*
- * Whether this process wrote the file (untouched since), and where its
- * status came from: a watcher reports only the other side's changes.
- */
-enum state_mark
-state_written_by_us(const struct stat *st)
-{
-	const struct watch_mark	*m;
-	size_t			 i;
-
-	for (i = 0; i < sizeof watch_marks / sizeof watch_marks[0]; i++) {
-		m = &watch_marks[i];
-		if (m->ino != 0 && m->dev == st->st_dev &&
-		    m->ino == st->st_ino && m->size == st->st_size &&
-		    m->mtim.tv_sec == st->st_mtim.tv_sec &&
-		    m->mtim.tv_nsec == st->st_mtim.tv_nsec)
-			return m->kind;
-	}
-	return STATE_MARK_NONE;
-}
 
 /*
  * Read the file now.  Unparseable means a writer is busy: look again in
@@ -131,6 +72,8 @@ watch_check(struct state_watch *w)
 		    w->delay_ms * 2;
 		if (w->delay_ms > WATCH_MAX_DELAY_MS)
 			w->delay_ms = WATCH_MAX_DELAY_MS;
+		/* the read may have blocked: the delay starts now */
+		event_base_update_cache_time(w->base);
 		chan_arm_ms(w->ev_retry, (uint64_t)w->delay_ms);
 		log_debug("state watch %s: %s; again in %d ms", w->id, e,
 		    w->delay_ms);
@@ -145,7 +88,7 @@ watch_check(struct state_watch *w)
 		return;
 	}
 	status = json_string_value(json_object_get(j, "status"));
-	mark = state_written_by_us(&st);
+	mark = state_store_written(w->store, &st);
 	if (status != NULL && mark != STATE_MARK_STALE && (w->status == NULL ||
 	    strcmp(status, w->status) != 0)) {
 		free(w->status);
@@ -262,31 +205,35 @@ watch_start(struct state_watch *w, struct event_base *base, char **err)
 }
 
 /*
- * Watch {id}.json in the directory.  The status on disk now is the
- * starting point (not reported); if it cannot be read yet, the first
- * status read is reported.
+ * Watch the store's {id}.json.  The status on disk now is the starting
+ * point (not reported); if it cannot be read yet, the first status read
+ * is reported.
  */
 struct state_watch *
-state_watch_new(struct event_base *base, int dirfd, const char *id,
+state_watch_new(struct event_base *base, struct state_store *store,
     state_watch_cb cb, void *arg, char **err)
 {
+	const char		*id = store != NULL ? state_store_id(store) : NULL;
 	struct state_watch	*w;
 	enum state_load_rc	 rc;
 	json_t			*j = NULL;
 	const char		*status;
 	char			*e = NULL;
 
-	if (!state_id_valid(id) || cb == NULL || base == NULL) {
+	if (id == NULL || cb == NULL || base == NULL) {
 		xasprintf(err, "invalid loop id");
 		return NULL;
 	}
 	w = xcalloc(1, sizeof *w);
+	w->base = base;
+	w->store = store;
 	w->ifd = -1;
 	w->cb = cb;
 	w->arg = arg;
 	w->id = xstrdup(id);
 	xasprintf(&w->name, "%s.json", id);
-	if ((w->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0)) < 0) {
+	if ((w->dirfd = fcntl(state_store_dirfd(store), F_DUPFD_CLOEXEC,
+	    0)) < 0) {
 		xasprintf(err, "state directory: %s", strerror(errno));
 		goto fail;
 	}
@@ -342,181 +289,4 @@ state_watch_free(struct state_watch *w)
 	free(w->name);
 	free(w->id);
 	free(w);
-}
-
-/* --- the store: updates of one loop turn become one commit */
-
-/* The loop turn is over: commit what it asked for. */
-static void
-store_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct state_store	*s = arg;
-	char			*e = NULL;
-
-	(void)fd;
-	(void)what;
-	if (state_store_flush(s, &e) != 0) {
-		log_warnx("state %s: commit failed: %s", s->id, e);
-		free(e);
-	}
-}
-
-/* Ask for a commit at the end of this turn (once, however many updates). */
-static void
-store_schedule(struct state_store *s)
-{
-	if (s->ev != NULL && !event_pending(s->ev, EV_TIMEOUT, NULL))
-		event_active(s->ev, EV_TIMEOUT, 0);
-}
-
-/* A store for one loop; NULL base: commits happen only on flush. */
-struct state_store *
-state_store_new(struct event_base *base, int dirfd, const char *id)
-{
-	struct state_store	*s;
-	char			*e = NULL;
-	int			 fd;
-
-	if (!state_id_valid(id) ||
-	    (fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0)) < 0)
-		return NULL;
-	s = xcalloc(1, sizeof *s);
-	s->base = base;
-	s->dirfd = fd;
-	s->id = xstrdup(id);
-	if (state_load(fd, id, &s->last, &e) != STATE_OK) {
-		log_debug("state %s: %s", id, e);
-		free(e);
-	}
-	if (base != NULL)
-		s->ev = event_new(base, -1, 0, store_cb, s);
-	return s;
-}
-
-/* Pending work is committed first: nothing asked for is dropped silently. */
-void
-state_store_free(struct state_store *s)
-{
-	char	*e = NULL;
-	int	 i;
-
-	if (s == NULL)
-		return;
-	if (state_store_flush(s, &e) != 0) {
-		log_warnx("state %s: last commit failed: %s", s->id, e);
-		free(e);
-	}
-	if (s->ev != NULL)
-		event_free(s->ev);
-	for (i = 0; i < s->nto; i++) {
-		free(s->to[i]);
-		free(s->reason[i]);
-	}
-	json_decref(s->last);
-	json_decref(s->pending);
-	free(s->error);
-	free(s->id);
-	close(s->dirfd);
-	free(s);
-}
-
-/* Patches pile up (deep-merged) until the turn ends. */
-void
-state_store_update(struct state_store *s, const json_t *patch)
-{
-	if (!json_is_object(patch)) {
-		log_warnx("state %s: update ignored: not an object", s->id);
-		return;
-	}
-	if (s->pending == NULL)
-		s->pending = json_object();
-	state_merge_patch(s->pending, patch);
-	store_schedule(s);
-}
-
-/* A transition rides on the next commit; several apply in order. */
-int
-state_store_transition(struct state_store *s, const char *to,
-    const char *reason)
-{
-	if (state_transition_source(to) == NULL || s->nto == STATE_COMMIT_NTO)
-		return -1;
-	s->to[s->nto] = xstrdup(to);
-	s->reason[s->nto] = reason != NULL ? xstrdup(reason) : NULL;
-	s->nto++;
-	store_schedule(s);
-	return 0;
-}
-
-/*
- * Commit now.  Whatever happens the pending work is consumed: a failed
- * commit is reported (here and by state_store_error), never retried
- * into a success behind the caller's back.
- */
-int
-state_store_flush(struct state_store *s, char **err)
-{
-	struct state_commit_req	 req;
-	json_t			*merged = NULL;
-	unsigned		 n = 0;
-	int			 i, rc;
-
-	if (s->ev != NULL)
-		event_del(s->ev);
-	if (s->pending == NULL && s->nto == 0)
-		return 0;
-	memset(&req, 0, sizeof req);
-	req.last = s->last;
-	req.patch = s->pending;
-	for (i = 0; i < s->nto; i++) {
-		req.to[i] = s->to[i];
-		req.reason[i] = s->reason[i];
-	}
-	req.nto = s->nto;
-	free(s->error);
-	s->error = NULL;
-	rc = state_commit_run(s->dirfd, s->id, &req, &merged, &n, &s->error);
-	s->fsyncs += n;
-	if (rc == 0) {
-		json_decref(s->last);
-		s->last = merged;
-		s->commits++;
-	} else if (err != NULL)
-		*err = xstrdup(s->error);
-	for (i = 0; i < s->nto; i++) {
-		free(s->to[i]);
-		free(s->reason[i]);
-	}
-	s->nto = 0;
-	json_decref(s->pending);
-	s->pending = NULL;
-	return rc;
-}
-
-/* The state as we last committed (or first read) it; borrowed. */
-const json_t *
-state_store_get(const struct state_store *s)
-{
-	return s->last;
-}
-
-/* Why the last commit failed; NULL after a success. */
-const char *
-state_store_error(const struct state_store *s)
-{
-	return s->error;
-}
-
-/* Commits made, for tests and the benchmark. */
-uint64_t
-state_store_commits(const struct state_store *s)
-{
-	return s->commits;
-}
-
-/* fsync calls made (two per commit: the file and the directory). */
-uint64_t
-state_store_fsyncs(const struct state_store *s)
-{
-	return s->fsyncs;
 }

@@ -196,6 +196,8 @@ hammer_commit(int argc, char **argv)
 	struct timeval		 zero = { 0, 0 };
 	json_t			*p;
 	char			*e = NULL;
+	struct state_commit_req	 req;
+	uint64_t		 disp = 0;
 	long long		 n, c, i;
 	unsigned		 nf = 0;
 	int			 bad = 0;
@@ -207,8 +209,11 @@ hammer_commit(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "sync") == 0) {
 		for (i = c + 1; i <= c + n; i++) {
 			p = hammer_patch(i);
-			if (state_commit(hammer_dirfd, hammer_id, p, NULL, NULL,
-			    NULL, &nf, &e) != 0) {
+			memset(&req, 0, sizeof req);
+			req.patch = p;
+			req.displaced = &disp;
+			if (state_commit_run(hammer_dirfd, hammer_id, &req, NULL,
+			    &nf, &e) != 0) {
 				fprintf(stderr, "state-hammer: %s\n", e);
 				free(e);
 				e = NULL;
@@ -218,7 +223,7 @@ hammer_commit(int argc, char **argv)
 			json_decref(p);
 		}
 		hammer_say("commits %lld fsyncs %u displaced %llu\n", n, nf,
-		    (unsigned long long)state_commit_displaced());
+		    (unsigned long long)disp);
 		return bad;
 	}
 	memset(&h, 0, sizeof h);
@@ -235,7 +240,7 @@ hammer_commit(int argc, char **argv)
 	hammer_say("commits %llu fsyncs %llu displaced %llu\n",
 	    (unsigned long long)state_store_commits(h.store),
 	    (unsigned long long)state_store_fsyncs(h.store),
-	    (unsigned long long)state_commit_displaced());
+	    (unsigned long long)state_store_displaced(h.store));
 	state_store_free(h.store);
 	event_base_free(h.base);
 	return bad;
@@ -384,6 +389,7 @@ static int
 hammer_watch(int argc, char **argv)
 {
 	struct event_base	*base;
+	struct state_store	*s;
 	struct state_watch	*w;
 	struct timeval		 tv;
 	long long		 ms;
@@ -396,12 +402,13 @@ hammer_watch(int argc, char **argv)
 		state_watch_set_polling(1);
 	xasprintf(&name, "%s.json", hammer_id);
 	base = event_base_new();
-	w = state_watch_new(base, hammer_dirfd, hammer_id, hammer_watch_cb,
-	    &name, &e);
+	s = state_store_new(NULL, hammer_dirfd, hammer_id);
+	w = state_watch_new(base, s, hammer_watch_cb, &name, &e);
 	if (w == NULL) {
 		fprintf(stderr, "state-hammer: %s\n", e);
 		free(e);
 		free(name);
+		state_store_free(s);
 		event_base_free(base);
 		return 1;
 	}
@@ -411,6 +418,7 @@ hammer_watch(int argc, char **argv)
 	hammer_say("ready\n");
 	event_base_dispatch(base);
 	state_watch_free(w);
+	state_store_free(s);
 	event_base_free(base);
 	free(name);
 	return 0;
@@ -418,6 +426,7 @@ hammer_watch(int argc, char **argv)
 
 /* selfwatch: the statuses reported, and where the script is. */
 static char	*hammer_seen;
+static struct state_store *hammer_self_store;
 static int	 hammer_step;
 
 /* The watch reported a status. */
@@ -491,10 +500,12 @@ hammer_self_step(evutil_socket_t fd, short what, void *arg)
 		hammer_fe_status("running", 1);
 		break;
 	case 2:
+		/* through the watch's own store: its marks are ours */
 		p = hammer_patch(1);
-		if (state_commit(hammer_dirfd, hammer_id, p, NULL, NULL, NULL,
-		    NULL, &e) != 0 || state_commit(hammer_dirfd, hammer_id, NULL,
-		    "failed", "stop", NULL, NULL, &e) != 0)
+		state_store_update(hammer_self_store, p);
+		if (state_store_flush(hammer_self_store, &e) != 0 ||
+		    state_store_transition(hammer_self_store, "failed",
+		    "stop") != 0 || state_store_flush(hammer_self_store, &e) != 0)
 			fprintf(stderr, "state-hammer: %s\n", e);
 		json_decref(p);
 		free(e);
@@ -525,10 +536,12 @@ hammer_selfwatch(int argc, char **argv)
 		state_watch_set_polling(1);
 	hammer_seen = xstrdup("");
 	base = event_base_new();
-	if ((w = state_watch_new(base, hammer_dirfd, hammer_id, hammer_self_cb,
+	hammer_self_store = state_store_new(NULL, hammer_dirfd, hammer_id);
+	if ((w = state_watch_new(base, hammer_self_store, hammer_self_cb,
 	    NULL, &e)) == NULL) {
 		fprintf(stderr, "state-hammer: %s\n", e);
 		free(e);
+		state_store_free(hammer_self_store);
 		event_base_free(base);
 		free(hammer_seen);
 		return 1;
@@ -536,6 +549,7 @@ hammer_selfwatch(int argc, char **argv)
 	event_base_once(base, -1, EV_TIMEOUT, hammer_self_step, base, &tv);
 	event_base_dispatch(base);
 	state_watch_free(w);
+	state_store_free(hammer_self_store);
 	event_base_free(base);
 	xasprintf(&pre, "%s.json.corrupt-", hammer_id);
 	if ((d = opendir(hammer_dir)) != NULL) {

@@ -1,7 +1,8 @@
 /*
  * test-state.c: the state file code (supervisor/state*.c): ids, schema
- * checks, derived figures, commits (ownership, transitions, batching,
- * failures), malformed and hostile files.  Fixtures are in tests/state/;
+ * checks, derived figures, commits (ownership, transitions), malformed
+ * and hostile files; the store's batching and failures are in
+ * test-committer.c.  Fixtures are in tests/state/;
  * everything else is made in a private temp directory.  The watch is
  * tested by tests/regress/state-commit.sh (state-hammer selfwatch).
  */
@@ -12,7 +13,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,224 +22,9 @@
 #include <event2/event.h>
 
 #include "state.h"
+#include "statefix.h"
 #include "tap.h"
 #include "xmalloc.h"
-
-static char	 t_top[64];	/* the private temp directory */
-static char	 t_path[128];	/* the state directory, in it */
-static int	 t_dirfd;
-static char	*t_err;		/* the last error of a t_* helper, owned here */
-
-/* The last error, for diagnostics. */
-static const char *
-t_e(void)
-{
-	return t_err != NULL ? t_err : "(none)";
-}
-
-/* Forget the last error. */
-static void
-t_clear(void)
-{
-	free(t_err);
-	t_err = NULL;
-}
-
-/* Write a whole file in the state directory. */
-static void
-t_write(const char *name, const char *buf, size_t len)
-{
-	int	fd;
-
-	fd = openat(t_dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
-		tap_diag("cannot write %s: %s", name, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-}
-
-/* A file's bytes (NUL-terminated), or NULL. */
-static char *
-t_read(int dirfd, const char *name)
-{
-	struct stat	 sb;
-	char		*buf = NULL;
-	int		 fd;
-
-	if ((fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC)) < 0)
-		return NULL;
-	if (fstat(fd, &sb) == 0) {
-		buf = xmalloc((size_t)sb.st_size + 1);
-		if (read(fd, buf, (size_t)sb.st_size) == sb.st_size)
-			buf[sb.st_size] = '\0';
-		else {
-			free(buf);
-			buf = NULL;
-		}
-	}
-	close(fd);
-	return buf;
-}
-
-/* Make a file look old, so a parse failure is corruption, not a writer. */
-static void
-t_age(const char *name)
-{
-	struct timespec	ts[2];
-
-	clock_gettime(CLOCK_REALTIME, &ts[0]);
-	ts[0].tv_sec -= 10;
-	ts[1] = ts[0];
-	utimensat(t_dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
-}
-
-/* A fixture from tests/state/ copied into the state directory. */
-static void
-t_fixture(const char *fixture, const char *name)
-{
-	char	*path, *buf;
-	int	 fd;
-
-	xasprintf(&path, "%s/tests/state", getenv("srcdir") ? getenv("srcdir") : ".");
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if ((buf = fd >= 0 ? t_read(fd, fixture) : NULL) == NULL)
-		tap_diag("fixture %s/%s missing", path, fixture);
-	else
-		t_write(name, buf, strlen(buf));
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	free(path);
-}
-
-/* The names in a directory, sorted, as one string (to compare listings). */
-static char *
-t_listing(const char *path)
-{
-	struct dirent	**nl;
-	char		 *s = xstrdup(""), *t;
-	int		  n, i;
-
-	if ((n = scandir(path, &nl, NULL, alphasort)) < 0)
-		return s;
-	for (i = 0; i < n; i++) {
-		xasprintf(&t, "%s%s/", s, nl[i]->d_name);
-		free(s);
-		s = t;
-		free(nl[i]);
-	}
-	free(nl);
-	return s;
-}
-
-/* Whether any error line contains the text. */
-static int
-t_has(const struct strv *sv, const char *text)
-{
-	size_t	i;
-
-	for (i = 0; i < sv->n; i++)
-		if (strstr(sv->v[i], text) != NULL)
-			return 1;
-	return 0;
-}
-
-/* Load or NULL. */
-static json_t *
-t_load(const char *id)
-{
-	json_t	*j = NULL;
-
-	t_clear();
-	if (state_load(t_dirfd, id, &j, &t_err) != STATE_OK)
-		tap_diag("load %s: %s", id, t_e());
-	return j;
-}
-
-/* A front end's write of one member (taken), by temp file and rename, no lock. */
-static void
-t_fe_set(const char *id, const char *key, json_t *value)
-{
-	json_t	*j = t_load(id);
-	char	*text, *name, *tmp;
-
-	json_object_set_new(j, key, value);
-	text = json_dumps(j, JSON_INDENT(2));
-	xasprintf(&name, "%s.json", id);
-	xasprintf(&tmp, "%s.json.fe", id);
-	t_write(tmp, text, strlen(text));
-	renameat(t_dirfd, tmp, t_dirfd, name);
-	json_decref(j);
-	free(text);
-	free(name);
-	free(tmp);
-}
-
-/* The status on disk now. */
-static const char *
-t_status(const char *id)
-{
-	static char	 buf[32];
-	json_t		*j = t_load(id);
-
-	snprintf(buf, sizeof buf, "%s", json_string_value(json_object_get(j,
-	    "status")) ? json_string_value(json_object_get(j, "status")) : "?");
-	json_decref(j);
-	return buf;
-}
-
-/* A skill_state member of a state. */
-static json_t *
-t_ss(const json_t *st, const char *key)
-{
-	return json_object_get(json_object_get(st, "skill_state"), key);
-}
-
-/* {"skill_state": {"hammer": v}} */
-static json_t *
-t_hammer(int v)
-{
-	return json_pack("{s:{s:i}}", "skill_state", "hammer", v);
-}
-
-/* state_commit with the patch taken and the error kept in t_err. */
-static int
-t_commit(const char *id, json_t *patch, const char *to, const char *reason,
-    json_t **merged)
-{
-	int	rc;
-
-	t_clear();
-	rc = state_commit(t_dirfd, id, patch, to, reason, merged, NULL, &t_err);
-	json_decref(patch);
-	return rc;
-}
-
-/* The store: one update of our counter, committed now. */
-static int
-t_store_commit(struct state_store *s, int v)
-{
-	json_t	*p = t_hammer(v);
-
-	state_store_update(s, p);
-	json_decref(p);
-	t_clear();
-	return state_store_flush(s, &t_err);
-}
-
-/* A new loop file through the real path. */
-static int
-t_create(const char *id)
-{
-	json_t	*st = state_new(id, "t", "d", 10);
-	int	 rc;
-
-	t_clear();
-	if ((rc = state_create(t_dirfd, id, st, NULL, &t_err)) != 0)
-		tap_diag("create %s: %s", id, t_e());
-	json_decref(st);
-	return rc;
-}
 
 /* Ids: the safe alphabet only; everything hostile refused. */
 static void
@@ -527,99 +312,6 @@ test_ownership(void)
 	state_store_free(s);
 }
 
-struct t_turns {
-	struct state_store	*s;
-	int			 n, per, turns;
-	struct event_base	*base;
-};
-
-/* One loop turn of updates; chains the next turn if asked. */
-static void
-t_turn_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct t_turns	*t = arg;
-	struct timeval	 zero = { 0, 0 };
-	json_t		*p;
-	int		 i;
-
-	(void)fd;
-	(void)what;
-	for (i = 0; i < t->per; i++) {
-		p = t_hammer(++t->n);
-		state_store_update(t->s, p);
-		json_decref(p);
-	}
-	if (--t->turns > 0)
-		event_base_once(t->base, -1, EV_TIMEOUT, t_turn_cb, t, &zero);
-}
-
-/* Several updates in one loop turn are one commit. */
-static void
-test_batching(void)
-{
-	struct t_turns	 t = { NULL, 0, 10, 1, NULL };
-	struct timeval	 zero = { 0, 0 };
-	json_t		*j;
-
-	t_create("B");
-	t.base = event_base_new();
-	t.s = state_store_new(t.base, t_dirfd, "B");
-	event_base_once(t.base, -1, EV_TIMEOUT, t_turn_cb, &t, &zero);
-	event_base_dispatch(t.base);
-	tap_is_int((long long)state_store_commits(t.s), 1,
-	    "10 updates in one turn: one commit");
-	tap_is_int((long long)state_store_fsyncs(t.s), 2, "... two fsyncs");
-	j = t_load("B");
-	tap_is_int(json_integer_value(t_ss(j, "hammer")), 10,
-	    "... holding the last update");
-	json_decref(j);
-	t.per = 1;
-	t.turns = 3;
-	event_base_once(t.base, -1, EV_TIMEOUT, t_turn_cb, &t, &zero);
-	event_base_dispatch(t.base);
-	tap_is_int((long long)state_store_commits(t.s), 4,
-	    "one update in each of 3 turns: 3 more commits");
-	t_clear();
-	tap_ok(state_store_flush(t.s, &t_err) == 0 && state_store_commits(t.s) == 4,
-	    "flush with nothing pending commits nothing");
-	tap_ok(state_store_transition(t.s, "paused", NULL) != 0 &&
-	    state_store_transition(t.s, "running", NULL) == 0 &&
-	    state_store_flush(t.s, &t_err) == 0 && strcmp(json_string_value(
-	    json_object_get(state_store_get(t.s), "status")), "running") == 0,
-	    "store transition created -> running; paused refused");
-	state_store_free(t.s);
-	event_base_free(t.base);
-}
-
-/* A write that fails is a failed commit and leaves the file alone. */
-static void
-test_failed_write(void)
-{
-	struct state_store	*s;
-	char			*before, *after;
-	int			 rc;
-
-	t_create("W");
-	before = t_read(t_dirfd, "W.json");
-	mkdirat(t_dirfd, "W.json.tmp", 0755);
-	rc = t_commit("W", t_hammer(1), NULL, NULL, NULL);
-	after = t_read(t_dirfd, "W.json");
-	tap_ok(rc != 0 && strstr(t_e(), "W.json.tmp") != NULL,
-	    "temp file cannot be created: commit fails (%s)", t_e());
-	tap_ok(before != NULL && after != NULL && strcmp(before, after) == 0,
-	    "... and the file is unchanged");
-	s = state_store_new(NULL, t_dirfd, "W");
-	tap_ok(t_store_commit(s, 2) != 0 && state_store_error(s) != NULL &&
-	    state_store_commits(s) == 0, "store: failed commit reported, "
-	    "not counted");
-	unlinkat(t_dirfd, "W.json.tmp", AT_REMOVEDIR);
-	tap_ok(t_store_commit(s, 3) == 0 && state_store_error(s) == NULL,
-	    "the next commit works again");
-	state_store_free(s);
-	free(before);
-	free(after);
-}
-
 /* A corrupt file's quarantine name: {id}.json.corrupt-YYYYMMDDTHHMMSS.mmmZ */
 static int
 t_quarantined(const char *id)
@@ -764,8 +456,7 @@ test_hostile(void)
 		    &t_err) != 0;
 		t_clear();
 		refused = refused && state_store_new(base, t_dirfd, ids[i]) == NULL &&
-		    state_watch_new(base, t_dirfd, ids[i], t_watch_cb, NULL,
-		    &t_err) == NULL;
+		    state_watch_new(base, NULL, t_watch_cb, NULL, &t_err) == NULL;
 		state_clean_temps(t_dirfd, ids[i]);
 		json_decref(st);
 	}
@@ -792,27 +483,13 @@ test_hostile(void)
 }
 
 /* nftw callback of the clean-up. */
-static int
-t_rm(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 /* Every group in a private directory, removed at the end. */
 int
 main(void)
 {
 	char	*d;
 
-	snprintf(t_top, sizeof t_top, "/tmp/ccw-state.XXXXXX");
-	if (mkdtemp(t_top) == NULL)
-		return 1;
-	snprintf(t_path, sizeof t_path, "%s/a/b/.loop", t_top);
-	t_dirfd = state_dir_open(t_path, 1, &t_err);
-	tap_ok(t_dirfd >= 0, "state_dir_open creates the path (%s)", t_e());
+	t_setup();
 	d = state_dir_default(t_top);
 	tap_ok(strstr(d, "/.loop") != NULL, "default state directory %s", d);
 	free(d);
@@ -823,12 +500,8 @@ main(void)
 	test_roundtrip();
 	test_transitions();
 	test_ownership();
-	test_batching();
-	test_failed_write();
 	test_malformed();
 	test_hostile();
-	close(t_dirfd);
-	nftw(t_top, t_rm, 16, FTW_DEPTH | FTW_PHYS);
-	t_clear();
+	t_teardown();
 	return tap_done();
 }
