@@ -4,7 +4,7 @@
 # Run as root (or it uses sudo when available).
 set -e
 PKGS="build-essential autoconf automake pkgconf libevent-dev libmsgpack-dev \
-libjansson-dev groff-base valgrind tmux parallel"
+libjansson-dev groff-base valgrind tmux parallel strace"
 
 missing=""
 for p in $PKGS; do
