@@ -229,12 +229,18 @@ chan_base_new(void)
 	return base;
 }
 
-/* Add ev (a timer, or an fd event's timeout) to fire after ms. */
+/*
+ * Add ev (a timer, or an fd event's timeout) to fire after ms from now.
+ * libevent measures from the time it cached at the top of the loop turn;
+ * after work that blocked (a commit, a lock) that is in the past and the
+ * timer would fire early, so the cache is refreshed first.
+ */
 int
 chan_arm_ms(struct event *ev, uint64_t ms)
 {
 	struct timeval	tv;
 
+	event_base_update_cache_time(event_get_base(ev));
 	tv.tv_sec = (time_t)(ms / 1000);
 	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
 	return event_add(ev, &tv);
