@@ -388,9 +388,11 @@ run_usage(FILE *fp)
 "Create a loop for TASK and drive it to its end (auto: init, develop,\n"
 "debug, validate, complete; parallel: init, then develop+debug+validate\n"
 "at once; interactive: a menu between actions).  With --loop-id and no\n"
-"TASK, resume that loop from its saved action.\n"
-"Exit: 0 completed, 1 failed, 2 usage, 3 paused, 4 stopped, 5 timed out,\n"
-"70 internal error.\n");
+"TASK, resume that loop from its saved action.  One run drives a loop at\n"
+"a time (ID.run.lock); a parallel step failed in every role is retried\n"
+"after its roles' retry policy's wait (config roles.ROLE.retry).\n"
+"Exit: 0 completed, 1 failed or another process drives the loop, 2 usage,\n"
+"3 paused, 4 stopped, 5 timed out, 70 internal error.\n");
 }
 
 /* A positive number of iterations or milliseconds. */
