@@ -153,13 +153,8 @@ cmd_agent(int argc, char **argv)
 	    loopguard_reserve(&run.guard, &run.sup, &err) != 0) {
 		fprintf(stderr, "ccw-supervisor agent: %s\n", err);
 		free(err);
-		loopguard_close(&run.guard);
-		sup_free(&run.sup);
-		event_base_free(run.base);
-		json_decref(req.options);
-		free(msg);
-		cmd_opts_free(&o);
-		return rc > 0 ? EXIT_FAILED : EXIT_USAGE;
+		rc = rc > 0 ? EXIT_FAILED : EXIT_USAGE;
+		goto out;
 	}
 	run.verbs = verbs_new(&run.sup);
 	run.grace_ms = o.grace_ms;
@@ -191,6 +186,7 @@ cmd_agent(int argc, char **argv)
 	event_free(sigterm);
 	verbs_free(run.verbs);
 	ladder_free(run.ladder);
+out:
 	sup_free(&run.sup);
 	loopguard_close(&run.guard);
 	event_base_free(run.base);

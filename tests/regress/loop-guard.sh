@@ -42,6 +42,18 @@ wait_for() {
 	done
 }
 
+# held_run ROOT ID GO: a run in the background whose develop waits for the
+# file GO; returns once develop (agent-2) started.  $R, $GO, $PID.
+held_run() {
+	R=$1
+	GO=$3
+	t_run_config "$R" "$OK" \
+	    "exec '$FAKE' --marker $M wait-file $GO result success" \
+	    "$OK" "$OK" "$OK" '{"grace_ms": 500}'
+	start "$R" "$2" "Held at develop"
+	wait_for "$R/.loop/$2.workers/agent-2.log" "$(t_ms 20000)"
+}
+
 # --- (7) a second agent in a loop is agent-2, with a log of its own
 S=$T_TMP/s7
 agent "$T_TMP/a1" develop --tool bash --state-dir "$S" --loop-id L7 \
@@ -82,16 +94,10 @@ is "$(jget "$F" 'd["skill_state"]["worker_results"]["develop"]["agent_id"]')" \
     agent-3 "ids: its develop is agent-3, past the recorded agent-2"
 
 # --- (8) one driver per loop
-R=$T_TMP/r8
-GO=$T_TMP/go8
-t_run_config "$R" "$OK" \
-    "exec '$FAKE' --marker $M wait-file $GO result success" \
-    "$OK" "$OK" "$OK" '{"grace_ms": 500}'
-start "$R" one8 "Only one driver"
+held_run $T_TMP/r8 one8 $T_TMP/go8
+ok $? "lock: the first run reached develop"
 P1=$PID
 F=$R/.loop/one8.json
-wait_for "$R/.loop/one8.workers/agent-2.log" "$(t_ms 20000)"
-ok $? "lock: the first run reached develop"
 timeout -k 2 60 $WRAP "$SUP" run -C "$R" --loop-id one8 >"$R.out2" \
     2>"$R.err2"
 is "$?" 1 "lock: a second run of the loop exits 1"
@@ -117,16 +123,9 @@ like "$(cat "$T_TMP/a8.err")" "pid $CTL_PID" \
     "lock: agent's refusal names control's pid"
 ctl_stop
 # a holder killed with SIGKILL leaves its pid in the file: no matter
-R=$T_TMP/r8k
-GO=$T_TMP/go8k
-t_run_config "$R" "$OK" \
-    "exec '$FAKE' --marker $M wait-file $GO result success" \
-    "$OK" "$OK" "$OK" '{"grace_ms": 500}'
-start "$R" kill8 "Killed driver"
-wait_for "$R/.loop/kill8.workers/agent-2.log" "$(t_ms 20000)"
+held_run $T_TMP/r8k kill8 $T_TMP/go8k
 ok $? "kill: the run reached develop"
-kill -KILL "$PID"
-t_wait_pid "$PID" 5000
+{ kill -KILL "$PID"; t_wait_pid "$PID" 5000; } 2>/dev/null
 like "$(cat "$R/.loop/kill8.run.lock")" "^$PID" \
     "kill: the dead holder's pid is still in the lock file"
 : >"$GO"
