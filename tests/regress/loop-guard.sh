@@ -74,9 +74,10 @@ ctl_start "$T_TMP/ctl7" --state-dir "$S" --loop-id L7
 ctl_send '{"id":1,"verb":"spawn","role":"develop","message":"go","tool":"bash","command":"exit 3"}'
 is "$(ctl_recv 1 | jget - 'd["agent_id"]')" agent-3 \
     "ids: control in the same loop goes on at agent-3"
-ctl_send '{"id":2,"verb":"wait","targets":["agent-3"],"timeout_ms":20000}' \
-    '{"id":3,"verb":"result","target":"agent-3"}'
-is "$(ctl_recv 3 "$(t_ms 20000)" | jget - 'd["result"]["status"]')" failed \
+ctl_send '{"id":2,"verb":"wait","targets":["agent-3"],"timeout_ms":20000}'
+ctl_recv 2 "$(t_ms 25000)" >/dev/null
+ctl_send '{"id":3,"verb":"result","target":"agent-3"}'
+is "$(ctl_recv 3 | jget - 'd["result"]["status"]')" failed \
     "ids: control's agent-3 failed too"
 ctl_stop
 # a resumed run: the ids the state recorded count, even with no logs left
