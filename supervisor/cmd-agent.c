@@ -29,6 +29,7 @@
 struct agent_run {
 	struct event_base	*base;
 	struct sup		 sup;
+	struct loop_guard	 guard;		/* the run lock, the log */
 	struct verbs		*verbs;
 	struct agent		*a;
 	struct ladder		*ladder;
@@ -145,10 +146,15 @@ cmd_agent(int argc, char **argv)
 		fatalx("cannot create the event loop");
 	if (sup_init(&run.sup, run.base, o.state_dir, o.loop_id, &err) != 0)
 		fatalx("%s", err);
-	if (cmd_mkdirs(run.sup.state_dir, run.sup.loop_id, &err) != 0) {
+	/* one driver per loop; a fresh agent-N.log above every earlier id */
+	if ((rc = loopguard_open(&run.guard, run.sup.state_dir,
+	    run.sup.loop_id, &err)) != 0 ||
+	    loopguard_workers(&run.guard, NULL, &err) != 0 ||
+	    loopguard_reserve(&run.guard, &run.sup, &err) != 0) {
 		fprintf(stderr, "ccw-supervisor agent: %s\n", err);
 		free(err);
-		return EXIT_USAGE;
+		rc = rc > 0 ? EXIT_FAILED : EXIT_USAGE;
+		goto out;
 	}
 	run.verbs = verbs_new(&run.sup);
 	run.grace_ms = o.grace_ms;
@@ -180,7 +186,9 @@ cmd_agent(int argc, char **argv)
 	event_free(sigterm);
 	verbs_free(run.verbs);
 	ladder_free(run.ladder);
+out:
 	sup_free(&run.sup);
+	loopguard_close(&run.guard);
 	event_base_free(run.base);
 	json_decref(req.options);
 	free(msg);

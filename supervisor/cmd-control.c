@@ -30,6 +30,7 @@
 struct control {
 	struct event_base	*base;
 	struct sup		 sup;
+	struct loop_guard	 guard;		/* the run lock, fresh logs */
 	struct verbs		*verbs;
 	struct cmd_opts		*opts;
 	struct evbuffer		*in;
@@ -156,9 +157,11 @@ control_spawn(struct control *c, json_t *id, json_t *req)
 	o->tool = saved.tool;
 	o->command = saved.command;
 	o->model = saved.model;
-	if (rc != 0) {
+	if (rc != 0 || loopguard_reserve(&c->guard, &c->sup, &err) != 0) {
 		control_error(id, "%s", err);
 		free(err);
+		if (rc == 0)
+			json_decref(ar.options);
 		return;
 	}
 	a = agent_spawn(&c->sup, &ar);
@@ -479,10 +482,16 @@ cmd_control(int argc, char **argv)
 		fatalx("cannot create the event loop");
 	if (sup_init(&c.sup, c.base, o.state_dir, o.loop_id, &err) != 0)
 		fatalx("%s", err);
-	if (cmd_mkdirs(c.sup.state_dir, c.sup.loop_id, &err) != 0) {
+	/* one driver per loop, held until we exit */
+	if ((ch = loopguard_open(&c.guard, c.sup.state_dir, c.sup.loop_id,
+	    &err)) != 0 || loopguard_workers(&c.guard, NULL, &err) != 0) {
 		fprintf(stderr, "ccw-supervisor control: %s\n", err);
 		free(err);
-		return EXIT_USAGE;
+		loopguard_close(&c.guard);
+		sup_free(&c.sup);
+		event_base_free(c.base);
+		cmd_opts_free(&o);
+		return ch > 0 ? EXIT_FAILED : EXIT_USAGE;
 	}
 	c.verbs = verbs_new(&c.sup);
 	c.in = evbuffer_new();
@@ -499,6 +508,7 @@ cmd_control(int argc, char **argv)
 	evbuffer_free(c.in);
 	verbs_free(c.verbs);
 	sup_free(&c.sup);
+	loopguard_close(&c.guard);
 	event_base_free(c.base);
 	cmd_opts_free(&o);
 	return EXIT_OK;

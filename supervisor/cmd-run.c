@@ -24,13 +24,13 @@
 #include "cmdutil.h"
 #include "log.h"
 #include "loop.h"
+#include "run.h"
 #include "state.h"
 #include "sup.h"
 #include "xmalloc.h"
 
 #define RUN_BATCH_MS	900000	/* parallel batch wait */
 #define RUN_BATCH_NUDGE	60000	/* wait after the batch nudge */
-#define RUN_TITLE_MAX	100	/* bytes of the task that make the title */
 
 /* What the terminal side keeps. */
 struct run_ui {
@@ -374,15 +374,6 @@ run_signal(evutil_socket_t sig, short ev, void *arg)
 
 /* --- the command */
 
-struct run_args {
-	struct cmd_opts	 o;
-	const char	*task, *mode_arg;
-	enum loop_mode	 mode;
-	long long	 max_iter;
-	int		 have_max, json, clarify_fail, interrupt;
-	uint64_t	 batch_ms, batch_nudge_ms;
-};
-
 /* The --help text of the run command. */
 static void
 run_usage(FILE *fp)
@@ -397,9 +388,11 @@ run_usage(FILE *fp)
 "Create a loop for TASK and drive it to its end (auto: init, develop,\n"
 "debug, validate, complete; parallel: init, then develop+debug+validate\n"
 "at once; interactive: a menu between actions).  With --loop-id and no\n"
-"TASK, resume that loop from its saved action.\n"
-"Exit: 0 completed, 1 failed, 2 usage, 3 paused, 4 stopped, 5 timed out,\n"
-"70 internal error.\n");
+"TASK, resume that loop from its saved action.  One run drives a loop at\n"
+"a time (ID.run.lock); a parallel step failed in every role is retried\n"
+"after its roles' retry policy's wait (config roles.ROLE.retry).\n"
+"Exit: 0 completed, 1 failed or another process drives the loop, 2 usage,\n"
+"3 paused, 4 stopped, 5 timed out, 70 internal error.\n");
 }
 
 /* A positive number of iterations or milliseconds. */
@@ -543,141 +536,6 @@ run_check_roles(struct cmd_opts *o, char **err)
 	return 0;
 }
 
-/* The title: the task's first line, cut at a character boundary. */
-static char *
-run_title(const char *task)
-{
-	size_t	n = strcspn(task, "\r\n");
-
-	if (n > RUN_TITLE_MAX) {
-		n = RUN_TITLE_MAX;
-		while (n > 0 && ((unsigned char)task[n] & 0xc0) == 0x80)
-			n--;
-	}
-	return xstrndup(task, n);
-}
-
-/* A new loop's file: the seed's initial state, our mode, status created. */
-static int
-run_create(struct run_args *ra, int dirfd, const char *id, char **err)
-{
-	json_t	*st;
-	char	*title = run_title(ra->task);
-	int	 rc;
-
-	st = state_new(id, title, ra->task, ra->have_max ? ra->max_iter : 10);
-	free(title);
-	if (st == NULL) {
-		xasprintf(err, "cannot make a state for loop %s", id);
-		return -1;
-	}
-	json_object_set_new(json_object_get(st, "skill_state"), "mode",
-	    json_string(loop_mode_name(ra->mode)));
-	json_object_set_new(json_object_get(st, "skill_state"),
-	    "action_index", json_integer(0));
-	rc = state_create(dirfd, id, st, NULL, err);
-	json_decref(st);
-	return rc;
-}
-
-/*
- * Load the loop (created now, or resumed), tell what cannot be resumed
- * (exit status), else -1 and the mode to run in.
- */
-static int
-run_open(struct run_args *ra, int dirfd, const char *id, int *resumed)
-{
-	enum state_load_rc	 rc;
-	json_t			*st = NULL;
-	const char		*status, *m;
-	char			*err = NULL;
-	int			 tries, code = -1;
-
-	*resumed = 0;
-	for (tries = 0; tries < 50; tries++) {
-		if ((rc = state_load(dirfd, id, &st, &err)) != STATE_EAGAIN)
-			break;
-		free(err);
-		err = NULL;
-		usleep(20000);
-	}
-	if (rc == STATE_ENOENT && ra->task != NULL) {
-		free(err);
-		err = NULL;
-		if (run_create(ra, dirfd, id, &err) == 0)
-			return -1;
-		fprintf(stderr, "ccw-supervisor run: %s\n", err);
-		free(err);
-		return EXIT_INTERNAL;
-	}
-	if (rc != STATE_OK) {
-		fprintf(stderr, "ccw-supervisor run: loop %s: %s\n", id,
-		    rc == STATE_ENOENT ? "no such loop" : err);
-		free(err);
-		return rc == STATE_ENOENT ? EXIT_USAGE : EXIT_FAILED;
-	}
-	status = json_string_value(json_object_get(st, "status"));
-	/* a loop a front end created has no history to resume */
-	*resumed = status == NULL || strcmp(status, "created") != 0;
-	if (ra->task != NULL)
-		fprintf(stderr, "ccw-supervisor run: loop %s exists: running "
-		    "it; TASK ignored\n", id);
-	if (ra->have_max)
-		fprintf(stderr, "ccw-supervisor run: -n ignored: the loop "
-		    "keeps its max_iterations\n");
-	m = json_string_value(json_object_get(json_object_get(st,
-	    "skill_state"), "mode"));
-	if (ra->mode_arg == NULL && m != NULL)
-		ra->mode = strcmp(m, "parallel") == 0 ? LOOP_PARALLEL :
-		    strcmp(m, "interactive") == 0 ? LOOP_INTERACTIVE :
-		    LOOP_AUTO;
-	if (status != NULL && strcmp(status, "completed") == 0) {
-		fprintf(stderr, "ccw-supervisor run: loop %s is already "
-		    "completed\n", id);
-		code = EXIT_OK;
-	} else if (status != NULL && strcmp(status, "failed") == 0)
-		fprintf(stderr, "ccw-supervisor run: loop %s had stopped (%s): "
-		    "resuming it\n", id, run_s(st, "failure_reason"));
-	json_decref(st);
-	return code;
-}
-
-/*
- * created -> running (a new loop, or one a front end made); a paused or
- * stopped loop is resumed (the store's "resume" transition); a running
- * one was left by a crash.  Returns an exit status, or -1 to run.
- */
-static int
-run_start(struct state_store *store, const char *id)
-{
-	const char	*status;
-	char		*err = NULL;
-
-	status = json_string_value(json_object_get(state_store_get(store),
-	    "status"));
-	if (status != NULL && strcmp(status, "created") == 0)
-		state_store_transition(store, "running", NULL);
-	else if (status != NULL && strcmp(status, "running") != 0 &&
-	    state_store_transition(store, "resume", NULL) != 0)
-		log_info("state %s: this build cannot resume a %s loop", id,
-		    status);
-	if (state_store_flush(store, &err) != 0) {
-		fprintf(stderr, "ccw-supervisor run: loop %s: %s\n", id, err);
-		free(err);
-		return EXIT_INTERNAL;
-	}
-	status = json_string_value(json_object_get(state_store_get(store),
-	    "status"));
-	if (status != NULL && strcmp(status, "running") == 0)
-		return -1;
-	fprintf(stderr, "ccw-supervisor run: loop %s is %s and the state "
-	    "store refuses %s -> running: set it running from the front end, "
-	    "then run --loop-id again\n", id, status != NULL ? status :
-	    "without a status", status != NULL ? status : "?");
-	return status != NULL && strcmp(status, "paused") == 0 ? EXIT_PAUSED :
-	    EXIT_FAILED;
-}
-
 /* The last words: on stderr, and the status line gone. */
 static void
 run_report(struct run_ui *ui, struct state_store *store, int code)
@@ -766,9 +624,11 @@ cmd_run(int argc, char **argv)
 	struct event_base	*base = NULL;
 	struct state_store	*store = NULL;
 	char			*id = NULL, *err = NULL;
+	struct loop_guard	 guard;
 	int			 dirfd = -1, code, resumed;
 
 	memset(&ra, 0, sizeof ra);
+	memset(&guard, 0, sizeof guard);
 	cmd_opts_init(&ra.o);
 	ra.batch_ms = RUN_BATCH_MS;
 	ra.batch_nudge_ms = RUN_BATCH_NUDGE;
@@ -787,15 +647,12 @@ cmd_run(int argc, char **argv)
 		goto out;
 	}
 	id = ra.o.loop_id != NULL ? xstrdup(ra.o.loop_id) : state_id_generate();
+	if ((code = run_guard(&guard, ra.o.state_dir, id)) >= 0)
+		goto out;
 	state_clean_temps(dirfd, id);
-	if ((code = run_open(&ra, dirfd, id, &resumed)) >= 0)
+	if ((code = run_open(&ra, dirfd, id, &resumed)) >= 0 ||
+	    (code = run_workers(&guard, id)) >= 0)
 		goto out;
-	if (cmd_mkdirs(ra.o.state_dir, id, &err) != 0) {
-		fprintf(stderr, "ccw-supervisor run: %s\n", err);
-		free(err);
-		code = EXIT_INTERNAL;
-		goto out;
-	}
 	if ((base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	if ((store = state_store_new(base, dirfd, id)) == NULL) {
@@ -816,11 +673,13 @@ cmd_run(int argc, char **argv)
 	cfg.resumed = resumed;
 	cfg.batch_ms = ra.batch_ms;
 	cfg.batch_nudge_ms = ra.batch_nudge_ms;
-	cfg.first_agent = prompt_first_agent(ra.o.state_dir, id);
+	cfg.guard = &guard;
+	run_retry_policy(&ra.o.cfg, &cfg.retry);
 	cfg.opts = &ra.o;
 	code = run_drive(&ra, base, store, &cfg);
 out:
 	state_store_free(store);
+	loopguard_close(&guard);
 	if (base != NULL)
 		event_base_free(base);
 	if (dirfd >= 0)

@@ -209,39 +209,6 @@ cmd_opts_free(struct cmd_opts *o)
 	memset(o, 0, sizeof *o);
 }
 
-/* mkdir that accepts an existing directory; made: state_dir_made. */
-static int
-cmd_mkdir(const char *path, int state, char **err)
-{
-	struct stat	sb;
-
-	if (mkdir(path, 0755) == 0) {
-		if (state)
-			state_dir_made(path);
-		return 0;
-	}
-	if (errno == EEXIST && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-		return 0;
-	xasprintf(err, "cannot create %s: %s", path,
-	    errno == EEXIST ? "exists and is not a directory" : strerror(errno));
-	return -1;
-}
-
-/* The state directory and the loop's workers/ directory for logs. */
-int
-cmd_mkdirs(const char *state_dir, const char *loop_id, char **err)
-{
-	char	*w;
-	int	 rc;
-
-	if (cmd_mkdir(state_dir, 1, err) != 0)
-		return -1;
-	xasprintf(&w, "%s/%s.workers", state_dir, loop_id);
-	rc = cmd_mkdir(w, 0, err);
-	free(w);
-	return rc;
-}
-
 /* Print a JSON value on stdout: indented, or one line with compact. */
 void
 cmd_print_json(json_t *j, int compact)

@@ -54,6 +54,15 @@
  *   nudge_ms	time before a stalled agent is nudged; default 300000.
  *   grace_ms	time between SIGTERM and SIGKILL; default 5000.
  *   idle_ms	time without output that counts as stalled; 0 = never.
+ *   retry	how a step that failed is run again where the workflow
+ *		runs it again (a parallel step whose every role failed):
+ *		{"attempts": 3, "initial_interval_ms": 1000,
+ *		 "backoff_coefficient": 2.0, "maximum_interval_ms": 30000}
+ *		(the defaults).  attempts counts tries in a row, the first
+ *		included (1: never retried, the loop fails); the wait
+ *		before try n+1 is initial * coefficient^(n-1), at most
+ *		the maximum.  A parallel step takes the smallest attempts
+ *		and the largest intervals and coefficient of its roles.
  *
  * Strings are non-empty strings or null (null: the default); the *_ms
  * keys are non-negative integers.  Unknown top-level keys are ignored;
@@ -213,6 +222,10 @@ config_defaults(struct config *cfg)
 		cfg->roles[i].nudge_ms = 300000;
 		cfg->roles[i].grace_ms = 5000;
 		cfg->roles[i].idle_ms = 0;
+		cfg->roles[i].retry.attempts = 3;
+		cfg->roles[i].retry.initial_ms = 1000;
+		cfg->roles[i].retry.coefficient = 2.0;
+		cfg->roles[i].retry.maximum_ms = 30000;
 		/* init and complete only read; the others run the tests */
 		cfg->roles[i].permission = xstrdup(slow ? "workspace-write" :
 		    "read-only");
@@ -377,6 +390,67 @@ out:
 	return rc;
 }
 
+/* roles.ROLE.retry: what it names replaces the default, checked. */
+static int
+config_retry(struct cload *ld, json_t *obj, const char *role,
+    struct retry_cfg *rt)
+{
+	static const char *const known[] = {
+		"attempts", "initial_interval_ms", "backoff_coefficient",
+		"maximum_interval_ms", NULL
+	};
+	json_t		*v = json_object_get(obj, "retry");
+	uint64_t	 n;
+	char		*where;
+	int		 rc = -1;
+
+	if (v == NULL)
+		return 0;
+	xasprintf(&where, "%s.retry", role);
+	if (!json_is_object(v)) {
+		config_error(ld, "%s: expected an object", where);
+		goto out;
+	}
+	n = rt->attempts;
+	if (config_keys(ld, v, where, known) == -1 ||
+	    config_ms(ld, v, "attempts", where, &n) == -1 ||
+	    config_ms(ld, v, "initial_interval_ms", where,
+	    &rt->initial_ms) == -1 ||
+	    config_ms(ld, v, "maximum_interval_ms", where,
+	    &rt->maximum_ms) == -1)
+		goto out;
+	if (n < 1 || n > 1000000) {
+		config_error(ld, "%s.attempts: expected 1 to 1000000", where);
+		goto out;
+	}
+	rt->attempts = (unsigned)n;
+	obj = json_object_get(v, "backoff_coefficient");
+	if (obj != NULL && (!json_is_number(obj) ||
+	    json_number_value(obj) < 1.0 || json_number_value(obj) > 100.0)) {
+		config_error(ld, "%s.backoff_coefficient: expected a number "
+		    "from 1 to 100", where);
+		goto out;
+	}
+	if (obj != NULL)
+		rt->coefficient = json_number_value(obj);
+	rc = 0;
+out:
+	free(where);
+	return rc;
+}
+
+/* The wait before try n+1 of a step that failed n times in a row. */
+uint64_t
+config_retry_delay(const struct retry_cfg *rt, unsigned failures)
+{
+	double		 d = (double)rt->initial_ms;
+	unsigned	 i;
+
+	for (i = 1; i < failures && d < (double)rt->maximum_ms; i++)
+		d *= rt->coefficient;
+	return d < (double)rt->maximum_ms ? (uint64_t)d : rt->maximum_ms;
+}
+
 /* One entry of "roles"; its tool must be an adapter we have. */
 static int
 config_role_entry(struct cload *ld, struct config *cfg, const char *name,
@@ -384,7 +458,7 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 {
 	static const char *const known[] = {
 		"tool", "command", "model", "prompt", "permission",
-		"timeout_ms", "nudge_ms", "grace_ms", "idle_ms", NULL
+		"timeout_ms", "nudge_ms", "grace_ms", "idle_ms", "retry", NULL
 	};
 	struct role_cfg	*r;
 	char		*where, *perm = NULL;
@@ -409,7 +483,8 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 	    config_ms(ld, obj, "timeout_ms", where, &r->timeout_ms) == -1 ||
 	    config_ms(ld, obj, "nudge_ms", where, &r->nudge_ms) == -1 ||
 	    config_ms(ld, obj, "grace_ms", where, &r->grace_ms) == -1 ||
-	    config_ms(ld, obj, "idle_ms", where, &r->idle_ms) == -1)
+	    config_ms(ld, obj, "idle_ms", where, &r->idle_ms) == -1 ||
+	    config_retry(ld, obj, where, &r->retry) == -1)
 		goto out;
 	if (r->tool != NULL && config_tool_index(r->tool) == -1) {
 		config_error(ld, "%s.tool: unknown tool '%s'", where, r->tool);

@@ -15,73 +15,25 @@
 #include "cmdutil.h"
 #include "log.h"
 #include "loop.h"
+#include "loopint.h"
 #include "progress.h"
 #include "state.h"
 #include "sup.h"
 #include "xmalloc.h"
 
-#define LOOP_MAX_CLARIFY	3	/* answered re-runs of one action */
 #define LOOP_STOP_GRACE_MS	1000	/* a stop closes within this */
 
 
-/* One worker: spawned, waited for, nudged, closed; its result kept. */
-struct loop_run {
-	TAILQ_ENTRY(loop_run)	 entry;
-	struct loop		*l;
-	int			 role;
-	struct agent		*a;
-	struct ladder		*ladder;	/* wait, nudge, wait, close */
-	uint64_t		 nudge_ms, grace_ms;
-	int			 cancelled;	/* closed by a pause or stop */
-	int			 rounds;	/* answered questions before */
-	json_t			*result;	/* once done */
-};
-TAILQ_HEAD(loop_runs, loop_run);
-
-struct loop {
-	struct event_base	*base;
-	struct state_store	*store;
-	struct loop_cfg		 cfg;
-	struct sup		 sup;
-	int			 sup_ok;
-	struct verbs		*verbs;
-	struct state_watch	*watch;
-	struct event		*kick;
-	json_t			*ss;		/* skill_state as we have it */
-	json_int_t		 iteration;
-	int			 index;		/* action_index: next action */
-	struct loop_runs	 runs;		/* every run, freed at end */
-	struct loop_run		*cur[3];	/* the step's runs */
-	int			 ncur;
-	uint64_t		 batch_start;
-	int			 pausing, ending, done, asking, ask_slot;
-	int			 exit_code;
-	char			*end_to, *end_reason;
-};
-
 /* Is the run over (its ladder's done callback ran)? */
-static int
+int
 loop_run_done(const struct loop_run *r)
 {
 	return r->ladder == NULL || ladder_phase(r->ladder) == LADDER_DONE;
 }
 
-static void	loop_kick(struct loop *);
-static void	loop_end(struct loop *, int, const char *, const char *);
-
-/* Fail the loop on a question nobody may answer. */
-static void
-loop_clarify_fail(struct loop *l, const char *role, const json_t *qs,
-    const char *why)
-{
-	char	*reason = merge_clarify_reason(role, qs, why);
-
-	loop_end(l, EXIT_FAILED, "failed", reason);
-	free(reason);
-}
 
 /* Hand an event to the terminal side (NDJSON, status line). */
-static void
+void
 loop_event(struct loop *l, const char *name, json_t *o)
 {
 	json_object_set_new(o, "loop_id", json_string(l->cfg.id));
@@ -201,7 +153,7 @@ loop_closed(struct agent *a, void *arg)
  * else the parallel batch's.  NULL (the loop ends failed) when the
  * prompt or the role's tool cannot be set up.
  */
-static struct loop_run *
+struct loop_run *
 loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
     uint64_t nudge_ms, int rounds)
 {
@@ -223,6 +175,14 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 	pr.force_capsule = l->cfg.resumed;
 	rc = prompt_request(o, &pr, &req, &prompt, &capsule, &err);
 	json_decref(view);
+	/* a fresh agent-N.log, N above every id the loop has seen */
+	if (rc == 0 && l->cfg.guard != NULL &&
+	    loopguard_reserve(l->cfg.guard, &l->sup, &err) != 0) {
+		json_decref(req.options);
+		free(prompt);
+		free(capsule);
+		rc = -1;
+	}
 	if (rc != 0) {
 		loop_end(l, EXIT_FAILED, "failed", err);
 		free(err);
@@ -250,88 +210,6 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 	r->ladder = ladder_start(l->verbs, r->a, wait_ms, r->nudge_ms,
 	    r->grace_ms, loop_closed, r);
 	return r;
-}
-
-/* Run a role again with the answers appended to its prompt. */
-static void
-loop_rerun(struct loop *l, int slot, const json_t *answers)
-{
-	struct loop_run	*r = l->cur[slot];
-	const json_t	*qs = json_object_get(r->result, "questions");
-	char		*text;
-	uint64_t	 left = 0, nudge = 0, spent;
-
-	merge_questions(l->ss, loop_roles[r->role], qs, answers);
-	if (l->pausing || l->ending)
-		return;		/* the step is redone on resume */
-	text = merge_answer_text(qs, answers);
-	if (l->ncur == 3) {
-		/* the batch deadline holds for the re-run too */
-		spent = sup_now_ms() - l->batch_start;
-		left = l->cfg.batch_ms > spent + 1000 ?
-		    l->cfg.batch_ms - spent : 1000;
-		nudge = l->cfg.batch_nudge_ms;
-	}
-	l->cur[slot] = loop_spawn(l, r->role, text, left, nudge,
-	    r->rounds + 1);
-	free(text);
-	if (l->cur[slot] == NULL)
-		l->cur[slot] = r;
-}
-
-/*
- * A worker asked questions: the person answers (interactive), the
- * Recommended options do (headless), or the loop fails (--on-clarify
- * fail, no option to take, or still asking after 3 answers).  Returns 1
- * when the step must wait.
- */
-static int
-loop_clarify(struct loop *l, int slot)
-{
-	struct loop_run	*r = l->cur[slot];
-	const json_t	*qs = json_object_get(r->result, "questions");
-	const char	*role = loop_roles[r->role];
-	json_t		*ans = NULL;
-	char		*why = NULL;
-	int		 may;
-
-	may = !l->cfg.clarify_fail && r->rounds < LOOP_MAX_CLARIFY;
-	merge_questions(l->ss, role, qs, NULL);
-	if (may && l->cfg.mode == LOOP_INTERACTIVE && l->cfg.hooks.ask) {
-		l->asking = 1;
-		l->ask_slot = slot;
-		l->cfg.hooks.ask(l->cfg.hooks.arg, role, qs);
-		return 1;
-	}
-	if (may)
-		ans = merge_recommended(qs, &why);
-	if (ans == NULL) {
-		loop_clarify_fail(l, role, qs, l->cfg.clarify_fail ? NULL :
-		    why != NULL ? why : "still asking after 3 answers");
-		free(why);
-		return 1;
-	}
-	loop_rerun(l, slot, ans);
-	json_decref(ans);
-	return l->cur[slot] != r;
-}
-
-/* Interactive answers came (NULL: none, the loop fails). */
-void
-loop_answer(struct loop *l, const json_t *answers)
-{
-	struct loop_run	*r;
-
-	if (!l->asking || l->ask_slot < 0)
-		return;
-	l->asking = 0;
-	r = l->cur[l->ask_slot];
-	if (answers == NULL)
-		loop_clarify_fail(l, loop_roles[r->role], json_object_get(
-		    r->result, "questions"), "no answer was given");
-	else
-		loop_rerun(l, l->ask_slot, answers);
-	loop_kick(l);
 }
 
 /*
@@ -384,10 +262,14 @@ static void
 loop_take_batch(struct loop *l, const char *now)
 {
 	const json_t	*res[3];
-	int		 i;
+	int		 i, failed = 0;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 3; i++) {
 		res[i] = l->cur[i]->result;
+		failed += strcmp(merge_outcome(loop_roles[LOOP_DEVELOP + i],
+		    res[i]), "failed") == 0;
+	}
+	l->failures = failed == 3 ? l->failures + 1 : 0;
 	merge_parallel(l->ss, res, now);
 	l->iteration++;
 	for (i = 0; i < 3; i++)
@@ -396,7 +278,9 @@ loop_take_batch(struct loop *l, const char *now)
 		    i], res[i]), l->ss, l->iteration, now);
 	l->index = json_is_true(json_object_get(json_object_get(l->ss,
 	    "validate"), "passed")) ? LOOP_COMPLETE : LOOP_DEVELOP;
-	loop_save(l, NULL, NULL, loop_saved);
+	loop_save(l, NULL, NULL, loop_saved);	/* a failed commit ends it */
+	if (l->failures > 0 && l->index == LOOP_DEVELOP)
+		loop_retry(l);
 }
 
 /*
@@ -609,7 +493,7 @@ loop_finish(struct loop *l)
  * pause with the role's grace), then loop_finish commits.  A stop
  * overrides an ending already under way; nothing else does.
  */
-static void
+void
 loop_end(struct loop *l, int code, const char *to, const char *reason)
 {
 	struct loop_run	*r;
@@ -621,6 +505,7 @@ loop_end(struct loop *l, int code, const char *to, const char *reason)
 		return;
 	l->ending = 1;
 	l->exit_code = code;
+	evtimer_del(l->retry_ev);
 	free(l->end_to);
 	free(l->end_reason);
 	l->end_to = to != NULL ? xstrdup(to) : NULL;
@@ -668,13 +553,13 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 		loop_end(l, EXIT_PAUSED, NULL, NULL);
 		return;
 	}
-	if (l->asking)
+	if (l->asking || evtimer_pending(l->retry_ev, NULL))
 		return;
 	loop_next(l);
 }
 
 /* Decide on the next turn of the event loop, never from a callback. */
-static void
+void
 loop_kick(struct loop *l)
 {
 	event_active(l->kick, EV_TIMEOUT, 0);
@@ -739,10 +624,9 @@ loop_new(struct event_base *base, struct state_store *store,
 		loop_free(l);
 		return NULL;
 	}
-	if (cfg->first_agent > l->sup.next_index)
-		l->sup.next_index = cfg->first_agent;
 	l->verbs = verbs_new(&l->sup);
 	l->kick = event_new(base, -1, 0, loop_kick_cb, l);
+	l->retry_ev = evtimer_new(base, loop_retry_cb, l);
 	if ((l->watch = state_watch_new(base, store,
 	    loop_watch_cb, l, err)) == NULL) {
 		loop_free(l);
@@ -801,6 +685,8 @@ loop_free(struct loop *l)
 	state_watch_free(l->watch);
 	if (l->kick != NULL)
 		event_free(l->kick);
+	if (l->retry_ev != NULL)
+		event_free(l->retry_ev);
 	while ((r = TAILQ_FIRST(&l->runs)) != NULL) {
 		TAILQ_REMOVE(&l->runs, r, entry);
 		json_decref(r->result);

@@ -13,11 +13,13 @@
 #include <jansson.h>
 
 #include "proto.h"
+#include "toolconfig.h"
 
 struct agent_req;
 struct cmd_opts;
 struct event_base;
 struct loop;
+struct loop_guard;
 struct state_store;
 
 /* The five roles in their auto order; action_index counts in these. */
@@ -55,7 +57,8 @@ struct loop_cfg {
 	int			 resumed;	/* it has history */
 	uint64_t		 batch_ms;	/* parallel batch wait */
 	uint64_t		 batch_nudge_ms; /* then after the nudge */
-	unsigned		 first_agent;	/* agent-N past earlier logs */
+	struct loop_guard	*guard;		/* fresh logs; NULL: none */
+	struct retry_cfg	 retry;		/* a parallel step all failed */
 	struct cmd_opts		*opts;		/* roles, tools, root */
 	struct loop_hooks	 hooks;
 };
@@ -133,6 +136,5 @@ void		 prompt_record_action(const struct loop_cfg *, const char *,
 		    const char *);
 void		 prompt_record(const struct loop_cfg *, json_t *);
 void		 prompt_warn(int, char *);
-unsigned	 prompt_first_agent(const char *, const char *);
 
 #endif

@@ -9,7 +9,6 @@
 
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -620,25 +619,4 @@ prompt_record(const struct loop_cfg *c, json_t *o)
 	rc = progress_history_append(c->dirfd, c->id, o, &err);
 	prompt_warn(rc, err);
 	json_decref(o);
-}
-
-/* Agent ids continue after the logs earlier runs of the loop left. */
-unsigned
-prompt_first_agent(const char *state_dir, const char *id)
-{
-	struct dirent	*de;
-	unsigned	 n, first = 1;
-	char		*path;
-	DIR		*d;
-
-	xasprintf(&path, "%s/%s.workers", state_dir, id);
-	if ((d = opendir(path)) != NULL) {
-		while ((de = readdir(d)) != NULL)
-			if (sscanf(de->d_name, "agent-%u.log", &n) == 1 &&
-			    n >= first)
-				first = n + 1;
-		closedir(d);
-	}
-	free(path);
-	return first;
 }

@@ -21,6 +21,18 @@ struct tool_cfg {
 	json_t		*options;	/* passed to the worker as ASSIGN.options */
 };
 
+/*
+ * How a failing step of the role is retried (Temporal's RetryPolicy):
+ * at most attempts tries in a row, the first included; before try n+1
+ * a wait of initial_ms * coefficient^(n-1), at most maximum_ms.
+ */
+struct retry_cfg {
+	unsigned	 attempts;
+	uint64_t	 initial_ms;
+	double		 coefficient;
+	uint64_t	 maximum_ms;
+};
+
 struct role_cfg {
 	char		*tool;		/* NULL: config default tool */
 	char		*model;
@@ -31,6 +43,7 @@ struct role_cfg {
 	uint64_t	 nudge_ms;
 	uint64_t	 grace_ms;
 	uint64_t	 idle_ms;
+	struct retry_cfg retry;
 };
 
 struct config {
@@ -50,5 +63,6 @@ void		 config_free(struct config *);
 int		 config_role_index(const char *);
 const struct tool_cfg *config_tool(const struct config *, const char *);
 char		*config_resolve_path(const char *, const char *);
+uint64_t	 config_retry_delay(const struct retry_cfg *, unsigned);
 
 #endif

@@ -356,6 +356,55 @@ test_resolve(void)
 	free(want);
 }
 
+/* roles.ROLE.retry: defaults, a file's values, the waits, bad values. */
+static void
+test_retry(void)
+{
+	struct config	 cfg;
+	struct retry_cfg r = { 5, 200, 3.0, 1000 };
+	char		*err = NULL, *f;
+
+	if (load(NULL, &cfg, &err) == 0) {
+		tap_ok(cfg.roles[1].retry.attempts == 3 &&
+		    cfg.roles[1].retry.initial_ms == 1000 &&
+		    cfg.roles[1].retry.coefficient == 2.0 &&
+		    cfg.roles[1].retry.maximum_ms == 30000,
+		    "retry: defaults 3 attempts, 1000 ms, 2.0, 30000 ms");
+		config_free(&cfg);
+	} else
+		tap_ok(0, "retry: defaults load");
+	free(err);
+	err = NULL;
+	f = put("{\"roles\": {\"debug\": {\"retry\": {\"attempts\": 1, "
+	    "\"backoff_coefficient\": 1.5}}}}", 0644, "%s/retry.json", tmp);
+	if (load(f, &cfg, &err) == 0) {
+		tap_ok(cfg.roles[2].retry.attempts == 1 &&
+		    cfg.roles[2].retry.coefficient == 1.5 &&
+		    cfg.roles[2].retry.initial_ms == 1000,
+		    "retry: a file sets what it names, the rest default");
+		config_free(&cfg);
+	} else
+		tap_ok(0, "retry: file loads: %s", err);
+	free(err);
+	free(f);
+	tap_ok(config_retry_delay(&r, 1) == 200 &&
+	    config_retry_delay(&r, 2) == 600 &&
+	    config_retry_delay(&r, 3) == 1000 &&
+	    config_retry_delay(&r, 40) == 1000,
+	    "retry: initial, times the coefficient, capped at the maximum");
+	expect_error("{\"roles\": {\"develop\": {\"retry\": "
+	    "{\"attempts\": 0}}}}", "roles.develop.retry.attempts",
+	    "retry: zero attempts");
+	expect_error("{\"roles\": {\"develop\": {\"retry\": "
+	    "{\"backoff_coefficient\": 0.5}}}}",
+	    "roles.develop.retry.backoff_coefficient", "retry: coefficient < 1");
+	expect_error("{\"roles\": {\"develop\": {\"retry\": "
+	    "{\"tries\": 2}}}}", "roles.develop.retry.tries",
+	    "retry: unknown key");
+	expect_error("{\"roles\": {\"develop\": {\"retry\": 3}}}",
+	    "roles.develop.retry", "retry: not an object");
+}
+
 /* Each group is independent; the plan is printed last. */
 int
 main(void)
@@ -374,6 +423,7 @@ main(void)
 	test_cli_tools();
 	test_role_options();
 	test_resolve();
+	test_retry();
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	tap_ok(access(tmp, F_OK) == -1, "temp dir removed");
 	free(home);

@@ -1,0 +1,68 @@
+/*
+ * loopint.h: the run engine's insides, shared by loop.c (the driving of
+ * steps) and loopstep.c (a step's runs that end short: questions, and
+ * the retry of a step that failed in every role).  Not for callers.
+ */
+#ifndef CCW_LOOPINT_H
+#define CCW_LOOPINT_H
+
+#include <sys/queue.h>
+
+#include <event2/util.h>
+
+#include "loop.h"
+#include "sup.h"
+
+#define LOOP_MAX_CLARIFY	3	/* answered re-runs of one action */
+
+/* One worker: spawned, waited for, nudged, closed; its result kept. */
+struct loop_run {
+	TAILQ_ENTRY(loop_run)	 entry;
+	struct loop		*l;
+	int			 role;
+	struct agent		*a;
+	struct ladder		*ladder;	/* wait, nudge, wait, close */
+	uint64_t		 nudge_ms, grace_ms;
+	int			 cancelled;	/* closed by a pause or stop */
+	int			 rounds;	/* answered questions before */
+	json_t			*result;	/* once done */
+};
+TAILQ_HEAD(loop_runs, loop_run);
+
+struct loop {
+	struct event_base	*base;
+	struct state_store	*store;
+	struct loop_cfg		 cfg;
+	struct sup		 sup;
+	int			 sup_ok;
+	struct verbs		*verbs;
+	struct state_watch	*watch;
+	struct event		*kick;
+	json_t			*ss;		/* skill_state as we have it */
+	json_int_t		 iteration;
+	int			 index;		/* action_index: next action */
+	struct loop_runs	 runs;		/* every run, freed at end */
+	struct loop_run		*cur[3];	/* the step's runs */
+	int			 ncur;
+	uint64_t		 batch_start;
+	unsigned		 failures;	/* all-failed steps in a row */
+	struct event		*retry_ev;	/* armed: the retry's wait */
+	int			 pausing, ending, done, asking, ask_slot;
+	int			 exit_code;
+	char			*end_to, *end_reason;
+};
+
+/* loop.c */
+int		 loop_run_done(const struct loop_run *);
+void		 loop_event(struct loop *, const char *, json_t *);
+struct loop_run	*loop_spawn(struct loop *, int, const char *, uint64_t,
+		    uint64_t, int);
+void		 loop_kick(struct loop *);
+void		 loop_end(struct loop *, int, const char *, const char *);
+
+/* loopstep.c */
+int		 loop_clarify(struct loop *, int);
+void		 loop_retry(struct loop *);
+void		 loop_retry_cb(evutil_socket_t, short, void *);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * loopstep.c: a step whose runs end short of success: a worker's
+ * questions (answered by the person, the Recommended options, or the
+ * loop fails) and its re-run; a parallel step that failed in every role
+ * tried again after the retry policy's wait, or the loop fails.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "chan.h"
+#include "log.h"
+#include "loopint.h"
+#include "xmalloc.h"
+
+/* Fail the loop on a question nobody may answer. */
+static void
+loop_clarify_fail(struct loop *l, const char *role, const json_t *qs,
+    const char *why)
+{
+	char	*reason = merge_clarify_reason(role, qs, why);
+
+	loop_end(l, EXIT_FAILED, "failed", reason);
+	free(reason);
+}
+
+/* Run a role again with the answers appended to its prompt. */
+static void
+loop_rerun(struct loop *l, int slot, const json_t *answers)
+{
+	struct loop_run	*r = l->cur[slot];
+	const json_t	*qs = json_object_get(r->result, "questions");
+	char		*text;
+	uint64_t	 left = 0, nudge = 0, spent;
+
+	merge_questions(l->ss, loop_roles[r->role], qs, answers);
+	if (l->pausing || l->ending)
+		return;		/* the step is redone on resume */
+	text = merge_answer_text(qs, answers);
+	if (l->ncur == 3) {
+		/* the batch deadline holds for the re-run too */
+		spent = sup_now_ms() - l->batch_start;
+		left = l->cfg.batch_ms > spent + 1000 ?
+		    l->cfg.batch_ms - spent : 1000;
+		nudge = l->cfg.batch_nudge_ms;
+	}
+	l->cur[slot] = loop_spawn(l, r->role, text, left, nudge,
+	    r->rounds + 1);
+	free(text);
+	if (l->cur[slot] == NULL)
+		l->cur[slot] = r;
+}
+
+/*
+ * A worker asked questions: the person answers (interactive), the
+ * Recommended options do (headless), or the loop fails (--on-clarify
+ * fail, no option to take, or still asking after 3 answers).  Returns 1
+ * when the step must wait.
+ */
+int
+loop_clarify(struct loop *l, int slot)
+{
+	struct loop_run	*r = l->cur[slot];
+	const json_t	*qs = json_object_get(r->result, "questions");
+	const char	*role = loop_roles[r->role];
+	json_t		*ans = NULL;
+	char		*why = NULL;
+	int		 may;
+
+	may = !l->cfg.clarify_fail && r->rounds < LOOP_MAX_CLARIFY;
+	merge_questions(l->ss, role, qs, NULL);
+	if (may && l->cfg.mode == LOOP_INTERACTIVE && l->cfg.hooks.ask) {
+		l->asking = 1;
+		l->ask_slot = slot;
+		l->cfg.hooks.ask(l->cfg.hooks.arg, role, qs);
+		return 1;
+	}
+	if (may)
+		ans = merge_recommended(qs, &why);
+	if (ans == NULL) {
+		loop_clarify_fail(l, role, qs, l->cfg.clarify_fail ? NULL :
+		    why != NULL ? why : "still asking after 3 answers");
+		free(why);
+		return 1;
+	}
+	loop_rerun(l, slot, ans);
+	json_decref(ans);
+	return l->cur[slot] != r;
+}
+
+/* Interactive answers came (NULL: none, the loop fails). */
+void
+loop_answer(struct loop *l, const json_t *answers)
+{
+	struct loop_run	*r;
+
+	if (!l->asking || l->ask_slot < 0)
+		return;
+	l->asking = 0;
+	r = l->cur[l->ask_slot];
+	if (answers == NULL)
+		loop_clarify_fail(l, loop_roles[r->role], json_object_get(
+		    r->result, "questions"), "no answer was given");
+	else
+		loop_rerun(l, l->ask_slot, answers);
+	loop_kick(l);
+}
+
+/*
+ * The parallel step failed in every role: the next try only after the
+ * retry policy's wait, armed from the clock now (a commit may just have
+ * taken long); the loop fails once the attempts are spent.
+ */
+void
+loop_retry(struct loop *l)
+{
+	const struct retry_cfg	*rt = &l->cfg.retry;
+	uint64_t		 ms;
+	char			*reason;
+
+	if (l->failures >= rt->attempts) {
+		xasprintf(&reason, "the parallel step failed in every role "
+		    "%u times in a row (retry policy: %u attempts)",
+		    l->failures, rt->attempts);
+		loop_end(l, EXIT_FAILED, "failed", reason);
+		free(reason);
+		return;
+	}
+	ms = config_retry_delay(rt, l->failures);
+	log_info("loop %s: every role failed: try %u in %llu ms", l->cfg.id,
+	    l->failures + 1, (unsigned long long)ms);
+	prompt_record(&l->cfg, json_pack("{s:s, s:s, s:i, s:I}", "event",
+	    "step_retry", "step", "parallel", "attempt", (int)l->failures + 1,
+	    "delay_ms", (json_int_t)ms));
+	loop_event(l, "step_retry", json_pack("{s:s, s:i, s:i, s:I}", "step",
+	    "parallel", "attempt", (int)l->failures + 1, "attempts",
+	    (int)rt->attempts, "delay_ms", (json_int_t)ms));
+	chan_arm_ms(l->retry_ev, ms);
+}
+
+/* The retry's wait is over: the step goes again (unless ended since). */
+void
+loop_retry_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	loop_kick(arg);
+}
