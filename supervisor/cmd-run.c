@@ -46,6 +46,8 @@ struct run_ui {
 	char		 role[16];
 	int		 drawn;		/* status lines on the screen */
 	json_t		*seen;		/* agent id -> last line reported */
+	struct event_base *base;
+	int		 code;		/* hooks.done's; -1 until then */
 };
 
 /* --- the terminal */
@@ -551,6 +553,16 @@ run_report(struct run_ui *ui, struct state_store *store, int code)
 	    code != EXIT_OK ? run_s(st, "failure_reason") : "", code);
 }
 
+/* The loop ended: its status, and the run's event loop stops. */
+static void
+run_ui_done(void *arg, int code)
+{
+	struct run_ui	*ui = arg;
+
+	ui->code = code;
+	event_base_loopbreak(ui->base);
+}
+
 /* Run the engine with the terminal side around it. */
 static int
 run_drive(struct run_args *ra, struct event_base *base,
@@ -572,7 +584,10 @@ run_drive(struct run_args *ra, struct event_base *base,
 	cfg->hooks.event = run_ui_event;
 	cfg->hooks.menu = run_ui_menu;
 	cfg->hooks.ask = run_ui_ask;
+	cfg->hooks.done = run_ui_done;
 	cfg->hooks.arg = &ui;
+	ui.base = base;
+	ui.code = -1;
 	if ((ui.l = loop_new(base, store, cfg, &err)) == NULL) {
 		fprintf(stderr, "ccw-supervisor run: %s\n", err);
 		free(err);
@@ -598,7 +613,10 @@ run_drive(struct run_args *ra, struct event_base *base,
 	fprintf(stderr, "ccw-supervisor run: loop %s (%s mode), state %s/%s"
 	    ".json\n", cfg->id, loop_mode_name(cfg->mode), cfg->state_dir,
 	    cfg->id);
-	code = loop_run(ui.l);
+	loop_start(ui.l);
+	event_base_dispatch(base);
+	/* the base ran dry before the loop ended: a bug, never a hang */
+	code = ui.code >= 0 ? ui.code : EXIT_INTERNAL;
 	run_report(&ui, store, code);
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);

@@ -477,7 +477,8 @@ loop_finish_saved(struct state_store *s, int rc, const char *err, void *arg)
 	    l->exit_code == EXIT_OK ? "completed" : l->exit_code ==
 	    EXIT_PAUSED ? "paused" : l->exit_code == EXIT_STOPPED ?
 	    "stopped" : "failed", l->exit_code));
-	event_base_loopbreak(l->base);
+	if (l->cfg.hooks.done != NULL)
+		l->cfg.hooks.done(l->cfg.hooks.arg, l->exit_code);
 }
 
 /* Everything is closed: the last commit; loop_finish_saved ends the run. */
@@ -635,9 +636,12 @@ loop_new(struct event_base *base, struct state_store *store,
 	return l;
 }
 
-/* Run to the end; the exit status. */
-int
-loop_run(struct loop *l)
+/*
+ * Set the loop going on the caller's event base; the caller dispatches,
+ * and hears the end through hooks.done.
+ */
+void
+loop_start(struct loop *l)
 {
 	prompt_record(&l->cfg, json_pack("{s:s, s:s, s:b, s:i}", "event",
 	    l->cfg.resumed ? "loop_resumed" : "loop_started", "mode",
@@ -646,8 +650,6 @@ loop_run(struct loop *l)
 	loop_event(l, "LOOP_STATE_UPDATE", merge_state_event(
 	    state_store_get(l->store), NULL, 0));
 	loop_kick(l);
-	event_base_dispatch(l->base);
-	return l->done ? l->exit_code : EXIT_INTERNAL;
 }
 
 /* The workers running now, for the status line. */

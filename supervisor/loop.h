@@ -43,6 +43,13 @@ struct loop_hooks {
 	void	(*menu)(void *, const json_t *);
 	/* interactive: a role's questions; answer with loop_answer() */
 	void	(*ask)(void *, const char *, const json_t *);
+	/*
+	 * the loop ended (its last commit landed): its EXIT_* status.  The
+	 * engine never dispatches or breaks the caller's event base; this
+	 * is where a caller that hosts one loop breaks it.  Free the loop
+	 * later, not from here.
+	 */
+	void	(*done)(void *, int);
 	void	*arg;
 };
 
@@ -66,7 +73,7 @@ struct loop_cfg {
 /* --- loop.c */
 struct loop	*loop_new(struct event_base *, struct state_store *,
 		    const struct loop_cfg *, char **);
-int		 loop_run(struct loop *);	/* an EXIT_* status */
+void		 loop_start(struct loop *);	/* hooks.done at the end */
 void		 loop_free(struct loop *);
 void		 loop_stop(struct loop *, const char *);	/* exit 4 */
 void		 loop_choose(struct loop *, const char *);	/* the menu */
