@@ -143,7 +143,8 @@ cmd_agent(int argc, char **argv)
 	run.base = chan_base_new();
 	if (run.base == NULL)
 		fatalx("cannot create the event loop");
-	if (sup_init(&run.sup, run.base, o.state_dir, o.loop_id, &err) != 0)
+	if (sup_init(&run.sup, run.base, NULL, o.state_dir, o.loop_id,
+	    &err) != 0)
 		fatalx("%s", err);
 	if (cmd_mkdirs(run.sup.state_dir, run.sup.loop_id, &err) != 0) {
 		fprintf(stderr, "ccw-supervisor agent: %s\n", err);

@@ -477,7 +477,8 @@ cmd_control(int argc, char **argv)
 	c.opts = &o;
 	if ((c.base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
-	if (sup_init(&c.sup, c.base, o.state_dir, o.loop_id, &err) != 0)
+	if (sup_init(&c.sup, c.base, NULL, o.state_dir, o.loop_id,
+	    &err) != 0)
 		fatalx("%s", err);
 	if (cmd_mkdirs(c.sup.state_dir, c.sup.loop_id, &err) != 0) {
 		fprintf(stderr, "ccw-supervisor control: %s\n", err);
