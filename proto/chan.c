@@ -122,8 +122,11 @@ chan_drain_end(struct chan *c)
 		return;
 	if (ioctl(c->fd, FIONREAD, &avail) != 0)
 		avail = 0;
+	/* the bufferevent keeps its input's end frozen to all but itself */
+	evbuffer_unfreeze(in, 0);
 	while (avail > 0 && (n = evbuffer_read(in, c->fd, avail)) > 0)
 		avail -= n;
+	evbuffer_freeze(in, 0);
 	c->busy++;
 	chan_read_cb(c->bev, c);
 	if (!c->dead && !c->ended) {

@@ -1,12 +1,14 @@
 /*
  * test-children.c: the process's one child registry (proto/children.c):
- * two agent tables on one event base both see their workers complete;
+ * two agent tables on one event base both see their workers complete; a
+ * reaped worker's channel is drained and ended at once;
  * children that exit at the same instant are each reported, 1000 rounds;
  * forgotten and adopted children are reaped without a word; a second
  * registry is refused.
  */
 #include <config.h>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "agent.h"
@@ -168,6 +171,67 @@ test_unwatched(struct children *ch, struct event_base *base)
 	free(err);
 }
 
+/* What a drained channel delivered. */
+struct drained {
+	int		msgs, ends;
+	enum proto_err	err;
+};
+
+/* A message out of a drained channel. */
+static void
+test_drain_msg(struct chan *c, struct msg *m, void *arg)
+{
+	struct drained	*d = arg;
+
+	(void)c;
+	if (m->type == MSG_BYE)
+		d->msgs++;
+}
+
+/* The drained channel's end. */
+static void
+test_drain_end(struct chan *c, enum proto_err e, const char *why, void *arg)
+{
+	struct drained	*d = arg;
+
+	(void)why;
+	d->ends++;
+	d->err = e;
+	chan_free(c);
+}
+
+/*
+ * A reaped worker's channel (chan_drain_end): what it wrote is decoded
+ * at once, before the event loop has read it, and the channel ends even
+ * though the other end is still open (a descendant holding fd 3).
+ */
+static void
+test_drain(struct event_base *base)
+{
+	struct evbuffer	*out = evbuffer_new();
+	struct drained	 d;
+	struct msg	 m;
+	struct chan	*c;
+	int		 sv[2], i;
+
+	memset(&d, 0, sizeof d);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) != 0)
+		return;
+	c = chan_new(base, sv[0], MSG_DIR_TO_SUPERVISOR, PROTO_MAX_BODY,
+	    test_drain_msg, test_drain_end, &d);
+	for (i = 0; i < 3; i++) {
+		msg_init(&m, MSG_BYE);
+		frame_write(out, &m, PROTO_MAX_BODY);
+	}
+	evbuffer_write(out, sv[1]);
+	chan_drain_end(c);
+	tap_is_int(d.msgs, 3, "drain: every frame written before the death");
+	tap_ok(d.ends == 1 && d.err == PROTO_OK,
+	    "drain: the channel ends cleanly with the peer's end still open");
+	close(sv[1]);
+	evbuffer_free(out);
+}
+
 /* One table's agent became DONE. */
 static void
 test_agent_done(struct agent *a, void *arg)
@@ -245,6 +309,7 @@ main(void)
 		free(err);
 		return tap_done();
 	}
+	test_drain(base);
 	test_two_tables(ch, base, dir);
 	test_same_instant(ch, base);
 	test_unwatched(ch, base);
