@@ -6,6 +6,8 @@
  */
 #include <config.h>
 
+#include <sys/ioctl.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +98,40 @@ chan_event_cb(struct bufferevent *bev, short what, void *arg)
 	} else {
 		e = frame_eof(bufferevent_get_input(bev), c->max);
 		chan_end(c, e, e == PROTO_OK ? "end of stream" :
+		    proto_strerror(e));
+	}
+	c->busy--;
+	if (c->dead && c->busy == 0)
+		chan_destroy(c);
+}
+
+/*
+ * The peer is known dead, but the socket may live on in a descendant that
+ * inherited it: take what is readable now (bounded by what the kernel
+ * holds at this instant, so a writer cannot keep us here), decode it, and
+ * end the channel as if at EOF.  The end callback runs as for an EOF.
+ */
+void
+chan_drain_end(struct chan *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+	enum proto_err	 e;
+	int		 avail = 0, n;
+
+	if (c->dead || c->ended)
+		return;
+	if (ioctl(c->fd, FIONREAD, &avail) != 0)
+		avail = 0;
+	/* the bufferevent keeps its input's end frozen to all but itself */
+	evbuffer_unfreeze(in, 0);
+	while (avail > 0 && (n = evbuffer_read(in, c->fd, avail)) > 0)
+		avail -= n;
+	evbuffer_freeze(in, 0);
+	c->busy++;
+	chan_read_cb(c->bev, c);
+	if (!c->dead && !c->ended) {
+		e = frame_eof(in, c->max);
+		chan_end(c, e, e == PROTO_OK ? "the peer is gone" :
 		    proto_strerror(e));
 	}
 	c->busy--;

@@ -35,6 +35,7 @@ int		 chan_send_buffer(struct chan *, struct evbuffer *);
 size_t		 chan_queued(struct chan *);
 void		 chan_on_drained(struct chan *, void (*)(struct chan *, void *));
 int		 chan_fd(struct chan *);
+void		 chan_drain_end(struct chan *);
 void		 chan_free(struct chan *);
 struct event_base *chan_base_new(void);
 int		 chan_arm_ms(struct event *, uint64_t);

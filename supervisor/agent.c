@@ -1,11 +1,11 @@
 /*
  * agent.c: the agent table and each agent's life: spawn, the messages
- * its worker sends, reaping, the close ladder and the single completion
- * every spawn ends in.  One libevent loop drives all of it.
+ * its worker sends, its reaping (told by the process's one child
+ * registry, shared by every table on the event base), the close ladder
+ * and the single completion every spawn ends in.
  */
 #include <config.h>
 
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -22,6 +22,7 @@
 
 #include "agent.h"
 #include "chan.h"
+#include "children.h"
 #include "log.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -75,16 +76,16 @@ agent_set_reason(struct agent *a, const char *fmt, ...)
 	log_info("%s: %s", a->id, a->reason != NULL ? a->reason : "?");
 }
 
-/* Kill the worker's session and the tool's group, without waiting. */
+/*
+ * Kill the tool's group and the worker's, without waiting; spawn.c sends
+ * each signal only to what it proves is this agent's.
+ */
 void
 agent_kill_now(struct agent *a)
 {
-	if (a->tool_pid > 0)
-		kill(-a->tool_pid, SIGKILL);
-	if (a->pid > 0 && !a->reaped) {
-		kill(-a->pid, SIGKILL);
-		kill(a->pid, SIGKILL);
-	}
+	spawn_signal_tool(a, SIGKILL);
+	spawn_signal_worker_group(a, SIGKILL);
+	spawn_signal_worker(a, SIGKILL);
 	a->killed = 1;
 }
 
@@ -166,7 +167,8 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 		msg_clear(&a->started);
 		a->started = *m;
 		msg_init(m, MSG_NONE);
-		a->tool_pid = (pid_t)a->started.u.started.tool_pid;
+		spawn_tool_adopt(a, a->started.u.started.tool_pid > INT32_MAX ?
+		    0 : (pid_t)a->started.u.started.tool_pid);
 		break;
 	case MSG_PROGRESS:
 		log_debug("%s: %s: %s", a->id, m->u.progress.kind,
@@ -280,37 +282,38 @@ agent_check_done(struct agent *a)
 		a->sup->done_extra(a, a->sup->done_extra_arg);
 }
 
-/* Reap every exited child; unknown pids are orphans we adopted. */
+/*
+ * The registry reaped our worker.  Its channel may not be at EOF: a
+ * descendant can hold the worker's end.  What the worker wrote before it
+ * died is read now, and its death ends the channel.
+ */
 static void
-sup_sigchld(evutil_socket_t sig, short ev, void *arg)
+agent_reaped(pid_t pid, int st, void *arg)
 {
-	struct sup	*s = arg;
-	struct agent	*a;
-	pid_t		 pid;
-	int		 st;
+	struct agent	*a = arg;
 
-	(void)sig;
-	(void)ev;
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		TAILQ_FOREACH(a, &s->agents, entry)
-			if (a->pid == pid && !a->reaped)
-				break;
-		if (a == NULL)
-			continue;
-		a->reaped = 1;
-		a->wstatus = st;
-		a->pid = -pid;
-		agent_check_done(a);
+	a->reaped = 1;
+	a->wstatus = st;
+	a->pid = -pid;
+	if (a->pidfd >= 0) {
+		close(a->pidfd);
+		a->pidfd = -1;
 	}
+	if (a->chan != NULL) {
+		chan_drain_end(a->chan);	/* ends in agent_on_end */
+		return;
+	}
+	agent_check_done(a);
 }
 
 /*
- * Set up the table: subreaper, SIGCHLD event, worker path and the
- * directory for worker logs.
+ * Set up the table on base, its workers reaped by ch (the process's one
+ * registry; NULL: the table makes one, for a process with one table),
+ * with the worker path and the directory for worker logs.
  */
 int
-sup_init(struct sup *s, struct event_base *base, const char *state_dir,
-    const char *loop_id, char **err)
+sup_init(struct sup *s, struct event_base *base, struct children *ch,
+    const char *state_dir, const char *loop_id, char **err)
 {
 	memset(s, 0, sizeof *s);
 	TAILQ_INIT(&s->agents);
@@ -320,16 +323,13 @@ sup_init(struct sup *s, struct event_base *base, const char *state_dir,
 	s->state_dir = xstrdup(state_dir);
 	s->loop_id = loop_id != NULL ? xstrdup(loop_id) : state_id_generate();
 	s->worker_path = spawn_worker_path(NULL);
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
-		xasprintf(err, "PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
-		return -1;
-	}
 	signal(SIGPIPE, SIG_IGN);
-	s->sigchld_ev = evsignal_new(base, SIGCHLD, sup_sigchld, s);
-	if (s->sigchld_ev == NULL || evsignal_add(s->sigchld_ev, NULL) != 0) {
-		xasprintf(err, "cannot watch SIGCHLD");
-		return -1;
+	if (ch == NULL) {
+		if ((ch = children_new(base, err)) == NULL)
+			return -1;
+		s->own_children = 1;
 	}
+	s->children = ch;
 	return 0;
 }
 
@@ -343,6 +343,11 @@ sup_free(struct sup *s)
 		TAILQ_REMOVE(&s->agents, a, entry);
 		if (!a->done)
 			agent_kill_now(a);
+		/* still running: reaped as an orphan once it is dead */
+		if (a->pid > 0 && !a->reaped && s->children != NULL)
+			children_forget(s->children, a->pid);
+		if (a->pidfd >= 0)
+			close(a->pidfd);
 		if (a->chan != NULL)
 			chan_free(a->chan);
 		if (a->kill_ev != NULL)
@@ -359,9 +364,9 @@ sup_free(struct sup *s)
 		msg_clear(&a->result);
 		free(a);
 	}
-	spawn_sweep_children();
-	if (s->sigchld_ev != NULL)
-		event_free(s->sigchld_ev);
+	/* the registry's owner kills and reaps whatever is left */
+	if (s->own_children)
+		children_free(s->children);
 	free(s->state_dir);
 	free(s->loop_id);
 	free(s->worker_path);
@@ -398,11 +403,13 @@ agent_start(struct agent *a)
 	int		 fd;
 
 	a->pid = -1;
+	a->pidfd = -1;
 	a->status = AS_PENDING_INIT;
 	a->t_start = a->t_activity = sup_now_ms();
 	s->nlive++;
 	if (spawn_worker(s, a, &fd, &err) != 0)
 		goto failed;
+	(void)children_watch(s->children, a->pid, agent_reaped, a);
 	a->chan = chan_new(s->base, fd, MSG_DIR_TO_SUPERVISOR, PROTO_MAX_BODY,
 	    agent_on_msg, agent_on_end, a);
 	if (a->chan == NULL) {

@@ -17,6 +17,7 @@
 struct event;
 struct event_base;
 struct chan;
+struct children;
 struct sup;
 
 enum agent_status {
@@ -52,8 +53,10 @@ struct agent {
 	json_t			*options;
 	uint64_t		 timeout_ms, idle_ms;
 
-	pid_t			 pid;		/* worker, -1 once reaped or never */
-	pid_t			 tool_pid;	/* from STARTED, 0 unknown */
+	pid_t			 pid;		/* worker, -pid once reaped, -1 never */
+	int			 pidfd;		/* the worker's, -1 none or reaped */
+	pid_t			 tool_pid;	/* from STARTED, 0 unknown/unproven */
+	unsigned long long	 tool_start;	/* its /proc start time */
 	struct chan		*chan;
 	int			 eof, reaped, done;
 	int			 wstatus;
@@ -97,7 +100,8 @@ struct sup {
 	unsigned		 next_index;
 	unsigned		 nlive;
 	uint64_t		 next_submission;
-	struct event		*sigchld_ev;
+	struct children		*children;	/* the process's one reaper */
+	int			 own_children;	/* sup_init created it */
 	struct sup_hooks	 hooks;
 	void			*hooks_arg;
 	/* a second done hook, for the command driving the verbs */
@@ -106,8 +110,8 @@ struct sup {
 };
 
 /* supervisor/agent.c */
-int		 sup_init(struct sup *, struct event_base *, const char *,
-		    const char *, char **);
+int		 sup_init(struct sup *, struct event_base *, struct children *,
+		    const char *, const char *, char **);
 void		 sup_free(struct sup *);
 struct agent	*agent_spawn(struct sup *, const struct agent_req *);
 void		 agent_start(struct agent *);
@@ -125,7 +129,10 @@ uint64_t	 sup_now_ms(void);
 /* supervisor/spawn.c */
 int		 spawn_worker(struct sup *, struct agent *, int *, char **);
 char		*spawn_worker_path(const char *);
-void		 spawn_sweep_children(void);
+void		 spawn_signal_worker(struct agent *, int);
+void		 spawn_signal_worker_group(struct agent *, int);
+void		 spawn_tool_adopt(struct agent *, pid_t);
+void		 spawn_signal_tool(struct agent *, int);
 
 /* supervisor/turn.c: follow-up turns */
 int		 turn_follow_up(struct agent *, const char *, uint64_t *,

@@ -144,7 +144,8 @@ cmd_agent(int argc, char **argv)
 	run.base = chan_base_new();
 	if (run.base == NULL)
 		fatalx("cannot create the event loop");
-	if (sup_init(&run.sup, run.base, o.state_dir, o.loop_id, &err) != 0)
+	if (sup_init(&run.sup, run.base, NULL, o.state_dir, o.loop_id,
+	    &err) != 0)
 		fatalx("%s", err);
 	/* one driver per loop; a fresh agent-N.log above every earlier id */
 	if ((rc = loopguard_open(&run.guard, run.sup.state_dir,

@@ -480,7 +480,8 @@ cmd_control(int argc, char **argv)
 	c.opts = &o;
 	if ((c.base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
-	if (sup_init(&c.sup, c.base, o.state_dir, o.loop_id, &err) != 0)
+	if (sup_init(&c.sup, c.base, NULL, o.state_dir, o.loop_id,
+	    &err) != 0)
 		fatalx("%s", err);
 	/* one driver per loop, held until we exit */
 	if ((ch = loopguard_open(&c.guard, c.sup.state_dir, c.sup.loop_id,

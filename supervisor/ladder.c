@@ -41,6 +41,8 @@ ladder_closed(const char *prev, void *arg)
 	if (l->phase == LADDER_DONE)
 		return;
 	l->phase = LADDER_DONE;
+	/* a nudge still unacknowledged must not call a freed ladder */
+	verbs_cancel_inputs(l->v, l);
 	if (l->idle_ev != NULL)
 		event_del(l->idle_ev);
 	l->done(l->a, l->arg);
@@ -76,14 +78,18 @@ ladder_wait(struct ladder *l, uint64_t ms, uint64_t grace_on_error)
 	}
 }
 
-/* The nudge went in (or could not): give the worker nudge_ms more. */
+/*
+ * What became of the nudge, for the report.  The nudge_ms wait runs from
+ * the moment it was sent, not from this answer: a worker that cannot
+ * answer (stopped, wedged) must not stretch the role's deadlines.
+ */
 static void
 ladder_nudged(uint64_t sub, const char *how, const char *err, void *arg)
 {
 	struct ladder	*l = arg;
 
 	(void)sub;
-	if (l->phase != LADDER_NUDGE)
+	if (l->phase == LADDER_DONE)
 		return;
 	/*
 	 * nudged only when the worker acknowledged it, never on hope; one
@@ -98,10 +104,6 @@ ladder_nudged(uint64_t sub, const char *how, const char *err, void *arg)
 		l->a->nudge = "delivered";
 		l->a->nudged = 1;
 	}
-	if (agent_final(l->a))
-		ladder_close(l, l->grace_ms);
-	else
-		ladder_wait(l, l->nudge_ms, l->grace_ms);
 }
 
 /*
@@ -127,11 +129,12 @@ ladder_step(struct ladder *l, int timed_out)
 		l->a->nudge = "sent";
 		log_info("%s (%s): no result yet, nudging", l->a->id,
 		    l->a->role);
-		if (verbs_send_input(l->v, l->a->id, LADDER_NUDGE_TEXT, 0,
-		    ladder_nudged, l, &err) != 0) {
+		if (verbs_send_input_within(l->v, l->a->id, LADDER_NUDGE_TEXT,
+		    0, l->nudge_ms, ladder_nudged, l, &err) != 0) {
 			ladder_nudged(0, NULL, err, l);
 			free(err);
 		}
+		ladder_wait(l, l->nudge_ms, l->grace_ms);
 		return;
 	}
 	l->a->timed_out = 1;

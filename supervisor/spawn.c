@@ -1,7 +1,9 @@
 /*
  * spawn.c: fork and exec of one ccw-worker with its channel on fd 3, and
- * the last-resort sweep of every child at exit.  What runs between fork
- * and exec is kept to async-signal-safe calls.
+ * every signal the supervisor sends to a worker or a tool: only to what it
+ * can prove is its own (the worker through a pidfd, a tool's group after
+ * /proc shows it is the same process, a group leader and our descendant).
+ * What runs between fork and exec is kept to async-signal-safe calls.
  */
 #include <config.h>
 
@@ -24,6 +26,15 @@
 #include "log.h"
 #include "reap.h"
 #include "xmalloc.h"
+
+/* How far up a tool's ppid chain we look for its worker (or us). */
+#define SPAWN_MAX_DEPTH	64
+
+/* The fields of /proc/PID/stat that prove who a process is. */
+struct spawn_stat {
+	pid_t			ppid, pgrp;
+	unsigned long long	start;		/* since boot, in clock ticks */
+};
 
 /*
  * Where the worker lives: $CCW_WORKER (tests), next to a supervisor run
@@ -159,16 +170,150 @@ spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 		return -1;
 	}
 	a->pid = pid;
+	/* unreaped, so pid is still our child: the pidfd names it for good */
+#ifdef SYS_pidfd_open
+	a->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (a->pidfd >= 0)
+		(void)fcntl(a->pidfd, F_SETFD, FD_CLOEXEC);
+#else
+	a->pidfd = -1;
+#endif
 	*chfd = sv[0];
 	return 0;
 }
 
 /*
- * As a child subreaper every orphaned descendant becomes our child; at
- * exit kill and reap whatever is left.
+ * Signal the worker.  Through its pidfd, which can never reach another
+ * process; without one, kill() only while the pid is known unreaped (we
+ * are its parent and reap it ourselves, so it cannot have been reused).
  */
 void
-spawn_sweep_children(void)
+spawn_signal_worker(struct agent *a, int sig)
 {
-	reap_sweep(0, NULL, NULL);
+#ifdef SYS_pidfd_send_signal
+	if (a->pidfd >= 0 &&
+	    syscall(SYS_pidfd_send_signal, a->pidfd, sig, NULL, 0) == 0)
+		return;
+#endif
+	if (a->pid > 0 && !a->reaped)
+		kill(a->pid, sig);
+}
+
+/* The worker's own group (its session leader's): only while unreaped. */
+void
+spawn_signal_worker_group(struct agent *a, int sig)
+{
+	if (a->pid > 1 && !a->reaped)
+		kill(-a->pid, sig);
+}
+
+/* Read the identity fields of /proc/PID/stat; -1 if pid is gone. */
+static int
+spawn_stat_read(pid_t pid, struct spawn_stat *ps)
+{
+	char		 path[64], buf[1024], *p, *tok, *save = NULL;
+	FILE		*fp;
+	size_t		 n;
+	int		 i;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof buf - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	/* the command name may hold anything: the fields follow its last ) */
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return -1;
+	/* fields 3 (state) .. 22 (starttime), counting from pid = 1 */
+	for (i = 3, tok = strtok_r(p + 2, " ", &save); tok != NULL && i <= 22;
+	    i++, tok = strtok_r(NULL, " ", &save)) {
+		if (i == 4)
+			ps->ppid = (pid_t)strtol(tok, NULL, 10);
+		else if (i == 5)
+			ps->pgrp = (pid_t)strtol(tok, NULL, 10);
+		else if (i == 22)
+			ps->start = strtoull(tok, NULL, 10);
+	}
+	if (i <= 22)
+		return -1;
+	return 0;
+}
+
+/*
+ * Is pid a process group leader that descends from worker (when worker >
+ * 0) or, when anyone_ours, from us at all (adopted by us as a subreaper)?
+ * start, when not 0, must match: the same process, not a reused pid.
+ * *startp gets its start time.
+ */
+static int
+spawn_tool_proven(pid_t pid, pid_t worker, int anyone_ours,
+    unsigned long long start, unsigned long long *startp)
+{
+	struct spawn_stat	ps;
+	pid_t			self = getpid(), p;
+	int			depth;
+
+	if (pid <= 1 || pid == self || pid == worker ||
+	    spawn_stat_read(pid, &ps) != 0)
+		return 0;
+	if (ps.pgrp != pid || (start != 0 && ps.start != start))
+		return 0;
+	if (startp != NULL)
+		*startp = ps.start;
+	for (p = ps.ppid, depth = 0; depth < SPAWN_MAX_DEPTH; depth++) {
+		if ((worker > 0 && p == worker) || (anyone_ours && p == self))
+			return 1;
+		if (p <= 1 || p == self || spawn_stat_read(p, &ps) != 0)
+			return 0;
+		p = ps.ppid;
+	}
+	return 0;
+}
+
+/*
+ * The tool_pid a worker's STARTED reported: kept only if it is a group
+ * leader under this worker now (a worker, or whatever holds its channel,
+ * may say anything).  Its start time pins the identity for later.
+ */
+void
+spawn_tool_adopt(struct agent *a, pid_t tool_pid)
+{
+	unsigned long long	start = 0;
+
+	a->tool_pid = 0;
+	a->tool_start = 0;
+	if (a->pid <= 0 || a->reaped)
+		return;
+	if (!spawn_tool_proven(tool_pid, a->pid, 0, 0, &start)) {
+		if (tool_pid > 0)
+			log_info("%s: tool_pid %ld is not a process group under "
+			    "worker %ld; it will not be signalled", a->id,
+			    (long)tool_pid, (long)a->pid);
+		return;
+	}
+	a->tool_pid = tool_pid;
+	a->tool_start = start;
+}
+
+/*
+ * Signal the tool's process group, if /proc still shows the very process
+ * STARTED named (same start time), leading its group, under the worker or
+ * adopted by us.  A tool that is gone, or a pid reused by anyone, is left
+ * alone.  (Between the check and the kill a process leading its own group
+ * would have to die, be reaped by its parent and its pid be reused as a
+ * group id: microseconds, the least this interface allows.)
+ */
+void
+spawn_signal_tool(struct agent *a, int sig)
+{
+	pid_t	worker = a->pid > 0 && !a->reaped ? a->pid : 0;
+
+	if (a->tool_pid <= 1)
+		return;
+	if (!spawn_tool_proven(a->tool_pid, worker, 1, a->tool_start, NULL)) {
+		a->tool_pid = 0;	/* gone for good: never try again */
+		return;
+	}
+	kill(-a->tool_pid, sig);
 }

@@ -34,6 +34,10 @@ int		 verbs_wait(struct verbs *, char *const *, size_t, uint64_t,
 		    int, verbs_wait_cb, void *, char **);
 int		 verbs_send_input(struct verbs *, const char *, const char *,
 		    int, verbs_input_cb, void *, char **);
+int		 verbs_send_input_within(struct verbs *, const char *,
+		    const char *, int, uint64_t, verbs_input_cb, void *,
+		    char **);
+void		 verbs_cancel_inputs(struct verbs *, void *);
 int		 verbs_close(struct verbs *, const char *, uint64_t,
 		    verbs_close_cb, void *, char **);
 int		 verbs_idle(struct verbs *);

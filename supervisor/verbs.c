@@ -103,7 +103,9 @@ verbs_timer_cb(evutil_socket_t fd, short ev, void *arg)
 		verbs_wait_finish(r, 1);
 		break;
 	case REQ_INPUT:
-		if (r->resumed)
+		if (r->input_cb == NULL)
+			;
+		else if (r->resumed)
 			r->input_cb(r->submission, "turn", NULL, r->arg);
 		else
 			r->input_cb(0, NULL, "no acknowledgement from the worker",
@@ -146,8 +148,9 @@ verbs_on_done(struct agent *a, void *arg)
 			req_free(r);
 		} else if (r->kind == REQ_INPUT && !r->resumed &&
 		    strcmp(r->agent_id, a->id) == 0) {
-			r->input_cb(0, NULL, "agent ended before acknowledging input",
-			    r->arg);
+			if (r->input_cb != NULL)
+				r->input_cb(0, NULL, "agent ended before "
+				    "acknowledging input", r->arg);
 			req_free(r);
 		}
 	}
@@ -167,7 +170,8 @@ verbs_on_ack(struct agent *a, uint64_t sub, const char *delivery,
 			break;
 	if (r == NULL)
 		return;
-	r->input_cb(sub, error != NULL ? NULL : delivery, error, r->arg);
+	if (r->input_cb != NULL)
+		r->input_cb(sub, error != NULL ? NULL : delivery, error, r->arg);
 	req_free(r);
 }
 
@@ -194,6 +198,21 @@ verbs_free(struct verbs *v)
 	v->sup->hooks.done = NULL;
 	v->sup->hooks.input_ack = NULL;
 	free(v);
+}
+
+/*
+ * The owner of arg's pending send_inputs is going: they are never
+ * answered.  They stay listed until their own end (ack, timer, the
+ * agent's end), so a request list being walked is not changed under it.
+ */
+void
+verbs_cancel_inputs(struct verbs *v, void *arg)
+{
+	struct req	*r;
+
+	TAILQ_FOREACH(r, &v->reqs, entry)
+		if (r->kind == REQ_INPUT && r->arg == arg)
+			r->input_cb = NULL;
 }
 
 /* No request is pending. */
@@ -258,6 +277,18 @@ int
 verbs_send_input(struct verbs *v, const char *id, const char *text,
     int interrupt, verbs_input_cb cb, void *arg, char **err)
 {
+	return verbs_send_input_within(v, id, text, interrupt, INPUT_ACK_MS,
+	    cb, arg, err);
+}
+
+/*
+ * send_input, the acknowledgement awaited at most ack_ms: a driver with
+ * deadlines of its own (the ladder's nudge) bounds it by them.
+ */
+int
+verbs_send_input_within(struct verbs *v, const char *id, const char *text,
+    int interrupt, uint64_t ack_ms, verbs_input_cb cb, void *arg, char **err)
+{
 	struct agent	*a = agent_find(v->sup, id);
 	struct req	*r;
 	uint64_t	 sub;
@@ -275,7 +306,7 @@ verbs_send_input(struct verbs *v, const char *id, const char *text,
 	r->input_cb = cb;
 	/* a new turn (turn.c) is the delivery: answered on the next pass */
 	r->resumed = rc == 1;
-	verbs_arm(r, r->resumed ? 0 : INPUT_ACK_MS);
+	verbs_arm(r, r->resumed ? 0 : ack_ms);
 	return 0;
 }
 
