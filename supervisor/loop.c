@@ -621,7 +621,7 @@ loop_new(struct event_base *base, struct state_store *store,
 	if (l->index < 0 || l->index > LOOP_NROLES)
 		l->index = 0;
 	l->sup_ok = 1;		/* sup_free undoes a half-done sup_init too */
-	if (sup_init(&l->sup, base, NULL, cfg->state_dir, cfg->id, err) != 0) {
+	if (sup_init(&l->sup, base, cfg->children, cfg->state_dir, cfg->id, err) != 0) {
 		loop_free(l);
 		return NULL;
 	}

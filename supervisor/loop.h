@@ -16,6 +16,7 @@
 #include "toolconfig.h"
 
 struct agent_req;
+struct children;
 struct cmd_opts;
 struct event_base;
 struct loop;
@@ -67,6 +68,7 @@ struct loop_cfg {
 	struct loop_guard	*guard;		/* fresh logs; NULL: none */
 	struct retry_cfg	 retry;		/* a parallel step all failed */
 	struct cmd_opts		*opts;		/* roles, tools, root */
+	struct children		*children;	/* the process's reaper; NULL: own */
 	struct loop_hooks	 hooks;
 };
 
