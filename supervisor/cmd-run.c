@@ -25,6 +25,7 @@
 #include "log.h"
 #include "loop.h"
 #include "state.h"
+#include "sigfd.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -725,6 +726,8 @@ run_drive(struct run_args *ra, struct event_base *base,
 		sigs[i] = evsignal_new(base, signos[i], run_signal, ui.l);
 		evsignal_add(sigs[i], NULL);
 	}
+	/* main.c deferred these signals: one sent meanwhile stops us now. */
+	sigfd_release();
 	if (ui.tty || ui.json) {
 		ui.tick = event_new(base, -1, EV_PERSIST, run_ui_tick, &ui);
 		event_add(ui.tick, &sec);
