@@ -2,6 +2,7 @@
 # worker-fds.sh: what a worker and its tool inherit (issue 10 items 5 and
 # 12): a tool sees fds 0, 1, 2 only and cannot write frames on the
 # channel; git (the files fallback) sees no socket or pipe either; a
+# worker killed while its tool's child lives on still ends its agent; a
 # worker's stdout is not ours (control's JSON stream stays JSON); a clean
 # signal mask and dispositions in tools; over `ulimit -f` a commit fails
 # with EFBIG instead of killing us; a SIGTERM sent just after start stops
@@ -114,6 +115,30 @@ for line in open(sys.argv[1]):
     json.loads(line)
     n += 1
 print(n)' "$C.json" 2>&1)" 2 "stdout: control's stdout is two JSON lines"
+
+# -- item 5: a worker SIGKILLed while a descendant of its tool lives on:
+# that descendant no longer holds the channel, so the supervisor sees the
+# end of it and the agent ends (before: wait never answered)
+C=$T_TMP/ctl-orphan
+ctl_start "$C" --state-dir "$S" --loop-id LO
+ctl_send "{\"id\":1,\"verb\":\"spawn\",\"role\":\"develop\",\"message\":\"go\",\
+\"tool\":\"bash\",\"command\":\"'$FAKE' --marker $M hang & exec '$FAKE' \
+--marker $M hang\"}"
+r=$(ctl_recv 1)
+A=$(jget - 'd["agent_id"]' <<<"$r")
+t_wait_count "$M" 2 "$(t_ms 5000)"
+ok $? "orphan: the tool and its background child run"
+wpid=$(pgrep -P "$CTL_PID")
+kill -KILL $wpid
+ctl_send "{\"id\":2,\"verb\":\"wait\",\"targets\":[\"$A\"],\"timeout_ms\":$(t_ms 3000),\
+\"mode\":\"all\"}"
+r=$(ctl_recv 2 "$(t_ms 8000)")
+is "$(jget - '[d["timed_out"], d["status"]["'"$A"'"] in ("failed", "errored", "completed")]' <<<"$r")" \
+    '[false,true]' "orphan: the agent ends once its worker is killed"
+ctl_stop
+is "$T_RC" 0 "orphan: control exits 0"
+t_wait_gone "$M" "$(t_ms 5000)"
+ok $? "orphan: nothing left running"
 
 # -- item 12: over `ulimit -f` a commit fails with EFBIG and leaves no temp
 # file; before, SIGXFSZ killed the process (exit 153) half-way.
