@@ -337,30 +337,29 @@ msg_from_map(const struct msgdef *d, const msgpack_object_map *map,
 }
 
 /*
- * Decode a frame body of the given type into m.  The walker runs first;
- * msgpack-c only ever sees bodies whose every count is backed by bytes.
+ * Decode a frame body of the given type into m.  The walker runs first,
+ * then the tree is built from the checked bytes (walk_unpack), so every
+ * depth up to PROTO_MAX_DEPTH decodes and nothing deeper is allocated.
  */
 enum proto_err
 msg_decode(enum msg_type type, const uint8_t *body, size_t len,
     struct msg *m)
 {
 	const struct msgdef	*d = msg_def(type);
-	msgpack_unpacked	 up;
+	msgpack_zone		 z;
+	msgpack_object		 o;
 	enum proto_err		 e;
-	size_t			 off = 0;
 
 	msg_init(m, type);
 	if (d == NULL)
 		return PROTO_E_TYPE;
-	if ((e = walk_body(body, len)) != PROTO_OK)
-		return e;
-	msgpack_unpacked_init(&up);
-	if (msgpack_unpack_next(&up, (const char *)body, len, &off) !=
-	    MSGPACK_UNPACK_SUCCESS || up.data.type != MSGPACK_OBJECT_MAP)
-		e = PROTO_E_NOTMAP;
-	else
-		e = msg_from_map(d, &up.data.via.map, m);
-	msgpack_unpacked_destroy(&up);
+	if (!msgpack_zone_init(&z, 4096))
+		return PROTO_E_NOMEM;
+	e = walk_unpack(body, len, &z, &o);
+	if (e == PROTO_OK)
+		e = o.type == MSGPACK_OBJECT_MAP ?
+		    msg_from_map(d, &o.via.map, m) : PROTO_E_NOTMAP;
+	msgpack_zone_destroy(&z);
 	if (e != PROTO_OK)
 		msg_clear(m);
 	return e;

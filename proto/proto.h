@@ -206,6 +206,8 @@ enum proto_err	 frame_write(struct evbuffer *, const struct msg *, uint32_t);
 
 /* proto/walk.c */
 enum proto_err	 walk_body(const uint8_t *, size_t);
+enum proto_err	 walk_unpack(const uint8_t *, size_t, msgpack_zone *,
+		    msgpack_object *);
 int		 walk_utf8_valid(const uint8_t *, size_t);
 
 /* proto/msg.c */

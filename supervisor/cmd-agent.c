@@ -23,6 +23,7 @@
 #include "cmdutil.h"
 #include "log.h"
 #include "loop.h"
+#include "sigfd.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -163,6 +164,8 @@ cmd_agent(int argc, char **argv)
 	sigterm = evsignal_new(run.base, SIGTERM, agent_run_signal, &run);
 	evsignal_add(sigint, NULL);
 	evsignal_add(sigterm, NULL);
+	/* main.c deferred these signals: one sent meanwhile stops us now. */
+	sigfd_release();
 
 	run.a = agent_spawn(&run.sup, &req);
 	run.ladder = ladder_start(run.verbs, run.a, o.timeout_ms, o.nudge_ms,

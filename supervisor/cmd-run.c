@@ -26,6 +26,7 @@
 #include "loop.h"
 #include "run.h"
 #include "state.h"
+#include "sigfd.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -598,6 +599,8 @@ run_drive(struct run_args *ra, struct event_base *base,
 		sigs[i] = evsignal_new(base, signos[i], run_signal, ui.l);
 		evsignal_add(sigs[i], NULL);
 	}
+	/* main.c deferred these signals: one sent meanwhile stops us now. */
+	sigfd_release();
 	if (ui.tty || ui.json) {
 		ui.tick = event_new(base, -1, EV_PERSIST, run_ui_tick, &ui);
 		event_add(ui.tick, &sec);

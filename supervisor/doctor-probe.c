@@ -24,6 +24,7 @@
 #include "agent.h"
 #include "doctor.h"
 #include "reap.h"
+#include "sigfd.h"
 #include "xmalloc.h"
 
 #define DOCTOR_LINE_MAX	120	/* bytes of the first line kept */
@@ -41,7 +42,8 @@ doctor_child(const char *path, const char *dir, int out, int ep)
 	int	 nul, e;
 
 	(void)setpgid(0, 0);
-	signal(SIGPIPE, SIG_DFL);
+	/* Our ignored SIGPIPE and SIGXFSZ would survive exec. */
+	sigfd_child_reset();
 	if ((nul = open("/dev/null", O_RDONLY)) == -1 ||
 	    dup2(nul, 0) == -1 || dup2(out, 1) == -1 || dup2(out, 2) == -1)
 		goto fail;

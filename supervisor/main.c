@@ -1,9 +1,11 @@
 /*
  * main.c: the ccw-supervisor command line.  Owns option parsing for the
- * global flags and the table that maps a subcommand name to its handler.
+ * global flags, the table that maps a subcommand name to its handler,
+ * and the process-wide signal settings every command starts with.
  */
 #include <config.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,24 +13,37 @@
 #include "doctor.h"
 #include "log.h"
 #include "proto.h"
+#include "sigfd.h"
 #include "sup.h"
 
+/*
+ * handlers: the command installs its own SIGTERM/SIGINT/SIGHUP handlers
+ * and calls sigfd_release() once they are in place; until then those
+ * signals stay pending.  Every other command gets them at once.
+ */
 struct subcmd {
 	const char	*name;
 	int		(*fn)(int, char **);
 	const char	*summary;
+	int		 handlers;
 };
 
 static int	cmd_version(int, char **);
 
 static const struct subcmd subcmds[] = {
-	{ "agent", cmd_agent, "run one agent: spawn, wait, nudge, close; print JSON" },
-	{ "capsule", cmd_capsule, "print the resume capsule of a loop" },
-	{ "control", cmd_control, "the four verbs as JSON lines on stdin/stdout" },
-	{ "doctor", cmd_doctor, "which tools, credentials and settings a loop here would use" },
-	{ "run", cmd_run, "run a loop: auto, parallel or interactive; resume one" },
-	{ "state", cmd_state, "list, show, validate, rebuild or create loop state" },
-	{ "version", cmd_version, "print the program and protocol versions" },
+	{ "agent", cmd_agent,
+	    "run one agent: spawn, wait, nudge, close; print JSON", 1 },
+	{ "capsule", cmd_capsule, "print the resume capsule of a loop", 0 },
+	{ "control", cmd_control,
+	    "the four verbs as JSON lines on stdin/stdout", 0 },
+	{ "doctor", cmd_doctor,
+	    "which tools, credentials and settings a loop here would use", 0 },
+	{ "run", cmd_run,
+	    "run a loop: auto, parallel or interactive; resume one", 1 },
+	{ "state", cmd_state,
+	    "list, show, validate, rebuild or create loop state", 0 },
+	{ "version", cmd_version, "print the program and protocol versions",
+	    0 },
 };
 
 /* The --help text; every subcommand in the table is listed. */
@@ -76,6 +91,10 @@ main(int argc, char **argv)
 	int	verbose = 0, i;
 	size_t	k;
 
+	/* Over `ulimit -f` a write fails with EFBIG (a commit reports it and
+	 * removes its temp file) instead of killing us half-way. */
+	signal(SIGXFSZ, SIG_IGN);
+	sigfd_defer();
 	log_init(argv[0], 0);
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--") == 0) {
@@ -104,8 +123,11 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	for (k = 0; k < sizeof subcmds / sizeof subcmds[0]; k++)
-		if (strcmp(argv[i], subcmds[k].name) == 0)
+		if (strcmp(argv[i], subcmds[k].name) == 0) {
+			if (!subcmds[k].handlers)
+				sigfd_release();
 			return subcmds[k].fn(argc - i, argv + i);
+		}
 	fprintf(stderr, "ccw-supervisor: unknown command '%s' (see --help)\n",
 	    argv[i]);
 	return EXIT_USAGE;

@@ -25,6 +25,7 @@
 #include "agent.h"
 #include "log.h"
 #include "reap.h"
+#include "sigfd.h"
 #include "xmalloc.h"
 
 /* How far up a tool's ppid chain we look for its worker (or us). */
@@ -64,35 +65,14 @@ spawn_worker_path(const char *argv0)
 	return xstrdup(LIBEXECDIR "/ccw-worker");
 }
 
-/* In the child: close every descriptor above 3. */
-static void
-spawn_close_from(int lowfd)
-{
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, lowfd, ~0U, 0) == 0)
-		return;
-#endif
-	long	max = sysconf(_SC_OPEN_MAX);
-	int	fd;
-
-	if (max < 0 || max > 65536)
-		max = 65536;
-	for (fd = lowfd; fd < max; fd++)
-		close(fd);
-}
-
 /* In the child: everything between fork and exec.  Never returns. */
 static void
 spawn_child(int chfd, int errfd, pid_t parent, const char *path,
     char *const argv[])
 {
-	sigset_t	all;
-	int		sig, e, nullfd;
+	int	e, nullfd;
 
-	sigemptyset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	for (sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
+	sigfd_child_reset();
 	setsid();
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
 		_exit(126);
@@ -109,11 +89,18 @@ spawn_child(int chfd, int errfd, pid_t parent, const char *path,
 	}
 	fcntl(4, F_SETFD, FD_CLOEXEC);
 	errfd = 4;
-	if ((nullfd = open("/dev/null", O_RDONLY)) >= 0 && nullfd != 0) {
+	/*
+	 * stdin and stdout on /dev/null: our stdout may be a JSON stream
+	 * (control, run --json) no worker may write into.  stderr stays
+	 * ours for the worker's diagnostics (and a sanitizer's report).
+	 */
+	if ((nullfd = open("/dev/null", O_RDWR)) >= 0) {
 		dup2(nullfd, 0);
-		close(nullfd);
+		dup2(nullfd, 1);
+		if (fcntl(2, F_GETFD) < 0)
+			dup2(nullfd, 2);
 	}
-	spawn_close_from(5);
+	sigfd_close_from(5, -1);
 	execv(path, argv);
 	e = errno;
 	(void)!write(errfd, &e, sizeof e);

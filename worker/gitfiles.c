@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gitfiles.h"
+#include "sigfd.h"
 #include "xmalloc.h"
 
 #define GIT_OUT_MAX	(16u << 20)	/* more output than this: give up */
@@ -47,10 +48,13 @@ gitfiles_run(const char *dir, const char *const *args, size_t *lenp)
 		return NULL;
 	}
 	if (pid == 0) {
+		sigfd_child_reset();
 		devnull = open("/dev/null", O_RDWR);
 		if (dup2(p[1], 1) < 0 || devnull < 0 || dup2(devnull, 0) < 0 ||
 		    dup2(devnull, 2) < 0)
 			_exit(127);
+		/* Not the channel, not the tool's pipes: only 0, 1, 2. */
+		sigfd_close_from(3, -1);
 		/* Never take the index lock from under the user's own git. */
 		setenv("GIT_OPTIONAL_LOCKS", "0", 1);
 		execvp("git", (char *const *)av);

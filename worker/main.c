@@ -609,6 +609,10 @@ main(int argc, char **argv)
 		return 1;
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGPIPE, SIG_IGN);
+	/* Over `ulimit -f` a write fails with EFBIG instead of killing us. */
+	signal(SIGXFSZ, SIG_IGN);
+	/* Belt and braces with tool.c's close: no exec inherits the channel. */
+	fcntl(3, F_SETFD, FD_CLOEXEC);
 	unsetenv("CLAUDECODE");
 
 	memset(w, 0, sizeof *w);

@@ -1,9 +1,9 @@
 /*
  * tool.c: the agent tool as a process: exec in its own process group with
  * stdout on the log file, stderr on a pipe (errtail.c), stdin from a pipe
- * we feed without
- * blocking, signals to the whole group, and the sweep that kills every
- * descendant we adopted as a child subreaper.
+ * we feed without blocking and no other descriptor, signals to the whole
+ * group, and the sweep that kills every descendant we adopted as a child
+ * subreaper.
  */
 #include <config.h>
 
@@ -25,6 +25,7 @@
 #include <event2/event.h>
 
 #include "reap.h"
+#include "sigfd.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -122,19 +123,23 @@ tool_signal(struct worker *w, int sig)
 static void
 tool_child(struct worker *w, char **av, int in_fd, int out_err, int err_fd)
 {
-	sigset_t	all;
 	char		cwd[PATH_MAX];
-	int		sig, e;
+	int		e;
 
 	setpgid(0, 0);
-	sigemptyset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	for (sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
+	sigfd_child_reset();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* The exec-status pipe must survive the dup2s below. */
+	if (err_fd <= 2 && (err_fd = fcntl(err_fd, F_DUPFD_CLOEXEC, 3)) < 0)
+		_exit(127);
 	if (dup2(in_fd, 0) < 0 || dup2(w->log_fd, 1) < 0 ||
 	    dup2(out_err, 2) < 0)
 		goto fail;
+	/*
+	 * The tool sees 0, 1 and 2 only: never the channel (fd 3), where it
+	 * could read or forge frames and hold the supervisor's socket open.
+	 */
+	sigfd_close_from(3, err_fd);
 	if (w->assign.u.assign.cwd != NULL && chdir(w->assign.u.assign.cwd) != 0)
 		goto fail;
 	/* Tools (opencode) trust $PWD over getcwd(): it must follow chdir. */

@@ -1,6 +1,7 @@
 /*
  * test-msg.c: every message type survives encode -> decode -> encode
- * unchanged, and every typed-reader failure is reported with its code.
+ * unchanged, every typed-reader failure is reported with its code, and
+ * bodies decode at every depth ccw-proto(7) allows (64) and no deeper.
  */
 #include <config.h>
 
@@ -252,6 +253,56 @@ check_errors(void)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/*
+ * An ASSIGN whose options nest so that the deepest container sits at
+ * `levels` (the body map is level 1): ccw-proto(7) allows 64.  The
+ * options are packed as a placeholder string, then the arrays spliced in.
+ */
+static void
+check_depth(int levels, enum proto_err want)
+{
+	msgpack_sbuffer	 sb;
+	struct msg	 m, d;
+	json_t		*j;
+	uint8_t		*body, *at;
+	size_t		 len, pre, n;
+	int		 i, got;
+
+	sample_msg(MSG_ASSIGN, &m);
+	json_decref(m.u.assign.options);
+	m.u.assign.options = json_string("@@@@");
+	msgpack_sbuffer_init(&sb);
+	msg_encode(&m, &sb);
+	at = memmem(sb.data, sb.size, "\xa4@@@@", 5);
+	tap_ok(at != NULL, "depth %d: placeholder found", levels);
+	if (at == NULL)
+		goto out;
+	pre = (size_t)(at - (uint8_t *)sb.data);
+	len = sb.size - 5 + (size_t)levels;
+	body = malloc(len);
+	memcpy(body, sb.data, pre);
+	for (n = pre, i = 1; i < levels; i++)
+		body[n++] = 0x91;
+	body[n++] = 0xc0;
+	memcpy(body + n, at + 5, sb.size - pre - 5);
+	tap_is_int(msg_decode(MSG_ASSIGN, body, len, &d), want,
+	    "%d levels -> %s", levels, proto_errname(want));
+	if (want == PROTO_OK) {
+		for (got = 1, j = d.u.assign.options; json_is_array(j);
+		    j = json_array_get(j, 0))
+			got++;
+		tap_ok(got == levels && json_is_null(j) &&
+		    strcmp(d.u.assign.prompt, m.u.assign.prompt) == 0,
+		    "%d levels: every array kept, fields after it read",
+		    levels);
+	}
+	msg_clear(&d);
+	free(body);
+out:
+	msg_clear(&m);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 int
 main(void)
 {
@@ -263,6 +314,11 @@ main(void)
 	check_optional();
 	check_result_fields();
 	check_errors();
+	check_depth(32, PROTO_OK);
+	check_depth(33, PROTO_OK);
+	check_depth(64, PROTO_OK);
+	check_depth(65, PROTO_E_DEPTH);
+	check_depth(2000, PROTO_E_DEPTH);
 	tap_is_str(msg_name(MSG_INPUT_ACK), "INPUT_ACK", "names from the table");
 	tap_is_str(msg_name(77), "?", "unknown type name");
 	tap_is_int(msg_dir(MSG_ERROR), MSG_DIR_TO_SUPERVISOR | MSG_DIR_TO_WORKER,

@@ -1,6 +1,7 @@
 /*
  * test-walk.c: the validation walker on hand-made bodies, one case per
- * rule, plus the depth limit at exactly 64 and 65 levels.
+ * rule, the depth limit at exactly 64 and 65 levels, and the types
+ * walk_unpack gives scalars.
  */
 #include <config.h>
 
@@ -74,6 +75,49 @@ nested(int levels, size_t *len)
 	return b;
 }
 
+/*
+ * walk_unpack types scalars as msgpack-c does: the typed readers and
+ * json.c depend on POSITIVE/NEGATIVE_INTEGER and FLOAT32/64.
+ */
+static void
+check_unpack(void)
+{
+	static const uint8_t body[] = "\x88\xa1" "a\xd0\xfe\xa1" "b\xd1\x00\x05"
+	    "\xa1" "c\xd3\x80\0\0\0\0\0\0\0\xa1" "d\xcf\xff\xff\xff\xff\xff"
+	    "\xff\xff\xff\xa1" "e\xca\x3f\xc0\0\0\xa1" "f\xf0\xa1" "g\xc2"
+	    "\xa1" "h\xda\x00\x02hi";
+	msgpack_object_kv	*kv;
+	msgpack_zone		 z;
+	msgpack_object		 o;
+
+	msgpack_zone_init(&z, 256);
+	tap_is_int(walk_unpack(body, sizeof body - 1, &z, &o), PROTO_OK,
+	    "scalars unpack");
+	kv = o.via.map.ptr;
+	tap_ok(o.type == MSGPACK_OBJECT_MAP && o.via.map.size == 8,
+	    "a map of 8");
+	tap_ok(kv[0].val.type == MSGPACK_OBJECT_NEGATIVE_INTEGER &&
+	    kv[0].val.via.i64 == -2, "int8 -2 is negative");
+	tap_ok(kv[1].val.type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	    kv[1].val.via.u64 == 5, "int16 5 is positive");
+	tap_ok(kv[2].val.type == MSGPACK_OBJECT_NEGATIVE_INTEGER &&
+	    kv[2].val.via.i64 == INT64_MIN, "int64 minimum");
+	tap_ok(kv[3].val.type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	    kv[3].val.via.u64 == UINT64_MAX, "uint64 maximum");
+	tap_ok(kv[4].val.type == MSGPACK_OBJECT_FLOAT32 &&
+	    kv[4].val.via.f64 == 1.5, "float32 1.5");
+	tap_ok(kv[5].val.type == MSGPACK_OBJECT_NEGATIVE_INTEGER &&
+	    kv[5].val.via.i64 == -16, "negative fixint");
+	tap_ok(kv[6].val.type == MSGPACK_OBJECT_BOOLEAN &&
+	    !kv[6].val.via.boolean, "false");
+	tap_ok(kv[7].key.type == MSGPACK_OBJECT_STR &&
+	    kv[7].val.type == MSGPACK_OBJECT_STR && kv[7].val.via.str.size ==
+	    2 && memcmp(kv[7].val.via.str.ptr, "hi", 2) == 0, "str16");
+	tap_is_int(walk_unpack((const uint8_t *)"\x91\xc0", 2, &z, &o),
+	    PROTO_E_NOTMAP, "unpack validates first");
+	msgpack_zone_destroy(&z);
+}
+
 int
 main(void)
 {
@@ -94,5 +138,6 @@ main(void)
 	b = nested(100000, &len);
 	tap_is_int(walk_body(b, len), PROTO_E_DEPTH, "100000 levels refused");
 	free(b);
+	check_unpack();
 	return tap_done();
 }
