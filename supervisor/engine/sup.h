@@ -42,7 +42,7 @@ int		 verbs_close(struct verbs *, const char *, uint64_t,
 		    verbs_close_cb, void *, char **);
 int		 verbs_idle(struct verbs *);
 
-/* supervisor/ladder.c: wait, nudge, wait, close */
+/* supervisor/engine/ladder.c: wait, nudge, wait, close */
 #define LADDER_NUDGE_TEXT	"## TIMEOUT\nPlease converge and output " \
 				"WORKER_RESULT with current progress."
 enum ladder_phase { LADDER_WAIT, LADDER_NUDGE, LADDER_CLOSING, LADDER_DONE };

@@ -109,7 +109,7 @@ struct sup {
 	void			*done_extra_arg;
 };
 
-/* supervisor/agent.c */
+/* supervisor/engine/agent.c */
 int		 sup_init(struct sup *, struct event_base *, struct children *,
 		    const char *, const char *, char **);
 void		 sup_free(struct sup *);
@@ -126,7 +126,7 @@ void		 agent_set_reason(struct agent *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 uint64_t	 sup_now_ms(void);
 
-/* supervisor/spawn.c */
+/* supervisor/engine/spawn.c */
 int		 spawn_worker(struct sup *, struct agent *, int *, char **);
 char		*spawn_worker_path(const char *);
 void		 spawn_signal_worker(struct agent *, int);
@@ -134,13 +134,13 @@ void		 spawn_signal_worker_group(struct agent *, int);
 void		 spawn_tool_adopt(struct agent *, pid_t);
 void		 spawn_signal_tool(struct agent *, int);
 
-/* supervisor/turn.c: follow-up turns */
+/* supervisor/engine/turn.c: follow-up turns */
 int		 turn_follow_up(struct agent *, const char *, uint64_t *,
 		    char **);
 void		 turn_start(struct agent *);
 void		 turn_report(const struct agent *, json_t *);
 
-/* supervisor/report.c */
+/* supervisor/engine/report.c */
 json_t		*report_agent(const struct agent *);
 json_t		*report_usage(const json_t *);
 
