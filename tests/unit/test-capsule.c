@@ -1,5 +1,5 @@
 /*
- * test-capsule.c: the resume capsule (supervisor/capsule.c): when one is
+ * test-capsule.c: the resume capsule (supervisor/workflows/ccw-loop/capsule.c): when one is
  * needed, every field from a state with history, questions, a failed gate,
  * file hashes, validation of broken capsules, which sections are rendered,
  * and states of the wrong shape everywhere.  Files live in a temp dir.
