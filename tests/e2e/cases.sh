@@ -132,15 +132,18 @@ e2e_case_close() {
 
 # e2e_case_fatal FAULT REGEX: a rejected key (http401) or a missing model
 # (badmodel) fails fast, well before the deadline, with the CLI's message.
+# The deadline is 120 s and "fast" is under half of it: opencode alone
+# takes 11-16 s to give up on a quiet machine and 45 s on a loaded one; a
+# CLI that retried the error would run into the deadline.
 e2e_case_fatal() {
 	local f=$1 p=$T_TMP/$1-p o=$T_TMP/$1.json
 	e2e_project "$p"
 	mock_start --fault "$f"
-	e2e_agent "$o" develop -C "$p" --timeout-ms 60000 --nudge-ms 5000 \
+	e2e_agent "$o" develop -C "$p" --timeout-ms 120000 --nudge-ms 5000 \
 	    --grace-ms 2000 "$E2E_DEV_MSG"
 	ok $(( $? == 0 )) "$f: the agent fails"
 	echo "# $f: ${E2E_MS} ms"
-	ok $(( E2E_MS > 25000 + SLACK )) "$f: fails fast (${E2E_MS} ms, deadline 60 s)"
+	ok $(( E2E_MS > 60000 )) "$f: fails fast (${E2E_MS} ms, deadline 120 s)"
 	is "$(jget "$o" 'd.get("status")')" failed "$f: status failed"
 	like "$(e2e_result_text "$o")" "$2" "$f: the result carries the CLI's message"
 }
