@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "children.h"
+#include "clock.h"
 #include "log.h"
 #include "loop.h"
 #include "run.h"
@@ -75,16 +76,6 @@ struct holder {
 	uint64_t	 t_release;	/* written before the unlock */
 };
 
-/* Monotonic milliseconds, never libevent's cached time. */
-static uint64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* The regress tests' allowance (tests/regress/lib.sh, t_slack). */
 static uint64_t
 test_slack(void)
@@ -105,7 +96,7 @@ static void
 tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct host	*h = arg;
-	uint64_t	 t = now_ms(), late;
+	uint64_t	 t = clock_mono_ms(), late;
 
 	(void)fd;
 	(void)what;
@@ -123,7 +114,7 @@ hosted_done(void *arg, int code)
 	struct hosted	*x = arg;
 
 	x->code = code;
-	x->t_done = now_ms();
+	x->t_done = clock_mono_ms();
 	if (++x->h->ndone == x->h->n)
 		event_base_loopbreak(x->h->base);
 }
@@ -133,7 +124,7 @@ static void
 hosted_event(void *arg, const char *name, const json_t *fields)
 {
 	struct hosted	*x = arg;
-	uint64_t	 t = now_ms();
+	uint64_t	 t = clock_mono_ms();
 
 	(void)fields;
 	if (strcmp(name, "worker_result") == 0 && x->t_result == 0)
@@ -218,31 +209,35 @@ hosted_open(struct host *h, struct hosted *x, int i)
 	return 0;
 }
 
+/* The start of a file under the state directory, NUL-terminated. */
+static void
+slurp(int dirfd, const char *id, const char *tail, char *buf, size_t size)
+{
+	char	*name;
+	ssize_t	 len;
+	int	 fd;
+
+	xasprintf(&name, "%s%s", id, tail);
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	free(name);
+	len = fd >= 0 ? read(fd, buf, size - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[len > 0 ? len : 0] = '\0';
+}
+
 /* The held side files have every record: queued, not dropped. */
 static int
 side_files(int dirfd, const char *id)
 {
-	char	*name, buf[65536];
-	ssize_t	 len;
-	int	 fd, good;
+	char	buf[65536];
+	int	good;
 
-	xasprintf(&name, "%s.history.jsonl", id);
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	free(name);
-	len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	buf[len > 0 ? len : 0] = '\0';
+	slurp(dirfd, id, ".history.jsonl", buf, sizeof buf);
 	good = strstr(buf, "\"loop_started\"") != NULL &&
 	    strstr(buf, "\"loop_end\"") != NULL &&
 	    strstr(buf, "\"action\":\"complete\"") != NULL;
-	xasprintf(&name, "%s.progress/develop.md", id);
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	free(name);
-	len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	buf[len > 0 ? len : 0] = '\0';
+	slurp(dirfd, id, ".progress/develop.md", buf, sizeof buf);
 	if (!good || strstr(buf, "### Iteration 1") == NULL) {
 		tap_diag("%s: side files incomplete", id);
 		return 0;
@@ -276,7 +271,7 @@ holder_main(void *arg)
 		fatal("holder: ready");
 	while (nanosleep(&ts, &ts) != 0)
 		;
-	hd->t_release = now_ms();
+	hd->t_release = clock_mono_ms();
 	for (i = 0; i < hd->nfd; i++)
 		close(hd->fds[i]);
 	return NULL;
@@ -348,10 +343,10 @@ main(int argc, char **argv)
 	    pthread_create(&th, NULL, holder_main, &hd) != 0 ||
 	    read(hd.ready[0], &c, 1) != 1)
 		fatal("holder");
-	t0 = now_ms();
+	t0 = clock_mono_ms();
 
 	h.tick = event_new(h.base, -1, EV_PERSIST, tick_cb, &h);
-	h.t_tick = now_ms();
+	h.t_tick = clock_mono_ms();
 	event_add(h.tick, &tv);
 	for (i = 0; i < n; i++)
 		loop_start(xs[i].l);
