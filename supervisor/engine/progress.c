@@ -298,25 +298,55 @@ progress_torn(int fd)
 }
 
 /*
+ * The appenders' flock.  With a stopping flag (a side job on the store's
+ * thread) it is polled, backing off to 10 ms, and given up once the flag
+ * is set: a front end holding it must not keep a stopping process.
+ */
+static int
+progress_lock(int fd, const char *label, const atomic_int *stopping,
+    char **err)
+{
+	struct timespec	ts;
+	long		ms = 1;
+	int		op = stopping != NULL ? LOCK_EX | LOCK_NB : LOCK_EX;
+
+	while (flock(fd, op) == -1) {
+		if (errno == EINTR)
+			continue;
+		if (stopping == NULL || errno != EWOULDBLOCK) {
+			xasprintf(err, "%s: flock: %s", label, strerror(errno));
+			return -1;
+		}
+		if (atomic_load(stopping)) {
+			xasprintf(err, "%s: locked by another program; record "
+			    "dropped (stopping)", label);
+			return -1;
+		}
+		ts.tv_sec = 0;
+		ts.tv_nsec = ms * 1000000L;
+		nanosleep(&ts, NULL);
+		ms = ms < 10 ? ms * 2 : 10;
+	}
+	return 0;
+}
+
+/*
  * Append data in one write(2) to an O_APPEND descriptor, under an flock
- * against our other appenders.  If the file ends mid-line (a writer died),
- * a newline goes first in the same write: records are never glued.
+ * against our other appenders (see progress_lock for stopping).  If the
+ * file ends mid-line (a writer died), a newline goes first in the same
+ * write: records are never glued.
  */
 int
 progress_append_fd(int fd, const char *label, const char *data, size_t len,
-    char **err)
+    const atomic_int *stopping, char **err)
 {
 	char		*buf = NULL;
 	const char	*p = data;
 	size_t		 total = len;
 	ssize_t		 n;
 
-	while (flock(fd, LOCK_EX) == -1) {
-		if (errno != EINTR) {
-			xasprintf(err, "%s: flock: %s", label, strerror(errno));
-			return -1;
-		}
-	}
+	if (progress_lock(fd, label, stopping, err) == -1)
+		return -1;
 	if (progress_torn(fd)) {
 		buf = xmalloc(len + 1);
 		buf[0] = '\n';
@@ -344,7 +374,7 @@ progress_append_fd(int fd, const char *label, const char *data, size_t len,
 /* One compact JSON object and its newline, appended as one record. */
 static int
 progress_append_ndjson(int dfd, const char *name, const char *label,
-    const json_t *obj, char **err)
+    const json_t *obj, const atomic_int *stopping, char **err)
 {
 	char	*s, *line;
 	int	 fd, rc;
@@ -362,7 +392,8 @@ progress_append_ndjson(int dfd, const char *name, const char *label,
 	rc = progress_open_file(dfd, name, label, O_RDWR | O_APPEND | O_CREAT,
 	    &fd, err);
 	if (rc == 0) {
-		rc = progress_append_fd(fd, label, line, strlen(line), err);
+		rc = progress_append_fd(fd, label, line, strlen(line),
+		    stopping, err);
 		close(fd);
 	}
 	free(line);
@@ -372,7 +403,7 @@ progress_append_ndjson(int dfd, const char *name, const char *label,
 /* changes.log and debug.log in {id}.progress/; no other name is accepted. */
 int
 progress_log(int dfd, const char *id, const char *name, const json_t *obj,
-    char **err)
+    const atomic_int *stopping, char **err)
 {
 	char	*dir, *label, q[64];
 	int	 pfd, rc;
@@ -391,7 +422,8 @@ progress_log(int dfd, const char *id, const char *name, const json_t *obj,
 	xasprintf(&label, "%s/%s", dir, name);
 	rc = progress_open_dir(dfd, dir, 1, &pfd, err);
 	if (rc == 0) {
-		rc = progress_append_ndjson(pfd, name, label, obj, err);
+		rc = progress_append_ndjson(pfd, name, label, obj, stopping,
+		    err);
 		close(pfd);
 	}
 	free(label);
@@ -402,7 +434,7 @@ progress_log(int dfd, const char *id, const char *name, const json_t *obj,
 /* The loop's history: one event a line in {id}.history.jsonl. */
 int
 progress_history_append(int dfd, const char *id, const json_t *event,
-    char **err)
+    const atomic_int *stopping, char **err)
 {
 	char	*name;
 	int	 rc;
@@ -411,7 +443,7 @@ progress_history_append(int dfd, const char *id, const json_t *event,
 	if (progress_check_id(id, err) == -1)
 		return -1;
 	xasprintf(&name, "%s.history.jsonl", id);
-	rc = progress_append_ndjson(dfd, name, name, event, err);
+	rc = progress_append_ndjson(dfd, name, name, event, stopping, err);
 	free(name);
 	return rc;
 }
@@ -440,11 +472,11 @@ progress_tasks_append(int dfd, const char *id, const json_t *task,
 	else if (lfd != -1) {
 		xasprintf(&label, "%s/tasks.jsonl", id);
 		rc = progress_append_ndjson(lfd, "tasks.jsonl", label, task,
-		    err);
+		    NULL, err);
 		free(label);
 		close(lfd);
 	} else
-		rc = progress_append_ndjson(dfd, name, name, task, err);
+		rc = progress_append_ndjson(dfd, name, name, task, NULL, err);
 	free(name);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #ifndef CCW_PROGRESS_H
 #define CCW_PROGRESS_H
 
+#include <stdatomic.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -20,13 +21,18 @@
  * one-line reason in *err.  progress_tasks_read and progress_rebuild may
  * also return 0 with *err set: a warning (malformed lines skipped, an
  * unreadable worker output) for the caller to log and free.
+ * The appenders block on the file's flock, or, given a stopping flag
+ * (the store's, on its side thread), poll it and give up once it is set.
  */
-int	 progress_append_md(int, const char *, const char *, const json_t *, char **);	/* role, skill_state section */
-int	 progress_log(int, const char *, const char *, const json_t *, char **);	/* "changes.log"|"debug.log", one object */
+int	 progress_append_md(int, const char *, const char *, const json_t *,
+	    const atomic_int *, char **);	/* role, skill_state section */
+int	 progress_log(int, const char *, const char *, const json_t *,
+	    const atomic_int *, char **);	/* "changes.log"|"debug.log", one object */
 int	 progress_tasks_read(int, const char *, json_t **, char **);	/* array of task objects */
 int	 progress_tasks_append(int, const char *, const json_t *, char **);
 int	 progress_output_save(int, const char *, const char *, const json_t *, char **);	/* role, worker output */
-int	 progress_history_append(int, const char *, const json_t *, char **);
+int	 progress_history_append(int, const char *, const json_t *,
+	    const atomic_int *, char **);
 /* skill_state rebuilt from the side files; unrecovered names the fields it could not recover. */
 int	 progress_rebuild(int, const char *, json_t **, struct strv *, char **);
 
@@ -50,7 +56,8 @@ void	 progress_iso8601(const struct timespec *, char *, size_t);
 const char *progress_md_last(const char *, size_t, int *);	/* last "### Iteration ", count */
 int	 progress_open_file(int, const char *, const char *, int, int *, char **);
 int	 progress_read_fd(int, const char *, char **, size_t *, char **);
-int	 progress_append_fd(int, const char *, const char *, size_t, char **);
+int	 progress_append_fd(int, const char *, const char *, size_t,
+	    const atomic_int *, char **);
 
 /* How one value of a skill_state section is written in Markdown and read back. */
 enum progress_kind {

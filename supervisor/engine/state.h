@@ -117,6 +117,11 @@ int	 state_store_transition(struct state_store *, const char *, const char *);	/
 void	 state_store_commit(struct state_store *, state_store_cb, void *);	/* callback (on the loop, never before return) once what is pending now landed */
 int	 state_store_flush(struct state_store *, char **);	/* synchronous: wait for commits in flight, commit now what is pending */
 void	 state_store_nowait(struct state_store *);	/* stopping: commits give up at once while another program holds the lock */
+/* Side files: jobs run off the loop in order, done on the loop (it frees). */
+void	 state_store_side(struct state_store *, void (*)(void *),
+	    void (*)(void *), void *);	/* run, done, arg */
+void	 state_store_side_wait(struct state_store *, void (*)(void *), void *);	/* cb once the side jobs given so far ran */
+const atomic_int *state_store_stopping(const struct state_store *);	/* for a side job's lock waits */
 const json_t *state_store_get(const struct state_store *);	/* last committed (borrowed) */
 const char *state_store_error(const struct state_store *);	/* why the last commit failed, or NULL */
 uint64_t state_store_commits(const struct state_store *);

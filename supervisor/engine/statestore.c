@@ -3,6 +3,7 @@
  * of one loop turn become one commit; with an event base it runs on the
  * store's committer thread, one at a time, and what piles up meanwhile
  * becomes the next one.  The in-memory state stays the loop's thread's.
+ * The loop's side files are written by a second committer, in order.
  */
 #include <config.h>
 
@@ -48,6 +49,8 @@ struct state_store {
 	struct event_base	*base;
 	struct event		*ev;	/* end of turn: start a commit */
 	struct committer	*committer;	/* NULL without a base */
+	struct committer	*side;	/* side files; made at the first job */
+	int			 side_failed;	/* could not: side jobs run inline */
 	struct store_job	*inflight;
 	struct state_marks	*marks;
 	atomic_int		 nowait;
@@ -259,6 +262,7 @@ state_store_free(struct state_store *s)
 		free(e);
 	}
 	committer_free(s->committer);
+	committer_free(s->side);	/* each side job's done frees it */
 	store_notify(s, &s->waiting, 0, NULL);
 	if (s->ev != NULL)
 		event_free(s->ev);
@@ -367,6 +371,95 @@ void
 state_store_nowait(struct state_store *s)
 {
 	atomic_store(&s->nowait, 1);
+}
+
+/*
+ * The side committer, made at the first side job: a front end holding a
+ * side file's lock delays only the side files, never a state commit.
+ */
+static struct committer *
+store_side(struct state_store *s)
+{
+	char	*e = NULL;
+
+	if (s->side == NULL && s->base != NULL && !s->side_failed &&
+	    (s->side = committer_new(s->base, &e)) == NULL) {
+		log_warnx("state %s: %s; side files written on the loop",
+		    s->id, e);
+		free(e);
+		s->side_failed = 1;
+	}
+	return s->side;
+}
+
+/*
+ * A side-file job: run (which may block on a lock or a disk) off the
+ * loop, after every side job given before; done on the loop, always
+ * (it frees arg).  Without an event base both run here and now.
+ */
+void
+state_store_side(struct state_store *s, committer_run_fn run,
+    committer_done_fn done, void *arg)
+{
+	struct committer	*c = store_side(s);
+
+	if (c == NULL || committer_submit(c, run, done, arg) != 0) {
+		run(arg);
+		done(arg);
+	}
+}
+
+/* A side wait: the store's callback, dropped if the store is freed first. */
+struct store_side_wait {
+	struct state_store	*s;
+	committer_done_fn	 cb;
+	void			*arg;
+};
+
+/* Nothing to run: the wait only keeps its place in the queue. */
+static void
+store_side_nop(void *arg)
+{
+	(void)arg;
+}
+
+/* Every side job before the wait has run. */
+static void
+store_side_waited(void *arg)
+{
+	struct store_side_wait	*w = arg;
+
+	if (!w->s->freeing)
+		w->cb(w->arg);
+	free(w);
+}
+
+/*
+ * cb on the loop once every side job given so far has run: a loop's end
+ * waits for its side files on the loop, where a stop can still reach it.
+ * Dropped if the store is freed first; at once if side jobs run inline.
+ */
+void
+state_store_side_wait(struct state_store *s, committer_done_fn cb, void *arg)
+{
+	struct store_side_wait	*w = xcalloc(1, sizeof *w);
+	struct committer	*c = store_side(s);
+
+	w->s = s;
+	w->cb = cb;
+	w->arg = arg;
+	if (c == NULL || committer_submit(c, store_side_nop, store_side_waited,
+	    w) != 0) {
+		free(w);
+		cb(arg);
+	}
+}
+
+/* The flag side jobs poll while they wait for a lock (set when stopping). */
+const atomic_int *
+state_store_stopping(const struct state_store *s)
+{
+	return &s->nowait;
 }
 
 /* The state as we last committed (or first read) it; borrowed. */

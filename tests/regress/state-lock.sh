@@ -3,7 +3,10 @@
 # {id}.lock does not stop `run`: the next worker starts while it is held
 # and a SIGTERM is honoured at once (exit 4, the file consistent).  With
 # every fsync slowed (strace inject), a deadline armed after a slow write
-# still counts from the spawn: validate is not cut off early.
+# still counts from the spawn: validate is not cut off early.  The same
+# for the side files' locks (history, progress): they are written off the
+# loop, the run goes on while they are held, and a stop drops what waits
+# for them with a warning.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 120
 t_valgrind_worker
@@ -63,6 +66,52 @@ ok $? "held: the state file is valid afterwards"
 is "$(jget "$R/.loop/$ID.json" 'd["status"]')" running \
     "held: a stop leaves the status alone"
 ok $([ ! -e "$R/.loop/$ID.json.tmp" ]; echo $?) "held: no temp file left"
+
+# --- a front end holds the side files' locks: run goes on, then SIGTERM
+R=$T_TMP/side
+ID=side-1
+t_run_config "$R" \
+    "touch '$R.init'; until [ -e '$R.locked' ]; do sleep 0.02; done; $OK" \
+    "t_now=\$(date +%s%N); echo \$((t_now / 1000000)) >'$R.develop'; sleep 30; $OK" \
+    "$OK" "$OK" "$OK"
+$WRAP "$SUP" run -C "$R" --loop-id "$ID" --json "Side" >"$R.out" 2>"$R.err" &
+RUN=$!
+exists "$R.init" "$(t_ms 10000)"
+ok $? "side: init started"
+python3 - "$R/.loop" "$ID" "$R.locked" "$R.released" "$HOLD" <<'PYEOF' &
+import fcntl, os, sys, time
+d, i = sys.argv[1], sys.argv[2]
+os.makedirs(os.path.join(d, i + ".progress"), exist_ok=True)
+fds = []
+for n in [i + ".history.jsonl", i + ".progress/develop.md",
+          i + ".progress/changes.log"]:
+    fd = os.open(os.path.join(d, n), os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    fds.append(fd)
+open(sys.argv[3], "w").close()
+time.sleep(int(sys.argv[5]) / 1000.0)
+open(sys.argv[4], "w").write("%d\n" % int(time.time() * 1000))
+for fd in fds:
+    fcntl.flock(fd, fcntl.LOCK_UN)
+PYEOF
+HOLDER=$!
+exists "$R.locked" "$(t_ms 10000)"
+exists "$R.develop" $(( HOLD / 2 )) && [ ! -e "$R.released" ]
+ok $? "side: the next worker starts while the side files are locked"
+t0=$(t_now_ms)
+kill -TERM "$RUN"
+t_wait_pid "$RUN" "$(t_ms 10000)"
+el=$(( $(t_now_ms) - t0 ))
+is "$T_RC" 4 "side: SIGTERM: exit 4"
+ok $(( el > 1000 + SLACK )) "side: SIGTERM honoured within 1 s + slack ($el ms, locks held $HOLD ms)"
+ok $([ ! -e "$R.released" ]; echo $?) "side: ... while the locks were still held"
+grep -q 'history.jsonl: locked by another program; record dropped (stopping)' "$R.err"
+ok $? "side: the records that waited are not lost silently (a warning each)"
+wait "$HOLDER"
+$WRAP "$SUP" state -C "$R" validate "$ID" >/dev/null 2>&1
+ok $? "side: the state file is valid afterwards"
+is "$(jget "$R/.loop/$ID.json" 'd["skill_state"]["completed_actions"]')" \
+    '["init"]' "side: init's commit landed while its side files waited"
 
 # --- every fsync takes 1 s: a deadline armed right after one counts from then
 if ! command -v strace >/dev/null 2>&1 || ! strace -o /dev/null true 2>/dev/null; then

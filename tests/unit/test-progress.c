@@ -228,19 +228,19 @@ test_logs(void)
 	int	 rc;
 
 	o = json_pack("{s:i, s:s, s:[s]}", "a", 1, "b", "x\ny|z", "f", "p.c");
-	rc = progress_log(sfd, ID, "changes.log", o, &err);
+	rc = progress_log(sfd, ID, "changes.log", o, NULL, &err);
 	tap_ok(rc == 0 && err == NULL, "changes.log appended");
 	s = slurp(ID ".progress/changes.log");
 	tap_is_str(s, "{\"a\":1,\"b\":\"x\\ny|z\",\"f\":[\"p.c\"]}\n",
 	    "one compact line, newline-terminated");
 	free(s);
-	progress_log(sfd, ID, "changes.log", o, &err);
+	progress_log(sfd, ID, "changes.log", o, NULL, &err);
 	s = slurp(ID ".progress/changes.log");
 	tap_is_int(ndjson_lines(s), 2, "two appends, two lines");
 	free(s);
 
 	spew(ID ".progress/debug.log", "{\"hid\":\"H1\",\"torn\":true}");
-	rc = progress_log(sfd, ID, "debug.log", o, &err);
+	rc = progress_log(sfd, ID, "debug.log", o, NULL, &err);
 	s = slurp(ID ".progress/debug.log");
 	tap_ok(rc == 0 && ndjson_lines(s) == 2,
 	    "a last line without newline, then an append: both lines parse");
@@ -248,16 +248,16 @@ test_logs(void)
 	    27) == 0, "the newline was written before the record");
 	free(s);
 
-	rc = progress_log(sfd, ID, "other.log", o, &err);
+	rc = progress_log(sfd, ID, "other.log", o, NULL, &err);
 	tap_ok(rc == -1 && err != NULL && strstr(err, "other.log") != NULL,
 	    "only changes.log and debug.log: %s", err ? err : "");
 	free(err);
-	rc = progress_log(sfd, ID, "../changes.log", o, &err);
+	rc = progress_log(sfd, ID, "../changes.log", o, NULL, &err);
 	tap_ok(rc == -1, "a log name with a path is refused");
 	free(err);
 	json_decref(o);
 	o = json_pack("[i]", 1);
-	rc = progress_log(sfd, ID, "changes.log", o, &err);
+	rc = progress_log(sfd, ID, "changes.log", o, NULL, &err);
 	tap_ok(rc == -1 && err != NULL, "a record that is not an object is "
 	    "refused");
 	free(err);
@@ -265,7 +265,7 @@ test_logs(void)
 
 	o = json_pack("{s:s}", "event", "start");
 	spew(ID ".history.jsonl", "{\"event\":\"cr");
-	rc = progress_history_append(sfd, ID, o, &err);
+	rc = progress_history_append(sfd, ID, o, NULL, &err);
 	s = slurp(ID ".history.jsonl");
 	tap_is_str(s, "{\"event\":\"cr\n{\"event\":\"start\"}\n",
 	    "history: torn line closed, record appended whole");
@@ -356,10 +356,10 @@ test_hostile(void)
 		const char *id = ids[i] != NULL ? ids[i] : longid;
 
 		refused = 0;
-		refused += progress_log(sfd, id, "changes.log", o, &err) == -1 &&
+		refused += progress_log(sfd, id, "changes.log", o, NULL, &err) == -1 &&
 		    err != NULL && strstr(err, "invalid loop id") != NULL;
 		free(err);
-		refused += progress_history_append(sfd, id, o, &err) == -1;
+		refused += progress_history_append(sfd, id, o, NULL, &err) == -1;
 		free(err);
 		refused += progress_tasks_append(sfd, id, o, &err) == -1;
 		free(err);
@@ -367,7 +367,7 @@ test_hostile(void)
 		free(err);
 		refused += progress_output_save(sfd, id, "develop", o, &err) == -1;
 		free(err);
-		refused += progress_append_md(sfd, id, "develop", o, &err) == -1;
+		refused += progress_append_md(sfd, id, "develop", o, NULL, &err) == -1;
 		free(err);
 		refused += progress_rebuild(sfd, id, &a, &un, &err) == -1;
 		free(err);
@@ -401,12 +401,12 @@ test_links(void)
 	xasprintf(&path, "%s/elsewhere", top);
 	mkdir(path, 0755);
 	symlinkat(path, sfd, "L1.progress");
-	rc = progress_log(sfd, "L1", "changes.log", o, &err);
+	rc = progress_log(sfd, "L1", "changes.log", o, NULL, &err);
 	tap_ok(rc == -1 && err != NULL && strstr(err, "L1.progress") &&
 	    strstr(err, "symbolic link"), "link at {id}.progress refused: %s",
 	    err ? err : "");
 	free(err);
-	rc = progress_append_md(sfd, "L1", "debug", o, &err);
+	rc = progress_append_md(sfd, "L1", "debug", o, NULL, &err);
 	free(err);
 	l = listing(path);
 	tap_ok(rc == -1 && strcmp(l, ". .. ") == 0,
@@ -422,7 +422,7 @@ test_links(void)
 	spew("../target", "orig");
 	mkdirat(sfd, "L2.progress", 0755);
 	symlinkat(path, sfd, "L2.progress/changes.log");
-	rc = progress_log(sfd, "L2", "changes.log", o, &err);
+	rc = progress_log(sfd, "L2", "changes.log", o, NULL, &err);
 	s = slurp("../target");
 	tap_ok(rc == -1 && err != NULL && strstr(err, "L2.progress/changes.log")
 	    && s != NULL && strcmp(s, "orig") == 0,
@@ -431,7 +431,7 @@ test_links(void)
 	free(err);
 	symlinkat(path, sfd, "L2.history.jsonl");
 	symlinkat(path, sfd, "L2.tasks.jsonl");
-	rc = progress_history_append(sfd, "L2", o, &err) == -1;
+	rc = progress_history_append(sfd, "L2", o, NULL, &err) == -1;
 	free(err);
 	rc += progress_tasks_append(sfd, "L2", o, &err) == -1;
 	free(err);
@@ -442,7 +442,7 @@ test_links(void)
 	    "links at history and tasks files refused");
 	free(s);
 	mkfifoat(sfd, "L2.progress/debug.log", 0644);
-	rc = progress_log(sfd, "L2", "debug.log", o, &err);
+	rc = progress_log(sfd, "L2", "debug.log", o, NULL, &err);
 	tap_ok(rc == -1 && err != NULL && strstr(err, "not a regular file"),
 	    "a FIFO at a log name is refused without hanging");
 	free(err);
@@ -547,7 +547,7 @@ test_md(void)
 	dbg = fixture_json("debug.json");
 	val = fixture_json("validate.json");
 	want = fixture("develop.md");
-	rc = progress_append_md(sfd, ID, "develop", dev, &err);
+	rc = progress_append_md(sfd, ID, "develop", dev, NULL, &err);
 	s = slurp(ID ".progress/develop.md");
 	if (s != NULL)
 		no_ts(s);
@@ -555,8 +555,8 @@ test_md(void)
 	tap_is_str(s, want, "develop.md: header once, then the section");
 	free(s);
 	free(want);
-	rc = progress_append_md(sfd, ID, "debug", dbg, &err);
-	rc += progress_append_md(sfd, ID, "debug", dbg, &err);
+	rc = progress_append_md(sfd, ID, "debug", dbg, NULL, &err);
+	rc += progress_append_md(sfd, ID, "debug", dbg, NULL, &err);
 	s = slurp(ID ".progress/debug.md");
 	tap_ok(rc == 0 && s != NULL && strstr(s, "### Iteration 2 - ") &&
 	    strstr(s, "# Understanding Document") == s &&
@@ -564,12 +564,12 @@ test_md(void)
 	    "debug.md: sections numbered, header written once");
 	free(s);
 	spew(ID ".progress/validate.md", "# Validation Report\n\nhalf a li");
-	rc = progress_append_md(sfd, ID, "validate", val, &err);
+	rc = progress_append_md(sfd, ID, "validate", val, NULL, &err);
 	s = slurp(ID ".progress/validate.md");
 	tap_ok(rc == 0 && s != NULL && strstr(s, "half a li\n### Iteration 1 - "),
 	    "a torn last line is closed before the section");
 	free(s);
-	rc = progress_append_md(sfd, ID, "init", dev, &err);
+	rc = progress_append_md(sfd, ID, "init", dev, NULL, &err);
 	tap_ok(rc == -1 && err != NULL, "no progress file for role init");
 	free(err);
 
@@ -766,7 +766,7 @@ append_log(const char *dir, const char *id, const char *count)
 	for (i = 0; i < n; i++) {
 		o = json_pack("{s:i, s:i, s:s}", "pid", (int)getpid(), "seq", i,
 		    "pad", pad);
-		if (progress_log(dfd, id, "changes.log", o, &err) == -1) {
+		if (progress_log(dfd, id, "changes.log", o, NULL, &err) == -1) {
 			fprintf(stderr, "append-log: %s\n", err);
 			free(err);
 			bad = 1;

@@ -240,7 +240,7 @@ loop_take_one(struct loop *l, struct loop_run *r, const char *now)
 	}
 	if (r->role >= LOOP_DEVELOP && r->role <= LOOP_VALIDATE)
 		l->iteration++;
-	prompt_record_action(&l->cfg, role, res, outcome, l->ss, l->iteration,
+	prompt_record_action(l->store, role, res, outcome, l->ss, l->iteration,
 	    now);
 	if (next < 0 && l->cfg.mode != LOOP_INTERACTIVE) {
 		err = merge_fail_reason(role, res);
@@ -273,7 +273,7 @@ loop_take_batch(struct loop *l, const char *now)
 	merge_parallel(l->ss, res, now);
 	l->iteration++;
 	for (i = 0; i < 3; i++)
-		prompt_record_action(&l->cfg, loop_roles[LOOP_DEVELOP + i],
+		prompt_record_action(l->store, loop_roles[LOOP_DEVELOP + i],
 		    l->cur[i]->result, merge_outcome(loop_roles[LOOP_DEVELOP +
 		    i], res[i]), l->ss, l->iteration, now);
 	l->index = json_is_true(json_object_get(json_object_get(l->ss,
@@ -447,6 +447,16 @@ loop_choose(struct loop *l, const char *action)
 	loop_kick(l);
 }
 
+/* The loop's side files are written too: it has ended. */
+static void
+loop_sides_done(void *arg)
+{
+	struct loop	*l = arg;
+
+	if (l->cfg.hooks.done != NULL)
+		l->cfg.hooks.done(l->cfg.hooks.arg, l->exit_code);
+}
+
 /* The last commit landed (or failed): the last event, out. */
 static void
 loop_finish_saved(struct state_store *s, int rc, const char *err, void *arg)
@@ -469,7 +479,7 @@ loop_finish_saved(struct state_store *s, int rc, const char *err, void *arg)
 	    strcmp(status, l->end_to) != 0 && l->exit_code != EXIT_INTERNAL)
 		l->exit_code = strcmp(status, "paused") == 0 ? EXIT_PAUSED :
 		    EXIT_STOPPED;
-	prompt_record(&l->cfg, json_pack("{s:s, s:s?, s:i, s:s?}", "event",
+	prompt_record(l->store, json_pack("{s:s, s:s?, s:i, s:s?}", "event",
 	    "loop_end", "status", status, "exit_code", l->exit_code,
 	    "failure_reason", json_string_value(json_object_get(st,
 	    "failure_reason"))));
@@ -477,8 +487,8 @@ loop_finish_saved(struct state_store *s, int rc, const char *err, void *arg)
 	    l->exit_code == EXIT_OK ? "completed" : l->exit_code ==
 	    EXIT_PAUSED ? "paused" : l->exit_code == EXIT_STOPPED ?
 	    "stopped" : "failed", l->exit_code));
-	if (l->cfg.hooks.done != NULL)
-		l->cfg.hooks.done(l->cfg.hooks.arg, l->exit_code);
+	/* its side files written: waited for here, where a stop still reaches */
+	state_store_side_wait(s, loop_sides_done, l);
 }
 
 /* Everything is closed: the last commit; loop_finish_saved ends the run. */
@@ -643,7 +653,7 @@ loop_new(struct event_base *base, struct state_store *store,
 void
 loop_start(struct loop *l)
 {
-	prompt_record(&l->cfg, json_pack("{s:s, s:s, s:b, s:i}", "event",
+	prompt_record(l->store, json_pack("{s:s, s:s, s:b, s:i}", "event",
 	    l->cfg.resumed ? "loop_resumed" : "loop_started", "mode",
 	    loop_mode_name(l->cfg.mode), "resumed", l->cfg.resumed,
 	    "action_index", l->index));

@@ -140,10 +140,10 @@ int		 prompt_request(struct cmd_opts *, const struct prompt_req *,
 char		*prompt_state_summary(const json_t *);
 char		*prompt_builtin(const char *);
 char		*prompt_with_contract(const char *, const char *);
-void		 prompt_record_action(const struct loop_cfg *, const char *,
+void		 prompt_record_action(struct state_store *, const char *,
 		    json_t *, const char *, const json_t *, json_int_t,
-		    const char *);
-void		 prompt_record(const struct loop_cfg *, json_t *);
+		    const char *);	/* queued on the store's side thread */
+void		 prompt_record(struct state_store *, json_t *);
 void		 prompt_warn(int, char *);
 
 #endif

@@ -132,7 +132,7 @@ loop_retry(struct loop *l)
 	ms = config_retry_delay(rt, l->failures);
 	log_info("loop %s: every role failed: try %u in %llu ms", l->cfg.id,
 	    l->failures + 1, (unsigned long long)ms);
-	prompt_record(&l->cfg, json_pack("{s:s, s:s, s:i, s:I}", "event",
+	prompt_record(l->store, json_pack("{s:s, s:s, s:i, s:I}", "event",
 	    "step_retry", "step", "parallel", "attempt", (int)l->failures + 1,
 	    "delay_ms", (json_int_t)ms));
 	loop_event(l, "step_retry", json_pack("{s:s, s:i, s:i, s:I}", "step",

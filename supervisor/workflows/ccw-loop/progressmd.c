@@ -240,7 +240,7 @@ progress_md_last(const char *buf, size_t len, int *count)
 /* One "### Iteration" section per call; the heading comes with the first. */
 int
 progress_append_md(int dfd, const char *id, const char *role,
-    const json_t *section, char **err)
+    const json_t *section, const atomic_int *stopping, char **err)
 {
 	const struct progress_format	*fm;
 	struct sbuf			 sb = { NULL, 0, 0 };
@@ -275,7 +275,7 @@ progress_append_md(int dfd, const char *id, const char *role,
 		    "---\n\n## %s\n\n", fm->title, id, ts, fm->timeline);
 	progress_md_last(old, len, &n);
 	md_section(&sb, fm, section, n + 1, ts);
-	rc = progress_append_fd(fd, label, sb.p, sb.len, err);
+	rc = progress_append_fd(fd, label, sb.p, sb.len, stopping, err);
 out:
 	if (fd != -1)
 		close(fd);

@@ -554,6 +554,25 @@ prompt_request(struct cmd_opts *o, const struct prompt_req *in,
 
 /* --- what a worker's action leaves: the side files */
 
+/*
+ * One action's side files, written by the store's side thread: the job
+ * owns copies of everything it writes, so the loop goes on (and may free
+ * what it had) while a front end holds a file's lock or a disk is slow.
+ */
+struct prompt_side {
+	int			 dirfd;		/* the store's: it outlives its jobs */
+	char			*id;
+	const atomic_int	*stopping;	/* the store's: give up a lock wait */
+	char			*role;		/* NULL: the history only */
+	int			 md;		/* the role has a progress file */
+	json_t			*section;	/* skill_state[role] for it */
+	json_t			*output;	/* ROLE.output.json, or NULL */
+	json_t			*changes;	/* changes.log records */
+	json_t			*debug;		/* a debug.log record, or NULL */
+	json_t			*history;	/* the history's event, or NULL */
+	struct strv		 errs;		/* why a file was not written */
+};
+
 /* A side file failed: say so; the state file is what counts. */
 void
 prompt_warn(int rc, char *err)
@@ -563,60 +582,145 @@ prompt_warn(int rc, char *err)
 	free(err);
 }
 
-/* One action's side files: progress, output, changes, debug log, history. */
-void
-prompt_record_action(const struct loop_cfg *c, const char *role, json_t *res,
-    const char *outcome, const json_t *ss, json_int_t iteration,
-    const char *now)
+/* A job for the store's side thread, with the store's borrowed parts. */
+static struct prompt_side *
+prompt_side_new(struct state_store *s)
 {
-	const json_t	*f;
-	json_t		*o;
-	char		*err = NULL;
-	size_t		 i;
-	int		 rc;
+	struct prompt_side	*ps = xcalloc(1, sizeof *ps);
 
-	if (progress_format(role) != NULL) {
-		rc = progress_append_md(c->dirfd, c->id, role,
-		    json_object_get(ss, role), &err);
-		prompt_warn(rc, err);
-	}
-	json_object_set_new(res, "outcome", json_string(outcome));
-	rc = progress_output_save(c->dirfd, c->id, role, res, &err);
-	prompt_warn(rc, err);
-	json_array_foreach(json_object_get(res, "files_changed"), i, f) {
-		o = json_pack("{s:O, s:s, s:s, s:O?}", "file", f, "action",
-		    role, "timestamp", now, "agent_id",
-		    json_object_get(res, "agent_id"));
-		rc = progress_log(c->dirfd, c->id, "changes.log", o, &err);
-		json_decref(o);
-		prompt_warn(rc, err);
-	}
-	if (strcmp(role, "debug") == 0) {
-		o = json_pack("{s:s, s:s, s:O?, s:O?, s:s}", "action", role,
-		    "status", outcome, "summary", json_object_get(res,
-		    "summary"), "hypotheses_count", json_object_get(
-		    json_object_get(ss, "debug"), "hypotheses_count"),
-		    "timestamp", now);
-		rc = progress_log(c->dirfd, c->id, "debug.log", o, &err);
-		json_decref(o);
-		prompt_warn(rc, err);
-	}
-	prompt_record(c, json_pack("{s:s, s:s, s:O?, s:s, s:O?, s:I}", "event",
-	    "action", "action", role, "agent_id", json_object_get(res,
-	    "agent_id"), "status", outcome, "summary", json_object_get(res,
-	    "summary"), "iteration", iteration));
+	ps->dirfd = state_store_dirfd(s);
+	ps->id = xstrdup(state_store_id(s));
+	ps->stopping = state_store_stopping(s);
+	ps->changes = json_array();
+	return ps;
 }
 
-/* One event of the loop's history (taken). */
-void
-prompt_record(const struct loop_cfg *c, json_t *o)
+/* Keep one writer's failure for the loop (on the side thread). */
+static void
+prompt_side_note(struct prompt_side *ps, int rc, char *err)
 {
-	char	 now[40], *err = NULL;
-	int	 rc;
+	char	*m;
+
+	if (err == NULL)
+		return;
+	xasprintf(&m, "%s%s", rc != 0 ? "" : "warning: ", err);
+	strv_push(&ps->errs, m);
+	free(m);
+	free(err);
+}
+
+/* The blocking part, off the loop: each file in the order the loop gave. */
+static void
+prompt_side_run(void *arg)
+{
+	struct prompt_side	*ps = arg;
+	const json_t		*o;
+	char			*err = NULL;
+	size_t			 i;
+	int			 rc;
+
+	if (ps->md) {
+		rc = progress_append_md(ps->dirfd, ps->id, ps->role,
+		    ps->section, ps->stopping, &err);
+		prompt_side_note(ps, rc, err);
+	}
+	if (ps->output != NULL) {
+		rc = progress_output_save(ps->dirfd, ps->id, ps->role,
+		    ps->output, &err);
+		prompt_side_note(ps, rc, err);
+	}
+	json_array_foreach(ps->changes, i, o) {
+		rc = progress_log(ps->dirfd, ps->id, "changes.log", o,
+		    ps->stopping, &err);
+		prompt_side_note(ps, rc, err);
+	}
+	if (ps->debug != NULL) {
+		rc = progress_log(ps->dirfd, ps->id, "debug.log", ps->debug,
+		    ps->stopping, &err);
+		prompt_side_note(ps, rc, err);
+	}
+	if (ps->history != NULL) {
+		rc = progress_history_append(ps->dirfd, ps->id, ps->history,
+		    ps->stopping, &err);
+		prompt_side_note(ps, rc, err);
+	}
+}
+
+/* Back on the loop: its failures become warnings; the job is freed. */
+static void
+prompt_side_done(void *arg)
+{
+	struct prompt_side	*ps = arg;
+	size_t			 i;
+
+	for (i = 0; i < ps->errs.n; i++)
+		log_warnx("loop %s: %s", ps->id, ps->errs.v[i]);
+	strv_clear(&ps->errs);
+	json_decref(ps->section);
+	json_decref(ps->output);
+	json_decref(ps->changes);
+	json_decref(ps->debug);
+	json_decref(ps->history);
+	free(ps->role);
+	free(ps->id);
+	free(ps);
+}
+
+/* The history's event, stamped now (taken). */
+static json_t *
+prompt_event(json_t *o)
+{
+	char	now[40];
 
 	state_now_iso(now, sizeof now);
 	json_object_set_new(o, "timestamp", json_string(now));
-	rc = progress_history_append(c->dirfd, c->id, o, &err);
-	prompt_warn(rc, err);
-	json_decref(o);
+	return o;
+}
+
+/*
+ * One action's side files: progress, output, changes, debug log,
+ * history; queued on the store's side thread after the earlier ones.
+ */
+void
+prompt_record_action(struct state_store *s, const char *role, json_t *res,
+    const char *outcome, const json_t *ss, json_int_t iteration,
+    const char *now)
+{
+	struct prompt_side	*ps = prompt_side_new(s);
+	const json_t		*f, *sec;
+	size_t			 i;
+
+	ps->role = xstrdup(role);
+	if (progress_format(role) != NULL) {
+		ps->md = 1;
+		if ((sec = json_object_get(ss, role)) != NULL)
+			ps->section = json_deep_copy(sec);
+	}
+	json_object_set_new(res, "outcome", json_string(outcome));
+	ps->output = json_deep_copy(res);
+	json_array_foreach(json_object_get(res, "files_changed"), i, f)
+		json_array_append_new(ps->changes, json_pack("{s:O, s:s, s:s,"
+		    " s:O?}", "file", f, "action", role, "timestamp", now,
+		    "agent_id", json_object_get(res, "agent_id")));
+	if (strcmp(role, "debug") == 0)
+		ps->debug = json_pack("{s:s, s:s, s:O?, s:O?, s:s}", "action",
+		    role, "status", outcome, "summary", json_object_get(res,
+		    "summary"), "hypotheses_count", json_object_get(
+		    json_object_get(ss, "debug"), "hypotheses_count"),
+		    "timestamp", now);
+	ps->history = prompt_event(json_pack("{s:s, s:s, s:O?, s:s, s:O?, "
+	    "s:I}", "event", "action", "action", role, "agent_id",
+	    json_object_get(res, "agent_id"), "status", outcome, "summary",
+	    json_object_get(res, "summary"), "iteration", iteration));
+	state_store_side(s, prompt_side_run, prompt_side_done, ps);
+}
+
+/* One event of the loop's history (taken), queued like an action's. */
+void
+prompt_record(struct state_store *s, json_t *o)
+{
+	struct prompt_side	*ps = prompt_side_new(s);
+
+	ps->history = prompt_event(o);
+	state_store_side(s, prompt_side_run, prompt_side_done, ps);
 }
