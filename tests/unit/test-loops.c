@@ -2,7 +2,8 @@
  * test-loops.c: one process, one event base, one child reaper hosting
  * many ccw-loop loops of fake agents at once, half in auto mode, half in
  * parallel: every loop must end completed with a valid state file and
- * each of its actions recorded once.  This is what `serve` will do.
+ * each of its actions recorded once.  This is what `serve` will do, and
+ * it links no CLI code: the engine's loopopen, plan and loop API only.
  */
 #include <config.h>
 
@@ -21,7 +22,7 @@
 #include "children.h"
 #include "log.h"
 #include "loop.h"
-#include "run.h"
+#include "loopopen.h"
 #include "state.h"
 #include "sup.h"
 #include "tap.h"
@@ -33,18 +34,19 @@
 struct hosted {
 	struct host		*h;
 	char			 id[32];
-	struct run_args		 ra;
-	struct loop_guard	 guard;
-	struct state_store	*store;
+	enum loop_mode		 mode;
+	struct loop_opened	 lo;
 	struct loop		*l;
 	int			 code;		/* -1 until hooks.done */
 };
 
-/* Everything the loops share: the base, the reaper, the options. */
+/* Everything the loops share: the base, the reaper, the configuration. */
 struct host {
 	struct event_base	*base;
 	struct children		*ch;
-	struct cmd_opts		 o;
+	struct config		 cfg;
+	const char		*root;
+	char			*state_dir;
 	int			 dirfd;
 	int			 ndone, n;
 };
@@ -87,40 +89,45 @@ write_config(const char *path, const char *fake)
 static int
 hosted_start(struct host *h, struct hosted *x, int i)
 {
-	struct loop_cfg	 cfg;
-	char		*err = NULL;
-	int		 resumed;
+	const char		*step[] = { loop_roles[LOOP_DEVELOP],
+				    loop_roles[LOOP_DEBUG],
+				    loop_roles[LOOP_VALIDATE], NULL };
+	struct loop_spec	 spec;
+	struct loop_cfg		 cfg;
+	enum loopopen_status	 s;
+	char			*err = NULL;
 
 	x->h = h;
 	x->code = -1;
 	snprintf(x->id, sizeof x->id, "many-%02d", i);
-	x->ra.task = "Host many loops";
-	x->ra.mode = i % 2 ? LOOP_PARALLEL : LOOP_AUTO;
-	x->ra.mode_arg = loop_mode_name(x->ra.mode);
-	x->ra.batch_ms = 60000;
-	x->ra.batch_nudge_ms = 5000;
-	if (run_guard(&x->guard, h->o.state_dir, x->id) >= 0 ||
-	    run_open(&x->ra, h->dirfd, x->id, &resumed) >= 0 ||
-	    run_workers(&x->guard, x->id) >= 0)
+	x->mode = i % 2 ? LOOP_PARALLEL : LOOP_AUTO;
+	memset(&spec, 0, sizeof spec);
+	spec.id = x->id;
+	spec.task = "Host many loops";
+	spec.mode = loop_mode_name(x->mode);
+	if ((s = loopopen_open(&x->lo, h->base, h->dirfd, h->state_dir, &spec,
+	    &err)) != LOOPOPEN_RUN || !x->lo.created) {
+		tap_ok(0, "%s: loopopen_open: status %d: %s", x->id, (int)s,
+		    err != NULL ? err : "not created");
+		free(err);
 		return -1;
-	if ((x->store = state_store_new(h->base, h->dirfd, x->id)) == NULL ||
-	    run_start(x->store, x->id) >= 0)
-		return -1;
+	}
 	memset(&cfg, 0, sizeof cfg);
 	cfg.id = x->id;
-	cfg.state_dir = h->o.state_dir;
+	cfg.state_dir = h->state_dir;
 	cfg.dirfd = h->dirfd;
-	cfg.mode = x->ra.mode;
-	cfg.resumed = resumed;
-	cfg.batch_ms = x->ra.batch_ms;
-	cfg.batch_nudge_ms = x->ra.batch_nudge_ms;
-	cfg.guard = &x->guard;
+	cfg.mode = x->mode;
+	cfg.resumed = x->lo.resumed;
+	cfg.batch_ms = 60000;
+	cfg.batch_nudge_ms = 5000;
+	cfg.guard = &x->lo.guard;
 	cfg.children = h->ch;
-	run_retry_policy(&h->o.cfg, &cfg.retry);
-	cfg.opts = &h->o;
+	loopopen_retry(&h->cfg, step, &cfg.retry);
+	cfg.config = &h->cfg;
+	cfg.root = h->root;
 	cfg.hooks.done = hosted_done;
 	cfg.hooks.arg = x;
-	if ((x->l = loop_new(h->base, x->store, &cfg, &err)) == NULL) {
+	if ((x->l = loop_new(h->base, x->lo.store, &cfg, &err)) == NULL) {
 		tap_ok(0, "%s: loop_new: %s", x->id, err);
 		free(err);
 		return -1;
@@ -151,7 +158,7 @@ hosted_check(struct hosted *x, int dirfd)
 	good = x->code == EXIT_OK && status != NULL &&
 	    strcmp(status, "completed") == 0 && state_validate(st, NULL) == 0;
 	/* auto: init develop debug validate complete, once each */
-	if (x->ra.mode == LOOP_AUTO && n != 5)
+	if (x->mode == LOOP_AUTO && n != 5)
 		good = 0;
 	if (!good)
 		tap_diag("%s: exit %d, status %s, %zu actions", x->id, x->code,
@@ -188,12 +195,11 @@ main(int argc, char **argv)
 	if ((h.base = event_base_new()) == NULL ||
 	    (h.ch = children_new(h.base, &err)) == NULL)
 		fatalx("base: %s", err != NULL ? err : "?");
-	cmd_opts_init(&h.o);
-	h.o.config_path = cfgpath;
-	h.o.root = dir;
-	if (cmd_opts_load(&h.o, &err) != 0 ||
-	    (h.dirfd = state_dir_open(h.o.state_dir, 1, &err)) < 0)
-		fatalx("options: %s", err);
+	h.root = dir;
+	h.state_dir = state_dir_default(dir);
+	if (config_load(cfgpath, dir, NULL, &h.cfg, &err) != 0 ||
+	    (h.dirfd = state_dir_open(h.state_dir, 1, &err)) < 0)
+		fatalx("setup: %s", err);
 
 	xs = xcalloc((size_t)n, sizeof *xs);
 	for (i = 0; i < n; i++)
@@ -206,7 +212,7 @@ main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		if (xs[i].l != NULL && hosted_check(&xs[i], h.dirfd)) {
 			nok++;
-			auto_ok += xs[i].ra.mode == LOOP_AUTO;
+			auto_ok += xs[i].mode == LOOP_AUTO;
 		}
 	tap_ok(nok == n, "%d of %d loops completed with a valid state file",
 	    nok, n);
@@ -217,14 +223,14 @@ main(int argc, char **argv)
 
 	for (i = 0; i < n; i++) {
 		loop_free(xs[i].l);
-		state_store_free(xs[i].store);
-		loopguard_close(&xs[i].guard);
+		loopopen_close(&xs[i].lo);
 	}
 	free(xs);
 	children_free(h.ch);
 	event_base_free(h.base);
 	close(h.dirfd);
-	cmd_opts_free(&h.o);
+	config_free(&h.cfg);
+	free(h.state_dir);
 	free(cfgpath);
 	free(worker);
 	free(fake);
