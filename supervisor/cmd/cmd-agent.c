@@ -1,8 +1,8 @@
 /*
  * cmd-agent.c: `ccw-supervisor agent`: one spawn, wait, nudge on timeout,
- * wait again, close, and the result printed as JSON.  Also owns what the
- * agent and control commands share: resolving a role and tool from the
- * configuration into a spawn request, and the state directory.
+ * wait again, close, and the result printed as JSON.  The spawn and its
+ * deadlines are the engine's plan (plan_spawn) of the role under the
+ * command line's overrides.
  */
 #include <config.h>
 
@@ -102,6 +102,8 @@ cmd_agent(int argc, char **argv)
 	struct cmd_opts		 o;
 	struct agent_run	 run;
 	struct agent_req	 req;
+	struct plan_overrides	 over;
+	struct plan_deadlines	 dl;
 	struct event		*sigint, *sigterm;
 	char			*err = NULL, *msg = NULL;
 	json_t			*out;
@@ -129,7 +131,9 @@ cmd_agent(int argc, char **argv)
 	}
 	o.role = argv[optind];
 	o.message = argv[optind + 1];
-	if (cmd_opts_resolve(&o, &req, &err) != 0) {
+	cmd_opts_overrides(&o, &over);
+	if (cmd_opts_load(&o, &err) != 0 || plan_spawn(&o.cfg, o.cwd, o.role,
+	    &over, o.message, &req, &dl, &err) != 0) {
 		fprintf(stderr, "ccw-supervisor agent: %s\n", err);
 		free(err);
 		cmd_opts_free(&o);
@@ -159,7 +163,7 @@ cmd_agent(int argc, char **argv)
 		goto out;
 	}
 	run.verbs = verbs_new(&run.sup);
-	run.grace_ms = o.grace_ms;
+	run.grace_ms = dl.grace_ms;
 	sigint = evsignal_new(run.base, SIGINT, agent_run_signal, &run);
 	sigterm = evsignal_new(run.base, SIGTERM, agent_run_signal, &run);
 	evsignal_add(sigint, NULL);
@@ -168,8 +172,8 @@ cmd_agent(int argc, char **argv)
 	sigfd_release();
 
 	run.a = agent_spawn(&run.sup, &req);
-	run.ladder = ladder_start(run.verbs, run.a, o.timeout_ms, o.nudge_ms,
-	    o.grace_ms, agent_run_done, &run);
+	run.ladder = ladder_start(run.verbs, run.a, dl.timeout_ms,
+	    dl.nudge_ms, dl.grace_ms, agent_run_done, &run);
 	if (!run.finished)
 		event_base_dispatch(run.base);
 

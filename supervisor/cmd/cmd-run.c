@@ -520,25 +520,6 @@ run_parse(int argc, char **argv, struct run_args *ra)
 	return 0;
 }
 
-/* Every role the loop may run must have a usable tool before it starts. */
-static int
-run_check_roles(struct cmd_opts *o, char **err)
-{
-	struct agent_req	req;
-	int			i;
-
-	for (i = 0; i < LOOP_NROLES; i++) {
-		o->role = loop_roles[i];
-		o->message = "";
-		if (cmd_opts_resolve(o, &req, err) != 0)
-			return -1;
-		json_decref(req.options);
-	}
-	o->role = NULL;
-	o->message = NULL;
-	return 0;
-}
-
 /* The last words: on stderr, and the status line gone. */
 static void
 run_report(struct run_ui *ui, struct state_store *store, int code)
@@ -642,14 +623,13 @@ cmd_run(int argc, char **argv)
 {
 	struct run_args		 ra;
 	struct loop_cfg		 cfg;
+	struct loop_opened	 lo;
 	struct event_base	*base = NULL;
-	struct state_store	*store = NULL;
 	char			*id = NULL, *err = NULL;
-	struct loop_guard	 guard;
-	int			 dirfd = -1, code, resumed;
+	int			 dirfd = -1, code;
 
 	memset(&ra, 0, sizeof ra);
-	memset(&guard, 0, sizeof guard);
+	memset(&lo, 0, sizeof lo);
 	cmd_opts_init(&ra.o);
 	ra.batch_ms = RUN_BATCH_MS;
 	ra.batch_nudge_ms = RUN_BATCH_NUDGE;
@@ -661,46 +641,21 @@ cmd_run(int argc, char **argv)
 	}
 	code = EXIT_USAGE;
 	if (cmd_opts_load(&ra.o, &err) != 0 ||
-	    run_check_roles(&ra.o, &err) != 0 ||
+	    run_check_roles(&ra, &err) != 0 ||
 	    (dirfd = state_dir_open(ra.o.state_dir, 1, &err)) < 0) {
 		fprintf(stderr, "ccw-supervisor run: %s\n", err);
 		free(err);
 		goto out;
 	}
 	id = ra.o.loop_id != NULL ? xstrdup(ra.o.loop_id) : state_id_generate();
-	if ((code = run_guard(&guard, ra.o.state_dir, id)) >= 0)
-		goto out;
-	state_clean_temps(dirfd, id);
-	if ((code = run_open(&ra, dirfd, id, &resumed)) >= 0 ||
-	    (code = run_workers(&guard, id)) >= 0)
-		goto out;
 	if ((base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop");
-	if ((store = state_store_new(base, dirfd, id)) == NULL) {
-		fprintf(stderr, "ccw-supervisor run: cannot open the state of "
-		    "loop %s\n", id);
-		code = EXIT_INTERNAL;
+	if ((code = run_open(&ra, base, dirfd, id, &lo)) >= 0)
 		goto out;
-	}
-	if ((code = run_start(store, id)) >= 0)
-		goto out;
-	memset(&cfg, 0, sizeof cfg);
-	cfg.id = id;
-	cfg.state_dir = ra.o.state_dir;
-	cfg.dirfd = dirfd;
-	cfg.mode = ra.mode;
-	cfg.clarify_fail = ra.clarify_fail;
-	cfg.pause_interrupt = ra.interrupt;
-	cfg.resumed = resumed;
-	cfg.batch_ms = ra.batch_ms;
-	cfg.batch_nudge_ms = ra.batch_nudge_ms;
-	cfg.guard = &guard;
-	run_retry_policy(&ra.o.cfg, &cfg.retry);
-	cfg.opts = &ra.o;
-	code = run_drive(&ra, base, store, &cfg);
+	run_loop_cfg(&ra, &lo, dirfd, &cfg);
+	code = run_drive(&ra, base, lo.store, &cfg);
 out:
-	state_store_free(store);
-	loopguard_close(&guard);
+	loopopen_close(&lo);
 	if (base != NULL)
 		event_base_free(base);
 	if (dirfd >= 0)

@@ -1,7 +1,7 @@
 /*
- * cmdutil.c: shared option handling for the agent and control commands.
- * The configuration decides a role's tool, command, model and deadlines;
- * the command line overrides it.
+ * cmdutil.c: shared option handling for the agent, control and run
+ * commands: the configuration and state directory they name, and the
+ * command line as plan_spawn's overrides.
  */
 #include <config.h>
 
@@ -92,7 +92,6 @@ cmd_opts_load(struct cmd_opts *o, char **err)
 {
 	char		 buf[PATH_MAX];
 	struct stat	 sb;
-	char		*alt;
 
 	if (o->cfg_loaded)
 		return 0;
@@ -115,86 +114,52 @@ cmd_opts_load(struct cmd_opts *o, char **err)
 	if (config_load(o->config_path, o->cwd, NULL, &o->cfg, err) != 0)
 		return -1;
 	o->cfg_loaded = 1;
-	if (o->state_dir_opt != NULL)
-		o->state_dir = xstrdup(o->state_dir_opt);
-	else {
-		xasprintf(&o->state_dir, "%s/.loop", o->cwd);
-		xasprintf(&alt, "%s/.workflow/.loop", o->cwd);
-		if (stat(o->state_dir, &sb) != 0 && stat(alt, &sb) == 0) {
-			free(o->state_dir);
-			o->state_dir = alt;
-		} else
-			free(alt);
-	}
+	o->state_dir = o->state_dir_opt != NULL ?
+	    xstrdup(o->state_dir_opt) : state_dir_default(o->cwd);
 	return 0;
 }
 
+/* The command line's part of a spawn plan (strings borrowed from o). */
+void
+cmd_opts_overrides(const struct cmd_opts *o, struct plan_overrides *over)
+{
+	memset(over, 0, sizeof *over);
+	over->tool = o->tool;
+	over->command = o->command;
+	over->model = o->model;
+	over->timeout_ms = o->timeout_ms;
+	over->nudge_ms = o->nudge_ms;
+	over->grace_ms = o->grace_ms;
+	over->idle_ms = o->idle_ms;
+	over->have_timeout = o->have_timeout;
+	over->have_nudge = o->have_nudge;
+	over->have_grace = o->have_grace;
+	over->have_idle = o->have_idle;
+}
+
 /*
- * Build a spawn request for o->role: command line first, then the role's
- * configuration, then the configuration's default tool.  The options
- * object in req is a new reference the caller releases.
+ * A spawn request for o->role with o->message as its prompt: plan_spawn
+ * over the loaded configuration and the command line.  The options
+ * object in req is a new reference the caller releases.  The engine
+ * changes nothing; this CLI wrapper writes the deadlines it did not set
+ * back into o (timeout, nudge, grace), because `agent` and `control`
+ * read them there for their ladders.
  */
 int
 cmd_opts_resolve(struct cmd_opts *o, struct agent_req *req, char **err)
 {
-	const struct role_cfg	*rc;
-	const struct tool_cfg	*tc;
-	const char		*tool;
-	int			 ri;
+	struct plan_overrides	over;
+	struct plan_deadlines	dl;
 
 	if (cmd_opts_load(o, err) != 0)
 		return -1;
-	if ((ri = config_role_index(o->role)) < 0) {
-		xasprintf(err, "unknown role '%s' (init, develop, debug, "
-		    "validate, complete)", o->role);
+	cmd_opts_overrides(o, &over);
+	if (plan_spawn(&o->cfg, o->cwd, o->role, &over, o->message, req, &dl,
+	    err) != 0)
 		return -1;
-	}
-	rc = &o->cfg.roles[ri];
-	tool = o->tool != NULL ? o->tool : rc->tool != NULL ? rc->tool :
-	    o->cfg.default_tool;
-	if ((tc = config_tool(&o->cfg, tool)) == NULL) {
-		xasprintf(err, "unknown tool '%s' (bash, claude, codex, "
-		    "gemini, opencode, qwen)", tool);
-		return -1;
-	}
-	if (!tc->enabled) {
-		xasprintf(err, "tool '%s' is disabled in the configuration",
-		    tool);
-		return -1;
-	}
-	memset(req, 0, sizeof *req);
-	req->role = o->role;
-	req->tool = tc->name;
-	req->prompt = o->message;
-	req->cwd = o->cwd;
-	req->model = o->model != NULL ? o->model : rc->model != NULL ?
-	    rc->model : tc->model;
-	req->command = o->command != NULL ? o->command : rc->command;
-	if (strcmp(tc->name, "bash") == 0 && req->command == NULL) {
-		xasprintf(err, "the bash tool needs --command (or "
-		    "roles.%s.command in the configuration)", o->role);
-		return -1;
-	}
-	req->options = tc->options != NULL ? json_deep_copy(tc->options) :
-	    json_object();
-	if (!json_is_object(req->options)) {
-		json_decref(req->options);
-		req->options = json_object();
-	}
-	json_object_set_new(req->options, "path",
-	    json_string(tc->path != NULL ? tc->path : tc->name));
-	/* the worker maps it to the tool's own sandbox or permission flags */
-	if (rc->permission != NULL)
-		json_object_set_new(req->options, "permission",
-		    json_string(rc->permission));
-	if (!o->have_timeout)
-		o->timeout_ms = rc->timeout_ms;
-	if (!o->have_nudge)
-		o->nudge_ms = rc->nudge_ms;
-	if (!o->have_grace)
-		o->grace_ms = rc->grace_ms;
-	req->timeout_ms = o->timeout_ms;
-	req->idle_ms = o->have_idle ? o->idle_ms : rc->idle_ms;
+	o->timeout_ms = dl.timeout_ms;
+	o->nudge_ms = dl.nudge_ms;
+	o->grace_ms = dl.grace_ms;
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /*
- * run.h: what the run command's files share: its options
- * (cmd-run.c parses them) and opening the loop it drives (run-open.c).
+ * run.h: what the run command's files share: its options (cmd-run.c
+ * parses them) and what it says around the engine's loop open
+ * (run-open.c).
  */
 #ifndef CCW_RUN_H
 #define CCW_RUN_H
@@ -9,8 +10,9 @@
 
 #include "cmdutil.h"
 #include "loop.h"
+#include "loopopen.h"
 
-struct state_store;
+struct event_base;
 
 struct run_args {
 	struct cmd_opts	 o;
@@ -21,11 +23,11 @@ struct run_args {
 	uint64_t	 batch_ms, batch_nudge_ms;
 };
 
-/* --- run-open.c: the loop's state file created or resumed, under its lock */
-int	run_open(struct run_args *, int, const char *, int *);
-int	run_start(struct state_store *, const char *);
-int	run_guard(struct loop_guard *, const char *, const char *);
-int	run_workers(struct loop_guard *, const char *);
-void	run_retry_policy(const struct config *, struct retry_cfg *);
+/* --- run-open.c: the loop opened by the engine, its words on stderr */
+int	run_check_roles(struct run_args *, char **);
+int	run_open(struct run_args *, struct event_base *, int, const char *,
+	    struct loop_opened *);
+void	run_loop_cfg(struct run_args *, struct loop_opened *, int,
+	    struct loop_cfg *);
 
 #endif

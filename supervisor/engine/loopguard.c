@@ -17,7 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmdutil.h"
+#include "agent.h"
+#include "loopguard.h"
 #include "progress.h"
 #include "state.h"
 #include "xmalloc.h"

@@ -12,6 +12,7 @@ int	tap_is_int(long long, long long, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	tap_is_str(const char *, const char *, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
+void	tap_skip(const char *);
 void	tap_diag(const char *, ...) __attribute__((format(printf, 1, 2)));
 int	tap_done(void);
 

@@ -23,11 +23,10 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "children.h"
 #include "clock.h"
 #include "log.h"
 #include "loop.h"
-#include "run.h"
+#include "hostfix.h"
 #include "state.h"
 #include "sup.h"
 #include "tap.h"
@@ -41,30 +40,18 @@
 
 /* One hosted loop and what it measured. */
 struct hosted {
-	struct host		*h;
-	char			 id[32];
-	struct run_args		 ra;
-	struct loop_guard	 guard;
-	struct state_store	*store;
-	struct loop		*l;
-	int			 code;		/* -1 until hooks.done */
-	uint64_t		 t_done;
+	struct hostfix_loop	 fl;		/* first: the fixture's */
 	uint64_t		 t_result;	/* a result waiting for its commit */
 	uint64_t		 worst_commit;	/* result -> commit landed */
 	unsigned		 commits;
 };
 
-/* Everything the loops share, and the timer's figures. */
-struct host {
-	struct event_base	*base;
-	struct children		*ch;
-	struct cmd_opts		 o;
-	int			 dirfd;
-	int			 ndone, n;
-	struct event		*tick;
+/* The timer's figures. */
+struct ticks {
+	struct event		*ev;
 	uint64_t		 t_tick;	/* the last tick */
 	uint64_t		 worst_late;
-	unsigned		 nticks;
+	unsigned		 n;
 };
 
 /* The front end: files locked, a pipe to say so, how long to hold. */
@@ -76,54 +63,27 @@ struct holder {
 	uint64_t	 t_release;	/* written before the unlock */
 };
 
-/* The regress tests' allowance (tests/regress/lib.sh, t_slack). */
-static uint64_t
-test_slack(void)
-{
-	const char	*s = getenv("CCW_TEST_SLACK"), *w;
-	uint64_t	 slack = s != NULL && *s != '\0' ? strtoull(s, NULL, 10) :
-			    1500;
-
-	if ((s = getenv("CCW_SANITIZERS")) != NULL && strcmp(s, "yes") == 0)
-		slack += 1500;
-	if ((w = getenv("TESTS_WRAPPER")) != NULL && *w != '\0')
-		slack += 4000;
-	return slack;
-}
-
 /* The periodic timer: how late each tick came. */
 static void
 tick_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct host	*h = arg;
+	struct ticks	*tk = arg;
 	uint64_t	 t = clock_mono_ms(), late;
 
 	(void)fd;
 	(void)what;
-	late = t - h->t_tick > TICK_MS ? t - h->t_tick - TICK_MS : 0;
-	if (late > h->worst_late)
-		h->worst_late = late;
-	h->t_tick = t;
-	h->nticks++;
-}
-
-/* A loop ended; the last one stops the event loop. */
-static void
-hosted_done(void *arg, int code)
-{
-	struct hosted	*x = arg;
-
-	x->code = code;
-	x->t_done = clock_mono_ms();
-	if (++x->h->ndone == x->h->n)
-		event_base_loopbreak(x->h->base);
+	late = t - tk->t_tick > TICK_MS ? t - tk->t_tick - TICK_MS : 0;
+	if (late > tk->worst_late)
+		tk->worst_late = late;
+	tk->t_tick = t;
+	tk->n++;
 }
 
 /* A worker's result starts the clock; the commit that follows stops it. */
 static void
-hosted_event(void *arg, const char *name, const json_t *fields)
+hosted_event(struct hostfix_loop *fl, const char *name, const json_t *fields)
 {
-	struct hosted	*x = arg;
+	struct hosted	*x = (struct hosted *)fl;
 	uint64_t	 t = clock_mono_ms();
 
 	(void)fields;
@@ -135,78 +95,6 @@ hosted_event(void *arg, const char *name, const json_t *fields)
 		x->commits++;
 		x->t_result = 0;
 	}
-}
-
-/* The fake agent's command for a role: a result after a short sleep. */
-static void
-write_config(const char *path, const char *fake)
-{
-	static const char *const roles[] = { "init", "develop", "debug",
-	    "validate", "complete" };
-	json_t	*r = json_object(), *c;
-	size_t	 i;
-	char	*cmd;
-
-	for (i = 0; i < 5; i++) {
-		xasprintf(&cmd, "exec '%s' sleep 30 result success '%s done'",
-		    fake, roles[i]);
-		json_object_set_new(r, roles[i], json_pack("{s:s}", "command",
-		    cmd));
-		free(cmd);
-	}
-	c = json_pack("{s:s, s:o}", "default_tool", "bash", "roles", r);
-	if (json_dump_file(c, path, 0) != 0)
-		fatalx("cannot write %s", path);
-	json_decref(c);
-}
-
-/*
- * Create and open one loop as `run` does, not yet started; 0 or -1.
- * The one place that knows the engine's set-up API.
- */
-static int
-hosted_open(struct host *h, struct hosted *x, int i)
-{
-	struct loop_cfg	 cfg;
-	char		*err = NULL;
-	int		 resumed;
-
-	x->h = h;
-	x->code = -1;
-	snprintf(x->id, sizeof x->id, "hl-%02d", i);
-	x->ra.task = "Host loops while a front end holds locks";
-	x->ra.mode = LOOP_AUTO;
-	x->ra.mode_arg = loop_mode_name(x->ra.mode);
-	x->ra.batch_ms = 60000;
-	x->ra.batch_nudge_ms = 5000;
-	if (run_guard(&x->guard, h->o.state_dir, x->id) >= 0 ||
-	    run_open(&x->ra, h->dirfd, x->id, &resumed) >= 0 ||
-	    run_workers(&x->guard, x->id) >= 0)
-		return -1;
-	if ((x->store = state_store_new(h->base, h->dirfd, x->id)) == NULL ||
-	    run_start(x->store, x->id) >= 0)
-		return -1;
-	memset(&cfg, 0, sizeof cfg);
-	cfg.id = x->id;
-	cfg.state_dir = h->o.state_dir;
-	cfg.dirfd = h->dirfd;
-	cfg.mode = x->ra.mode;
-	cfg.resumed = resumed;
-	cfg.batch_ms = x->ra.batch_ms;
-	cfg.batch_nudge_ms = x->ra.batch_nudge_ms;
-	cfg.guard = &x->guard;
-	cfg.children = h->ch;
-	run_retry_policy(&h->o.cfg, &cfg.retry);
-	cfg.opts = &h->o;
-	cfg.hooks.done = hosted_done;
-	cfg.hooks.event = hosted_event;
-	cfg.hooks.arg = x;
-	if ((x->l = loop_new(h->base, x->store, &cfg, &err)) == NULL) {
-		tap_ok(0, "%s: loop_new: %s", x->id, err);
-		free(err);
-		return -1;
-	}
-	return 0;
 }
 
 /* The start of a file under the state directory, NUL-terminated. */
@@ -280,45 +168,31 @@ holder_main(void *arg)
 int
 main(int argc, char **argv)
 {
-	struct host	 h;
+	struct hostfix	 h;
 	struct hosted	 xs[NLOOPS];
 	struct holder	 hd;
+	struct ticks	 tk;
 	struct timeval	 tv = { 0, TICK_MS * 1000 };
 	pthread_t	 th;
-	char		 tmpl[] = "/tmp/ccw-hostlock.XXXXXX", *dir, *cfgpath;
-	char		 cwd[PATH_MAX], *worker, *fake, *err = NULL, *name, c;
-	uint64_t	 slack = test_slack(), t0, worst_commit = 0;
+	char		*name, id[32], c;
+	uint64_t	 slack = hostfix_slack(), t0, worst_commit = 0;
 	int		 i, n = NLOOPS, before = 0, others_ok = 0, dfd;
+	int		 wrapped = getenv("TESTS_WRAPPER") != NULL &&
+			    *getenv("TESTS_WRAPPER") != '\0';
 
 	(void)argc;
 	(void)argv;
-	if (getcwd(cwd, sizeof cwd) == NULL || (dir = mkdtemp(tmpl)) == NULL)
-		fatal("tmp");
-	xasprintf(&worker, "%s/ccw-worker", cwd);
-	xasprintf(&fake, "%s/tests/fake-agent", cwd);
-	if (access(worker, X_OK) != 0 || access(fake, X_OK) != 0) {
-		printf("1..0 # SKIP run from the build tree (%s)\n", worker);
+	if (hostfix_init(&h, "hostlock", 30, 0) != 0)
 		return 0;
-	}
-	setenv("CCW_WORKER", worker, 1);
-	xasprintf(&cfgpath, "%s/config.json", dir);
-	write_config(cfgpath, fake);
-
-	memset(&h, 0, sizeof h);
 	memset(xs, 0, sizeof xs);
+	memset(&tk, 0, sizeof tk);
 	h.n = n;
-	if ((h.base = event_base_new()) == NULL ||
-	    (h.ch = children_new(h.base, &err)) == NULL)
-		fatalx("base: %s", err != NULL ? err : "?");
-	cmd_opts_init(&h.o);
-	h.o.config_path = cfgpath;
-	h.o.root = dir;
-	if (cmd_opts_load(&h.o, &err) != 0 ||
-	    (h.dirfd = state_dir_open(h.o.state_dir, 1, &err)) < 0)
-		fatalx("options: %s", err);
-	for (i = 0; i < n; i++)
-		if (hosted_open(&h, &xs[i], i) != 0)
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof id, "hl-%02d", i);
+		if (hostfix_open(&h, &xs[i].fl, id, LOOP_AUTO,
+		    hosted_event) != 0)
 			break;
+	}
 	tap_ok(i == n, "%d loops opened on one event base (%d)", n, i);
 	if (i != n)
 		return tap_done();
@@ -326,13 +200,13 @@ main(int argc, char **argv)
 	/* the front end: one loop's state lock, another's side files */
 	memset(&hd, 0, sizeof hd);
 	hd.hold_ms = 3000 + slack;	/* longer than any bound below */
-	xasprintf(&name, "%s.lock", xs[HELD_STATE].id);
+	xasprintf(&name, "%s.lock", xs[HELD_STATE].fl.id);
 	holder_lock(&hd, h.dirfd, name);
 	free(name);
-	xasprintf(&name, "%s.history.jsonl", xs[HELD_SIDE].id);
+	xasprintf(&name, "%s.history.jsonl", xs[HELD_SIDE].fl.id);
 	holder_lock(&hd, h.dirfd, name);
 	free(name);
-	xasprintf(&name, "%s.progress", xs[HELD_SIDE].id);
+	xasprintf(&name, "%s.progress", xs[HELD_SIDE].fl.id);
 	if (mkdirat(h.dirfd, name, 0755) != 0 ||
 	    (dfd = openat(h.dirfd, name, O_RDONLY | O_DIRECTORY)) < 0)
 		fatal("%s", name);
@@ -345,76 +219,72 @@ main(int argc, char **argv)
 		fatal("holder");
 	t0 = clock_mono_ms();
 
-	h.tick = event_new(h.base, -1, EV_PERSIST, tick_cb, &h);
-	h.t_tick = clock_mono_ms();
-	event_add(h.tick, &tv);
+	tk.ev = event_new(h.base, -1, EV_PERSIST, tick_cb, &tk);
+	tk.t_tick = clock_mono_ms();
+	event_add(tk.ev, &tv);
 	for (i = 0; i < n; i++)
-		loop_start(xs[i].l);
+		loop_start(xs[i].fl.l);
 	event_base_dispatch(h.base);
-	event_free(h.tick);
+	event_free(tk.ev);
 	pthread_join(th, NULL);
 
 	tap_ok(h.ndone == n, "every loop ended (%d of %d)", h.ndone, n);
 	for (i = 0; i < n; i++) {
 		tap_diag("%s: exit %d after %llu ms, %u commits, worst result->"
-		    "commit %llu ms%s", xs[i].id, xs[i].code,
-		    (unsigned long long)(xs[i].t_done - t0), xs[i].commits,
+		    "commit %llu ms%s", xs[i].fl.id, xs[i].fl.code,
+		    (unsigned long long)(xs[i].fl.t_done - t0), xs[i].commits,
 		    (unsigned long long)xs[i].worst_commit,
 		    i == HELD_STATE ? " (its ID.lock held)" : i == HELD_SIDE ?
 		    " (its side files held)" : "");
 		if (i != HELD_STATE && i != HELD_SIDE &&
-		    xs[i].code == EXIT_OK && xs[i].t_done < hd.t_release)
+		    xs[i].fl.code == EXIT_OK && xs[i].fl.t_done < hd.t_release)
 			before++;
 		if (i == HELD_STATE)
 			continue;
-		others_ok += xs[i].code == EXIT_OK && xs[i].commits >= 5;
+		others_ok += xs[i].fl.code == EXIT_OK && xs[i].commits >= 5;
 		if (xs[i].worst_commit > worst_commit)
 			worst_commit = xs[i].worst_commit;
 	}
 	tap_diag("locks held %llu ms; slack %llu ms; %u ticks of %d ms, worst "
 	    "late %llu ms", (unsigned long long)(hd.t_release - t0),
-	    (unsigned long long)slack, h.nticks, TICK_MS,
-	    (unsigned long long)h.worst_late);
-	tap_ok(h.worst_late < BOUND_MS + slack, "a %d ms timer is never late "
-	    "by %llu ms or more (worst %llu ms)", TICK_MS,
-	    (unsigned long long)(BOUND_MS + slack),
-	    (unsigned long long)h.worst_late);
-	tap_ok(worst_commit < BOUND_MS + slack, "the other loops' commits land "
-	    "within %llu ms of the result (worst %llu ms)",
-	    (unsigned long long)(BOUND_MS + slack),
-	    (unsigned long long)worst_commit);
+	    (unsigned long long)slack, tk.n, TICK_MS,
+	    (unsigned long long)tk.worst_late);
+	/*
+	 * valgrind runs one thread at a time and forks a threaded process
+	 * slowly: there the timings say nothing, the outcomes still do.
+	 */
+	if (wrapped) {
+		tap_skip("timer lateness: not judged under a wrapper");
+		tap_skip("result -> commit: not judged under a wrapper");
+	} else {
+		tap_ok(tk.worst_late < BOUND_MS + slack, "a %d ms timer is "
+		    "never late by %llu ms or more (worst %llu ms)", TICK_MS,
+		    (unsigned long long)(BOUND_MS + slack),
+		    (unsigned long long)tk.worst_late);
+		tap_ok(worst_commit < BOUND_MS + slack, "the other loops' "
+		    "commits land within %llu ms of the result (worst %llu "
+		    "ms)", (unsigned long long)(BOUND_MS + slack),
+		    (unsigned long long)worst_commit);
+	}
 	tap_ok(others_ok == n - 1, "the other loops completed, every action "
 	    "committed (%d of %d)", others_ok, n - 1);
-	tap_ok(before == n - 2, "the loops with no lock held completed while "
-	    "the locks were held (%d of %d)", before, n - 2);
-	tap_ok(xs[HELD_SIDE].t_done >= hd.t_release && side_files(h.dirfd,
-	    xs[HELD_SIDE].id), "the loop whose side files were held went on; "
-	    "they were written once released, its end waited for them");
-	tap_ok(xs[HELD_STATE].code == EXIT_OK &&
-	    xs[HELD_STATE].t_done >= hd.t_release,
+	if (wrapped)
+		tap_skip("the free loops ended during the hold: not judged "
+		    "under a wrapper");
+	else
+		tap_ok(before == n - 2, "the loops with no lock held completed "
+		    "while the locks were held (%d of %d)", before, n - 2);
+	tap_ok(xs[HELD_SIDE].fl.t_done >= hd.t_release && side_files(h.dirfd,
+	    xs[HELD_SIDE].fl.id), "the loop whose side files were held went "
+	    "on; they were written once released, its end waited for them");
+	tap_ok(xs[HELD_STATE].fl.code == EXIT_OK &&
+	    xs[HELD_STATE].fl.t_done >= hd.t_release,
 	    "the loop whose ID.lock was held completed after its release");
 
-	for (i = 0; i < n; i++) {
-		loop_free(xs[i].l);
-		state_store_free(xs[i].store);
-		loopguard_close(&xs[i].guard);
-	}
+	for (i = 0; i < n; i++)
+		hostfix_loop_free(&xs[i].fl);
 	close(hd.ready[0]);
 	close(hd.ready[1]);
-	children_free(h.ch);
-	event_base_free(h.base);
-	close(h.dirfd);
-	cmd_opts_free(&h.o);
-	free(cfgpath);
-	free(worker);
-	free(fake);
-	if (getenv("CCW_TEST_KEEP") == NULL) {
-		char	*rm;
-
-		xasprintf(&rm, "rm -rf '%s'", dir);
-		if (system(rm) != 0)
-			tap_diag("cannot remove %s", dir);
-		free(rm);
-	}
+	hostfix_free(&h);
 	return tap_done();
 }

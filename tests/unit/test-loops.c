@@ -2,7 +2,8 @@
  * test-loops.c: one process, one event base, one child reaper hosting
  * many ccw-loop loops of fake agents at once, half in auto mode, half in
  * parallel: every loop must end completed with a valid state file and
- * each of its actions recorded once.  This is what `serve` will do.
+ * each of its actions recorded once.  This is what `serve` will do, and
+ * it links no CLI code: the engine's loopopen, plan and loop API only.
  */
 #include <config.h>
 
@@ -18,10 +19,10 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "children.h"
 #include "log.h"
 #include "loop.h"
-#include "run.h"
+#include "hostfix.h"
+#include "loopopen.h"
 #include "state.h"
 #include "sup.h"
 #include "tap.h"
@@ -29,109 +30,9 @@
 
 #define NLOOPS_MAX	64
 
-/* One hosted loop and what the test needs to check its end. */
-struct hosted {
-	struct host		*h;
-	char			 id[32];
-	struct run_args		 ra;
-	struct loop_guard	 guard;
-	struct state_store	*store;
-	struct loop		*l;
-	int			 code;		/* -1 until hooks.done */
-};
-
-/* Everything the loops share: the base, the reaper, the options. */
-struct host {
-	struct event_base	*base;
-	struct children		*ch;
-	struct cmd_opts		 o;
-	int			 dirfd;
-	int			 ndone, n;
-};
-
-/* A loop ended; the last one stops the event loop. */
-static void
-hosted_done(void *arg, int code)
-{
-	struct hosted	*x = arg;
-
-	x->code = code;
-	if (++x->h->ndone == x->h->n)
-		event_base_loopbreak(x->h->base);
-}
-
-/* The fake agent's command for a role: a result after a short sleep. */
-static void
-write_config(const char *path, const char *fake)
-{
-	static const char *const roles[] = { "init", "develop", "debug",
-	    "validate", "complete" };
-	json_t	*r = json_object(), *c;
-	size_t	 i;
-	char	*cmd;
-
-	for (i = 0; i < 5; i++) {
-		xasprintf(&cmd, "exec '%s' sleep %d result success '%s done'",
-		    fake, 50 + (int)i * 20, roles[i]);
-		json_object_set_new(r, roles[i], json_pack("{s:s}", "command",
-		    cmd));
-		free(cmd);
-	}
-	c = json_pack("{s:s, s:o}", "default_tool", "bash", "roles", r);
-	if (json_dump_file(c, path, 0) != 0)
-		fatalx("cannot write %s", path);
-	json_decref(c);
-}
-
-/* Create, open and start one loop, as `run` does; 0 or -1. */
-static int
-hosted_start(struct host *h, struct hosted *x, int i)
-{
-	struct loop_cfg	 cfg;
-	char		*err = NULL;
-	int		 resumed;
-
-	x->h = h;
-	x->code = -1;
-	snprintf(x->id, sizeof x->id, "many-%02d", i);
-	x->ra.task = "Host many loops";
-	x->ra.mode = i % 2 ? LOOP_PARALLEL : LOOP_AUTO;
-	x->ra.mode_arg = loop_mode_name(x->ra.mode);
-	x->ra.batch_ms = 60000;
-	x->ra.batch_nudge_ms = 5000;
-	if (run_guard(&x->guard, h->o.state_dir, x->id) >= 0 ||
-	    run_open(&x->ra, h->dirfd, x->id, &resumed) >= 0 ||
-	    run_workers(&x->guard, x->id) >= 0)
-		return -1;
-	if ((x->store = state_store_new(h->base, h->dirfd, x->id)) == NULL ||
-	    run_start(x->store, x->id) >= 0)
-		return -1;
-	memset(&cfg, 0, sizeof cfg);
-	cfg.id = x->id;
-	cfg.state_dir = h->o.state_dir;
-	cfg.dirfd = h->dirfd;
-	cfg.mode = x->ra.mode;
-	cfg.resumed = resumed;
-	cfg.batch_ms = x->ra.batch_ms;
-	cfg.batch_nudge_ms = x->ra.batch_nudge_ms;
-	cfg.guard = &x->guard;
-	cfg.children = h->ch;
-	run_retry_policy(&h->o.cfg, &cfg.retry);
-	cfg.opts = &h->o;
-	cfg.hooks.done = hosted_done;
-	cfg.hooks.arg = x;
-	if ((x->l = loop_new(h->base, x->store, &cfg, &err)) == NULL) {
-		tap_ok(0, "%s: loop_new: %s", x->id, err);
-		free(err);
-		return -1;
-	}
-	loop_start(x->l);
-	return 0;
-}
-
 /* The loop's file: completed, valid, each auto action once. */
 static int
-hosted_check(struct hosted *x, int dirfd)
+hosted_check(struct hostfix_loop *x, int dirfd)
 {
 	json_t		*st = NULL, *ca;
 	char		*err = NULL;
@@ -151,7 +52,7 @@ hosted_check(struct hosted *x, int dirfd)
 	good = x->code == EXIT_OK && status != NULL &&
 	    strcmp(status, "completed") == 0 && state_validate(st, NULL) == 0;
 	/* auto: init develop debug validate complete, once each */
-	if (x->ra.mode == LOOP_AUTO && n != 5)
+	if (x->mode == LOOP_AUTO && n != 5)
 		good = 0;
 	if (!good)
 		tap_diag("%s: exit %d, status %s, %zu actions", x->id, x->code,
@@ -163,42 +64,25 @@ hosted_check(struct hosted *x, int dirfd)
 int
 main(int argc, char **argv)
 {
-	struct host	 h;
-	struct hosted	*xs;
-	char		 tmpl[] = "/tmp/ccw-loops.XXXXXX", *dir, *cfgpath;
-	char		 cwd[PATH_MAX], *worker, *fake, *err = NULL;
-	int		 i, n = argc > 1 ? atoi(argv[1]) : 50, nok = 0, auto_ok = 0;
+	struct hostfix		 h;
+	struct hostfix_loop	*xs;
+	char			 id[32];
+	int			 i, n = argc > 1 ? atoi(argv[1]) : 50, nok = 0;
+	int			 auto_ok = 0;
 
 	if (n < 2 || n > NLOOPS_MAX)
 		n = 50;
-	if (getcwd(cwd, sizeof cwd) == NULL || (dir = mkdtemp(tmpl)) == NULL)
-		fatal("tmp");
-	xasprintf(&worker, "%s/ccw-worker", cwd);
-	xasprintf(&fake, "%s/tests/fake-agent", cwd);
-	if (access(worker, X_OK) != 0 || access(fake, X_OK) != 0) {
-		printf("1..0 # SKIP run from the build tree (%s)\n", worker);
+	if (hostfix_init(&h, "loops", 50, 20) != 0)
 		return 0;
-	}
-	setenv("CCW_WORKER", worker, 1);
-	xasprintf(&cfgpath, "%s/config.json", dir);
-	write_config(cfgpath, fake);
-
-	memset(&h, 0, sizeof h);
 	h.n = n;
-	if ((h.base = event_base_new()) == NULL ||
-	    (h.ch = children_new(h.base, &err)) == NULL)
-		fatalx("base: %s", err != NULL ? err : "?");
-	cmd_opts_init(&h.o);
-	h.o.config_path = cfgpath;
-	h.o.root = dir;
-	if (cmd_opts_load(&h.o, &err) != 0 ||
-	    (h.dirfd = state_dir_open(h.o.state_dir, 1, &err)) < 0)
-		fatalx("options: %s", err);
-
 	xs = xcalloc((size_t)n, sizeof *xs);
-	for (i = 0; i < n; i++)
-		if (hosted_start(&h, &xs[i], i) != 0)
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof id, "many-%02d", i);
+		if (hostfix_open(&h, &xs[i], id, i % 2 ? LOOP_PARALLEL :
+		    LOOP_AUTO, NULL) != 0)
 			break;
+		loop_start(xs[i].l);
+	}
 	tap_ok(i == n, "%d loops started on one event base (%d of them)", n, i);
 	if (i == n)
 		event_base_dispatch(h.base);
@@ -206,7 +90,7 @@ main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		if (xs[i].l != NULL && hosted_check(&xs[i], h.dirfd)) {
 			nok++;
-			auto_ok += xs[i].ra.mode == LOOP_AUTO;
+			auto_ok += xs[i].mode == LOOP_AUTO;
 		}
 	tap_ok(nok == n, "%d of %d loops completed with a valid state file",
 	    nok, n);
@@ -214,27 +98,9 @@ main(int argc, char **argv)
 	    auto_ok);
 	tap_ok(nok - auto_ok == n / 2, "parallel loops completed (%d)",
 	    nok - auto_ok);
-
-	for (i = 0; i < n; i++) {
-		loop_free(xs[i].l);
-		state_store_free(xs[i].store);
-		loopguard_close(&xs[i].guard);
-	}
+	for (i = 0; i < n; i++)
+		hostfix_loop_free(&xs[i]);
 	free(xs);
-	children_free(h.ch);
-	event_base_free(h.base);
-	close(h.dirfd);
-	cmd_opts_free(&h.o);
-	free(cfgpath);
-	free(worker);
-	free(fake);
-	if (getenv("CCW_TEST_KEEP") == NULL) {
-		char	*rm;
-
-		xasprintf(&rm, "rm -rf '%s'", dir);
-		if (system(rm) != 0)
-			tap_diag("cannot remove %s", dir);
-		free(rm);
-	}
+	hostfix_free(&h);
 	return tap_done();
 }

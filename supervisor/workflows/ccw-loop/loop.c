@@ -12,7 +12,7 @@
 
 #include <event2/event.h>
 
-#include "cmdutil.h"
+#include "loopguard.h"
 #include "log.h"
 #include "loop.h"
 #include "loopint.h"
@@ -157,9 +157,9 @@ struct loop_run *
 loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
     uint64_t nudge_ms, int rounds)
 {
-	struct cmd_opts		*o = l->cfg.opts;
 	struct prompt_req	 pr;
 	struct agent_req	 req;
+	struct plan_deadlines	 dl;
 	struct loop_run		*r;
 	json_t			*view = loop_view(l);
 	char			*prompt, *capsule, *err = NULL;
@@ -173,7 +173,8 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 	pr.mode = loop_mode_name(l->cfg.mode);
 	pr.extra = extra;
 	pr.force_capsule = l->cfg.resumed;
-	rc = prompt_request(o, &pr, &req, &prompt, &capsule, &err);
+	rc = prompt_request(&l->cfg, &pr, &req, &dl, &prompt, &capsule,
+	    &err);
 	json_decref(view);
 	/* a fresh agent-N.log, N above every id the loop has seen */
 	if (rc == 0 && l->cfg.guard != NULL &&
@@ -192,10 +193,10 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 	r->l = l;
 	r->role = role;
 	r->rounds = rounds;
-	r->nudge_ms = nudge_ms != 0 ? nudge_ms : o->nudge_ms;
-	r->grace_ms = o->grace_ms;
+	r->nudge_ms = nudge_ms != 0 ? nudge_ms : dl.nudge_ms;
+	r->grace_ms = dl.grace_ms;
 	if (wait_ms == 0)
-		wait_ms = o->timeout_ms;
+		wait_ms = dl.timeout_ms;
 	r->a = agent_spawn(&l->sup, &req);
 	TAILQ_INSERT_TAIL(&l->runs, r, entry);
 	json_decref(req.options);

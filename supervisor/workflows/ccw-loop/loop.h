@@ -12,12 +12,12 @@
 
 #include <jansson.h>
 
+#include "plan.h"
 #include "proto.h"
 #include "toolconfig.h"
 
 struct agent_req;
 struct children;
-struct cmd_opts;
 struct event_base;
 struct loop;
 struct loop_guard;
@@ -54,7 +54,7 @@ struct loop_hooks {
 	void	*arg;
 };
 
-/* A loop to drive; strings and opts borrowed for the engine's life. */
+/* A loop to drive; strings and config borrowed for the engine's life. */
 struct loop_cfg {
 	const char		*id;
 	const char		*state_dir;
@@ -67,7 +67,9 @@ struct loop_cfg {
 	uint64_t		 batch_nudge_ms; /* then after the nudge */
 	struct loop_guard	*guard;		/* fresh logs; NULL: none */
 	struct retry_cfg	 retry;		/* a parallel step all failed */
-	struct cmd_opts		*opts;		/* roles, tools, root */
+	const struct config	*config;	/* roles, tools, test command */
+	const char		*root;		/* the project: workers' cwd */
+	struct plan_overrides	 over;		/* the host's, above config */
 	struct children		*children;	/* the process's reaper; NULL: own */
 	struct loop_hooks	 hooks;
 };
@@ -135,8 +137,9 @@ struct prompt_req {
 };
 char		*prompt_render(const char *, const struct prompt_vars *);
 char		*prompt_worker(const struct prompt_req *, char **, char **);
-int		 prompt_request(struct cmd_opts *, const struct prompt_req *,
-		    struct agent_req *, char **, char **, char **);
+int		 prompt_request(const struct loop_cfg *,
+		    const struct prompt_req *, struct agent_req *,
+		    struct plan_deadlines *, char **, char **, char **);
 char		*prompt_state_summary(const json_t *);
 char		*prompt_builtin(const char *);
 char		*prompt_with_contract(const char *, const char *);

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "capsule.h"
-#include "cmdutil.h"
 #include "log.h"
 #include "loop.h"
 #include "progress.h"
@@ -524,26 +523,24 @@ prompt_worker(const struct prompt_req *pr, char **capsule, char **err)
 
 /*
  * A role's spawn request: the prompt and the capsule (both owned by the
- * caller, who frees them after agent_spawn), the tool, command, model and
- * deadlines from the configuration and the command line.
+ * caller, who frees them after agent_spawn), the tool, command, model
+ * and deadlines planned from the loop's configuration and overrides.
  */
 int
-prompt_request(struct cmd_opts *o, const struct prompt_req *in,
-    struct agent_req *req, char **prompt, char **capsule, char **err)
+prompt_request(const struct loop_cfg *c, const struct prompt_req *in,
+    struct agent_req *req, struct plan_deadlines *dl, char **prompt,
+    char **capsule, char **err)
 {
 	struct prompt_req	pr = *in;
-	int			ri = config_role_index(in->role), rc;
+	int			ri = config_role_index(in->role);
 
-	pr.root = o->cwd;
-	pr.template = ri >= 0 ? o->cfg.roles[ri].prompt_file : NULL;
-	pr.test_command = o->cfg.test_command;
+	pr.root = c->root;
+	pr.template = ri >= 0 ? c->config->roles[ri].prompt_file : NULL;
+	pr.test_command = c->config->test_command;
 	if ((*prompt = prompt_worker(&pr, capsule, err)) == NULL)
 		return -1;
-	o->role = in->role;
-	o->message = *prompt;
-	rc = cmd_opts_resolve(o, req, err);
-	o->message = NULL;
-	if (rc != 0) {
+	if (plan_spawn(c->config, c->root, in->role, &c->over, *prompt, req,
+	    dl, err) != 0) {
 		free(*prompt);
 		free(*capsule);
 		return -1;

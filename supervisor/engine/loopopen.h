@@ -1,0 +1,54 @@
+/*
+ * loopopen.h: opening a loop for a driver: its run lock, its state file
+ * created or resumed, the workers directory, the store on the caller's
+ * event base, the transition to running.  A status and a message for the
+ * caller; nothing printed.
+ */
+#ifndef CCW_LOOPOPEN_H
+#define CCW_LOOPOPEN_H
+
+#include "loopguard.h"
+#include "toolconfig.h"
+
+struct event_base;
+struct state_store;
+
+/* What a host asks for: a loop to create if absent, else to resume. */
+struct loop_spec {
+	const char	*id;
+	const char	*task;		/* creates the loop; NULL: resume only */
+	const char	*mode;		/* a new loop's skill_state.mode */
+	long long	 max_iterations; /* a new loop's; 0: 10 */
+};
+
+/* Why a loop cannot be driven now (LOOPOPEN_RUN: it can). */
+enum loopopen_status {
+	LOOPOPEN_RUN,		/* open and running: hand it to loop_new */
+	LOOPOPEN_COMPLETED,	/* already completed: nothing to drive */
+	LOOPOPEN_BUSY,		/* another process drives it */
+	LOOPOPEN_NOENT,		/* no such loop, and no task to create it */
+	LOOPOPEN_PAUSED,	/* paused, and the store keeps it so */
+	LOOPOPEN_REFUSED,	/* unreadable, a link, or a status not run */
+	LOOPOPEN_ERROR,		/* the system failed: write, lock, memory */
+};
+
+/* An open loop: the driver's hold on it, and what was found. */
+struct loop_opened {
+	struct loop_guard	 guard;		/* lock, workers, agent ids */
+	struct state_store	*store;		/* on the caller's base */
+	int			 created;	/* by this open */
+	int			 found;		/* it existed: loaded */
+	int			 resumed;	/* it has history */
+	char			*mode;		/* skill_state.mode, or NULL */
+	char			*was;		/* its status before the open */
+	char			*failure_reason; /* a failed loop's, resumed */
+};
+
+enum loopopen_status loopopen_open(struct loop_opened *, struct event_base *,
+		    int, const char *, const struct loop_spec *, char **);
+void		 loopopen_close(struct loop_opened *);
+int		 loopopen_exit(enum loopopen_status);
+void		 loopopen_retry(const struct config *, const char *const *,
+		    struct retry_cfg *);
+
+#endif

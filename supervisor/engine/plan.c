@@ -1,0 +1,107 @@
+/*
+ * plan.c: a role's spawn request planned from the configuration and the
+ * caller's overrides: overrides first, then the role's configuration,
+ * then the configuration's default tool.  Pure: no I/O, no input changed.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "xmalloc.h"
+
+/* "init, develop, ...": the roles the configuration knows, for errors. */
+static char *
+plan_role_list(void)
+{
+	char	*s = xstrdup(""), *t;
+	int	 i;
+
+	for (i = 0; i < CONFIG_ROLES; i++) {
+		xasprintf(&t, "%s%s%s", s, i > 0 ? ", " : "",
+		    config_role_names[i]);
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+/* One deadline: the override when given, else the role's. */
+static uint64_t
+plan_ms(int have, uint64_t over, uint64_t role)
+{
+	return have ? over : role;
+}
+
+/*
+ * Plan ROLE's worker in ROOT with PROMPT.  On success *req holds
+ * borrowed strings (from the arguments and the configuration, which must
+ * outlive it) and a new options object the caller releases, and *dl the
+ * deadlines; -1 and *err otherwise, with *req and *dl untouched.
+ */
+int
+plan_spawn(const struct config *cfg, const char *root, const char *role,
+    const struct plan_overrides *over, const char *prompt,
+    struct agent_req *req, struct plan_deadlines *dl, char **err)
+{
+	static const struct plan_overrides	 none;
+	const struct role_cfg			*rc;
+	const struct tool_cfg			*tc;
+	const char				*tool, *command;
+	char					*list;
+	int					 ri;
+
+	if (over == NULL)
+		over = &none;
+	if (role == NULL || (ri = config_role_index(role)) < 0) {
+		list = plan_role_list();
+		xasprintf(err, "unknown role '%s' (%s)", role != NULL ? role :
+		    "", list);
+		free(list);
+		return -1;
+	}
+	rc = &cfg->roles[ri];
+	tool = over->tool != NULL ? over->tool : rc->tool != NULL ? rc->tool :
+	    cfg->default_tool;
+	if ((tc = config_tool(cfg, tool)) == NULL) {
+		xasprintf(err, "unknown tool '%s' (bash, claude, codex, "
+		    "gemini, opencode, qwen)", tool != NULL ? tool : "");
+		return -1;
+	}
+	if (!tc->enabled) {
+		xasprintf(err, "tool '%s' is disabled in the configuration",
+		    tool);
+		return -1;
+	}
+	command = over->command != NULL ? over->command : rc->command;
+	if (strcmp(tc->name, "bash") == 0 && command == NULL) {
+		xasprintf(err, "the bash tool needs --command (or "
+		    "roles.%s.command in the configuration)", role);
+		return -1;
+	}
+	memset(req, 0, sizeof *req);
+	req->role = role;
+	req->tool = tc->name;
+	req->prompt = prompt;
+	req->cwd = root;
+	req->model = over->model != NULL ? over->model : rc->model != NULL ?
+	    rc->model : tc->model;
+	req->command = command;
+	req->options = json_is_object(tc->options) ?
+	    json_deep_copy(tc->options) : json_object();
+	json_object_set_new(req->options, "path",
+	    json_string(tc->path != NULL ? tc->path : tc->name));
+	/* the worker maps it to the tool's own sandbox or permission flags */
+	if (rc->permission != NULL)
+		json_object_set_new(req->options, "permission",
+		    json_string(rc->permission));
+	dl->timeout_ms = plan_ms(over->have_timeout, over->timeout_ms,
+	    rc->timeout_ms);
+	dl->nudge_ms = plan_ms(over->have_nudge, over->nudge_ms, rc->nudge_ms);
+	dl->grace_ms = plan_ms(over->have_grace, over->grace_ms, rc->grace_ms);
+	dl->idle_ms = plan_ms(over->have_idle, over->idle_ms, rc->idle_ms);
+	req->timeout_ms = dl->timeout_ms;
+	req->idle_ms = dl->idle_ms;
+	return 0;
+}

@@ -1,0 +1,31 @@
+/*
+ * plan.h: spawn planning, a pure function of (configuration, root, role,
+ * overrides, prompt): which tool, command, model and options a role's
+ * worker gets, and the deadlines its driver climbs.  Nothing is modified.
+ */
+#ifndef CCW_PLAN_H
+#define CCW_PLAN_H
+
+#include <stdint.h>
+
+#include "agent.h"
+#include "toolconfig.h"
+
+/* What a caller (a command line, a front end's request) puts above the
+ * configuration; NULL strings and unset have-flags leave it alone. */
+struct plan_overrides {
+	const char	*tool, *command, *model;
+	uint64_t	 timeout_ms, nudge_ms, grace_ms, idle_ms;
+	int		 have_timeout, have_nudge, have_grace, have_idle;
+};
+
+/* The deadlines a driver of the agent climbs (wait, nudge, close). */
+struct plan_deadlines {
+	uint64_t	 timeout_ms, nudge_ms, grace_ms, idle_ms;
+};
+
+int	plan_spawn(const struct config *, const char *, const char *,
+	    const struct plan_overrides *, const char *, struct agent_req *,
+	    struct plan_deadlines *, char **);
+
+#endif

@@ -1,0 +1,204 @@
+/*
+ * hostfix.c: the set-up and tear-down of a host of loops for the tests
+ * (test-loops, test-hostlock): a project in a temp directory whose five
+ * roles are fake agents, the base, the reaper, the configuration.
+ */
+#include <config.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "children.h"
+#include "clock.h"
+#include "hostfix.h"
+#include "log.h"
+#include "state.h"
+#include "tap.h"
+#include "xmalloc.h"
+
+/* The fake agent's command for each role: a result after a short sleep. */
+static void
+hostfix_config(const char *path, const char *fake, int ms, int step)
+{
+	json_t	*r = json_object(), *c;
+	size_t	 i;
+	char	*cmd;
+
+	for (i = 0; i < LOOP_NROLES; i++) {
+		xasprintf(&cmd, "exec '%s' sleep %d result success '%s done'",
+		    fake, ms + (int)i * step, loop_roles[i]);
+		json_object_set_new(r, loop_roles[i], json_pack("{s:s}",
+		    "command", cmd));
+		free(cmd);
+	}
+	c = json_pack("{s:s, s:o}", "default_tool", "bash", "roles", r);
+	if (json_dump_file(c, path, 0) != 0)
+		fatalx("cannot write %s", path);
+	json_decref(c);
+}
+
+/* A loop ended; the last one stops the event loop. */
+static void
+hostfix_done(void *arg, int code)
+{
+	struct hostfix_loop	*x = arg;
+
+	x->code = code;
+	x->t_done = clock_mono_ms();
+	if (++x->h->ndone == x->h->n)
+		event_base_loopbreak(x->h->base);
+}
+
+/* The loop's events, to the test's own callback. */
+static void
+hostfix_event(void *arg, const char *name, const json_t *fields)
+{
+	struct hostfix_loop	*x = arg;
+
+	if (x->event != NULL)
+		x->event(x, name, fields);
+}
+
+/*
+ * The host: tests run from the build tree, where ccw-worker and the fake
+ * agent are; anywhere else the test is skipped (1).
+ */
+int
+hostfix_init(struct hostfix *h, const char *tag, int ms, int step)
+{
+	char	 cwd[PATH_MAX], *worker, *fake, *tmpl, *err = NULL;
+
+	memset(h, 0, sizeof *h);
+	if (getcwd(cwd, sizeof cwd) == NULL)
+		fatal("getcwd");
+	xasprintf(&worker, "%s/ccw-worker", cwd);
+	xasprintf(&fake, "%s/tests/fake-agent", cwd);
+	if (access(worker, X_OK) != 0 || access(fake, X_OK) != 0) {
+		printf("1..0 # SKIP run from the build tree (%s)\n", worker);
+		free(worker);
+		free(fake);
+		return 1;
+	}
+	setenv("CCW_WORKER", worker, 1);
+	xasprintf(&tmpl, "/tmp/ccw-%s.XXXXXX", tag);
+	if ((h->dir = mkdtemp(tmpl)) == NULL)
+		fatal("mkdtemp");
+	xasprintf(&h->cfgpath, "%s/config.json", h->dir);
+	hostfix_config(h->cfgpath, fake, ms, step);
+	free(worker);
+	free(fake);
+	if ((h->base = event_base_new()) == NULL ||
+	    (h->ch = children_new(h->base, &err)) == NULL)
+		fatalx("base: %s", err != NULL ? err : "?");
+	h->state_dir = state_dir_default(h->dir);
+	if (config_load(h->cfgpath, h->dir, NULL, &h->cfg, &err) != 0 ||
+	    (h->dirfd = state_dir_open(h->state_dir, 1, &err)) < 0)
+		fatalx("setup: %s", err);
+	return 0;
+}
+
+/* Create and open one loop as `run` does, not yet started; 0 or -1. */
+int
+hostfix_open(struct hostfix *h, struct hostfix_loop *x, const char *id,
+    enum loop_mode mode, hostfix_event_cb event)
+{
+	const char		*step[] = { loop_roles[LOOP_DEVELOP],
+				    loop_roles[LOOP_DEBUG],
+				    loop_roles[LOOP_VALIDATE], NULL };
+	struct loop_spec	 spec;
+	struct loop_cfg		 cfg;
+	enum loopopen_status	 s;
+	char			*err = NULL;
+
+	x->h = h;
+	x->code = -1;
+	x->mode = mode;
+	x->event = event;
+	snprintf(x->id, sizeof x->id, "%s", id);
+	memset(&spec, 0, sizeof spec);
+	spec.id = x->id;
+	spec.task = "Host many loops";
+	spec.mode = loop_mode_name(mode);
+	if ((s = loopopen_open(&x->lo, h->base, h->dirfd, h->state_dir, &spec,
+	    &err)) != LOOPOPEN_RUN || !x->lo.created) {
+		tap_ok(0, "%s: loopopen_open: status %d: %s", x->id, (int)s,
+		    err != NULL ? err : "not created");
+		free(err);
+		return -1;
+	}
+	memset(&cfg, 0, sizeof cfg);
+	cfg.id = x->id;
+	cfg.state_dir = h->state_dir;
+	cfg.dirfd = h->dirfd;
+	cfg.mode = mode;
+	cfg.resumed = x->lo.resumed;
+	cfg.batch_ms = 60000;
+	cfg.batch_nudge_ms = 5000;
+	cfg.guard = &x->lo.guard;
+	cfg.children = h->ch;
+	loopopen_retry(&h->cfg, step, &cfg.retry);
+	cfg.config = &h->cfg;
+	cfg.root = h->dir;
+	cfg.hooks.done = hostfix_done;
+	cfg.hooks.event = hostfix_event;
+	cfg.hooks.arg = x;
+	if ((x->l = loop_new(h->base, x->lo.store, &cfg, &err)) == NULL) {
+		tap_ok(0, "%s: loop_new: %s", x->id, err);
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
+/* A loop's engine and its hold on the loop. */
+void
+hostfix_loop_free(struct hostfix_loop *x)
+{
+	loop_free(x->l);
+	x->l = NULL;
+	loopopen_close(&x->lo);
+}
+
+/* The host, and its directory unless CCW_TEST_KEEP is set. */
+void
+hostfix_free(struct hostfix *h)
+{
+	char	*rm;
+
+	children_free(h->ch);
+	event_base_free(h->base);
+	close(h->dirfd);
+	config_free(&h->cfg);
+	free(h->state_dir);
+	free(h->cfgpath);
+	if (getenv("CCW_TEST_KEEP") == NULL) {
+		xasprintf(&rm, "rm -rf '%s'", h->dir);
+		if (system(rm) != 0)
+			tap_diag("cannot remove %s", h->dir);
+		free(rm);
+	}
+	free(h->dir);
+}
+
+/*
+ * The regress tests' allowance (tests/regress/lib.sh, t_slack): a loaded
+ * 2-core machine delays a wake-up by hundreds of milliseconds.
+ */
+uint64_t
+hostfix_slack(void)
+{
+	const char	*s = getenv("CCW_TEST_SLACK"), *w;
+	uint64_t	 slack = s != NULL && *s != '\0' ? strtoull(s, NULL, 10) :
+			    1500;
+
+	if ((s = getenv("CCW_SANITIZERS")) != NULL && strcmp(s, "yes") == 0)
+		slack += 1500;
+	if ((w = getenv("TESTS_WRAPPER")) != NULL && *w != '\0')
+		slack += 4000;
+	return slack;
+}
