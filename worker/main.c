@@ -24,6 +24,7 @@
 #include <event2/event.h>
 
 #include "chan.h"
+#include "clock.h"
 #include "log.h"
 #include "result.h"
 #include "worker.h"
@@ -35,16 +36,6 @@
 static struct worker	W;
 
 static void	worker_finish(struct worker *, int);
-
-/* Monotonic milliseconds. */
-uint64_t
-worker_now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* A timer that fires once after ms. */
 static struct event *
@@ -84,7 +75,7 @@ worker_line(struct worker *w, const char *line, size_t len)
 	worker_retry_progress(w);
 	if (!was_final && w->ts.final_seen)
 		worker_final_event(w);
-	now = worker_now_ms();
+	now = clock_mono_ms();
 	if (now - w->last_progress < PROGRESS_EVERY_MS)
 		return;
 	w->last_progress = now;
@@ -339,7 +330,7 @@ worker_assign(struct worker *w)
 	const char		*bin;
 	char			*err = NULL;
 
-	w->t_start = worker_now_ms();
+	w->t_start = clock_mono_ms();
 	if ((w->ad = adapter_find(a->tool)) == NULL) {
 		outcome_reason(w, "unknown tool '%s' (known: %s)", a->tool,
 		    adapter_names());

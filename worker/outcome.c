@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "result.h"
+#include "clock.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -232,7 +233,7 @@ outcome_fill(struct worker *w, struct msg *m)
 			    WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ?
 			    sigabbrev_np(WTERMSIG(st)) : "?");
 	}
-	r->duration_ms = worker_now_ms() - w->t_start;
+	r->duration_ms = clock_mono_ms() - w->t_start;
 	if (w->ts.session_id != NULL)
 		r->session_id = xstrdup(w->ts.session_id);
 	else if (w->prev_session != NULL)

@@ -128,6 +128,5 @@ void	worker_tool_exited(struct worker *);
 void	worker_retry_progress(struct worker *);
 void	worker_final_event(struct worker *);
 void	worker_line(struct worker *, const char *, size_t);
-uint64_t worker_now_ms(void);
 
 #endif

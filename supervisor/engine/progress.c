@@ -126,22 +126,6 @@ progress_check_id(const char *id, char **err)
 	return -1;
 }
 
-/* Timestamps in headings and recovered fields: UTC, ISO 8601. */
-void
-progress_iso8601(const struct timespec *ts, char *buf, size_t size)
-{
-	struct timespec	 now;
-	struct tm	 tm;
-
-	if (ts == NULL) {
-		clock_gettime(CLOCK_REALTIME, &now);
-		ts = &now;
-	}
-	if (gmtime_r(&ts->tv_sec, &tm) == NULL ||
-	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(buf, size, "1970-01-01T00:00:00Z");
-}
-
 /* A link or a non-directory where a directory belongs is named in the error. */
 static void
 progress_why_not(int dfd, const char *label, const char *name, int saved,

@@ -52,7 +52,6 @@ int	 progress_check_id(const char *, char **);
 int	 progress_open_dir(int, const char *, int, int *, char **);	/* 0, 1 absent, -1 */
 int	 progress_read_file(int, const char *, const char *, char **, size_t *,
 	    struct timespec *, char **);	/* 0, 1 absent, -1 */
-void	 progress_iso8601(const struct timespec *, char *, size_t);
 const char *progress_md_last(const char *, size_t, int *);	/* last "### Iteration ", count */
 int	 progress_open_file(int, const char *, const char *, int, int *, char **);
 int	 progress_read_fd(int, const char *, char **, size_t *, char **);

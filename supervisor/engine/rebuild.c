@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "progress.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -109,31 +110,6 @@ conv_num(char *s, int integer_only)
 	return json_real(d);
 }
 
-/* ISO 8601 with Z or an offset, as the state file's validator wants it. */
-static int
-is_iso8601(const char *s)
-{
-	static const char	 pat[] = "dddd-dd-ddTdd:dd:dd";
-	size_t			 i;
-
-	for (i = 0; s != NULL && pat[i] != '\0'; i++)
-		if (pat[i] == 'd' ? s[i] < '0' || s[i] > '9' : s[i] != pat[i])
-			return 0;
-	if (s == NULL || atoi(s + 5) < 1 || atoi(s + 5) > 12 ||
-	    atoi(s + 8) < 1 || atoi(s + 8) > 31 || atoi(s + 11) > 23 ||
-	    atoi(s + 14) > 59 || atoi(s + 17) > 60)
-		return 0;
-	s += 19;
-	if (s[0] == '.' && s[1] >= '0' && s[1] <= '9')
-		for (s++; *s >= '0' && *s <= '9'; s++)
-			;
-	if (strcmp(s, "Z") == 0)
-		return 1;
-	return (s[0] == '+' || s[0] == '-') && s[1] >= '0' && s[1] <= '2' &&
-	    s[2] >= '0' && s[2] <= '9' && s[3] == ':' && s[4] >= '0' &&
-	    s[4] <= '5' && s[5] >= '0' && s[5] <= '9' && s[6] == '\0';
-}
-
 /* Whether s is one of "a|b|c". */
 static int
 in_values(const char *s, const char *values)
@@ -163,9 +139,9 @@ kind_ok(const json_t *v, const struct progress_field *f)
 	case PK_NSTR:
 		return json_is_string(v) || json_is_null(v);
 	case PK_TS:
-		return json_is_null(v) || is_iso8601(json_string_value(v));
+		return json_is_null(v) || clock_iso_valid(json_string_value(v));
 	case PK_OTS:
-		return is_iso8601(json_string_value(v));
+		return clock_iso_valid(json_string_value(v));
 	case PK_INT:
 		return json_is_integer(v) && json_integer_value(v) >= 0;
 	case PK_NUM:
@@ -572,7 +548,7 @@ rb_actions(json_t *ss, struct wout *w, size_t nw, struct strv *unrec)
 	for (i = 0; i < nw; i++) {
 		st = json_string_value(json_object_get(w[i].obj, "status"));
 		sum = json_string_value(json_object_get(w[i].obj, "summary"));
-		progress_iso8601(&w[i].mtime, ts, sizeof ts);
+		clock_iso(&w[i].mtime, 0, ts, sizeof ts);
 		r = json_pack("{s:s?, s:s?, s:s}", "status", st, "summary", sum,
 		    "saved_at", ts);
 		json_object_set_new(res, w[i].role, r);

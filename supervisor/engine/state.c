@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -174,14 +175,7 @@ state_dir_default(const char *root)
 void
 state_now_iso(char *buf, size_t len)
 {
-	struct timespec	ts;
-	struct tm	tm;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+	clock_iso(NULL, 1, buf, len);
 }
 
 /* Slurp a regular file, refusing more than the cap (that is corruption). */
@@ -563,27 +557,6 @@ state_vkind(const json_t *j)
 	return kinds[json_typeof(j)];
 }
 
-/* ISO 8601 date and time with an offset, as JSON's Date and CCW write it. */
-static int
-state_iso8601(const char *s)
-{
-	int	y, mo, d, h, mi, sec, n = 0;
-
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec,
-	    &n) != 6 || n != 19 || y < 0 || mo < 1 || mo > 12 || d < 1 ||
-	    d > 31 || h > 23 || mi > 59 || sec > 60)
-		return 0;
-	s += n;
-	if (s[0] == '.' && s[1] >= '0' && s[1] <= '9')
-		for (s++; *s >= '0' && *s <= '9'; s++)
-			;
-	if (strcmp(s, "Z") == 0)
-		return 1;
-	return (s[0] == '+' || s[0] == '-') && strspn(s + 1, "0123456789") == 2 &&
-	    s[3] == ':' && strspn(s + 4, "0123456789") == 2 && s[6] == '\0' &&
-	    s[1] <= '2' && s[4] <= '5';
-}
-
 /* An integer, or a real with no fraction (a JavaScript number is both). */
 static int
 state_vint(const json_t *j, long long *out)
@@ -617,7 +590,7 @@ state_vtype(const json_t *j, int type)
 	case V_PCT:	return json_is_number(j);
 	case V_BOOL:	return json_is_boolean(j);
 	case V_TS:	return json_is_string(j) &&
-			    state_iso8601(json_string_value(j));
+			    clock_iso_valid(json_string_value(j));
 	case V_OBJ:	return json_is_object(j);
 	default:	return json_is_array(j);
 	}

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "progress.h"
 #include "xmalloc.h"
 
@@ -269,7 +270,7 @@ progress_append_md(int dfd, const char *id, const char *role,
 	    &fd, err) != 0 ||
 	    progress_read_fd(fd, label, &old, &len, err) == -1)
 		goto out;
-	progress_iso8601(NULL, ts, sizeof ts);
+	clock_iso(NULL, 0, ts, sizeof ts);
 	if (len == 0)
 		progress_sb_printf(&sb, "# %s\n\n**Loop ID**: %s\n**Started**: %s\n\n"
 		    "---\n\n## %s\n\n", fm->title, id, ts, fm->timeline);
