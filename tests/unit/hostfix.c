@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 
+#include "bus.h"
 #include "children.h"
 #include "clock.h"
 #include "hostfix.h"
@@ -54,12 +55,19 @@ hostfix_done(void *arg, int code)
 		event_base_loopbreak(x->h->base);
 }
 
-/* The loop's events, to the test's own callback. */
+/* The loop's events: onto the host's bus, and to the test's callback. */
 static void
 hostfix_event(void *arg, const char *name, const json_t *fields)
 {
 	struct hostfix_loop	*x = arg;
+	json_t			*o;
 
+	if (x->h->bus != NULL) {
+		o = json_is_object(fields) ? json_deep_copy(fields) :
+		    json_object();
+		json_object_set_new(o, "loop_id", json_string(x->id));
+		bus_publish(x->h->bus, name, o);
+	}
 	if (x->event != NULL)
 		x->event(x, name, fields);
 }

@@ -14,6 +14,7 @@
 #include "loopopen.h"
 #include "toolconfig.h"
 
+struct bus;
 struct children;
 struct event_base;
 
@@ -24,6 +25,7 @@ struct hostfix {
 	char			*dir, *state_dir, *cfgpath;
 	int			 dirfd;
 	int			 ndone, n;	/* n ended: the base breaks */
+	struct bus		*bus;		/* every loop's events; NULL: none */
 };
 
 struct hostfix_loop;

@@ -19,6 +19,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "bus.h"
 #include "log.h"
 #include "loop.h"
 #include "hostfix.h"
@@ -29,6 +30,31 @@
 #include "xmalloc.h"
 
 #define NLOOPS_MAX	64
+
+/* What the host's bus carried: in order, one LOOP_COMPLETED per loop. */
+struct busview {
+	uint64_t	 last;
+	int		 ordered;
+	int		 completed[NLOOPS_MAX];
+	int		 n;
+};
+
+/* Every event of every loop comes through here, numbered. */
+static void
+busview_cb(void *arg, uint64_t seq, const char *name, const json_t *f)
+{
+	struct busview	*v = arg;
+	const char	*id = json_string_value(json_object_get(f, "loop_id"));
+	int		 i;
+
+	if (seq != v->last + 1)
+		v->ordered = 0;
+	v->last = seq;
+	v->n++;
+	if (strcmp(name, "LOOP_COMPLETED") == 0 && id != NULL &&
+	    sscanf(id, "many-%d", &i) == 1 && i >= 0 && i < NLOOPS_MAX)
+		v->completed[i]++;
+}
 
 /* The loop's file: completed, valid, each auto action once. */
 static int
@@ -68,13 +94,18 @@ main(int argc, char **argv)
 	struct hostfix_loop	*xs;
 	char			 id[32];
 	int			 i, n = argc > 1 ? atoi(argv[1]) : 50, nok = 0;
-	int			 auto_ok = 0;
+	int			 auto_ok = 0, once = 0;
+	struct busview		 bv;
 
 	if (n < 2 || n > NLOOPS_MAX)
 		n = 50;
 	if (hostfix_init(&h, "loops", 50, 20) != 0)
 		return 0;
 	h.n = n;
+	memset(&bv, 0, sizeof bv);
+	bv.ordered = 1;
+	h.bus = bus_new(1024);
+	bus_observe(h.bus, busview_cb, &bv);
 	xs = xcalloc((size_t)n, sizeof *xs);
 	for (i = 0; i < n; i++) {
 		snprintf(id, sizeof id, "many-%02d", i);
@@ -99,7 +130,15 @@ main(int argc, char **argv)
 	tap_ok(nok - auto_ok == n / 2, "parallel loops completed (%d)",
 	    nok - auto_ok);
 	for (i = 0; i < n; i++)
+		once += bv.completed[i] == 1;
+	tap_ok(bv.ordered && bv.n > 0 && (uint64_t)bv.n == bus_last(h.bus),
+	    "one bus for all loops: %d events numbered 1..%llu in order",
+	    bv.n, (unsigned long long)bus_last(h.bus));
+	tap_ok(once == n, "the bus carried one LOOP_COMPLETED per loop (%d)",
+	    once);
+	for (i = 0; i < n; i++)
 		hostfix_loop_free(&xs[i]);
+	bus_free(h.bus);
 	free(xs);
 	hostfix_free(&h);
 	return tap_done();
