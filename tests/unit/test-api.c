@@ -351,10 +351,10 @@ t_held_lock(struct api *api)
 	    (unsigned long long)lat);
 	flock(fd, LOCK_UN);
 	close(fd);
-	json_decref(t_wait_reply(&r));
-	tap_is_str(json_string_value(json_object_get(r.body, "status")),
+	req = t_wait_reply(&r);
+	tap_is_str(json_string_value(json_object_get(req, "status")),
 	    "paused", "once the lock is free, the pause lands");
-	json_decref(r.body);
+	json_decref(req);
 }
 
 int
