@@ -35,7 +35,7 @@ wait_file() {
 # --- loop_pause on a loop run drives: the step finishes, run exits 3
 R=$T_TMP/pause
 t_run_config "$R" "$OK" \
-    "touch '$R.dev'; exec '$FAKE' --marker $M sleep 1500 result success dev" \
+    "touch '$R.dev'; exec '$FAKE' --marker $M wait-file '$R.go' result success dev" \
     "touch '$R.dbg'; $OK" "$OK" "$OK" '{"grace_ms": 500}'
 start "$R" p-1 "Pause me"
 wait_file "$R.dev" "$(t_ms 10000)"
@@ -49,6 +49,7 @@ ctl_send '{"id":2,"verb":"loop_pause","loop_id":"p-1"}'
 r=$(ctl_recv 2)
 is "$(jget - '[d["ok"], d["previous_status"], d["status"]]' <<<"$r")" \
     '[true,"running","paused"]' "loop_pause answers running -> paused"
+touch "$R.go"			# develop may finish now
 t_wait_pid "$PID" "$(t_ms 10000)"
 is "$T_RC" 3 "pause: run exits 3"
 ok $([ ! -e "$R.dbg" ]; echo $?) "pause: no new worker after the pause"
