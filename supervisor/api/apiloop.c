@@ -6,6 +6,7 @@
  */
 #include <config.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@ struct api_loop_job {
 	struct api_pending	*p;
 	enum api_loop_op	 op;
 	char			*id;
+	char			*id_json;	/* {id}.json */
 	const char		*to;		/* a transition (static) */
 	json_t			*create;	/* loop_open: the new state */
 	int			 created;
@@ -96,10 +98,9 @@ api_loop_run(void *arg)
 		if (state_create(api->dirfd, j->id, j->create, &nfsync,
 		    &j->err) == 0)
 			j->created = 1;
-		else if (state_load_at(api->dirfd, j->id, ".json",
-		    STATE_LOAD_NOQUARANTINE, &merged, NULL, NULL) == STATE_OK) {
-			/* it exists: open reports it */
-			json_decref(merged);
+		else if (faccessat(api->dirfd, j->id_json, F_OK,
+		    AT_SYMLINK_NOFOLLOW) == 0) {
+			/* it exists: open reports it (the read below judges it) */
 			free(j->err);
 			j->err = NULL;
 		} else {
@@ -165,6 +166,7 @@ api_loop_done(void *arg)
 	free(j->prev);
 	free(j->err);
 	free(j->id);
+	free(j->id_json);
 	free(j);
 }
 
@@ -199,6 +201,7 @@ api_loop_submit(struct api_pending *p, enum api_loop_op op, const char *id,
 	j->p = p;
 	j->op = op;
 	j->id = xstrdup(id);
+	xasprintf(&j->id_json, "%s.json", id);
 	j->to = to;
 	j->create = create;
 	if (committer_submit(api->committer, api_loop_run, api_loop_done,
