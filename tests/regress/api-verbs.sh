@@ -2,8 +2,8 @@
 # api-verbs.sh: the verb table through `control`: loop_pause and loop_stop
 # on a loop `run` drives (run exits 3 and 4), loop_resume and loop_status;
 # garbage, wrongly typed and oversized requests answered with JSON errors
-# while control keeps serving; SIGTERM to control closes every agent
-# and exits 4.
+# while control keeps serving; close's default grace after a spawn;
+# SIGTERM to control closes every agent and exits 4.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 150
 t_valgrind_worker
@@ -122,6 +122,25 @@ like "$(grep -c 'longer than 16777216 bytes' "$T_TMP/c2")" '^1$' \
 is "$(grep -c '"ok":false' "$T_TMP/c2")" 9 "one JSON error per bad request"
 ctl_stop 10000
 is "$T_RC" 0 "control: EOF, exit 0"
+
+# --- close's default grace stays 5 s after a spawn (it used to become 0:
+# the spawn's plan wrote the role's settings into control's options)
+R=$T_TMP/grace
+mkdir -p "$R"
+ctl_start "$T_TMP/c4" -C "$R"
+ctl_send "{\"id\":1,\"verb\":\"spawn\",\"role\":\"develop\",\"tool\":\"bash\",\
+\"command\":\"exec '$FAKE' --marker $M ignore-term hang\"}"
+r=$(ctl_recv 1)
+t_wait_count "$M" 1 "$(t_ms 10000)"
+t0=$(t_now_ms)
+ctl_send '{"id":2,"verb":"close","target":"agent-1"}'
+r=$(ctl_recv 2 "$(t_ms 20000)")
+el=$(( $(t_now_ms) - t0 ))
+is "$(jget - 'd["ok"]' <<<"$r")" true "grace: close answers"
+ok $(( el < 4500 )) "grace: a tool ignoring TERM gets the 5 s grace ($el ms)"
+ctl_stop 10000
+t_wait_gone "$M" 1000
+ok $? "grace: nothing left"
 
 # --- SIGTERM to control: every agent closed by the ladder, exit 4
 R=$T_TMP/term
