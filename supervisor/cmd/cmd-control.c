@@ -40,6 +40,7 @@ struct control {
 	unsigned long		 lineno;
 	int			 eof;
 	int			 discarding;
+	size_t			 scanned;	/* bytes of `in` known to hold no LF */
 	int			 exit_code;
 	uint64_t		 grace_ms;	/* close's default */
 };
@@ -137,26 +138,35 @@ control_eof(struct control *c)
 static void
 control_read_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	struct control	*c = arg;
-	char		*line;
-	size_t		 len;
-	int		 n;
+	struct control		*c = arg;
+	struct evbuffer_ptr	 pos;
+	char			*line;
+	size_t			 len;
+	int			 n;
 
 	(void)ev;
 	n = evbuffer_read(c->in, fd, 65536);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	while ((line = evbuffer_readln(c->in, &len, EVBUFFER_EOL_LF)) != NULL) {
+	/* only the new bytes are searched: a long line costs linear time */
+	if (evbuffer_ptr_set(c->in, &pos, c->scanned, EVBUFFER_PTR_SET) == 0)
+		pos = evbuffer_search_eol(c->in, &pos, NULL, EVBUFFER_EOL_LF);
+	else
+		pos.pos = -1;
+	while (pos.pos >= 0 &&
+	    (line = evbuffer_readln(c->in, &len, EVBUFFER_EOL_LF)) != NULL) {
 		if (c->discarding)
 			c->discarding = 0;
 		else
 			control_line(c, line, len);
 		free(line);
 	}
+	c->scanned = evbuffer_get_length(c->in);
 	if (evbuffer_get_length(c->in) > CONTROL_MAX_LINE) {
 		control_error(c, api_error_new(NULL, "line %lu: longer than %u "
 		    "bytes, ignored", ++c->lineno, CONTROL_MAX_LINE));
 		evbuffer_drain(c->in, evbuffer_get_length(c->in));
+		c->scanned = 0;
 		c->discarding = 1;
 	}
 	if (n <= 0) {
