@@ -1,12 +1,12 @@
 /*
- * cmd-control.c: `ccw-supervisor control`: the four verbs as JSON lines on
- * stdin and stdout, for front ends and tests.  Requests run concurrently;
- * each response carries its request's id.  EOF closes every agent.
+ * cmd-control.c: `ccw-supervisor control`: the api's verb table as JSON
+ * lines on stdin and stdout.  Requests run concurrently; each reply
+ * carries its request's id.  End of input closes every agent (exit 0); a
+ * SIGTERM, SIGINT or SIGHUP does the same and exits 4.
  */
 #include <config.h>
 
 #include <errno.h>
-#include <stdarg.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,366 +17,120 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "api.h"
 #include "chan.h"
 #include "cmdutil.h"
 #include "log.h"
+#include "sigfd.h"
 #include "sup.h"
 #include "xmalloc.h"
 
 #define CONTROL_MAX_LINE	(16u * 1024 * 1024)
-#define CONTROL_WAIT_MS		600000
-#define CONTROL_GRACE_MS	5000
+#define CONTROL_NSIG		3
 
 struct control {
 	struct event_base	*base;
 	struct sup		 sup;
 	struct loop_guard	 guard;		/* the run lock, fresh logs */
-	struct verbs		*verbs;
+	struct api		*api;
 	struct cmd_opts		*opts;
 	struct evbuffer		*in;
 	struct event		*in_ev;
+	struct event		*sigs[CONTROL_NSIG];
 	unsigned long		 lineno;
 	int			 eof;
 	int			 discarding;
+	size_t			 scanned;	/* bytes of `in` known to hold no LF */
+	int			 exit_code;
+	uint64_t		 grace_ms;	/* close's default */
 };
 
-/* A pending request's context: where to answer. */
-struct pending {
-	struct control	*c;
-	json_t		*id;
-};
-
-/* Write one response line. */
-static void
-control_reply(json_t *id, json_t *body)
-{
-	json_object_set(body, "id", id != NULL ? id : json_null());
-	cmd_print_json(body, 1);
-	json_decref(body);
-}
-
-/* An error response. */
-static void
-control_error(json_t *id, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void
-control_error(json_t *id, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*msg;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	control_reply(id, json_pack("{s:b, s:s}", "ok", 0, "error",
-	    msg != NULL ? msg : "error"));
-	free(msg);
-}
-
-/* After EOF, stop once nothing is alive and nothing is pending. */
+/* After EOF (or a signal), stop once nothing is alive or pending. */
 static void
 control_maybe_exit(struct control *c)
 {
-	if (c->eof && c->sup.nlive == 0 && verbs_idle(c->verbs))
+	if (c->eof && c->sup.nlive == 0 && api_idle(c->api))
 		event_base_loopbreak(c->base);
 }
 
-/* A pending request for id. */
-static struct pending *
-pending_new(struct control *c, json_t *id)
-{
-	struct pending	*p = xcalloc(1, sizeof *p);
-
-	p->c = c;
-	p->id = json_incref(id);
-	return p;
-}
-
-/* Release a pending request and see whether we are finished. */
+/* One reply line, then maybe the end. */
 static void
-pending_done(struct pending *p)
+control_replied(json_t *body, void *arg)
 {
-	struct control	*c = p->c;
+	struct control	*c = arg;
 
-	json_decref(p->id);
-	free(p);
+	cmd_print_json(body, 1);
 	control_maybe_exit(c);
 }
 
-/* A string member or NULL. */
-static const char *
-req_str(json_t *req, const char *key)
+/* An error of our own (a line that is no request): printed, released. */
+static void
+control_error(struct control *c, json_t *body)
 {
-	return json_string_value(json_object_get(req, key));
+	control_replied(body, c);
+	json_decref(body);
 }
 
-/* A non-negative integer member, or def when absent; -1 when invalid. */
+/*
+ * The api's spawn plan: the role's tool resolved like `agent` does, on a
+ * copy of the options so that one request's overrides never leak into
+ * the next; then the agent's id reserved in the loop.
+ */
 static int
-req_ms(json_t *req, const char *key, uint64_t def, uint64_t *out)
+control_plan(void *arg, const struct api_spawn *sp, struct agent_req *ar,
+    char **err)
 {
-	json_t	*v = json_object_get(req, key);
+	struct control	*c = arg;
+	struct cmd_opts	 o = *c->opts;	/* shallow: the loaded config is shared */
 
-	if (v == NULL || json_is_null(v)) {
-		*out = def;
-		return 0;
-	}
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
+	o.role = sp->role;
+	o.message = sp->message;
+	if (sp->tool != NULL)
+		o.tool = sp->tool;
+	if (sp->command != NULL)
+		o.command = sp->command;
+	if (sp->model != NULL)
+		o.model = sp->model;
+	o.have_timeout = o.have_nudge = o.have_grace = 1;
+	if (cmd_opts_resolve(&o, ar, err) != 0)
 		return -1;
-	*out = (uint64_t)json_integer_value(v);
+	if (loopguard_reserve(&c->guard, &c->sup, err) != 0) {
+		json_decref(ar->options);
+		ar->options = NULL;
+		return -1;
+	}
 	return 0;
 }
 
-/* spawn: resolve the role's tool like `agent` does, then start it. */
-static void
-control_spawn(struct control *c, json_t *id, json_t *req)
-{
-	struct cmd_opts		*o = c->opts;
-	struct cmd_opts		 saved = *o;
-	struct agent_req	 ar;
-	struct agent		*a;
-	char			*err = NULL;
-	int			 rc;
-
-	if (req_str(req, "role") == NULL) {
-		control_error(id, "spawn needs a \"role\" string");
-		return;
-	}
-	o->role = req_str(req, "role");
-	o->message = req_str(req, "message") ? req_str(req, "message") : "";
-	if (req_str(req, "tool") != NULL)
-		o->tool = req_str(req, "tool");
-	if (req_str(req, "command") != NULL)
-		o->command = req_str(req, "command");
-	if (req_str(req, "model") != NULL)
-		o->model = req_str(req, "model");
-	o->have_timeout = o->have_nudge = o->have_grace = 1;
-	rc = cmd_opts_resolve(o, &ar, &err);
-	o->role = saved.role;
-	o->message = saved.message;
-	o->tool = saved.tool;
-	o->command = saved.command;
-	o->model = saved.model;
-	if (rc != 0 || loopguard_reserve(&c->guard, &c->sup, &err) != 0) {
-		control_error(id, "%s", err);
-		free(err);
-		if (rc == 0)
-			json_decref(ar.options);
-		return;
-	}
-	a = agent_spawn(&c->sup, &ar);
-	json_decref(ar.options);
-	control_reply(id, json_pack("{s:b, s:s}", "ok", 1, "agent_id", a->id));
-}
-
-/* wait answered. */
-static void
-control_waited(json_t *status, int timed_out, void *arg)
-{
-	struct pending	*p = arg;
-
-	control_reply(p->id, json_pack("{s:b, s:O, s:b}", "ok", 1, "status",
-	    status, "timed_out", timed_out));
-	pending_done(p);
-}
-
-/* wait: targets, timeout_ms, mode any|all. */
-static void
-control_wait(struct control *c, json_t *id, json_t *req)
-{
-	json_t		*t = json_object_get(req, "targets");
-	const char	*mode = req_str(req, "mode");
-	struct pending	*p;
-	struct strv	 ids = { NULL, 0 };
-	uint64_t	 ms;
-	char		*err = NULL;
-	size_t		 i;
-
-	if (!json_is_array(t) || json_array_size(t) == 0) {
-		control_error(id, "wait needs a non-empty \"targets\" array");
-		return;
-	}
-	for (i = 0; i < json_array_size(t); i++) {
-		if (!json_is_string(json_array_get(t, i))) {
-			control_error(id, "wait: targets must be strings");
-			strv_clear(&ids);
-			return;
-		}
-		strv_push(&ids, json_string_value(json_array_get(t, i)));
-	}
-	if (req_ms(req, "timeout_ms", CONTROL_WAIT_MS, &ms) != 0 ||
-	    (mode != NULL && strcmp(mode, "any") != 0 &&
-	    strcmp(mode, "all") != 0)) {
-		control_error(id, "wait: timeout_ms must be a non-negative "
-		    "integer and mode \"any\" or \"all\"");
-		strv_clear(&ids);
-		return;
-	}
-	p = pending_new(c, id);
-	if (verbs_wait(c->verbs, ids.v, ids.n, ms, mode != NULL &&
-	    strcmp(mode, "all") == 0, control_waited, p, &err) != 0) {
-		control_error(id, "%s", err);
-		free(err);
-		pending_done(p);
-	}
-	strv_clear(&ids);
-}
-
-/* send_input acknowledged (or failed). */
-static void
-control_input_done(uint64_t sub, const char *how, const char *err, void *arg)
-{
-	struct pending	*p = arg;
-
-	if (err != NULL)
-		control_error(p->id, "%s", err);
-	else
-		control_reply(p->id, json_pack("{s:b, s:I, s:s?}", "ok", 1,
-		    "submission_id", (json_int_t)sub, "delivery", how));
-	pending_done(p);
-}
-
-/* send_input: target, message, interrupt. */
-static void
-control_send_input(struct control *c, json_t *id, json_t *req)
-{
-	const char	*target = req_str(req, "target");
-	const char	*text = req_str(req, "message");
-	struct pending	*p;
-	char		*err = NULL;
-
-	if (target == NULL || text == NULL) {
-		control_error(id, "send_input needs \"target\" and "
-		    "\"message\" strings");
-		return;
-	}
-	p = pending_new(c, id);
-	if (verbs_send_input(c->verbs, target, text,
-	    json_is_true(json_object_get(req, "interrupt")),
-	    control_input_done, p, &err) != 0) {
-		control_error(id, "%s", err);
-		free(err);
-		pending_done(p);
-	}
-}
-
-/* close finished. */
-static void
-control_closed(const char *prev, void *arg)
-{
-	struct pending	*p = arg;
-
-	control_reply(p->id, json_pack("{s:b, s:s}", "ok", 1,
-	    "previous_status", prev));
-	pending_done(p);
-}
-
-/* close: target, grace_ms. */
-static void
-control_close(struct control *c, json_t *id, json_t *req)
-{
-	const char	*target = req_str(req, "target");
-	struct pending	*p;
-	uint64_t	 grace;
-	char		*err = NULL;
-
-	if (target == NULL ||
-	    req_ms(req, "grace_ms", c->opts->have_grace ? c->opts->grace_ms :
-	    CONTROL_GRACE_MS, &grace) != 0) {
-		control_error(id, "close needs a \"target\" string and an "
-		    "integer grace_ms");
-		return;
-	}
-	p = pending_new(c, id);
-	if (verbs_close(c->verbs, target, grace, control_closed, p,
-	    &err) != 0) {
-		control_error(id, "%s", err);
-		free(err);
-		pending_done(p);
-	}
-}
-
-/* result and list: answered at once from the table. */
-static void
-control_query(struct control *c, json_t *id, json_t *req, int list)
-{
-	const char	*target = req_str(req, "target");
-	struct agent	*a;
-	json_t		*map;
-
-	if (list) {
-		map = json_object();
-		TAILQ_FOREACH(a, &c->sup.agents, entry)
-			json_object_set_new(map, a->id,
-			    json_string(agent_status_name(a->status)));
-		control_reply(id, json_pack("{s:b, s:o}", "ok", 1, "agents",
-		    map));
-		return;
-	}
-	if (target == NULL || (a = agent_find(&c->sup, target)) == NULL) {
-		control_error(id, "unknown agent '%s'", target ? target : "");
-		return;
-	}
-	control_reply(id, json_pack("{s:b, s:o}", "ok", 1, "result",
-	    report_agent(a)));
-}
-
-/* One request line. */
+/* One request line: parse errors are ours (with the line), the rest the api's. */
 static void
 control_line(struct control *c, const char *line, size_t len)
 {
 	json_error_t	 jerr;
-	json_t		*req, *id;
-	const char	*verb;
+	json_t		*req;
 
 	c->lineno++;
 	if (len == 0)
 		return;
 	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (req == NULL || !json_is_object(req)) {
-		control_error(NULL, "line %lu: %s", c->lineno, req == NULL ?
-		    jerr.text : "a request must be a JSON object");
+		control_error(c, api_error_new(NULL, "line %lu: %s",
+		    c->lineno, req == NULL ? jerr.text :
+		    "a request must be a JSON object"));
 		json_decref(req);
 		return;
 	}
-	id = json_object_get(req, "id");
-	verb = req_str(req, "verb");
-	if (verb == NULL)
-		control_error(id, "line %lu: no \"verb\"", c->lineno);
-	else if (strcmp(verb, "spawn") == 0)
-		control_spawn(c, id, req);
-	else if (strcmp(verb, "wait") == 0)
-		control_wait(c, id, req);
-	else if (strcmp(verb, "send_input") == 0)
-		control_send_input(c, id, req);
-	else if (strcmp(verb, "close") == 0)
-		control_close(c, id, req);
-	else if (strcmp(verb, "result") == 0)
-		control_query(c, id, req, 0);
-	else if (strcmp(verb, "list") == 0)
-		control_query(c, id, req, 1);
-	else
-		control_error(id, "line %lu: unknown verb '%s' (spawn, wait, "
-		    "send_input, close, result, list)", c->lineno, verb);
+	api_call(c->api, req, control_replied, c);
 	json_decref(req);
 }
 
-/* stdin ended: close every agent that is still open. */
+/* Input is over (EOF or a signal): close every agent still open. */
 static void
 control_eof(struct control *c)
 {
-	struct agent	*a;
-	char		*err = NULL;
-
 	c->eof = 1;
 	event_del(c->in_ev);
-	TAILQ_FOREACH(a, &c->sup.agents, entry)
-		if (!a->closed && !a->done &&
-		    agent_close(a, c->opts->have_grace ? c->opts->grace_ms :
-		    CONTROL_GRACE_MS, &err) != 0) {
-			free(err);
-			err = NULL;
-		}
+	api_close_all(c->api, c->grace_ms);
 	control_maybe_exit(c);
 }
 
@@ -384,26 +138,35 @@ control_eof(struct control *c)
 static void
 control_read_cb(evutil_socket_t fd, short ev, void *arg)
 {
-	struct control	*c = arg;
-	char		*line;
-	size_t		 len;
-	int		 n;
+	struct control		*c = arg;
+	struct evbuffer_ptr	 pos;
+	char			*line;
+	size_t			 len;
+	int			 n;
 
 	(void)ev;
 	n = evbuffer_read(c->in, fd, 65536);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	while ((line = evbuffer_readln(c->in, &len, EVBUFFER_EOL_LF)) != NULL) {
+	/* only the new bytes are searched: a long line costs linear time */
+	if (evbuffer_ptr_set(c->in, &pos, c->scanned, EVBUFFER_PTR_SET) == 0)
+		pos = evbuffer_search_eol(c->in, &pos, NULL, EVBUFFER_EOL_LF);
+	else
+		pos.pos = -1;
+	while (pos.pos >= 0 &&
+	    (line = evbuffer_readln(c->in, &len, EVBUFFER_EOL_LF)) != NULL) {
 		if (c->discarding)
 			c->discarding = 0;
 		else
 			control_line(c, line, len);
 		free(line);
 	}
+	c->scanned = evbuffer_get_length(c->in);
 	if (evbuffer_get_length(c->in) > CONTROL_MAX_LINE) {
-		control_error(NULL, "line %lu: longer than %u bytes, ignored",
-		    ++c->lineno, CONTROL_MAX_LINE);
+		control_error(c, api_error_new(NULL, "line %lu: longer than %u "
+		    "bytes, ignored", ++c->lineno, CONTROL_MAX_LINE));
 		evbuffer_drain(c->in, evbuffer_get_length(c->in));
+		c->scanned = 0;
 		c->discarding = 1;
 	}
 	if (n <= 0) {
@@ -413,6 +176,23 @@ control_read_cb(evutil_socket_t fd, short ev, void *arg)
 		}
 		control_eof(c);
 	}
+}
+
+/* SIGTERM, SIGINT, SIGHUP: no more requests, every agent closed, exit 4. */
+static void
+control_signal(evutil_socket_t sig, short ev, void *arg)
+{
+	struct control	*c = arg;
+
+	(void)ev;
+	if (c->eof && c->exit_code == EXIT_STOPPED)
+		return;
+	log_warnx("signal %d: closing every agent", (int)sig);
+	c->exit_code = EXIT_STOPPED;
+	if (!c->eof)
+		control_eof(c);
+	else
+		api_close_all(c->api, c->grace_ms);
 }
 
 /* An agent finished: maybe that was the last one after EOF. */
@@ -434,12 +214,14 @@ control_usage(FILE *fp)
 "           [--loop-id ID] [--grace-ms N]\n"
 "\n"
 "Read one JSON request per line on stdin, answer one JSON line each on\n"
-"stdout.  Verbs: spawn, wait, send_input, close, result, list.  See\n"
-"ccw-supervisor(1).  End of input closes every agent.\n");
+"stdout.  Verbs: %s.\n"
+"See ccw-supervisor(1).  End of input closes every agent; SIGTERM too,\n"
+"and exits 4.\n", api_verb_names);
 }
 
-int
-cmd_control(int argc, char **argv)
+/* Parse the command line and load the configuration: 0, or an exit code. */
+static int
+control_options(struct cmd_opts *o, int argc, char **argv, int *done)
 {
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'f' },
@@ -449,19 +231,17 @@ cmd_control(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cmd_opts	 o;
-	struct control	 c;
-	char		*err = NULL;
-	int		 ch;
+	char	*err = NULL;
+	int	 ch;
 
-	cmd_opts_init(&o);
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
 		if (ch == 'h') {
 			control_usage(stdout);
+			*done = 1;
 			return EXIT_OK;
 		}
-		if (cmd_opts_set(&o, ch, optarg) != 0) {
+		if (cmd_opts_set(o, ch, optarg) != 0) {
 			control_usage(stderr);
 			return EXIT_USAGE;
 		}
@@ -470,21 +250,54 @@ cmd_control(int argc, char **argv)
 		control_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (cmd_opts_load(&o, &err) != 0) {
+	if (cmd_opts_load(o, &err) != 0) {
 		fprintf(stderr, "ccw-supervisor control: %s\n", err);
 		free(err);
-		cmd_opts_free(&o);
 		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* The signals' events; then the deferred ones may come in. */
+static void
+control_signals(struct control *c)
+{
+	static const int	signos[CONTROL_NSIG] = { SIGTERM, SIGINT, SIGHUP };
+	int			i;
+
+	for (i = 0; i < CONTROL_NSIG; i++) {
+		c->sigs[i] = evsignal_new(c->base, signos[i], control_signal, c);
+		if (c->sigs[i] == NULL || evsignal_add(c->sigs[i], NULL) != 0)
+			fatalx("control: cannot handle signal %d", signos[i]);
+	}
+	sigfd_release();
+}
+
+int
+cmd_control(int argc, char **argv)
+{
+	struct api_host	 host;
+	struct cmd_opts	 o;
+	struct control	 c;
+	char		*err = NULL;
+	int		 rc, done = 0, i;
+
+	cmd_opts_init(&o);
+	if ((rc = control_options(&o, argc, argv, &done)) != EXIT_OK ||
+	    done) {
+		cmd_opts_free(&o);
+		return rc;
 	}
 	memset(&c, 0, sizeof c);
 	c.opts = &o;
+	c.grace_ms = o.have_grace ? o.grace_ms : API_GRACE_MS;
 	if ((c.base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	if (sup_init(&c.sup, c.base, NULL, o.state_dir, o.loop_id,
 	    &err) != 0)
 		fatalx("%s", err);
 	/* one driver per loop, held until we exit */
-	if ((ch = loopguard_open(&c.guard, c.sup.state_dir, c.sup.loop_id,
+	if ((rc = loopguard_open(&c.guard, c.sup.state_dir, c.sup.loop_id,
 	    &err)) != 0 || loopguard_workers(&c.guard, NULL, &err) != 0) {
 		fprintf(stderr, "ccw-supervisor control: %s\n", err);
 		free(err);
@@ -492,9 +305,16 @@ cmd_control(int argc, char **argv)
 		sup_free(&c.sup);
 		event_base_free(c.base);
 		cmd_opts_free(&o);
-		return ch > 0 ? EXIT_FAILED : EXIT_USAGE;
+		return rc > 0 ? EXIT_FAILED : EXIT_USAGE;
 	}
-	c.verbs = verbs_new(&c.sup);
+	memset(&host, 0, sizeof host);
+	host.sup = &c.sup;
+	host.state_dir = c.sup.state_dir;
+	host.grace_ms = c.grace_ms;
+	host.plan = control_plan;
+	host.plan_arg = &c;
+	c.api = api_new(&host);
+	control_signals(&c);
 	c.in = evbuffer_new();
 	evutil_make_socket_nonblocking(0);
 	c.in_ev = event_new(c.base, 0, EV_READ | EV_PERSIST, control_read_cb,
@@ -505,12 +325,14 @@ cmd_control(int argc, char **argv)
 	c.sup.done_extra_arg = &c;
 	event_base_dispatch(c.base);
 
+	for (i = 0; i < CONTROL_NSIG; i++)
+		event_free(c.sigs[i]);
 	event_free(c.in_ev);
 	evbuffer_free(c.in);
-	verbs_free(c.verbs);
+	api_free(c.api);
 	sup_free(&c.sup);
 	loopguard_close(&c.guard);
 	event_base_free(c.base);
 	cmd_opts_free(&o);
-	return EXIT_OK;
+	return c.exit_code;
 }

@@ -35,7 +35,7 @@ static const struct subcmd subcmds[] = {
 	    "run one agent: spawn, wait, nudge, close; print JSON", 1 },
 	{ "capsule", cmd_capsule, "print the resume capsule of a loop", 0 },
 	{ "control", cmd_control,
-	    "the four verbs as JSON lines on stdin/stdout", 0 },
+	    "the verb table as JSON lines on stdin/stdout", 1 },
 	{ "doctor", cmd_doctor,
 	    "which tools, credentials and settings a loop here would use", 0 },
 	{ "run", cmd_run,

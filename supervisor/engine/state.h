@@ -90,6 +90,8 @@ int	 state_create(int, const char *, const json_t *, unsigned *, char **);
 void	 state_clean_temps(int, const char *);	/* remove {id}.json.tmp left by a crash; NULL id: every loop's */
 void	 state_merge_patch(json_t *, const json_t *);	/* objects deep-merged; arrays, scalars, null replace */
 const char *state_transition_source(const char *);	/* "running" -> "created", ..., "resume" -> "paused" (or failed); NULL: not the supervisor's */
+int	 state_transition_allowed(const char *, const char *);	/* may transition `to` start from status st? */
+const char *state_transition_target(const char *);	/* the status it leaves: "pause" -> "paused", "stop" -> "failed", "unpause" -> "running" */
 
 /* --- the event loop's side: the store (statestore.c), the watch (statewatch.c) */
 /*

@@ -264,9 +264,10 @@ state_transition_source(const char *to)
 		return NULL;
 	if (strcmp(to, "running") == 0)
 		return "created";
-	if (strcmp(to, "completed") == 0 || strcmp(to, "failed") == 0)
+	if (strcmp(to, "completed") == 0 || strcmp(to, "failed") == 0 ||
+	    strcmp(to, "pause") == 0 || strcmp(to, "stop") == 0)
 		return "running";
-	if (strcmp(to, "resume") == 0)
+	if (strcmp(to, "resume") == 0 || strcmp(to, "unpause") == 0)
 		return "paused";
 	return NULL;
 }
@@ -274,16 +275,36 @@ state_transition_source(const char *to)
 /*
  * May `to` start from status st?  "resume" is the person's explicit
  * `run --loop-id`: it takes a paused or a stopped (failed) loop back to
- * running; nothing else the supervisor does can leave those.
+ * running; nothing else the supervisor does can leave those.  The front
+ * end's verbs (supervisor/api): "pause" from running, "unpause" from
+ * paused only, "stop" from anything not yet ended (CCW's stop route).
  */
-static int
-commit_source_ok(const char *to, const char *st)
+int
+state_transition_allowed(const char *to, const char *st)
 {
-	if (st == NULL)
+	if (st == NULL || state_transition_source(to) == NULL)
 		return 0;
 	if (strcmp(to, "resume") == 0)
 		return strcmp(st, "paused") == 0 || strcmp(st, "failed") == 0;
+	if (strcmp(to, "stop") == 0)
+		return strcmp(st, "running") == 0 ||
+		    strcmp(st, "paused") == 0 || strcmp(st, "created") == 0;
 	return strcmp(st, state_transition_source(to)) == 0;
+}
+
+/* The status a transition leaves (its name, but for the verbs). */
+const char *
+state_transition_target(const char *to)
+{
+	if (to == NULL)
+		return NULL;
+	if (strcmp(to, "pause") == 0)
+		return "paused";
+	if (strcmp(to, "stop") == 0)
+		return "failed";
+	if (strcmp(to, "resume") == 0 || strcmp(to, "unpause") == 0)
+		return "running";
+	return to;
 }
 
 /* A patch may only touch what the supervisor owns. */
@@ -297,7 +318,8 @@ commit_check_req(const struct state_commit_req *req, char **err)
 	for (i = 0; i < req->nto; i++) {
 		if (state_transition_source(req->to[i]) == NULL) {
 			xasprintf(err, "status: the supervisor cannot set '%s' "
-			    "(only running, completed, failed)", req->to[i] != NULL ?
+			    "(only running, completed, failed, resume, pause, "
+			    "unpause, stop)", req->to[i] != NULL ?
 			    req->to[i] : "(null)");
 			return -1;
 		}
@@ -355,24 +377,27 @@ commit_merge(const json_t *disk, const struct state_commit_req *req)
 	state_now_iso(now, sizeof now);
 	for (i = 0; i < req->nto; i++) {
 		st = json_string_value(json_object_get(m, "status"));
-		if (!commit_source_ok(req->to[i], st)) {
+		if (!state_transition_allowed(req->to[i], st)) {
 			if (st == NULL || strcmp(st, req->to[i]) != 0)
 				log_debug("state: %s -> %s not applied: the "
 				    "status on disk is %s", state_transition_source(
 				    req->to[i]), req->to[i], st ? st : "none");
 			continue;
 		}
-		if (strcmp(req->to[i], "resume") == 0) {
+		if (strcmp(req->to[i], "resume") == 0 ||
+		    strcmp(req->to[i], "unpause") == 0) {
 			json_object_set_new(m, "status", json_string("running"));
 			json_object_del(m, "completed_at");
 			json_object_del(m, "failure_reason");
 			continue;
 		}
-		json_object_set_new(m, "status", json_string(req->to[i]));
+		json_object_set_new(m, "status",
+		    json_string(state_transition_target(req->to[i])));
 		if (strcmp(req->to[i], "completed") == 0) {
 			json_object_set_new(m, "completed_at", json_string(now));
 			json_object_del(m, "failure_reason");
-		} else if (strcmp(req->to[i], "failed") == 0) {
+		} else if (strcmp(req->to[i], "failed") == 0 ||
+		    strcmp(req->to[i], "stop") == 0) {
 			json_object_del(m, "completed_at");
 			if (req->reason[i] != NULL)
 				json_object_set_new(m, "failure_reason",

@@ -1,0 +1,66 @@
+/*
+ * api.h: the one verb table every front end calls (control's JSON lines
+ * today; serve's socket and HTTP, mcp and acp later): the agent verbs on
+ * a host's agent table, the loop verbs on its state directory.
+ */
+#ifndef CCW_API_H
+#define CCW_API_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "agent.h"
+
+struct api;
+struct event_base;
+
+#define API_TEXT_MAX	(4u << 20)	/* message, command: bytes */
+#define API_NAME_MAX	4096		/* role, tool, model, target ... */
+#define API_TARGETS_MAX	4096		/* agents one wait names */
+#define API_GRACE_MS	5000		/* close's default grace */
+#define API_WAIT_MS	600000		/* wait's default timeout */
+
+/* What a spawn asks for; borrowed from the request for the call. */
+struct api_spawn {
+	const char	*role;
+	const char	*message;	/* "" when absent */
+	const char	*tool;		/* NULL: the role's or the default */
+	const char	*command;
+	const char	*model;
+};
+
+/*
+ * Turn a spawn into a worker request with the host's configuration
+ * (and reserve the agent's id in its loop): 0, or -1 and an error.
+ * On success req->options is a new reference the api releases.
+ */
+typedef int	(*api_plan_fn)(void *, const struct api_spawn *,
+		    struct agent_req *, char **);
+
+/* What the host hands the api; all borrowed, outliving the api. */
+struct api_host {
+	struct sup	*sup;		/* the agent table, on the host's base */
+	const char	*state_dir;	/* the loop verbs' directory, or NULL */
+	uint64_t	 grace_ms;	/* close's default grace */
+	api_plan_fn	 plan;
+	void		*plan_arg;
+};
+
+/*
+ * A reply: {"ok": true, ...} or {"ok": false, "error": "..."}, with the
+ * request's "id" (null when it had none) last.  Borrowed for the call.
+ */
+typedef void	(*api_reply_cb)(json_t *, void *);
+
+struct api	*api_new(const struct api_host *);
+void		 api_free(struct api *);	/* pending calls are dropped */
+void		 api_call(struct api *, const json_t *, api_reply_cb, void *);
+int		 api_idle(const struct api *);	/* no call pending */
+void		 api_close_all(struct api *, uint64_t);	/* EOF, a signal */
+struct verbs	*api_verbs(const struct api *);	/* borrowed */
+json_t		*api_error_new(const json_t *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+extern const char api_verb_names[];	/* for --help: "spawn, wait, ..." */
+
+#endif

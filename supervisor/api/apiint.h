@@ -1,0 +1,52 @@
+/*
+ * apiint.h: what the verb table's files share: the api object, a call
+ * waiting for its reply, and the handlers the table names.
+ */
+#ifndef CCW_APIINT_H
+#define CCW_APIINT_H
+
+#include <sys/queue.h>
+#include <stdatomic.h>
+
+#include "api.h"
+
+struct committer;
+
+/* A call whose reply is still to come; answered exactly once. */
+struct api_pending {
+	TAILQ_ENTRY(api_pending)	 entry;
+	struct api			*api;
+	json_t				*id;	/* the request's, or null */
+	api_reply_cb			 cb;
+	void				*arg;
+};
+TAILQ_HEAD(api_pendings, api_pending);
+
+struct api {
+	struct api_host		 host;
+	struct verbs		*verbs;
+	struct api_pendings	 pending;
+	struct committer	*committer;	/* loop verbs' blocking work */
+	int			 dirfd;		/* the state directory, -1 */
+	char			*dir_error;	/* why there is none */
+	atomic_int		 stopping;	/* a held state lock is not waited for */
+	int			 freeing;	/* replies are dropped */
+};
+
+/* A handler: the request is valid by its table row; answer p once. */
+typedef void	(*api_handler_fn)(struct api_pending *, const json_t *);
+
+void	api_reply(struct api_pending *, json_t *);	/* takes the body */
+void	api_fail(struct api_pending *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+
+/* apiloop.c: the loop verbs */
+void	api_loop_open(struct api_pending *, const json_t *);
+void	api_loop_status(struct api_pending *, const json_t *);
+void	api_loop_pause(struct api_pending *, const json_t *);
+void	api_loop_resume(struct api_pending *, const json_t *);
+void	api_loop_stop(struct api_pending *, const json_t *);
+int	api_loop_init(struct api *);
+void	api_loop_free(struct api *);
+
+#endif

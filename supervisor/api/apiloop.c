@@ -1,0 +1,282 @@
+/*
+ * apiloop.c: the loop verbs of the table.  Each is one job on the api's
+ * committer thread (a read, or the state store's locked commit with one
+ * transition), so a lock another program holds never blocks the event
+ * loop; a driver running the loop sees the change through its watch.
+ */
+#include <config.h>
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apiint.h"
+#include "committer.h"
+#include "log.h"
+#include "state.h"
+#include "xmalloc.h"
+
+#define API_STOP_REASON	"Manually stopped by user"	/* CCW's words */
+
+enum api_loop_op { LOP_OPEN, LOP_STATUS, LOP_TRANSITION };
+
+/* One loop verb: the thread fills in rc, err, state, prev. */
+struct api_loop_job {
+	struct api_pending	*p;
+	enum api_loop_op	 op;
+	char			*id;
+	char			*id_json;	/* {id}.json */
+	const char		*to;		/* a transition (static) */
+	json_t			*create;	/* loop_open: the new state */
+	int			 created;
+	int			 rc;
+	char			*err;
+	json_t			*state;		/* the file after the verb */
+	char			*prev;		/* the status before it */
+};
+
+/* The state directory, opened once; its absence is every loop verb's error. */
+int
+api_loop_init(struct api *api)
+{
+	char	*err = NULL;
+
+	if (api->host.state_dir == NULL) {
+		api->dir_error = xstrdup("this front end has no state directory");
+		return -1;
+	}
+	if ((api->dirfd = state_dir_open(api->host.state_dir, 0, &err)) < 0) {
+		api->dir_error = err;
+		return -1;
+	}
+	return 0;
+}
+
+/* Wait for the jobs in flight (their replies are dropped), close the dir. */
+void
+api_loop_free(struct api *api)
+{
+	committer_free(api->committer);
+	api->committer = NULL;
+	if (api->dirfd >= 0)
+		close(api->dirfd);
+	free(api->dir_error);
+}
+
+/* The file now, without moving a bad one aside (that is the driver's call). */
+static int
+api_loop_read(struct api_loop_job *j, int dirfd)
+{
+	enum state_load_rc	rc;
+
+	rc = state_load_at(dirfd, j->id, ".json", STATE_LOAD_NOQUARANTINE,
+	    &j->state, NULL, &j->err);
+	if (rc == STATE_ENOENT) {
+		free(j->err);
+		xasprintf(&j->err, "Loop not found: %s", j->id);
+	}
+	return rc == STATE_OK ? 0 : -1;
+}
+
+/*
+ * On the committer thread: read; create (loop_open with a title, the file
+ * absent); or check the status is the transition's source and commit it
+ * with nothing of ours but the status (skill_state comes from disk).
+ */
+static void
+api_loop_run(void *arg)
+{
+	struct api_loop_job	*j = arg;
+	struct api		*api = j->p->api;
+	struct state_commit_req	 req;
+	const char		*st;
+	json_t			*merged = NULL;
+	unsigned		 nfsync = 0;
+
+	if (j->op == LOP_OPEN && j->create != NULL) {
+		if (state_create(api->dirfd, j->id, j->create, &nfsync,
+		    &j->err) == 0)
+			j->created = 1;
+		else if (faccessat(api->dirfd, j->id_json, F_OK,
+		    AT_SYMLINK_NOFOLLOW) == 0) {
+			/* it exists: open reports it (the read below judges it) */
+			free(j->err);
+			j->err = NULL;
+		} else {
+			j->rc = -1;
+			return;
+		}
+	}
+	if ((j->rc = api_loop_read(j, api->dirfd)) != 0 ||
+	    j->op != LOP_TRANSITION)
+		return;
+	st = json_string_value(json_object_get(j->state, "status"));
+	j->prev = xstrdup(st != NULL ? st : "none");
+	if (!state_transition_allowed(j->to, st)) {
+		xasprintf(&j->err, "cannot %s loop %s: its status is %s", j->to,
+		    j->id, j->prev);
+		j->rc = -1;
+		return;
+	}
+	memset(&req, 0, sizeof req);
+	req.to[0] = j->to;
+	req.reason[0] = strcmp(j->to, "stop") == 0 ? API_STOP_REASON : NULL;
+	req.nto = 1;
+	req.nowait = &api->stopping;
+	if ((j->rc = state_commit_run(api->dirfd, j->id, &req, &merged,
+	    &nfsync, &j->err)) != 0)
+		return;
+	json_decref(j->state);
+	j->state = merged;
+	st = json_string_value(json_object_get(merged, "status"));
+	if (st == NULL || strcmp(st, state_transition_target(j->to)) != 0) {
+		xasprintf(&j->err, "cannot %s loop %s: its status became %s "
+		    "meanwhile", j->to, j->id, st != NULL ? st : "none");
+		j->rc = -1;
+	}
+}
+
+/* Back on the loop: the reply. */
+static void
+api_loop_done(void *arg)
+{
+	struct api_loop_job	*j = arg;
+	const char		*st;
+	json_t			*body;
+
+	st = json_string_value(json_object_get(j->state, "status"));
+	if (j->rc != 0)
+		api_fail(j->p, "%s", j->err != NULL ? j->err : "failed");
+	else {
+		body = json_pack("{s:b, s:s, s:s?}", "ok", 1, "loop_id", j->id,
+		    "status", st);
+		if (j->op == LOP_TRANSITION)
+			json_object_set_new(body, "previous_status",
+			    json_string(j->prev));
+		else
+			json_object_set(body, "loop", j->state);
+		if (j->op == LOP_OPEN)
+			json_object_set_new(body, "created",
+			    json_boolean(j->created));
+		api_reply(j->p, body);
+	}
+	json_decref(j->create);
+	json_decref(j->state);
+	free(j->prev);
+	free(j->err);
+	free(j->id);
+	free(j->id_json);
+	free(j);
+}
+
+/* Queue one loop verb on the committer (made on first use). */
+static void
+api_loop_submit(struct api_pending *p, enum api_loop_op op, const char *id,
+    const char *to, json_t *create)
+{
+	struct api		*api = p->api;
+	struct api_loop_job	*j;
+	char			*err = NULL;
+
+	if (api->dirfd < 0) {
+		api_fail(p, "%s", api->dir_error);
+		json_decref(create);
+		return;
+	}
+	if (!state_id_valid(id)) {
+		api_fail(p, "Invalid loop ID format: '%.*s'", STATE_ID_MAX, id);
+		json_decref(create);
+		return;
+	}
+	if (api->committer == NULL &&
+	    (api->committer = committer_new(api->host.sup->base,
+	    &err)) == NULL) {
+		api_fail(p, "%s", err);
+		free(err);
+		json_decref(create);
+		return;
+	}
+	j = xcalloc(1, sizeof *j);
+	j->p = p;
+	j->op = op;
+	j->id = xstrdup(id);
+	xasprintf(&j->id_json, "%s.json", id);
+	j->to = to;
+	j->create = create;
+	if (committer_submit(api->committer, api_loop_run, api_loop_done,
+	    j) != 0) {
+		api_loop_run(j);
+		api_loop_done(j);
+	}
+}
+
+/*
+ * loop_open: the loop's status; with a title, a missing loop is created
+ * (status created, a new id when none is given).  Launching it needs the
+ * engine's loop opener: `run --loop-id` drives it today.
+ */
+void
+api_loop_open(struct api_pending *p, const json_t *req)
+{
+	const char	*id = json_string_value(json_object_get(req, "loop_id"));
+	const char	*title = json_string_value(json_object_get(req, "title"));
+	const json_t	*mi = json_object_get(req, "max_iterations");
+	json_t		*st = NULL;
+	char		*gen = NULL;
+
+	if (title != NULL && *title == '\0') {
+		api_fail(p, "title is required and must be non-empty");
+		return;
+	}
+	if (id == NULL && title == NULL) {
+		api_fail(p, "loop_open needs \"loop_id\" or \"title\"");
+		return;
+	}
+	if (id == NULL)
+		id = gen = state_id_generate();
+	if (title != NULL)
+		st = state_new(id, title, json_string_value(json_object_get(req,
+		    "description")), json_is_integer(mi) ?
+		    json_integer_value(mi) : 10);
+	if (title != NULL && st == NULL)
+		api_fail(p, "Invalid loop ID format: '%.*s'", STATE_ID_MAX, id);
+	else
+		api_loop_submit(p, LOP_OPEN, id, NULL, st);
+	free(gen);
+}
+
+/* loop_status: the state file as it is. */
+void
+api_loop_status(struct api_pending *p, const json_t *req)
+{
+	api_loop_submit(p, LOP_STATUS, json_string_value(json_object_get(req,
+	    "loop_id")), NULL, NULL);
+}
+
+/* loop_pause: running -> paused; a driver finishes its step and exits 3. */
+void
+api_loop_pause(struct api_pending *p, const json_t *req)
+{
+	api_loop_submit(p, LOP_TRANSITION, json_string_value(json_object_get(
+	    req, "loop_id")), "pause", NULL);
+}
+
+/*
+ * loop_resume: paused -> running; a driver still pausing goes on.  One
+ * that already exited is not relaunched here (run --loop-id does that).
+ */
+void
+api_loop_resume(struct api_pending *p, const json_t *req)
+{
+	api_loop_submit(p, LOP_TRANSITION, json_string_value(json_object_get(
+	    req, "loop_id")), "unpause", NULL);
+}
+
+/* loop_stop: created|running|paused -> failed; a driver closes all, exit 4. */
+void
+api_loop_stop(struct api_pending *p, const json_t *req)
+{
+	api_loop_submit(p, LOP_TRANSITION, json_string_value(json_object_get(
+	    req, "loop_id")), "stop", NULL);
+}

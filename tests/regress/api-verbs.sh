@@ -1,0 +1,170 @@
+#!/bin/bash
+# api-verbs.sh: the verb table through `control`: loop_pause and loop_stop
+# on a loop `run` drives (run exits 3 and 4), loop_resume and loop_status;
+# garbage, wrongly typed and oversized requests answered with JSON errors
+# while control keeps serving; close's default grace after a spawn;
+# SIGTERM to control closes every agent and exits 4.
+. "$(dirname "$0")/lib.sh"
+t_watchdog 150
+t_valgrind_worker
+t_marker M api
+t_slack
+
+OK="exec '$FAKE' --marker $M result success"
+HANG="exec '$FAKE' --marker $M hang"
+
+# start ROOT ID ARGS...: a run in the background; $PID, the state in $F.
+start() {
+	local root=$1 id=$2
+	shift 2
+	$WRAP "$SUP" run -C "$root" --loop-id "$id" "$@" >"$root.out" \
+	    2>"$root.err" &
+	PID=$!
+	F=$root/.loop/$id.json
+}
+
+# wait_file PATH MS: wait until PATH exists.
+wait_file() {
+	local end=$(( $(t_now_ms) + $2 ))
+	while [ ! -e "$1" ]; do
+		[ "$(t_now_ms)" -ge "$end" ] && return 1
+		sleep 0.02
+	done
+}
+
+# --- loop_pause on a loop run drives: the step finishes, run exits 3
+R=$T_TMP/pause
+t_run_config "$R" "$OK" \
+    "touch '$R.dev'; exec '$FAKE' --marker $M wait-file '$R.go' result success dev" \
+    "touch '$R.dbg'; $OK" "$OK" "$OK" '{"grace_ms": 500}'
+start "$R" p-1 "Pause me"
+wait_file "$R.dev" "$(t_ms 10000)"
+ok $? "pause: develop is running"
+ctl_start "$T_TMP/c1" -C "$R"
+ctl_send '{"id":1,"verb":"loop_status","loop_id":"p-1"}'
+r=$(ctl_recv 1)
+is "$(jget - '[d["ok"], d["status"], d["loop"]["title"]]' <<<"$r")" \
+    '[true,"running","Pause me"]' "loop_status: running, the state in loop"
+ctl_send '{"id":2,"verb":"loop_pause","loop_id":"p-1"}'
+r=$(ctl_recv 2)
+is "$(jget - '[d["ok"], d["previous_status"], d["status"]]' <<<"$r")" \
+    '[true,"running","paused"]' "loop_pause answers running -> paused"
+touch "$R.go"			# develop may finish now
+t_wait_pid "$PID" "$(t_ms 10000)"
+is "$T_RC" 3 "pause: run exits 3"
+ok $([ ! -e "$R.dbg" ]; echo $?) "pause: no new worker after the pause"
+is "$(jget "$F" '[d["status"], d["skill_state"]["completed_actions"]]')" \
+    '["paused",["init","develop"]]' "pause: paused, develop's result kept"
+ctl_send '{"id":3,"verb":"loop_pause","loop_id":"p-1"}'
+r=$(ctl_recv 3)
+is "$(jget - '[d["ok"], d["error"]]' <<<"$r")" \
+    '[false,"cannot pause loop p-1: its status is paused"]' \
+    "a second pause is refused, saying why"
+ctl_send '{"id":4,"verb":"loop_resume","loop_id":"p-1"}'
+r=$(ctl_recv 4)
+is "$(jget - '[d["ok"], d["previous_status"], d["status"]]' <<<"$r")" \
+    '[true,"paused","running"]' "loop_resume: paused -> running"
+is "$(jget "$F" 'd["status"]')" running "loop_resume: running on disk"
+ctl_stop 10000
+is "$T_RC" 0 "control: EOF, exit 0"
+
+# --- loop_stop in the middle of a parallel step: run closes all, exit 4
+R=$T_TMP/stop
+t_run_config "$R" "$OK" "$HANG" "$HANG" "$HANG" "$OK" '{"grace_ms": 500}'
+start "$R" s-1 -m parallel "Stop me"
+t_wait_count "$M" 3 "$(t_ms 10000)"
+ok $? "stop: three workers running"
+ctl_start "$T_TMP/c2" -C "$R"
+t0=$(t_now_ms)
+ctl_send '{"id":1,"verb":"loop_stop","loop_id":"s-1"}'
+r=$(ctl_recv 1)
+is "$(jget - '[d["ok"], d["status"]]' <<<"$r")" '[true,"failed"]' \
+    "loop_stop answers failed"
+t_wait_pid "$PID" "$(t_ms 10000)"
+el=$(( $(t_now_ms) - t0 ))
+is "$T_RC" 4 "stop: run exits 4"
+ok $(( el > 2500 + SLACK )) "stop: run out within 2.5 s ($el ms)"
+t_wait_gone "$M" 1000
+ok $? "stop: no worker left"
+is "$(jget "$F" '[d["status"], d["failure_reason"]]')" \
+    '["failed","Manually stopped by user"]' "stop: CCW's status and reason"
+$WRAP "$SUP" state -C "$R" validate s-1 >/dev/null 2>&1
+ok $? "stop: the state file is valid"
+
+# --- garbage, wrong types, oversized: JSON errors, control survives
+ctl_send 'not json at all' '[1,2]' '{"id":2,"verb":"spawn","role":123}' \
+    '{"id":3,"verb":"wait","targets":[],"mode":"all"}' \
+    '{"id":4,"verb":"loop_pause","loop_id":"../etc"}' \
+    '{"id":5}' '{"id":6,"verb":"loop_open","title":""}'
+r=$(ctl_recv 2)
+like "$(jget - 'd["error"]' <<<"$r")" 'spawn: "role" must be a string' \
+    "a wrongly typed member: named"
+r=$(ctl_recv 3)
+like "$(jget - 'd["error"]' <<<"$r")" 'non-empty array' "an empty targets"
+r=$(ctl_recv 4)
+like "$(jget - 'd["error"]' <<<"$r")" 'Invalid loop ID format' \
+    "a loop id with a path refused"
+r=$(ctl_recv 5)
+like "$(jget - 'd["error"]' <<<"$r")" 'no "verb"' "no verb"
+r=$(ctl_recv 6)
+like "$(jget - 'd["error"]' <<<"$r")" 'title is required' "an empty title"
+python3 -c 'import sys; sys.stdout.write("{\"id\":7,\"verb\":\"spawn\",\"role\":\"develop\",\"message\":\"" + "x" * (5 << 20) + "\"}\n")' >&"$CTL_FD"
+r=$(ctl_recv 7 "$(t_ms 10000)")
+like "$(jget - 'd["error"]' <<<"$r")" 'at most 4194304 bytes' \
+    "a 5 MiB message: refused by its size"
+head -c $((17 << 20)) /dev/zero | tr '\0' x >&"$CTL_FD"
+printf '\n{"id":8,"verb":"list"}\n' >&"$CTL_FD"
+r=$(ctl_recv 8 "$(t_ms 10000)")
+is "$(jget - '[d["ok"], d["agents"]]' <<<"$r")" '[true,{}]' \
+    "still serving after all that"
+like "$(grep -c 'longer than 16777216 bytes' "$T_TMP/c2")" '^1$' \
+    "a 17 MiB line: one error"
+is "$(grep -c '"ok":false' "$T_TMP/c2")" 9 "one JSON error per bad request"
+ctl_stop 10000
+is "$T_RC" 0 "control: EOF, exit 0"
+
+# --- close's default grace stays 5 s after a spawn (it used to become 0:
+# the spawn's plan wrote the role's settings into control's options)
+R=$T_TMP/grace
+mkdir -p "$R"
+ctl_start "$T_TMP/c4" -C "$R"
+ctl_send "{\"id\":1,\"verb\":\"spawn\",\"role\":\"develop\",\"tool\":\"bash\",\
+\"command\":\"exec '$FAKE' --marker $M ignore-term hang\"}"
+r=$(ctl_recv 1)
+t_wait_count "$M" 1 "$(t_ms 10000)"
+t0=$(t_now_ms)
+ctl_send '{"id":2,"verb":"close","target":"agent-1"}'
+r=$(ctl_recv 2 "$(t_ms 20000)")
+el=$(( $(t_now_ms) - t0 ))
+is "$(jget - 'd["ok"]' <<<"$r")" true "grace: close answers"
+ok $(( el < 4500 )) "grace: a tool ignoring TERM gets the 5 s grace ($el ms)"
+ctl_stop 10000
+t_wait_gone "$M" 1000
+ok $? "grace: nothing left"
+
+# --- SIGTERM to control: every agent closed by the ladder, exit 4
+R=$T_TMP/term
+mkdir -p "$R"
+ctl_start "$T_TMP/c3" -C "$R" --grace-ms 300
+ctl_send "{\"id\":1,\"verb\":\"spawn\",\"role\":\"develop\",\"tool\":\"bash\",\
+\"command\":\"$HANG\"}" "{\"id\":2,\"verb\":\"spawn\",\"role\":\"debug\",\
+\"tool\":\"bash\",\"command\":\"exec '$FAKE' --marker $M ignore-term hang\"}"
+r=$(ctl_recv 2)
+is "$(jget - 'd["ok"]' <<<"$r")" true "sigterm: two agents spawned"
+t_wait_count "$M" 2 "$(t_ms 10000)"
+ok $? "sigterm: both tools running"
+ctl_send '{"id":3,"verb":"wait","targets":["agent-1","agent-2"],"mode":"all"}'
+t0=$(t_now_ms)
+kill -TERM "$CTL_PID"
+t_wait_pid "$CTL_PID" "$(t_ms 10000)"
+el=$(( $(t_now_ms) - t0 ))
+is "$T_RC" 4 "sigterm: control exits 4"
+ok $(( el > 2000 + SLACK )) "sigterm: out within 2 s ($el ms)"
+t_wait_gone "$M" 1000
+ok $? "sigterm: no worker or tool left"
+r=$(ctl_recv 3 100)
+is "$(jget - '[d["ok"], sorted(d["status"].values())]' <<<"$r")" \
+    '[true,["shutdown","shutdown"]]' "sigterm: the pending wait was answered"
+exec {CTL_FD}>&-
+
+t_done
