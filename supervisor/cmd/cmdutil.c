@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ccw-loop.h"
 #include "cmdutil.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -112,7 +113,8 @@ cmd_opts_load(struct cmd_opts *o, char **err)
 		return -1;
 	}
 	o->cwd = xstrdup(buf);
-	if (config_load(o->config_path, o->cwd, NULL, &o->cfg, err) != 0)
+	if (config_load(&ccw_loop_workflow, o->config_path, o->cwd, NULL,
+	    &o->cfg, err) != 0)
 		return -1;
 	o->cfg_loaded = 1;
 	if (o->state_dir_opt != NULL)
@@ -144,9 +146,8 @@ cmd_opts_resolve(struct cmd_opts *o, struct agent_req *req, char **err)
 
 	if (cmd_opts_load(o, err) != 0)
 		return -1;
-	if ((ri = config_role_index(o->role)) < 0) {
-		xasprintf(err, "unknown role '%s' (init, develop, debug, "
-		    "validate, complete)", o->role);
+	if ((ri = config_role_index(&o->cfg, o->role)) < 0) {
+		*err = workflow_role_unknown(o->cfg.wf, o->role);
 		return -1;
 	}
 	rc = &o->cfg.roles[ri];

@@ -14,6 +14,7 @@
 #include "run.h"
 #include "state.h"
 #include "sup.h"
+#include "workflow.h"
 #include "xmalloc.h"
 
 #define RUN_TITLE_MAX	100	/* bytes of the task that make the title */
@@ -37,17 +38,18 @@ run_guard(struct loop_guard *g, const char *state_dir, const char *id)
 
 /*
  * The parallel step's retry policy from its roles': the fewest attempts,
- * the longest waits, the steepest backoff of develop, debug, validate.
+ * the longest waits, the steepest backoff of the workflow's group.
  */
 void
 run_retry_policy(const struct config *c, struct retry_cfg *out)
 {
-	const struct retry_cfg	*r;
-	int			 i;
+	const struct workflow_group	*g = c->wf->parallel;
+	const struct retry_cfg		*r;
+	size_t				 i;
 
-	*out = c->roles[LOOP_DEVELOP].retry;
-	for (i = LOOP_DEBUG; i <= LOOP_VALIDATE; i++) {
-		r = &c->roles[i].retry;
+	*out = c->roles[g->roles[0]].retry;
+	for (i = 1; i < g->nroles; i++) {
+		r = &c->roles[g->roles[i]].retry;
 		if (r->attempts < out->attempts)
 			out->attempts = r->attempts;
 		if (r->initial_ms > out->initial_ms)

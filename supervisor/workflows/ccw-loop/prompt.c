@@ -532,7 +532,7 @@ prompt_request(struct cmd_opts *o, const struct prompt_req *in,
     struct agent_req *req, char **prompt, char **capsule, char **err)
 {
 	struct prompt_req	pr = *in;
-	int			ri = config_role_index(in->role), rc;
+	int			ri = config_role_index(&o->cfg, in->role), rc;
 
 	pr.root = o->cwd;
 	pr.template = ri >= 0 ? o->cfg.roles[ri].prompt_file : NULL;
