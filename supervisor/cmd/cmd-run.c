@@ -192,7 +192,9 @@ run_menu_text(const struct workflow *wf, int list)
 	char	*s, *p;
 
 	for (i = 0; i < wf->nroles; i++)
-		len += strlen(wf->roles[i].name) + 32;
+		len += strlen(wf->roles[i].name) + 32 +
+		    (wf->roles[i].aliases != NULL && wf->roles[i].aliases[0] !=
+		    NULL ? strlen(wf->roles[i].aliases[0]) : 0);
 	p = s = xcalloc(1, len);
 	if (!list)
 		*p++ = '[';
@@ -202,7 +204,8 @@ run_menu_text(const struct workflow *wf, int list)
 		n++;
 		if (!list)
 			p += sprintf(p, "%s/", wf->roles[i].name);
-		else if (wf->roles[i].aliases != NULL)
+		else if (wf->roles[i].aliases != NULL &&
+		    wf->roles[i].aliases[0] != NULL)
 			p += sprintf(p, "%zu) %s (%s)  ", n, wf->roles[i].name,
 			    wf->roles[i].aliases[0]);
 		else
