@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "adapter.h"
+#include "ccw-loop.h"
 #include "cmdutil.h"
 #include "doctor.h"
 #include "sup.h"
@@ -211,10 +212,12 @@ doctor_config(struct doctor *d)
 		    json_string(d->config_err));
 		/* Our file alone if it is fine, else the built-ins. */
 		if (chosen == NULL || doctor_err_names(d->config_err, chosen) ||
-		    config_load(chosen, NULL, "", &d->o.cfg, &err) != 0) {
+		    config_load(&ccw_loop_workflow, chosen, NULL, "",
+		    &d->o.cfg, &err) != 0) {
 			free(err);
 			err = NULL;
-			(void)config_load(NULL, NULL, "", &d->o.cfg, &err);
+			(void)config_load(&ccw_loop_workflow, NULL, NULL, "",
+			    &d->o.cfg, &err);
 		}
 		free(err);
 		d->o.cfg_loaded = 1;
@@ -473,10 +476,10 @@ doctor_roles(struct doctor *d)
 	size_t			 i;
 	int			 stdin_prompt;
 
-	for (i = 0; i < CONFIG_ROLES; i++) {
-		d->o.role = config_role_names[i];
+	for (i = 0; i < d->o.cfg.nroles; i++) {
+		d->o.role = d->o.cfg.wf->roles[i].name;
 		d->o.message = "";
-		r = json_pack("{s:s}", "role", config_role_names[i]);
+		r = json_pack("{s:s}", "role", d->o.role);
 		if (cmd_opts_resolve(&d->o, &req, &err) != 0) {
 			json_object_set_new(r, "tool", json_string(
 			    d->o.cfg.roles[i].tool != NULL ?
@@ -488,7 +491,7 @@ doctor_roles(struct doctor *d)
 			    (json_int_t)d->o.cfg.roles[i].grace_ms, "idle_ms",
 			    (json_int_t)d->o.cfg.roles[i].idle_ms, "problem",
 			    err));
-			doctor_role_warn(d, config_role_names[i], err);
+			doctor_role_warn(d, d->o.cfg.wf->roles[i].name, err);
 			free(err);
 			err = NULL;
 			json_array_append_new(roles, r);

@@ -36,6 +36,7 @@
 /* What the terminal side keeps. */
 struct run_ui {
 	struct loop	*l;
+	const struct workflow *wf;	/* the menu's roles */
 	const char	*id;
 	int		 json, tty;
 	struct event	*tick;
@@ -159,24 +160,62 @@ run_ui_tick(evutil_socket_t fd, short ev, void *arg)
 	json_decref(live);
 }
 
-/* The menu's answer: the word, its letter (b for debug) or its number. */
+/*
+ * The menu's answer: a role's word, letter (b for debug) or number, as
+ * the workflow's table has them; exit after the roles.
+ */
 static const char *
-run_menu_parse(const char *s)
+run_menu_parse(const struct workflow *wf, const char *s)
 {
-	static const char *const words[][5] = {
-		{ "develop", "d", "1", "dev", NULL },
-		{ "debug", "b", "2", "deb", "db" },
-		{ "validate", "v", "3", "val", NULL },
-		{ "complete", "c", "4", "comp", NULL },
-		{ "exit", "e", "5", "q", "quit" },
-	};
-	size_t	i, j;
+	static const char *const exits[] = { "exit", "e", "q", "quit", NULL };
+	char	num[24];
+	size_t	i;
+	int	role;
 
-	for (i = 0; i < sizeof words / sizeof words[0]; i++)
-		for (j = 0; j < 5 && words[i][j] != NULL; j++)
-			if (strcasecmp(s, words[i][j]) == 0)
-				return words[i][0];
-	return NULL;
+	if ((role = workflow_menu_role(wf, s)) >= 0)
+		return wf->roles[role].name;
+	snprintf(num, sizeof num, "%zu", workflow_menu_size(wf) + 1);
+	for (i = 0; exits[i] != NULL; i++)
+		if (strcasecmp(s, exits[i]) == 0)
+			return exits[0];
+	return strcmp(s, num) == 0 ? exits[0] : NULL;
+}
+
+/*
+ * The menu's prompt from the table: "[develop/.../exit]" (choices) or
+ * "1) develop (d)  ...  5) exit (e)" (list).  The caller frees it.
+ */
+static char *
+run_menu_text(const struct workflow *wf, int list)
+{
+	size_t	 i, n = 0, len = 64;
+	char	*s, *p;
+
+	for (i = 0; i < wf->nroles; i++)
+		len += strlen(wf->roles[i].name) + 32 +
+		    (wf->roles[i].aliases != NULL && wf->roles[i].aliases[0] !=
+		    NULL ? strlen(wf->roles[i].aliases[0]) : 0);
+	p = s = xcalloc(1, len);
+	if (!list)
+		*p++ = '[';
+	for (i = 0; i < wf->nroles; i++) {
+		if ((wf->roles[i].flags & WORKFLOW_MENU) == 0)
+			continue;
+		n++;
+		if (!list)
+			p += sprintf(p, "%s/", wf->roles[i].name);
+		else if (wf->roles[i].aliases != NULL &&
+		    wf->roles[i].aliases[0] != NULL)
+			p += sprintf(p, "%zu) %s (%s)  ", n, wf->roles[i].name,
+			    wf->roles[i].aliases[0]);
+		else
+			p += sprintf(p, "%zu) %s  ", n, wf->roles[i].name);
+	}
+	if (list)
+		sprintf(p, "%zu) exit (e)", n + 1);
+	else
+		strcpy(p, "exit]");
+	return s;
 }
 
 /* The question being asked now, on stderr. */
@@ -202,7 +241,7 @@ run_ui_line(struct run_ui *ui, char *line)
 {
 	const json_t	*q, *opt;
 	const char	*act;
-	char		*p, *end;
+	char		*p, *end, *words;
 	long		 n;
 
 	for (p = line; isspace((unsigned char)*p); p++)
@@ -212,9 +251,11 @@ run_ui_line(struct run_ui *ui, char *line)
 		;
 	*end = '\0';
 	if (ui->want == UI_MENU) {
-		if ((act = run_menu_parse(p)) == NULL) {
+		if ((act = run_menu_parse(ui->wf, p)) == NULL) {
+			words = run_menu_text(ui->wf, 0);
 			fprintf(stderr, "'%s' is not an action.\nNext action "
-			    "[develop/debug/validate/complete/exit]: ", p);
+			    "%s: ", p, words);
+			free(words);
 			fflush(stderr);
 			return;
 		}
@@ -323,6 +364,7 @@ static void
 run_ui_menu(void *arg, const json_t *info)
 {
 	struct run_ui	*ui = arg;
+	char		*list, *words;
 
 	run_ui_clear(ui);
 	fprintf(stderr, "\nLoop %s: iteration %lld of %lld, validation %s, "
@@ -334,9 +376,11 @@ run_ui_menu(void *arg, const json_t *info)
 	    run_s(info, "last_action") : "none");
 	if (*run_s(info, "notice"))
 		fprintf(stderr, "  ! %s\n", run_s(info, "notice"));
-	fprintf(stderr, "  1) develop (d)  2) debug (b)  3) validate (v)  "
-	    "4) complete (c)  5) exit (e)\n"
-	    "Next action [develop/debug/validate/complete/exit]: ");
+	list = run_menu_text(ui->wf, 1);
+	words = run_menu_text(ui->wf, 0);
+	fprintf(stderr, "  %s\nNext action %s: ", list, words);
+	free(list);
+	free(words);
 	ui->want = UI_MENU;
 	run_ui_wait(ui);
 }
@@ -559,6 +603,7 @@ run_drive(struct run_args *ra, struct event_base *base,
 
 	memset(&ui, 0, sizeof ui);
 	ui.id = cfg->id;
+	ui.wf = cfg->workflow;
 	ui.json = ra->json;
 	ui.tty = isatty(STDERR_FILENO);
 	ui.seen = json_object();

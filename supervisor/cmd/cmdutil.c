@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ccw-loop.h"
 #include "cmdutil.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -111,7 +112,8 @@ cmd_opts_load(struct cmd_opts *o, char **err)
 		return -1;
 	}
 	o->cwd = xstrdup(buf);
-	if (config_load(o->config_path, o->cwd, NULL, &o->cfg, err) != 0)
+	if (config_load(&ccw_loop_workflow, o->config_path, o->cwd, NULL,
+	    &o->cfg, err) != 0)
 		return -1;
 	o->cfg_loaded = 1;
 	o->state_dir = o->state_dir_opt != NULL ?

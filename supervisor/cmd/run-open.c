@@ -22,9 +22,9 @@ run_check_roles(struct run_args *ra, char **err)
 	int			i;
 
 	cmd_opts_overrides(&ra->o, &over);
-	for (i = 0; i < LOOP_NROLES; i++) {
-		if (plan_spawn(&ra->o.cfg, ra->o.cwd, loop_roles[i], &over, "",
-		    &req, &dl, err) != 0)
+	for (i = 0; i < ra->o.cfg.nroles; i++) {
+		if (plan_spawn(&ra->o.cfg, ra->o.cwd, ra->o.cfg.wf->roles[i].name,
+		    &over, "", &req, &dl, err) != 0)
 			return -1;
 		json_decref(req.options);
 	}
@@ -85,11 +85,6 @@ void
 run_loop_cfg(struct run_args *ra, struct loop_opened *o, int dirfd,
     struct loop_cfg *cfg)
 {
-	/* the parallel step's policy: the strictest of its roles' */
-	const char	*step[] = { loop_roles[LOOP_DEVELOP],
-			    loop_roles[LOOP_DEBUG], loop_roles[LOOP_VALIDATE],
-			    NULL };
-
 	memset(cfg, 0, sizeof *cfg);
 	cfg->id = o->guard.id;
 	cfg->state_dir = ra->o.state_dir;
@@ -101,7 +96,9 @@ run_loop_cfg(struct run_args *ra, struct loop_opened *o, int dirfd,
 	cfg->batch_ms = ra->batch_ms;
 	cfg->batch_nudge_ms = ra->batch_nudge_ms;
 	cfg->guard = &o->guard;
-	loopopen_retry(&ra->o.cfg, step, &cfg->retry);
+	/* the parallel step's policy: the strictest of its roles' */
+	loopopen_retry(&ra->o.cfg, &cfg->retry);
+	cfg->workflow = ra->o.cfg.wf;
 	cfg->config = &ra->o.cfg;
 	cfg->root = ra->o.cwd;
 	cmd_opts_overrides(&ra->o, &cfg->over);

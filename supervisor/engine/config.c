@@ -39,18 +39,20 @@
  *   model	string or null; default null (the tool's own default).
  *   options	object handed to the worker (sandbox, permission_mode,
  *		approval_mode, extra_args, ...); default none.
- * roles	keys are the roles: init develop debug validate complete.
+ * roles	keys are the workflow's roles (its table, workflow.h; for
+ *		ccw-loop: init develop debug validate complete).
  *   tool	one of the tools, or null for default_tool.
  *   command	for the bash tool: the command run with bash -c.
  *   model	overrides the tool's model.
  *   prompt	path of a prompt template replacing the built-in one.
  *   permission	what the tool may do, sent as ASSIGN options.permission:
  *		"read-only", "workspace-write" (edit the project, run
- *		commands in it) or "full"; default read-only for init and
- *		complete, workspace-write for develop, debug, validate
- *		(they run the project's tests).
- *   timeout_ms	hard deadline; default 600000 (develop, debug, validate)
- *		or 300000 (init, complete).
+ *		commands in it) or "full"; default the workflow's
+ *		(ccw-loop: read-only for init and complete,
+ *		workspace-write for develop, debug, validate: they run the
+ *		project's tests).
+ *   timeout_ms	hard deadline; default the workflow's (ccw-loop: 600000
+ *		for develop, debug, validate, 300000 for init, complete).
  *   nudge_ms	time before a stalled agent is nudged; default 300000.
  *   grace_ms	time between SIGTERM and SIGKILL; default 5000.
  *   idle_ms	time without output that counts as stalled; 0 = never.
@@ -87,13 +89,10 @@
 #include <unistd.h>
 
 #include "toolconfig.h"
+#include "workflow.h"
 #include "xmalloc.h"
 
 #define CONFIG_NTOOLS	6
-
-const char *const config_role_names[CONFIG_ROLES] = {
-	"init", "develop", "debug", "validate", "complete"
-};
 
 static const char *const config_tool_names[CONFIG_NTOOLS] = {
 	"bash", "codex", "claude", "gemini", "qwen", "opencode"
@@ -146,17 +145,14 @@ config_tool_index(const char *name)
 	return -1;
 }
 
-/* Callers hold role names from the command line or the state file. */
+/*
+ * Callers hold role names from the command line or the state file; the
+ * index is the workflow's (cfg->roles parallels its table).
+ */
 int
-config_role_index(const char *name)
+config_role_index(const struct config *cfg, const char *name)
 {
-	size_t	i;
-
-	for (i = 0; name != NULL && i < CONFIG_ROLES; i++) {
-		if (strcmp(name, config_role_names[i]) == 0)
-			return (int)i;
-	}
-	return -1;
+	return workflow_role_index(cfg->wf, name);
 }
 
 /* Looked up by name because roles and the command line speak in names. */
@@ -187,25 +183,31 @@ config_free(struct config *cfg)
 		json_decref(cfg->tools[i].options);
 	}
 	free(cfg->tools);
-	for (i = 0; i < CONFIG_ROLES; i++) {
+	for (i = 0; i < cfg->nroles; i++) {
 		free(cfg->roles[i].tool);
 		free(cfg->roles[i].model);
 		free(cfg->roles[i].command);
 		free(cfg->roles[i].prompt_file);
 		free(cfg->roles[i].permission);
 	}
+	free(cfg->roles);
 	free(cfg->test_command);
 	memset(cfg, 0, sizeof *cfg);
 }
 
-/* A file only overrides, so everything starts from these values. */
+/*
+ * A file only overrides, so everything starts from these values: the
+ * workflow's deadline and permission per role, the rest the same.
+ */
 static void
-config_defaults(struct config *cfg)
+config_defaults(struct config *cfg, const struct workflow *wf)
 {
 	size_t	i;
-	int	slow;
 
 	memset(cfg, 0, sizeof *cfg);
+	cfg->wf = wf;
+	cfg->nroles = wf->nroles;
+	cfg->roles = xcalloc(wf->nroles, sizeof *cfg->roles);
 	cfg->source = xstrdup("built-in");
 	cfg->default_tool = xstrdup("codex");
 	cfg->ntools = CONFIG_NTOOLS;
@@ -215,10 +217,8 @@ config_defaults(struct config *cfg)
 		cfg->tools[i].path = xstrdup(config_tool_names[i]);
 		cfg->tools[i].enabled = 1;
 	}
-	for (i = 0; i < CONFIG_ROLES; i++) {
-		slow = strcmp(config_role_names[i], "init") != 0 &&
-		    strcmp(config_role_names[i], "complete") != 0;
-		cfg->roles[i].timeout_ms = slow ? 600000 : 300000;
+	for (i = 0; i < cfg->nroles; i++) {
+		cfg->roles[i].timeout_ms = wf->roles[i].timeout_ms;
 		cfg->roles[i].nudge_ms = 300000;
 		cfg->roles[i].grace_ms = 5000;
 		cfg->roles[i].idle_ms = 0;
@@ -226,9 +226,7 @@ config_defaults(struct config *cfg)
 		cfg->roles[i].retry.initial_ms = 1000;
 		cfg->roles[i].retry.coefficient = 2.0;
 		cfg->roles[i].retry.maximum_ms = 30000;
-		/* init and complete only read; the others run the tests */
-		cfg->roles[i].permission = xstrdup(slow ? "workspace-write" :
-		    "read-only");
+		cfg->roles[i].permission = xstrdup(wf->roles[i].permission);
 	}
 }
 
@@ -461,13 +459,14 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 		"timeout_ms", "nudge_ms", "grace_ms", "idle_ms", "retry", NULL
 	};
 	struct role_cfg	*r;
-	char		*where, *perm = NULL;
+	char		*where, *perm = NULL, *list;
 	int		 idx, rc = -1;
 
 	xasprintf(&where, "roles.%s", name);
-	if ((idx = config_role_index(name)) == -1) {
-		config_error(ld, "%s: unknown role (expected init, develop, "
-		    "debug, validate or complete)", where);
+	if ((idx = config_role_index(cfg, name)) == -1) {
+		list = workflow_role_list(cfg->wf, " or ");
+		config_error(ld, "%s: unknown role (expected %s)", where, list);
+		free(list);
 		goto out;
 	}
 	r = &cfg->roles[idx];
@@ -629,12 +628,13 @@ config_main_file(struct cload *ld, struct config *cfg, const char *file_arg,
 }
 
 /*
- * One call gives the whole configuration or a one-line reason; on error
- * cfg is left empty, so the caller frees nothing.
+ * One call gives the whole configuration of the workflow's roles or a
+ * one-line reason; on error cfg is left empty, so the caller frees
+ * nothing.
  */
 int
-config_load(const char *file_arg, const char *root, const char *home,
-    struct config *cfg, char **err)
+config_load(const struct workflow *wf, const char *file_arg,
+    const char *root, const char *home, struct config *cfg, char **err)
 {
 	struct cload	 ld;
 	char		*ccw = NULL;
@@ -647,7 +647,7 @@ config_load(const char *file_arg, const char *root, const char *home,
 		home = getenv("HOME");
 	if (home != NULL && *home == '\0')
 		home = NULL;
-	config_defaults(cfg);
+	config_defaults(cfg, wf);
 	rc = config_main_file(&ld, cfg, file_arg, root, home);
 	if (rc == 0 && home != NULL) {
 		xasprintf(&ccw, "%s/.claude/cli-tools.json", home);

@@ -14,6 +14,7 @@
 #include "loopopen.h"
 #include "state.h"
 #include "sup.h"
+#include "workflow.h"
 #include "xmalloc.h"
 
 #define OPEN_TITLE_MAX	100	/* bytes of the task that make the title */
@@ -219,21 +220,20 @@ loopopen_exit(enum loopopen_status s)
 }
 
 /*
- * A step's retry policy from its roles' (NULL-terminated names): the
- * fewest attempts, the longest waits, the steepest backoff.
+ * The parallel step's retry policy from its roles' (the workflow's
+ * group): the fewest attempts, the longest waits, the steepest backoff.
  */
 void
-loopopen_retry(const struct config *c, const char *const *roles,
-    struct retry_cfg *out)
+loopopen_retry(const struct config *c, struct retry_cfg *out)
 {
-	const struct retry_cfg	*r;
-	int			 i, first = 1;
+	const struct workflow_group	*g = c->wf->parallel;
+	const struct retry_cfg		*r;
+	size_t				 k;
+	int				 first = 1;
 
 	memset(out, 0, sizeof *out);
-	for (; *roles != NULL; roles++) {
-		if ((i = config_role_index(*roles)) < 0)
-			continue;
-		r = &c->roles[i].retry;
+	for (k = 0; g != NULL && k < g->nroles; k++) {
+		r = &c->roles[g->roles[k]].retry;
 		if (first) {
 			*out = *r;
 			first = 0;

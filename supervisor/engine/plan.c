@@ -9,23 +9,8 @@
 #include <string.h>
 
 #include "plan.h"
+#include "workflow.h"
 #include "xmalloc.h"
-
-/* "init, develop, ...": the roles the configuration knows, for errors. */
-static char *
-plan_role_list(void)
-{
-	char	*s = xstrdup(""), *t;
-	int	 i;
-
-	for (i = 0; i < CONFIG_ROLES; i++) {
-		xasprintf(&t, "%s%s%s", s, i > 0 ? ", " : "",
-		    config_role_names[i]);
-		free(s);
-		s = t;
-	}
-	return s;
-}
 
 /* One deadline: the override when given, else the role's. */
 static uint64_t
@@ -49,16 +34,12 @@ plan_spawn(const struct config *cfg, const char *root, const char *role,
 	const struct role_cfg			*rc;
 	const struct tool_cfg			*tc;
 	const char				*tool, *command;
-	char					*list;
 	int					 ri;
 
 	if (over == NULL)
 		over = &none;
-	if (role == NULL || (ri = config_role_index(role)) < 0) {
-		list = plan_role_list();
-		xasprintf(err, "unknown role '%s' (%s)", role != NULL ? role :
-		    "", list);
-		free(list);
+	if (role == NULL || (ri = config_role_index(cfg, role)) < 0) {
+		*err = workflow_role_unknown(cfg->wf, role != NULL ? role : "");
 		return -1;
 	}
 	rc = &cfg->roles[ri];

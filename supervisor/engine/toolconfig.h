@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#define CONFIG_ROLES	5	/* init develop debug validate complete */
+struct workflow;
 
 struct tool_cfg {
 	char		*name;		/* adapter name: bash codex claude gemini qwen opencode */
@@ -46,21 +46,22 @@ struct role_cfg {
 	struct retry_cfg retry;
 };
 
+/* roles[] parallels the workflow's role table (workflow.h). */
 struct config {
 	char		*source;	/* path of the file read, or "built-in" */
+	const struct workflow *wf;	/* whose roles these are */
 	char		*default_tool;
 	struct tool_cfg	*tools;
 	size_t		 ntools;
-	struct role_cfg	 roles[CONFIG_ROLES];
+	struct role_cfg	*roles;
+	size_t		 nroles;
 	char		*test_command;	/* the project's tests, or NULL */
 };
 
-extern const char *const config_role_names[CONFIG_ROLES];
-
-int		 config_load(const char *, const char *, const char *,
-		    struct config *, char **);
+int		 config_load(const struct workflow *, const char *,
+		    const char *, const char *, struct config *, char **);
 void		 config_free(struct config *);
-int		 config_role_index(const char *);
+int		 config_role_index(const struct config *, const char *);
 const struct tool_cfg *config_tool(const struct config *, const char *);
 char		*config_resolve_path(const char *, const char *);
 uint64_t	 config_retry_delay(const struct retry_cfg *, unsigned);

@@ -14,6 +14,7 @@
 #include <event2/event.h>
 
 #include "bus.h"
+#include "ccw-loop.h"
 #include "children.h"
 #include "clock.h"
 #include "hostfix.h"
@@ -26,15 +27,17 @@
 static void
 hostfix_config(const char *path, const char *fake, int ms, int step)
 {
-	json_t	*r = json_object(), *c;
-	size_t	 i;
-	char	*cmd;
+	json_t		*r = json_object(), *c;
+	const char	*name;
+	size_t		 i;
+	char		*cmd;
 
-	for (i = 0; i < LOOP_NROLES; i++) {
+	for (i = 0; i < ccw_loop_workflow.nroles; i++) {
+		name = ccw_loop_workflow.roles[i].name;
 		xasprintf(&cmd, "exec '%s' sleep %d result success '%s done'",
-		    fake, ms + (int)i * step, loop_roles[i]);
-		json_object_set_new(r, loop_roles[i], json_pack("{s:s}",
-		    "command", cmd));
+		    fake, ms + (int)i * step, name);
+		json_object_set_new(r, name, json_pack("{s:s}", "command",
+		    cmd));
 		free(cmd);
 	}
 	c = json_pack("{s:s, s:o}", "default_tool", "bash", "roles", r);
@@ -104,7 +107,8 @@ hostfix_init(struct hostfix *h, const char *tag, int ms, int step)
 	    (h->ch = children_new(h->base, &err)) == NULL)
 		fatalx("base: %s", err != NULL ? err : "?");
 	h->state_dir = state_dir_default(h->dir);
-	if (config_load(h->cfgpath, h->dir, NULL, &h->cfg, &err) != 0 ||
+	if (config_load(&ccw_loop_workflow, h->cfgpath, h->dir, NULL, &h->cfg,
+	    &err) != 0 ||
 	    (h->dirfd = state_dir_open(h->state_dir, 1, &err)) < 0)
 		fatalx("setup: %s", err);
 	return 0;
@@ -115,9 +119,6 @@ int
 hostfix_open(struct hostfix *h, struct hostfix_loop *x, const char *id,
     enum loop_mode mode, hostfix_event_cb event)
 {
-	const char		*step[] = { loop_roles[LOOP_DEVELOP],
-				    loop_roles[LOOP_DEBUG],
-				    loop_roles[LOOP_VALIDATE], NULL };
 	struct loop_spec	 spec;
 	struct loop_cfg		 cfg;
 	enum loopopen_status	 s;
@@ -149,7 +150,8 @@ hostfix_open(struct hostfix *h, struct hostfix_loop *x, const char *id,
 	cfg.batch_nudge_ms = 5000;
 	cfg.guard = &x->lo.guard;
 	cfg.children = h->ch;
-	loopopen_retry(&h->cfg, step, &cfg.retry);
+	loopopen_retry(&h->cfg, &cfg.retry);
+	cfg.workflow = h->cfg.wf;
 	cfg.config = &h->cfg;
 	cfg.root = h->dir;
 	cfg.hooks.done = hostfix_done;

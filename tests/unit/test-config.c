@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ccw-loop.h"
 #include "toolconfig.h"
 #include "tap.h"
 #include "xmalloc.h"
@@ -77,7 +78,7 @@ rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 static int
 load(const char *file, struct config *cfg, char **err)
 {
-	return config_load(file, root, home, cfg, err);
+	return config_load(&ccw_loop_workflow, file, root, home, cfg, err);
 }
 
 /* An error must name the key path (and the file) it is about. */
@@ -133,10 +134,12 @@ test_defaults(void)
 	    "defaults: init and complete read-only, the others "
 	    "workspace-write");
 	tap_ok(cfg.test_command == NULL, "defaults: no test command");
+	tap_is_int(config_role_index(&cfg, "develop"), 1,
+	    "role index develop");
+	tap_is_int(config_role_index(&cfg, "deploy"), -1, "role index unknown");
+	tap_is_str(cfg.wf->roles[4].name, "complete", "role names");
+	tap_is_int((long long)cfg.nroles, 5, "a role entry per role");
 	config_free(&cfg);
-	tap_is_int(config_role_index("develop"), 1, "role index develop");
-	tap_is_int(config_role_index("deploy"), -1, "role index unknown");
-	tap_is_str(config_role_names[4], "complete", "role names");
 }
 
 /* ROOT beats HOME, --config beats both; a file sets only what it names. */
@@ -155,7 +158,7 @@ test_search(void)
 	config_free(&cfg);
 
 	setenv("HOME", home, 1);
-	config_load(NULL, root, NULL, &cfg, &err);
+	config_load(&ccw_loop_workflow, NULL, root, NULL, &cfg, &err);
 	tap_is_str(cfg.source, h, "home NULL means $HOME");
 	config_free(&cfg);
 
@@ -222,8 +225,9 @@ test_errors(void)
 	    "roles.debug.nudge_ms", "negative deadline");
 	expect_error("{\"roles\": {\"init\": {\"grace_ms\": 1.5}}}",
 	    "roles.init.grace_ms", "fractional deadline");
-	expect_error("{\"roles\": {\"deploy\": {}}}", "roles.deploy",
-	    "unknown role");
+	expect_error("{\"roles\": {\"deploy\": {}}}", "roles.deploy: "
+	    "unknown role (expected init, develop, debug, validate or "
+	    "complete)", "unknown role: the roles from the table");
 	expect_error("{\"tools\": {\"cursor\": {}}}", "tools.cursor",
 	    "unknown tool");
 	expect_error("{\"roles\": {\"develop\": {\"tool\": \"cursor\"}}}",

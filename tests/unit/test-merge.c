@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "ccw-loop.h"
 #include "loop.h"
 #include "tap.h"
 #include "xmalloc.h"
@@ -347,6 +348,7 @@ test_parallel(void)
 {
 	json_t		*ss = skeleton(), *d, *b, *v, *c, *ss2;
 	const json_t	*res[3];
+	const char *const names[3] = { "develop", "debug", "validate" };
 
 	d = J("{\"agent_id\": \"agent-2\", \"status\": \"success\","
 	    " \"summary\": \"dev\", \"files_changed\": [\"src/a.c\","
@@ -360,7 +362,7 @@ test_parallel(void)
 	res[0] = d;
 	res[1] = b;
 	res[2] = v;
-	c = merge_conflicts(res);
+	c = merge_conflicts(names, res, 3);
 	is_json(c, "0", "{\"file\": \"src/a.c\", \"workers\": [\"develop\","
 	    " \"debug\", \"validate\"], \"resolution\": \"manual\"}",
 	    "conflicts: a path three workers changed, in role order");
@@ -370,7 +372,7 @@ test_parallel(void)
 	tap_is_int((long long)json_array_size(c), 2, "conflicts: two");
 	json_decref(c);
 
-	merge_parallel(ss, res, NOW);
+	merge_parallel(ss, names, res, 3, NOW);
 	is_json(ss, "parallel_results.merged_at", "\"" NOW "\"", "merged_at");
 	is_json(ss, "parallel_results.debug.status", "\"failed\"",
 	    "parallel_results: debug failed");
@@ -392,10 +394,10 @@ test_parallel(void)
 
 	/* the same results give the same state, whoever finished first */
 	ss2 = skeleton();
-	merge_parallel(ss2, res, NOW);
+	merge_parallel(ss2, names, res, 3, NOW);
 	tap_ok(json_equal(ss, ss2), "parallel: deterministic");
 	res[0] = NULL;
-	c = merge_conflicts(res);
+	c = merge_conflicts(names, res, 3);
 	is_json(c, "", "[{\"file\": \"src/a.c\", \"workers\": [\"debug\","
 	    " \"validate\"], \"resolution\": \"manual\"}]",
 	    "conflicts: a missing worker counts for nothing");

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ccw-loop.h"
 #include "plan.h"
 #include "tap.h"
 #include "xmalloc.h"
@@ -41,7 +42,7 @@ load(struct config *cfg)
 		exit(99);
 	fputs(text, fp);
 	fclose(fp);
-	if (config_load(path, tmp, tmp, cfg, &err) != 0) {
+	if (config_load(&ccw_loop_workflow, path, tmp, tmp, cfg, &err) != 0) {
 		printf("Bail out! config: %s\n", err);
 		exit(99);
 	}
@@ -65,7 +66,7 @@ dump(const struct config *c)
 		    c->tools[i].model, "options", c->tools[i].options, "refs",
 		    (json_int_t)(c->tools[i].options != NULL ?
 		    c->tools[i].options->refcount : 0)));
-	for (i = 0; i < CONFIG_ROLES; i++) {
+	for (i = 0; i < c->nroles; i++) {
 		r = &c->roles[i];
 		json_array_append_new(rs, json_pack("{s:s?, s:s?, s:s?, s:s?,"
 		    " s:s?, s:I, s:I, s:I, s:I}", "tool", r->tool, "model",

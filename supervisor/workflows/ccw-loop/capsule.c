@@ -19,15 +19,15 @@
 #include <unistd.h>
 
 #include "capsule.h"
+#include "ccw-loop.h"
 #include "xmalloc.h"
 
 #define CAPSULE_MAX_ITEMS	50	/* per list: the prompt stays small */
 #define CAPSULE_MAX_LINE	500	/* bytes of one rendered line */
 
-static const char *const capsule_roles[] = {
-	"init", "develop", "debug", "validate", "complete"
-};
-#define CAPSULE_NROLES	(sizeof capsule_roles / sizeof capsule_roles[0])
+/* The roles in auto order: ccw-loop's table. */
+#define CAPSULE_NROLES	((long long)ccw_loop_workflow.nroles)
+#define capsule_role(i)	(ccw_loop_workflow.roles[(i)].name)
 
 struct capsule_buf {
 	char	*p;
@@ -280,17 +280,16 @@ capsule_resume(const json_t *st, const json_t *ss, const json_t *questions)
 	if (cur != NULL && cur[0] == '\0')
 		cur = NULL;
 	if (idx < 0) {
-		for (idx = 0; cur != NULL && idx < (long long)CAPSULE_NROLES &&
-		    strcmp(cur, capsule_roles[idx]) != 0; idx++)
+		for (idx = 0; cur != NULL && idx < CAPSULE_NROLES &&
+		    strcmp(cur, capsule_role(idx)) != 0; idx++)
 			;
-		if (cur == NULL || idx == (long long)CAPSULE_NROLES)
+		if (cur == NULL || idx == CAPSULE_NROLES)
 			idx = 0;
 		else if (capsule_names_role(json_string_value(json_array_get(
 		    done, json_array_size(done) - 1)), cur))
 			idx++;
 	}
-	next = capsule_roles[idx < (long long)CAPSULE_NROLES ? idx :
-	    (long long)CAPSULE_NROLES - 1];
+	next = capsule_role(idx < CAPSULE_NROLES ? idx : CAPSULE_NROLES - 1);
 	snap = json_pack("{s:s, s:s+}", "phase", cur != NULL ? cur : "init",
 	    "nextAction", cur != NULL && strcmp(cur, next) == 0 ? "resume " :
 	    "", next);

@@ -1,9 +1,10 @@
 /*
  * loop.c: the run engine.  Drives one loop in auto, parallel or
- * interactive mode over the four verbs: a worker per action (three at
- * once in the parallel step), each with its own wait, nudge, wait, close;
- * results merged and committed one action at a time; clarifications
- * answered; pause and stop from the state file obeyed.
+ * interactive mode over the four verbs: a worker per action (the
+ * workflow's parallel group at once in the parallel step), each with its
+ * own wait, nudge, wait, close; results merged and committed one action
+ * at a time; clarifications answered; pause and stop from the state file
+ * obeyed.  Roles, steps and rules come from the workflow's table.
  */
 #include <config.h>
 
@@ -12,6 +13,7 @@
 
 #include <event2/event.h>
 
+#include "ccw-loop.h"
 #include "loopguard.h"
 #include "log.h"
 #include "loop.h"
@@ -23,6 +25,13 @@
 
 #define LOOP_STOP_GRACE_MS	1000	/* a stop closes within this */
 
+
+/* An action's name, as the workflow's table spells it. */
+const char *
+loop_role(const struct loop *l, int role)
+{
+	return workflow_role_name(l->wf, role);
+}
 
 /* Is the run over (its ladder's done callback ran)? */
 int
@@ -115,36 +124,24 @@ loop_save(struct loop *l, const char *to, const char *reason,
 }
 
 /*
- * A run is done: its result, with the TAP of a validate run: from the
- * worker's answer (a model's DETAILED_OUTPUT; its log is a JSON stream
- * where TAP lines do not start lines), else from a bash run's log.
+ * A run is done: its result, completed by the workflow from the
+ * worker's answer or log (ccw-loop: the TAP of a validate run) unless
+ * the run was stopped.
  */
 static void
 loop_closed(struct agent *a, void *arg)
 {
 	struct loop_run	*r = arg;
 	struct loop	*l = r->l;
-	json_t		*tap;
-	char		*err = NULL;
 
 	(void)a;
 	r->result = report_agent(r->a);
-	if (r->role == LOOP_VALIDATE && !r->cancelled &&
-	    (tap = tap_parse_answer(json_string_value(json_object_get(
-	    r->result, "detailed_output")), json_string_value(
-	    json_object_get(r->result, "summary")))) != NULL)
-		json_object_set_new(r->result, "tap", tap);
-	else if (r->role == LOOP_VALIDATE && strcmp(r->a->tool, "bash") == 0 &&
-	    !r->cancelled) {
-		if ((tap = tap_parse_file(r->a->log_path, &err)) != NULL)
-			json_object_set_new(r->result, "tap", tap);
-		else if (err != NULL)
-			log_warnx("%s: TAP: %s", r->a->id, err);
-		free(err);
-	}
+	if (!r->cancelled && l->wf->collect != NULL)
+		l->wf->collect(r->role, r->result, r->a->tool, r->a->log_path,
+		    r->a->id);
 	if (!r->cancelled)
-		loop_event(l, "worker_result", merge_event(loop_roles[r->role],
-		    r->result));
+		loop_event(l, "worker_result", merge_event(loop_role(l,
+		    r->role), r->result));
 	loop_kick(l);
 }
 
@@ -169,7 +166,7 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 	pr.state = view;
 	pr.state_dir = l->cfg.state_dir;
 	pr.loop_id = l->cfg.id;
-	pr.role = loop_roles[role];
+	pr.role = loop_role(l, role);
 	pr.mode = loop_mode_name(l->cfg.mode);
 	pr.extra = extra;
 	pr.force_capsule = l->cfg.resumed;
@@ -203,7 +200,7 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 	free(prompt);
 	free(capsule);
 	loop_event(l, "worker_started", json_pack("{s:s, s:s, s:s, s:s,"
-	    " s:I}", "agent_id", r->a->id, "role", loop_roles[role], "tool",
+	    " s:I}", "agent_id", r->a->id, "role", loop_role(l, role), "tool",
 	    r->a->tool, "log_path", r->a->log_path, "timeout_ms",
 	    (json_int_t)wait_ms));
 	/* the deadlines count from now, not from before a slow write */
@@ -221,25 +218,18 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 static void
 loop_take_one(struct loop *l, struct loop_run *r, const char *now)
 {
-	json_t		*res = r->result, *tasks = NULL;
-	const char	*role = loop_roles[r->role];
-	const char	*outcome = merge_outcome(role, res);
+	json_t		*res = r->result;
+	const struct workflow *wf = l->wf;
+	const char	*role = loop_role(l, r->role);
+	const char	*outcome = wf->outcome(role, res);
 	char		*err = NULL;
-	int		 next, rc;
+	int		 next;
 
-	merge_role(l->ss, role, res, now);
-	next = merge_next(r->role, res, l->ss);	/* after: validate.passed */
-	if (r->role == LOOP_INIT && next >= 0) {
-		rc = progress_tasks_read(l->cfg.dirfd, l->cfg.id, &tasks, &err);
-		prompt_warn(rc, err);
-		if (tasks != NULL)
-			merge_tasks(l->ss, tasks, now);
-		json_decref(tasks);
-		/* the plan in init's answer, when no tasks file gave one */
-		context_plan(l->ss, json_string_value(json_object_get(res,
-		    "detailed_output")), now);
-	}
-	if (r->role >= LOOP_DEVELOP && r->role <= LOOP_VALIDATE)
+	wf->merge(l->ss, role, res, now);
+	next = wf->next(r->role, res, l->ss);	/* after the merge */
+	if (next >= 0 && wf->merged != NULL)
+		wf->merged(r->role, l->ss, res, l->cfg.dirfd, l->cfg.id, now);
+	if (wf->roles[r->role].flags & WORKFLOW_ITER)
 		l->iteration++;
 	prompt_record_action(l->store, role, res, outcome, l->ss, l->iteration,
 	    now);
@@ -252,35 +242,35 @@ loop_take_one(struct loop *l, struct loop_run *r, const char *now)
 	}
 	if (next >= 0)
 		l->index = next;
-	if (next == LOOP_NROLES)
+	if (next == (int)wf->nroles)
 		loop_end(l, EXIT_OK, "completed", NULL);
 	else
 		loop_save(l, NULL, NULL, loop_saved);
 }
 
-/* The parallel step, merged in role order; then complete or go again. */
+/* The parallel step, merged in the group's order; then the next step. */
 static void
 loop_take_batch(struct loop *l, const char *now)
 {
-	const json_t	*res[3];
-	int		 i, failed = 0;
+	const struct workflow	*wf = l->wf;
+	const json_t		*res[WORKFLOW_MAX_GROUP];
+	const char		*names[WORKFLOW_MAX_GROUP];
+	int			 i, failed = 0;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < l->ncur; i++) {
 		res[i] = l->cur[i]->result;
-		failed += strcmp(merge_outcome(loop_roles[LOOP_DEVELOP + i],
-		    res[i]), "failed") == 0;
+		names[i] = loop_role(l, l->cur[i]->role);
+		failed += strcmp(wf->outcome(names[i], res[i]), "failed") == 0;
 	}
-	l->failures = failed == 3 ? l->failures + 1 : 0;
-	merge_parallel(l->ss, res, now);
+	l->failures = failed == l->ncur ? l->failures + 1 : 0;
+	wf->merge_group(l->ss, names, res, (size_t)l->ncur, now);
 	l->iteration++;
-	for (i = 0; i < 3; i++)
-		prompt_record_action(l->store, loop_roles[LOOP_DEVELOP + i],
-		    l->cur[i]->result, merge_outcome(loop_roles[LOOP_DEVELOP +
-		    i], res[i]), l->ss, l->iteration, now);
-	l->index = json_is_true(json_object_get(json_object_get(l->ss,
-	    "validate"), "passed")) ? LOOP_COMPLETE : LOOP_DEVELOP;
+	for (i = 0; i < l->ncur; i++)
+		prompt_record_action(l->store, names[i], l->cur[i]->result,
+		    wf->outcome(names[i], res[i]), l->ss, l->iteration, now);
+	l->index = wf->group_next(l->ss);
 	loop_save(l, NULL, NULL, loop_saved);	/* a failed commit ends it */
-	if (l->failures > 0 && l->index == LOOP_DEVELOP)
+	if (l->failures > 0 && workflow_in_group(wf->parallel, l->index))
 		loop_retry(l);
 }
 
@@ -301,7 +291,7 @@ loop_step_runs(struct loop *l)
 		}
 		if (l->cur[i]->cancelled || l->asking)
 			continue;
-		if (strcmp(merge_outcome(loop_roles[l->cur[i]->role],
+		if (strcmp(l->wf->outcome(loop_role(l, l->cur[i]->role),
 		    l->cur[i]->result), "needs_input") == 0 &&
 		    loop_clarify(l, i))
 			busy = 1;
@@ -312,13 +302,13 @@ loop_step_runs(struct loop *l)
 		return 1;
 	for (i = 0; i < l->ncur; i++)
 		if (l->cur[i]->cancelled ||
-		    strcmp(merge_outcome(loop_roles[l->cur[i]->role],
+		    strcmp(l->wf->outcome(loop_role(l, l->cur[i]->role),
 		    l->cur[i]->result), "needs_input") == 0) {
 			l->ncur = 0;	/* interrupted: redone on resume */
 			return 0;
 		}
 	state_now_iso(now, sizeof now);
-	if (l->ncur == 3)
+	if (l->batch)
 		loop_take_batch(l, now);
 	else
 		loop_take_one(l, l->cur[0], now);
@@ -331,26 +321,29 @@ static void
 loop_start_one(struct loop *l, int role)
 {
 	l->ncur = 0;
+	l->batch = 0;
 	if ((l->cur[0] = loop_spawn(l, role, NULL, 0, 0, 0)) != NULL)
 		l->ncur = 1;
 }
 
-/* develop, debug and validate at once, under the batch deadline. */
+/* The parallel group's roles at once, under the batch deadline. */
 static void
 loop_start_batch(struct loop *l)
 {
-	int	i;
+	const struct workflow_group	*g = l->wf->parallel;
+	int				 i, n = (int)g->nroles;
 
 	l->ncur = 0;
+	l->batch = 1;
 	l->batch_start = sup_now_ms();
-	for (i = 0; i < 3; i++) {
-		l->cur[i] = loop_spawn(l, LOOP_DEVELOP + i, NULL,
+	for (i = 0; i < n; i++) {
+		l->cur[i] = loop_spawn(l, g->roles[i], NULL,
 		    l->cfg.batch_ms, l->cfg.batch_nudge_ms, 0);
 		if (l->cur[i] == NULL)
 			break;
 		l->ncur = i + 1;
 	}
-	if (l->ncur != 3)
+	if (l->ncur != n)
 		l->ncur = 0;	/* loop_end closes what started */
 }
 
@@ -369,12 +362,19 @@ loop_bounded(struct loop *l)
 	return 1;
 }
 
-/* Whether validation has passed (complete requires it). */
+/* Whether the workflow's goal is met (the menu shows it). */
 static int
 loop_passed(struct loop *l)
 {
-	return json_is_true(json_object_get(json_object_get(l->ss,
-	    "validate"), "passed"));
+	return l->wf->passed == NULL || l->wf->passed(l->ss);
+}
+
+/* Whether an action is an iteration, bounded by max_iterations. */
+static int
+loop_iterates(struct loop *l, int role)
+{
+	return role >= 0 && (size_t)role < l->wf->nroles &&
+	    (l->wf->roles[role].flags & WORKFLOW_ITER) != 0;
 }
 
 /* The interactive menu, with where the loop stands; loop_choose answers. */
@@ -397,25 +397,26 @@ loop_menu(struct loop *l, const char *notice)
 static void
 loop_next(struct loop *l)
 {
-	int	i = l->index;
+	const struct workflow	*wf = l->wf;
+	int			 i = l->index;
 
 	if (l->cfg.mode == LOOP_INTERACTIVE) {
 		loop_menu(l, NULL);
 		return;
 	}
-	if (i >= LOOP_COMPLETE && !loop_passed(l))
-		i = l->index = LOOP_DEVELOP;	/* complete needs a pass */
-	if (i >= LOOP_NROLES) {
+	if (wf->admit != NULL)	/* ccw-loop: complete needs a pass */
+		i = l->index = wf->admit(i, l->ss, NULL);
+	if (i >= (int)wf->nroles) {
 		loop_end(l, EXIT_OK, "completed", NULL);
 		return;
 	}
-	if (l->cfg.mode == LOOP_PARALLEL && i > LOOP_INIT &&
-	    i < LOOP_COMPLETE) {
+	if (l->cfg.mode == LOOP_PARALLEL &&
+	    workflow_in_group(wf->parallel, i)) {
 		if (!loop_bounded(l))
 			loop_start_batch(l);
 		return;
 	}
-	if (i > LOOP_INIT && i < LOOP_COMPLETE && loop_bounded(l))
+	if (loop_iterates(l, i) && loop_bounded(l))
 		return;
 	loop_start_one(l, i);
 }
@@ -424,7 +425,9 @@ loop_next(struct loop *l)
 void
 loop_choose(struct loop *l, const char *action)
 {
-	int	role = loop_role_index(action);
+	const struct workflow	*wf = l->wf;
+	const char		*why = NULL;
+	int			 role = workflow_role_index(wf, action);
 
 	if (!l->asking || l->ask_slot != -1)
 		return;
@@ -435,14 +438,12 @@ loop_choose(struct loop *l, const char *action)
 		    "stopped by the user from the interactive menu");
 		return;
 	}
-	if (role == LOOP_COMPLETE && !loop_passed(l))
-		loop_menu(l, "validation has not passed yet: run validate "
-		    "first");
-	else if (role >= LOOP_DEVELOP && role <= LOOP_VALIDATE &&
-	    l->iteration >= loop_max_iter(l))
-		loop_menu(l, "max_iterations reached: only complete or exit");
-	else if (role < 0 || role == LOOP_INIT)
+	if (role < 0 || (wf->roles[role].flags & WORKFLOW_MENU) == 0)
 		loop_menu(l, "unknown action");
+	else if (wf->admit != NULL && wf->admit(role, l->ss, &why) != role)
+		loop_menu(l, why);
+	else if (loop_iterates(l, role) && l->iteration >= loop_max_iter(l))
+		loop_menu(l, "max_iterations reached: only complete or exit");
 	else
 		loop_start_one(l, role);
 	loop_kick(l);
@@ -620,16 +621,18 @@ loop_new(struct event_base *base, struct state_store *store,
 	l->base = base;
 	l->store = store;
 	l->cfg = *cfg;
+	l->wf = cfg->workflow != NULL ? cfg->workflow : &ccw_loop_workflow;
 	TAILQ_INIT(&l->runs);
 	ss = json_object_get(st, "skill_state");
-	l->ss = json_is_object(ss) ? json_deep_copy(ss) : state_skeleton();
+	l->ss = json_is_object(ss) ? json_deep_copy(ss) :
+	    l->wf->skeleton();
 	json_object_set_new(l->ss, "mode",
 	    json_string(loop_mode_name(cfg->mode)));
 	l->iteration = json_integer_value(json_object_get(st,
 	    "current_iteration"));
 	l->index = (int)json_integer_value(json_object_get(l->ss,
 	    "action_index"));
-	if (l->index < 0 || l->index > LOOP_NROLES)
+	if (l->index < 0 || l->index > (int)l->wf->nroles)
 		l->index = 0;
 	l->sup_ok = 1;		/* sup_free undoes a half-done sup_init too */
 	if (sup_init(&l->sup, base, cfg->children, cfg->state_dir, cfg->id, err) != 0) {
@@ -676,7 +679,7 @@ loop_live(struct loop *l)
 			json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s,"
 			    " s:I, s:s, s:b, s:s?}", "loop_id", l->cfg.id,
 			    "agent_id", r->a->id,
-			    "role", loop_roles[r->role], "tool", r->a->tool,
+			    "role", loop_role(l, r->role), "tool", r->a->tool,
 			    "elapsed_ms", (json_int_t)(now - r->a->t_start),
 			    "log_path", r->a->log_path, "nudged",
 			    r->a->nudged, "last", r->a->last_progress));

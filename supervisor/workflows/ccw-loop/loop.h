@@ -15,6 +15,7 @@
 #include "plan.h"
 #include "proto.h"
 #include "toolconfig.h"
+#include "workflow.h"
 
 struct agent_req;
 struct children;
@@ -22,16 +23,6 @@ struct event_base;
 struct loop;
 struct loop_guard;
 struct state_store;
-
-/* The five roles in their auto order; action_index counts in these. */
-#define LOOP_INIT	0
-#define LOOP_DEVELOP	1
-#define LOOP_DEBUG	2
-#define LOOP_VALIDATE	3
-#define LOOP_COMPLETE	4
-#define LOOP_NROLES	5
-extern const char *const loop_roles[LOOP_NROLES];
-int		 loop_role_index(const char *);
 
 enum loop_mode { LOOP_AUTO, LOOP_PARALLEL, LOOP_INTERACTIVE };
 const char	*loop_mode_name(enum loop_mode);	/* merge.c */
@@ -71,6 +62,7 @@ struct loop_cfg {
 	const char		*root;		/* the project: workers' cwd */
 	struct plan_overrides	 over;		/* the host's, above config */
 	struct children		*children;	/* the process's reaper; NULL: own */
+	const struct workflow	*workflow;	/* NULL: ccw-loop */
 	struct loop_hooks	 hooks;
 };
 
@@ -93,9 +85,10 @@ json_t		*loop_live(struct loop *);	/* the running workers */
 const char	*merge_outcome(const char *, const json_t *);
 int		 merge_role(json_t *, const char *, const json_t *,
 		    const char *);
-json_t		*merge_conflicts(const json_t *const [3]);
-void		 merge_parallel(json_t *, const json_t *const [3],
-		    const char *);
+json_t		*merge_conflicts(const char *const *, const json_t *const *,
+		    size_t);
+void		 merge_parallel(json_t *, const char *const *,
+		    const json_t *const *, size_t, const char *);
 int		 merge_next(int, const json_t *, const json_t *);
 char		*merge_fail_reason(const char *, const json_t *);
 char		*merge_clarify_reason(const char *, const json_t *,

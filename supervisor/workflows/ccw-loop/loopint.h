@@ -33,6 +33,7 @@ struct loop {
 	struct event_base	*base;
 	struct state_store	*store;
 	struct loop_cfg		 cfg;
+	const struct workflow	*wf;		/* roles, steps, rules */
 	struct sup		 sup;
 	int			 sup_ok;
 	struct verbs		*verbs;
@@ -42,8 +43,9 @@ struct loop {
 	json_int_t		 iteration;
 	int			 index;		/* action_index: next action */
 	struct loop_runs	 runs;		/* every run, freed at end */
-	struct loop_run		*cur[3];	/* the step's runs */
+	struct loop_run		*cur[WORKFLOW_MAX_GROUP];	/* the step's runs */
 	int			 ncur;
+	int			 batch;		/* the step is the parallel group */
 	uint64_t		 batch_start;
 	unsigned		 failures;	/* all-failed steps in a row */
 	struct event		*retry_ev;	/* armed: the retry's wait */
@@ -53,6 +55,7 @@ struct loop {
 };
 
 /* loop.c */
+const char	*loop_role(const struct loop *, int);
 int		 loop_run_done(const struct loop_run *);
 void		 loop_event(struct loop *, const char *, json_t *);
 struct loop_run	*loop_spawn(struct loop *, int, const char *, uint64_t,

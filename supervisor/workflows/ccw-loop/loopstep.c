@@ -36,11 +36,11 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
 	char		*text;
 	uint64_t	 left = 0, nudge = 0, spent;
 
-	merge_questions(l->ss, loop_roles[r->role], qs, answers);
+	merge_questions(l->ss, loop_role(l, r->role), qs, answers);
 	if (l->pausing || l->ending)
 		return;		/* the step is redone on resume */
 	text = merge_answer_text(qs, answers);
-	if (l->ncur == 3) {
+	if (l->batch) {
 		/* the batch deadline holds for the re-run too */
 		spent = sup_now_ms() - l->batch_start;
 		left = l->cfg.batch_ms > spent + 1000 ?
@@ -65,7 +65,7 @@ loop_clarify(struct loop *l, int slot)
 {
 	struct loop_run	*r = l->cur[slot];
 	const json_t	*qs = json_object_get(r->result, "questions");
-	const char	*role = loop_roles[r->role];
+	const char	*role = loop_role(l, r->role);
 	json_t		*ans = NULL;
 	char		*why = NULL;
 	int		 may;
@@ -102,7 +102,7 @@ loop_answer(struct loop *l, const json_t *answers)
 	l->asking = 0;
 	r = l->cur[l->ask_slot];
 	if (answers == NULL)
-		loop_clarify_fail(l, loop_roles[r->role], json_object_get(
+		loop_clarify_fail(l, loop_role(l, r->role), json_object_get(
 		    r->result, "questions"), "no answer was given");
 	else
 		loop_rerun(l, l->ask_slot, answers);
@@ -133,10 +133,10 @@ loop_retry(struct loop *l)
 	log_info("loop %s: every role failed: try %u in %llu ms", l->cfg.id,
 	    l->failures + 1, (unsigned long long)ms);
 	prompt_record(l->store, json_pack("{s:s, s:s, s:i, s:I}", "event",
-	    "step_retry", "step", "parallel", "attempt", (int)l->failures + 1,
-	    "delay_ms", (json_int_t)ms));
+	    "step_retry", "step", l->wf->parallel->name, "attempt",
+	    (int)l->failures + 1, "delay_ms", (json_int_t)ms));
 	loop_event(l, "step_retry", json_pack("{s:s, s:i, s:i, s:I}", "step",
-	    "parallel", "attempt", (int)l->failures + 1, "attempts",
+	    l->wf->parallel->name, "attempt", (int)l->failures + 1, "attempts",
 	    (int)rt->attempts, "delay_ms", (json_int_t)ms));
 	chan_arm_ms(l->retry_ev, ms);
 }

@@ -10,27 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ccw-loop.h"
 #include "loop.h"
 #include "xmalloc.h"
 
 #define MERGE_MAX_HYP	20	/* hypotheses taken from one result */
 #define MERGE_MAX_SCAN	32	/* '[' tried when looking for a JSON list */
-
-const char *const loop_roles[LOOP_NROLES] = {
-	"init", "develop", "debug", "validate", "complete"
-};
-
-/* A role's place in the auto sequence, -1 if it is none of the five. */
-int
-loop_role_index(const char *role)
-{
-	int	i;
-
-	for (i = 0; role != NULL && i < LOOP_NROLES; i++)
-		if (strcmp(role, loop_roles[i]) == 0)
-			return i;
-	return -1;
-}
 
 /* Mode names as skill_state.mode and -m spell them. */
 const char *
@@ -445,11 +430,12 @@ merge_norm(const char *f)
 }
 
 /*
- * Paths two (or three) workers of a parallel step changed: one entry per
+ * Paths two (or more) workers of a parallel step changed: one entry per
  * path, workers in role order, in the order the second worker is met.
  */
 json_t *
-merge_conflicts(const json_t *const res[3])
+merge_conflicts(const char *const *roles, const json_t *const *res,
+    size_t n)
 {
 	json_t		*out = json_array(), *seen = json_object(), *e, *w;
 	const json_t	*f;
@@ -457,10 +443,10 @@ merge_conflicts(const json_t *const res[3])
 	size_t		 i, k, j;
 	int		 dup;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < n; i++) {
 		if (res[i] == NULL)
 			continue;
-		role = loop_roles[LOOP_DEVELOP + i];
+		role = roles[i];
 		json_array_foreach(json_object_get(res[i], "files_changed"),
 		    k, f) {
 			if (!json_is_string(f))
@@ -509,23 +495,24 @@ merge_brief(const char *role, const json_t *res)
 
 /*
  * The parallel step: develop, debug, validate each into their own section
- * in that order, whatever order they finished in; then parallel_results.
+ * in the group's order, whatever order they finished in; then
+ * parallel_results.
  */
 void
-merge_parallel(json_t *ss, const json_t *const res[3], const char *now)
+merge_parallel(json_t *ss, const char *const *roles,
+    const json_t *const *res, size_t n, const char *now)
 {
 	json_t	*pr;
-	int	 i;
+	size_t	 i;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < n; i++)
 		if (res[i] != NULL)
-			merge_role(ss, loop_roles[LOOP_DEVELOP + i], res[i],
-			    now);
+			merge_role(ss, roles[i], res[i], now);
 	pr = json_object();
-	for (i = 0; i < 3; i++)
-		json_object_set_new(pr, loop_roles[LOOP_DEVELOP + i],
-		    merge_brief(loop_roles[LOOP_DEVELOP + i], res[i]));
-	json_object_set_new(pr, "conflicts", merge_conflicts(res));
+	for (i = 0; i < n; i++)
+		json_object_set_new(pr, roles[i], merge_brief(roles[i],
+		    res[i]));
+	json_object_set_new(pr, "conflicts", merge_conflicts(roles, res, n));
 	json_object_set_new(pr, "merged_at", json_string(now));
 	json_object_set_new(ss, "parallel_results", pr);
 }
@@ -654,7 +641,7 @@ merge_next(int role, const json_t *res, const json_t *ss)
 
 	if (role < 0 || role >= LOOP_NROLES)
 		return -1;
-	if (strcmp(merge_outcome(loop_roles[role], res), "failed") == 0) {
+	if (strcmp(merge_outcome(loop_role_name(role), res), "failed") == 0) {
 		if (!merge_failed_validation(role, res))
 			return -1;
 		return back >= LOOP_DEVELOP && back <= LOOP_DEBUG ? back :

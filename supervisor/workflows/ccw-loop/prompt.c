@@ -532,7 +532,7 @@ prompt_request(const struct loop_cfg *c, const struct prompt_req *in,
     char **capsule, char **err)
 {
 	struct prompt_req	pr = *in;
-	int			ri = config_role_index(in->role);
+	int			ri = config_role_index(c->config, in->role);
 
 	pr.root = c->root;
 	pr.template = ri >= 0 ? c->config->roles[ri].prompt_file : NULL;

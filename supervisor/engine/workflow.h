@@ -1,0 +1,86 @@
+/*
+ * workflow.h: a workflow as a table (DESIGN.md section 7): its roles and
+ * their defaults, its steps (the roles in auto order) and parallel group,
+ * the next-action rule, the merge of results into skill_state, its state
+ * skeleton and check, its side files.  The engine knows no role names:
+ * it asks this table (workflow.c has the look-ups).  ccw-loop is the
+ * first entry (supervisor/workflows/ccw-loop/ccw-loop.c).
+ */
+#ifndef CCW_WORKFLOW_H
+#define CCW_WORKFLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define WORKFLOW_MAX_GROUP	8	/* roles of one parallel group */
+
+/* What a role is to the engine (flags). */
+#define WORKFLOW_MENU	0x1	/* offered by the interactive menu */
+#define WORKFLOW_ITER	0x2	/* a run is an iteration (max_iterations) */
+
+/* One role: its name, menu words and the defaults of its configuration. */
+struct workflow_role {
+	const char	*name;
+	const char	*const *aliases;	/* more menu words, NULL-ended */
+	uint64_t	 timeout_ms;		/* roles.NAME.timeout_ms default */
+	const char	*permission;		/* roles.NAME.permission default */
+	const char	*prompt;		/* built-in prompt template's name */
+	unsigned	 flags;			/* WORKFLOW_* */
+};
+
+/* Roles run at once as one step, merged in the order listed. */
+struct workflow_group {
+	const char	*name;			/* events and records: "step" */
+	const int	*roles;			/* indices into roles[] */
+	size_t		 nroles;
+};
+
+/*
+ * A workflow.  Actions are role indices; nroles is the end (done).  The
+ * hooks get skill_state (ss) and a result as report_agent() gives it.
+ */
+struct workflow {
+	const char			*name;
+	const struct workflow_role	*roles;		/* in auto order */
+	size_t				 nroles;
+	const struct workflow_group	*parallel;	/* NULL: no such mode */
+
+	/* next action after a role's result: -1 the loop fails */
+	int		(*next)(int, const json_t *, const json_t *);
+	/* next action after the parallel group's results */
+	int		(*group_next)(const json_t *);
+	/* the action to run instead of one (a gate), *why set if moved */
+	int		(*admit)(int, const json_t *, const char **);
+	/* is the loop's goal met (the menu shows it) */
+	int		(*passed)(const json_t *);
+	/* a result's outcome: success, partial, failed, needs_input */
+	const char	*(*outcome)(const char *, const json_t *);
+	/* a role's result into ss: role, result, now */
+	int		(*merge)(json_t *, const char *, const json_t *,
+			    const char *);
+	/* the group's results into ss: role names, results, count, now */
+	void		(*merge_group)(json_t *, const char *const *,
+			    const json_t *const *, size_t, const char *);
+	/* a result completed from the worker's answer or log (not stopped) */
+	void		(*collect)(int, json_t *, const char *, const char *,
+			    const char *);
+	/* after a merge that goes on: role, ss, result, state dirfd, id, now */
+	void		(*merged)(int, json_t *, const json_t *, int,
+			    const char *, const char *);
+	/* skill_state before the first action */
+	json_t		*(*skeleton)(void);
+	/* side files of the loop, as printf formats of the loop id */
+	const char	*const *side_files;
+};
+
+int		 workflow_role_index(const struct workflow *, const char *);
+const char	*workflow_role_name(const struct workflow *, int);
+int		 workflow_in_group(const struct workflow_group *, int);
+char		*workflow_role_list(const struct workflow *, const char *);
+char		*workflow_role_unknown(const struct workflow *, const char *);
+int		 workflow_menu_role(const struct workflow *, const char *);
+size_t		 workflow_menu_size(const struct workflow *);
+
+#endif

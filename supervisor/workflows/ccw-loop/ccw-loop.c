@@ -1,0 +1,152 @@
+/*
+ * ccw-loop.c: the ccw-loop workflow as a table (DESIGN.md section 7):
+ * init, develop, debug, validate, complete; the parallel step develop,
+ * debug, validate; the rules that are not merge.c's own (complete needs
+ * a passed validation, init's plan into tasks, validate's TAP).
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ccw-loop.h"
+#include "log.h"
+#include "loop.h"
+#include "progress.h"
+#include "state.h"
+
+static const char *const ccw_loop_develop_words[] = { "d", "dev", NULL };
+static const char *const ccw_loop_debug_words[] = { "b", "deb", "db", NULL };
+static const char *const ccw_loop_validate_words[] = { "v", "val", NULL };
+static const char *const ccw_loop_complete_words[] = { "c", "comp", NULL };
+
+/* init and complete only read; the others run the tests and iterate. */
+static const struct workflow_role ccw_loop_roles[LOOP_NROLES] = {
+	{ "init", NULL, 300000, "read-only", "init", 0 },
+	{ "develop", ccw_loop_develop_words, 600000, "workspace-write",
+	  "develop", WORKFLOW_MENU | WORKFLOW_ITER },
+	{ "debug", ccw_loop_debug_words, 600000, "workspace-write", "debug",
+	  WORKFLOW_MENU | WORKFLOW_ITER },
+	{ "validate", ccw_loop_validate_words, 600000, "workspace-write",
+	  "validate", WORKFLOW_MENU | WORKFLOW_ITER },
+	{ "complete", ccw_loop_complete_words, 300000, "read-only",
+	  "complete", WORKFLOW_MENU },
+};
+
+static const int ccw_loop_group_roles[] = {
+	LOOP_DEVELOP, LOOP_DEBUG, LOOP_VALIDATE
+};
+static const struct workflow_group ccw_loop_parallel = {
+	"parallel", ccw_loop_group_roles, 3
+};
+
+static const char *const ccw_loop_side_files[] = {
+	"%s.progress/develop.md", "%s.progress/debug.md",
+	"%s.progress/validate.md", "%s.progress/changes.log",
+	"%s.progress/debug.log", "%s.tasks.jsonl", "%s.history.jsonl",
+	"%s.workers/", NULL
+};
+
+/* Whether validation has passed (complete requires it). */
+static int
+ccw_loop_passed(const json_t *ss)
+{
+	return json_is_true(json_object_get(json_object_get(ss, "validate"),
+	    "passed"));
+}
+
+/* After the parallel step: complete if validation passed, else again. */
+static int
+ccw_loop_group_next(const json_t *ss)
+{
+	return ccw_loop_passed(ss) ? LOOP_COMPLETE : LOOP_DEVELOP;
+}
+
+/* complete (or the end) without a passed validation: develop instead. */
+static int
+ccw_loop_admit(int action, const json_t *ss, const char **why)
+{
+	if (action < LOOP_COMPLETE || ccw_loop_passed(ss))
+		return action;
+	if (why != NULL)
+		*why = "validation has not passed yet: run validate first";
+	return LOOP_DEVELOP;
+}
+
+/*
+ * TAP of a validate run: from the worker's answer (agents whose final
+ * message holds it), else from a bash run's log.
+ */
+static void
+ccw_loop_collect(int role, json_t *res, const char *tool,
+    const char *log_path, const char *agent_id)
+{
+	json_t	*tap;
+	char	*err = NULL;
+
+	if (role != LOOP_VALIDATE)
+		return;
+	if ((tap = tap_parse_answer(json_string_value(json_object_get(res,
+	    "detailed_output")), json_string_value(json_object_get(res,
+	    "summary")))) != NULL)
+		json_object_set_new(res, "tap", tap);
+	else if (tool != NULL && strcmp(tool, "bash") == 0) {
+		if ((tap = tap_parse_file(log_path, &err)) != NULL)
+			json_object_set_new(res, "tap", tap);
+		else if (err != NULL)
+			log_warnx("%s: TAP: %s", agent_id, err);
+		free(err);
+	}
+}
+
+/* init's plan into develop's tasks: the tasks file, else its answer. */
+static void
+ccw_loop_merged(int role, json_t *ss, const json_t *res, int dirfd,
+    const char *id, const char *now)
+{
+	json_t	*tasks = NULL;
+	char	*err = NULL;
+	int	 rc;
+
+	if (role != LOOP_INIT)
+		return;
+	rc = progress_tasks_read(dirfd, id, &tasks, &err);
+	prompt_warn(rc, err);
+	if (tasks != NULL)
+		merge_tasks(ss, tasks, now);
+	json_decref(tasks);
+	context_plan(ss, json_string_value(json_object_get(res,
+	    "detailed_output")), now);
+}
+
+const struct workflow ccw_loop_workflow = {
+	.name = "ccw-loop",
+	.roles = ccw_loop_roles,
+	.nroles = LOOP_NROLES,
+	.parallel = &ccw_loop_parallel,
+	.next = merge_next,
+	.group_next = ccw_loop_group_next,
+	.admit = ccw_loop_admit,
+	.passed = ccw_loop_passed,
+	.outcome = merge_outcome,
+	.merge = merge_role,
+	.merge_group = merge_parallel,
+	.collect = ccw_loop_collect,
+	.merged = ccw_loop_merged,
+	.skeleton = state_skeleton,
+	.side_files = ccw_loop_side_files,
+};
+
+/* A role's place in the auto sequence, -1 if it is none of the five. */
+int
+loop_role_index(const char *role)
+{
+	return workflow_role_index(&ccw_loop_workflow, role);
+}
+
+/* A role's name, NULL past the five. */
+const char *
+loop_role_name(int role)
+{
+	return workflow_role_name(&ccw_loop_workflow, role);
+}

@@ -1,0 +1,23 @@
+/*
+ * ccw-loop.h: the ccw-loop workflow's table (ccw-loop.c) and its roles'
+ * indices, which only this folder uses: the engine asks the table.
+ */
+#ifndef CCW_CCW_LOOP_H
+#define CCW_CCW_LOOP_H
+
+#include "workflow.h"
+
+/* The five roles in their auto order; action_index counts in these. */
+#define LOOP_INIT	0
+#define LOOP_DEVELOP	1
+#define LOOP_DEBUG	2
+#define LOOP_VALIDATE	3
+#define LOOP_COMPLETE	4
+#define LOOP_NROLES	5
+
+extern const struct workflow ccw_loop_workflow;
+
+int		 loop_role_index(const char *);
+const char	*loop_role_name(int);
+
+#endif
