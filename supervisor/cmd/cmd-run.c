@@ -21,6 +21,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "cmdutil.h"
 #include "log.h"
 #include "loop.h"
@@ -73,7 +74,7 @@ run_ui_emit(struct run_ui *ui, const char *name, const json_t *fields)
 		return;
 	o = json_pack("{s:s}", "event", name);
 	json_object_update(o, (json_t *)fields);
-	state_now_iso(now, sizeof now);
+	clock_iso(NULL, 1, now, sizeof now);
 	json_object_set_new(o, "timestamp", json_string(now));
 	if ((s = json_dumps(o, JSON_COMPACT)) != NULL) {
 		puts(s);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "agent.h"
 #include "doctor.h"
 #include "reap.h"
@@ -127,7 +128,7 @@ doctor_run_start(struct doctor_run *r, const char *path, const char *dir)
 
 	memset(r, 0, sizeof *r);
 	r->fd = r->pidfd = -1;
-	r->start = sup_now_ms();
+	r->start = clock_mono_ms();
 	r->end = DR_EXEC_FAILED;
 	r->done = 1;
 	if (pipe2(op, O_CLOEXEC) == -1) {
@@ -156,7 +157,7 @@ doctor_run_start(struct doctor_run *r, const char *path, const char *dir)
 	if ((e = reap_exec_status(ep[0], r->pid)) != 0) {
 		close(op[0]);
 		r->error = e;
-		r->ms = sup_now_ms() - r->start;
+		r->ms = clock_mono_ms() - r->start;
 		return;
 	}
 	(void)fcntl(op[0], F_SETFL, fcntl(op[0], F_GETFL) | O_NONBLOCK);
@@ -187,7 +188,7 @@ doctor_finish(struct doctor_run *r, enum doctor_run_end end)
 	(void)kill(-r->pid, SIGKILL);
 	while (waitpid(r->pid, &st, 0) == -1 && errno == EINTR)
 		;
-	r->ms = sup_now_ms() - r->start;
+	r->ms = clock_mono_ms() - r->start;
 	r->end = end;
 	r->done = 1;
 	if (end == DR_EXITED && WIFSIGNALED(st)) {
@@ -247,7 +248,7 @@ doctor_run_wait(struct doctor_run *runs, size_t n, uint64_t timeout_ms)
 	for (;;) {
 		np = 0;
 		next = UINT64_MAX;
-		now = sup_now_ms();
+		now = clock_mono_ms();
 		wait_ms = -1;
 		for (i = 0; i < n; i++) {
 			if (!runs[i].done && now >= runs[i].start + timeout_ms)

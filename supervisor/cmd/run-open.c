@@ -22,7 +22,7 @@ run_check_roles(struct run_args *ra, char **err)
 	int			i;
 
 	cmd_opts_overrides(&ra->o, &over);
-	for (i = 0; i < ra->o.cfg.nroles; i++) {
+	for (i = 0; i < (int)ra->o.cfg.nroles; i++) {
 		if (plan_spawn(&ra->o.cfg, ra->o.cwd, ra->o.cfg.wf->roles[i].name,
 		    &over, "", &req, &dl, err) != 0)
 			return -1;

@@ -20,6 +20,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "agent.h"
 #include "chan.h"
 #include "children.h"
@@ -28,16 +29,6 @@
 #include "xmalloc.h"
 
 static void	agent_check_done(struct agent *);
-
-/* Monotonic milliseconds, for durations and deadlines. */
-uint64_t
-sup_now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* Status names as DESIGN.md section 3 spells them. */
 const char *
@@ -144,7 +135,7 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 	struct agent	*a = arg;
 
 	(void)c;
-	a->t_activity = sup_now_ms();
+	a->t_activity = clock_mono_ms();
 	if (m->type != MSG_HELLO && !a->hello) {
 		agent_set_reason(a, "protocol violation: %s before HELLO",
 		    msg_name(m->type));
@@ -254,7 +245,7 @@ agent_check_done(struct agent *a)
 		return;
 	}
 	a->done = 1;
-	a->t_end = sup_now_ms();
+	a->t_end = clock_mono_ms();
 	if (a->kill_ev != NULL) {
 		event_free(a->kill_ev);
 		a->kill_ev = NULL;
@@ -405,7 +396,7 @@ agent_start(struct agent *a)
 	a->pid = -1;
 	a->pidfd = -1;
 	a->status = AS_PENDING_INIT;
-	a->t_start = a->t_activity = sup_now_ms();
+	a->t_start = a->t_activity = clock_mono_ms();
 	s->nlive++;
 	if (spawn_worker(s, a, &fd, &err) != 0)
 		goto failed;

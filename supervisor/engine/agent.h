@@ -124,7 +124,6 @@ int		 agent_close(struct agent *, uint64_t, char **);
 void		 agent_kill_now(struct agent *);
 void		 agent_set_reason(struct agent *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
-uint64_t	 sup_now_ms(void);
 
 /* supervisor/engine/spawn.c */
 int		 spawn_worker(struct sup *, struct agent *, int *, char **);

@@ -11,6 +11,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "chan.h"
 #include "log.h"
 #include "sup.h"
@@ -125,7 +126,7 @@ ladder_step(struct ladder *l, int timed_out)
 	}
 	if (l->phase == LADDER_WAIT) {
 		l->phase = LADDER_NUDGE;
-		l->quiet_since = sup_now_ms();
+		l->quiet_since = clock_mono_ms();
 		l->a->nudge = "sent";
 		log_info("%s (%s): no result yet, nudging", l->a->id,
 		    l->a->role);
@@ -164,7 +165,7 @@ static void
 ladder_idle_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct ladder	*l = arg;
-	uint64_t	 now = sup_now_ms(), last;
+	uint64_t	 now = clock_mono_ms(), last;
 
 	(void)fd;
 	(void)ev;
@@ -212,7 +213,7 @@ ladder_start(struct verbs *v, struct agent *a, uint64_t timeout_ms,
 	l->phase = LADDER_WAIT;
 	l->done = done;
 	l->arg = arg;
-	l->quiet_since = sup_now_ms();
+	l->quiet_since = clock_mono_ms();
 	if (a->idle_ms > 0 && !agent_final(a))
 		ladder_idle_arm(l);
 	ladder_wait(l, timeout_ms, 0);

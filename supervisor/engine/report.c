@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "agent.h"
 #include "xmalloc.h"
 
@@ -118,7 +119,7 @@ report_agent(const struct agent *a)
 	uint64_t			 end;
 	json_t				*o = json_object();
 
-	end = a->done ? a->t_end : sup_now_ms();
+	end = a->done ? a->t_end : clock_mono_ms();
 	json_object_set_new(o, "agent_id", json_string(a->id));
 	json_object_set_new(o, "role", report_str(a->role));
 	json_object_set_new(o, "tool", report_str(a->tool));

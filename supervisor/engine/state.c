@@ -171,13 +171,6 @@ state_dir_default(const char *root)
 	return dir;
 }
 
-/* Timestamps as CCW writes them: UTC with milliseconds. */
-void
-state_now_iso(char *buf, size_t len)
-{
-	clock_iso(NULL, 1, buf, len);
-}
-
 /* Slurp a regular file, refusing more than the cap (that is corruption). */
 static int
 state_read_all(int fd, char **bufp, size_t *lenp, int *toobig, char **err)
@@ -779,7 +772,7 @@ state_new(const char *id, const char *title, const char *description,
 
 	if (!state_id_valid(id) || title == NULL || max_iterations < 1)
 		return NULL;
-	state_now_iso(now, sizeof now);
+	clock_iso(NULL, 1, now, sizeof now);
 	st = json_pack("{s:s, s:s?, s:s?, s:I, s:s, s:i, s:s, s:s, s:o}",
 	    "loop_id", id, "title", title, "description",
 	    description != NULL ? description : "",

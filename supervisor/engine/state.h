@@ -29,7 +29,6 @@ char	*state_id_generate(void);		/* loop-v2-YYYYMMDDTHHMMSS-xxxxxxxx */
 int	 state_dir_open(const char *, int, char **);	/* O_DIRECTORY fd; create if asked */
 void	 state_dir_made(const char *);	/* a new one: .gitignore in a git tree */
 char	*state_dir_default(const char *);	/* ROOT/.loop, or ROOT/.workflow/.loop if only it exists */
-void	 state_now_iso(char *, size_t);		/* 2026-01-22T10:00:00.000Z */
 
 /* --- reading, checking, creating (state.c) */
 enum state_load_rc {

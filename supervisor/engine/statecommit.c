@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -280,7 +281,7 @@ commit_merge(const json_t *disk, const struct state_commit_req *req)
 		j = json_object_get(req->last, "current_iteration");
 	if (j != NULL)
 		json_object_set_new(m, "current_iteration", json_deep_copy(j));
-	state_now_iso(now, sizeof now);
+	clock_iso(NULL, 1, now, sizeof now);
 	for (i = 0; i < req->nto; i++) {
 		st = json_string_value(json_object_get(m, "status"));
 		if (!state_transition_allowed(req->to[i], st)) {

@@ -16,6 +16,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "api.h"
 #include "chan.h"
 #include "state.h"
@@ -46,9 +47,9 @@ t_got(json_t *body, void *arg)
 static json_t *
 t_wait_reply(struct t_reply *r)
 {
-	uint64_t	end = sup_now_ms() + 10000;
+	uint64_t	end = clock_mono_ms() + 10000;
 
-	while (r->n == 0 && sup_now_ms() < end)
+	while (r->n == 0 && clock_mono_ms() < end)
 		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK), usleep(500);
 	if (r->n != 1)
 		tap_diag("%d replies", r->n);
@@ -338,12 +339,12 @@ t_held_lock(struct api *api)
 	fd = openat(t_dirfd, "L4.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	tap_ok(fd >= 0 && flock(fd, LOCK_EX) == 0, "the test holds L4.lock");
 	req = json_pack("{s:s, s:s}", "verb", "loop_pause", "loop_id", "L4");
-	t0 = sup_now_ms();
+	t0 = clock_mono_ms();
 	api_call(api, req, t_got, &r);
 	json_decref(req);
-	while (sup_now_ms() - t0 < 300)
+	while (clock_mono_ms() - t0 < 300)
 		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK), usleep(1000);
-	lat = sup_now_ms() - t0;
+	lat = clock_mono_ms() - t0;
 	if (r.n != 0)
 		tap_diag("early reply: %s", t_err_of(r.body));
 	tap_ok(r.n == 0 && lat < 1000 && !api_idle(api),

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "capsule.h"
 #include "ccw-loop.h"
 #include "xmalloc.h"
@@ -511,22 +512,6 @@ capsule_anchors(const json_t *writes, const char *root)
 }
 
 
-/* Now as ISO 8601 UTC with milliseconds, like the state file's times. */
-static void
-capsule_now(char *buf, size_t len)
-{
-	struct timespec	ts;
-	struct tm	tm;
-	size_t		n;
-	unsigned	ms;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	ms = (unsigned)(ts.tv_nsec / 1000000) % 1000u;
-	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%03uZ", ms);
-}
-
 /*
  * The project root from the state directory: ROOT/.loop or
  * ROOT/.workflow/.loop; any other directory gives no root.
@@ -577,7 +562,7 @@ capsule_build_root(const json_t *st, const char *state_dir, const char *root)
 	/* no trailing slash: names are joined as root + "/" + rel */
 	for (i = r != NULL ? strlen(r) : 0; i > 0 && r[i - 1] == '/'; i--)
 		r[i - 1] = '\0';
-	capsule_now(now, sizeof now);
+	clock_iso(NULL, 1, now, sizeof now);
 	questions = capsule_questions(ss);
 	writes = capsule_writes(ss);
 	snap = capsule_resume(st, ss, questions);

@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "ccw-loop.h"
 #include "loopguard.h"
 #include "log.h"
@@ -307,7 +308,7 @@ loop_step_runs(struct loop *l)
 			l->ncur = 0;	/* interrupted: redone on resume */
 			return 0;
 		}
-	state_now_iso(now, sizeof now);
+	clock_iso(NULL, 1, now, sizeof now);
 	if (l->batch)
 		loop_take_batch(l, now);
 	else
@@ -335,7 +336,7 @@ loop_start_batch(struct loop *l)
 
 	l->ncur = 0;
 	l->batch = 1;
-	l->batch_start = sup_now_ms();
+	l->batch_start = clock_mono_ms();
 	for (i = 0; i < n; i++) {
 		l->cur[i] = loop_spawn(l, g->roles[i], NULL,
 		    l->cfg.batch_ms, l->cfg.batch_nudge_ms, 0);
@@ -672,7 +673,7 @@ loop_live(struct loop *l)
 {
 	struct loop_run	*r;
 	json_t		*a = json_array();
-	uint64_t	 now = sup_now_ms();
+	uint64_t	 now = clock_mono_ms();
 
 	TAILQ_FOREACH(r, &l->runs, entry)
 		if (!loop_run_done(r))

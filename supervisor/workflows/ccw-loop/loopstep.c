@@ -11,6 +11,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "chan.h"
 #include "log.h"
 #include "loopint.h"
@@ -42,7 +43,7 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
 	text = merge_answer_text(qs, answers);
 	if (l->batch) {
 		/* the batch deadline holds for the re-run too */
-		spent = sup_now_ms() - l->batch_start;
+		spent = clock_mono_ms() - l->batch_start;
 		left = l->cfg.batch_ms > spent + 1000 ?
 		    l->cfg.batch_ms - spent : 1000;
 		nudge = l->cfg.batch_nudge_ms;

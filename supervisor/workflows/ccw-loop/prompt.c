@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "capsule.h"
 #include "log.h"
 #include "loop.h"
@@ -669,7 +670,7 @@ prompt_event(json_t *o)
 {
 	char	now[40];
 
-	state_now_iso(now, sizeof now);
+	clock_iso(NULL, 1, now, sizeof now);
 	json_object_set_new(o, "timestamp", json_string(now));
 	return o;
 }
