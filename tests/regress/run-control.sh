@@ -58,14 +58,24 @@ EOF
 
 OK="exec '$FAKE' --marker $M result success"
 
-# --- pause, policy finish: the running worker finishes, no new one starts
+# --- pause, policy finish: the running worker finishes, no new one starts.
+# develop goes on only once run has seen the pause (-v says so), so that
+# a loaded machine cannot let it finish first.
 R=$T_TMP/fin
-cfg "$R" "$OK" "touch '$R.dev'; exec '$FAKE' --marker $M sleep 1500 result success dev" \
+cfg "$R" "$OK" "touch '$R.dev'; while [ ! -e '$R.go' ]; do sleep 0.02; done; exec '$FAKE' --marker $M result success dev" \
     "touch '$R.dbg'; $OK" "$OK" "$OK"
-start "$R" fin-1 "Pause me"
+$WRAP "$SUP" -v run -C "$R" --loop-id fin-1 "Pause me" >"$R.out" 2>"$R.err" &
+PID=$!
+F=$R/.loop/fin-1.json
 wait_file "$R.dev" 10000
 ok $? "finish: develop is running"
 dashboard "$F" paused
+end=$(( $(t_now_ms) + 10000 ))
+until grep -q "status is now paused" "$R.err"; do
+	[ "$(t_now_ms)" -ge "$end" ] && break
+	sleep 0.02
+done
+touch "$R.go"
 t_wait_pid "$PID" 10000
 is "$T_RC" 3 "finish: exit 3"
 ok $([ ! -e "$R.dbg" ]; echo $?) "finish: no new worker after the pause (debug never started)"
