@@ -13,32 +13,13 @@ t_slack
 OK="exec '$FAKE' --marker $M result success"
 HANG="exec '$FAKE' --marker $M hang"
 
-# start ROOT ID ARGS...: a run in the background; $PID, the state in $F.
-start() {
-	local root=$1 id=$2
-	shift 2
-	$WRAP "$SUP" run -C "$root" --loop-id "$id" "$@" >"$root.out" \
-	    2>"$root.err" &
-	PID=$!
-	F=$root/.loop/$id.json
-}
-
-# wait_file PATH MS: wait until PATH exists.
-wait_file() {
-	local end=$(( $(t_now_ms) + $2 ))
-	while [ ! -e "$1" ]; do
-		[ "$(t_now_ms)" -ge "$end" ] && return 1
-		sleep 0.02
-	done
-}
-
 # --- loop_pause on a loop run drives: the step finishes, run exits 3
 R=$T_TMP/pause
 t_run_config "$R" "$OK" \
     "touch '$R.dev'; exec '$FAKE' --marker $M wait-file '$R.go' result success dev" \
     "touch '$R.dbg'; $OK" "$OK" "$OK" '{"grace_ms": 500}'
-start "$R" p-1 "Pause me"
-wait_file "$R.dev" "$(t_ms 10000)"
+t_loop_start "$R" p-1 "Pause me"
+t_wait_file "$R.dev" "$(t_ms 10000)"
 ok $? "pause: develop is running"
 ctl_start "$T_TMP/c1" -C "$R"
 ctl_send '{"id":1,"verb":"loop_status","loop_id":"p-1"}'
@@ -71,7 +52,7 @@ is "$T_RC" 0 "control: EOF, exit 0"
 # --- loop_stop in the middle of a parallel step: run closes all, exit 4
 R=$T_TMP/stop
 t_run_config "$R" "$OK" "$HANG" "$HANG" "$HANG" "$OK" '{"grace_ms": 500}'
-start "$R" s-1 -m parallel "Stop me"
+t_loop_start "$R" s-1 -m parallel "Stop me"
 t_wait_count "$M" 3 "$(t_ms 10000)"
 ok $? "stop: three workers running"
 ctl_start "$T_TMP/c2" -C "$R"

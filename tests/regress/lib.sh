@@ -347,3 +347,36 @@ t_slack() {
 	[ "${CCW_SANITIZERS:-no}" = yes ] && SLACK=$((SLACK + 1500))
 	[ -n "$WRAP" ] && SLACK=$((SLACK + 4000))
 }
+
+# t_loop_run ROOT ID ARGS...: `run` of loop ID in ROOT in the foreground
+# (60 s at most); stdout ROOT.out, stderr ROOT.err; the exit status in
+# $RC, the state file in $F; a timed-out run shows its last words.
+t_loop_run() {
+	local root=$1 id=$2
+	shift 2
+	timeout -k 2 60 $WRAP "$SUP" run -C "$root" --loop-id "$id" "$@" \
+	    >"$root.out" 2>"$root.err"
+	RC=$?
+	F=$root/.loop/$id.json
+	[ "$RC" -eq 124 ] && sed 's/^/#   /' "$root.err" | tail -n 5
+	return 0
+}
+
+# t_loop_start ROOT ID ARGS...: the same in the background; $PID, $F.
+t_loop_start() {
+	local root=$1 id=$2
+	shift 2
+	$WRAP "$SUP" run -C "$root" --loop-id "$id" "$@" >"$root.out" \
+	    2>"$root.err" &
+	PID=$!
+	F=$root/.loop/$id.json
+}
+
+# t_wait_file PATH MS: wait up to MS ms until PATH exists.
+t_wait_file() {
+	local end=$(( $(t_now_ms) + $2 ))
+	while [ ! -e "$1" ]; do
+		[ "$(t_now_ms)" -ge "$end" ] && return 1
+		sleep 0.02
+	done
+}

@@ -13,26 +13,6 @@ t_slack
 OK="exec '$FAKE' --marker $M result success"
 NO="exec '$FAKE' --marker $M result failed 'no luck'"
 
-# run ROOT ID ARGS...: a run in the foreground (60 s at most); $RC, $F.
-run() {
-	local root=$1 id=$2
-	shift 2
-	timeout -k 2 60 $WRAP "$SUP" run -C "$root" --loop-id "$id" "$@" \
-	    >"$root.out" 2>"$root.err"
-	RC=$?
-	F=$root/.loop/$id.json
-	[ "$RC" -eq 124 ] && sed 's/^/#   /' "$root.err" | tail -n 5
-}
-
-# start ROOT ID ARGS...: a run in the background; $PID.
-start() {
-	local root=$1 id=$2
-	shift 2
-	$WRAP "$SUP" run -C "$root" --loop-id "$id" "$@" >"$root.out" \
-	    2>"$root.err" &
-	PID=$!
-}
-
 # wait_for FILE MS: poll until FILE exists.
 wait_for() {
 	local end=$(( $(t_now_ms) + $2 ))
@@ -50,7 +30,7 @@ held_run() {
 	t_run_config "$R" "$OK" \
 	    "exec '$FAKE' --marker $M wait-file $GO result success" \
 	    "$OK" "$OK" "$OK" '{"grace_ms": 500}'
-	start "$R" "$2" "Held at develop"
+	t_loop_start "$R" "$2" "Held at develop"
 	wait_for "$R/.loop/$2.workers/agent-2.log" "$(t_ms 20000)"
 }
 
@@ -83,13 +63,13 @@ ctl_stop
 # a resumed run: the ids the state recorded count, even with no logs left
 R=$T_TMP/r7
 t_run_config "$R" "$OK" "$NO" "$OK" "$OK" "$OK"
-run "$R" res7 "Fail at develop"
+t_loop_run "$R" res7 "Fail at develop"
 is "$RC" 1 "ids: the first run fails at develop"
 is "$(jget "$F" 'd["skill_state"]["worker_results"]["develop"]["agent_id"]')" \
     agent-2 "ids: develop was agent-2"
 rm -f "$R"/.loop/res7.workers/agent-*
 t_run_config "$R" "$OK" "$OK" "$OK" "$OK" "$OK"
-run "$R" res7
+t_loop_run "$R" res7
 is "$RC" 0 "ids: the resumed run completes"
 is "$(jget "$F" 'd["skill_state"]["worker_results"]["develop"]["agent_id"]')" \
     agent-3 "ids: its develop is agent-3, past the recorded agent-2"
@@ -130,7 +110,7 @@ ok $? "kill: the run reached develop"
 like "$(cat "$R/.loop/kill8.run.lock")" "^$PID" \
     "kill: the dead holder's pid is still in the lock file"
 : >"$GO"
-run "$R" kill8
+t_loop_run "$R" kill8
 is "$RC" 0 "kill: a new run of the loop proceeds and completes"
 
 # --- (9) a symlinked ID.workers is refused, nothing written through it
@@ -149,7 +129,7 @@ R=$T_TMP/r9
 mkdir -p "$R/.loop"
 ln -s "$T_TMP/target9" "$R/.loop/run9.workers"
 t_run_config "$R" "$OK" "$OK" "$OK" "$OK" "$OK"
-run "$R" run9 "Through a link"
+t_loop_run "$R" run9 "Through a link"
 ok $(( RC == 0 )) "link: run refuses a symlinked run9.workers"
 like "$(cat "$R.err")" 'run9.workers: is a symbolic link' "link: run says why"
 is "$(ls -A "$T_TMP/target9")" "" "link: nothing was written into the target"
@@ -159,7 +139,7 @@ R=$T_TMP/r13
 t_run_config "$R" "$OK" "$NO" "$NO" "$NO" "$OK" '{"grace_ms": 500,
     "retry": {"attempts": 3, "initial_interval_ms": 300,
     "backoff_coefficient": 2, "maximum_interval_ms": 1000}}'
-run "$R" par13 -m parallel -n 10 --json "Never works"
+t_loop_run "$R" par13 -m parallel -n 10 --json "Never works"
 is "$RC" 1 "retry: exit 1"
 like "$(jget "$F" 'd["failure_reason"]')" '3 times in a row .*3 attempts' \
     "retry: failed once the three attempts were spent"

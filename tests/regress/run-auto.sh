@@ -10,18 +10,6 @@ t_marker M auto
 
 cfg() { t_run_config "$@"; }
 
-# run ROOT ID ARGS...: run a loop (60 s at most); stdout ROOT.out, stderr
-# ROOT.err; the exit status in $RC; the state file in $F.
-run() {
-	local root=$1 id=$2
-	shift 2
-	timeout -k 2 60 $WRAP "$SUP" run -C "$root" --loop-id "$id" "$@" \
-	    >"$root.out" 2>"$root.err"
-	RC=$?
-	F=$root/.loop/$id.json
-	[ "$RC" -eq 124 ] && sed 's/^/#   /' "$root.err" | tail -n 5
-}
-
 # valid ROOT ID: `state validate` accepts the state file.
 valid() {
 	$WRAP "$SUP" state -C "$1" validate "$2" >/dev/null 2>&1
@@ -34,7 +22,7 @@ R=$T_TMP/whole
 cfg "$R" "$OK init-done" \
     "$OK 'added the feature' '[\"src/a.c\", \"src/b.c\"]'" "$OK dbg" \
     "$OK 'all good'" "$OK done"
-run "$R" whole-1 --json "Add the feature"
+t_loop_run "$R" whole-1 --json "Add the feature"
 is "$RC" 0 "whole: exit 0"
 is "$(jget "$F" 'd["status"]')" completed "whole: status completed"
 valid "$R" whole-1
@@ -88,7 +76,7 @@ is "$(head -n 1 "$R.out" | jget - '[d["event"], d["status"], d["action_index"]]'
 R=$T_TMP/progress
 cfg "$R" "$OK" "exec '$FAKE' --marker $M print 'compiling foo.c' sleep $(t_ms 1600) \
 result success" "$OK" "$OK" "$OK"
-run "$R" progress-1 --json "Show progress"
+t_loop_run "$R" progress-1 --json "Show progress"
 is "$RC" 0 "progress: exit 0"
 is "$(python3 -c '
 import json, sys
@@ -104,7 +92,7 @@ cfg "$R" "$OK" "$OK 'did T1' '[\"t1.c\"]'" "$OK" "$OK" "$OK"
 printf '%s\n' '{"id": "T1", "description": "first", "status": "pending"}' \
     'not json' '{"id": "T2", "description": "second"}' \
     >"$R/.loop/tasks-1.tasks.jsonl"
-run "$R" tasks-1 "Do the tasks"
+t_loop_run "$R" tasks-1 "Do the tasks"
 is "$RC" 0 "tasks: exit 0"
 is "$(jget "$F" '[(t["id"], t["status"], t["files_changed"]) for t in d["skill_state"]["develop"]["tasks"]]')" \
     '[["T1","completed",["t1.c"]],["T2","pending",[]]]' \
@@ -136,7 +124,7 @@ SUMMARY:
 {{result_format}}
 EOF
 echo 'DEBUG TEMPLATE for {{loop_id}}' >"$R/prompts/debug.txt"
-run "$R" prompts-1 -n 5 "Write the parser"
+t_loop_run "$R" prompts-1 -n 5 "Write the parser"
 is "$RC" 0 "prompts: exit 0"
 D=$(cat "$R.develop" 2>/dev/null)
 S=$R/.loop
@@ -175,7 +163,7 @@ else touch '$R.count'; printf 'WORKER_RESULT:\n- action: validate\n- status: \
 failed\n- summary: 1 of 2 failing\n- loop_back_to: develop\nDETAILED_OUTPUT:\n\
   ok 1 - test_add\n  not ok 2 - test_sub\n  # expected 1, got 5\n'; fi"
 cfg "$R" "$INIT" "$DEV" "$DBG" "$VAL" "$OK"
-run "$R" ctx-1 -n 10 "Fix the calculator"
+t_loop_run "$R" ctx-1 -n 10 "Fix the calculator"
 is "$RC" 0 "context: exit 0 (a failed validation went back to develop)"
 is "$(jget "$F" 'd["skill_state"]["completed_actions"]')" \
     '["init","develop","debug","develop","debug","validate","complete"]' \
@@ -218,7 +206,7 @@ c = json.load(open(sys.argv[1]))
 c["roles"]["develop"]["prompt"] = "missing.md"
 json.dump(c, open(sys.argv[1], "w"))
 EOF
-run "$R" noprompt-1 "No template"
+t_loop_run "$R" noprompt-1 "No template"
 is "$RC" 1 "prompts: a configured template that is missing fails the loop"
 like "$(jget "$F" 'd["failure_reason"]')" "missing.md: no such file" \
     "prompts: saying which"
@@ -229,7 +217,7 @@ VAL="if [ -e '$R.count' ]; then $OK 'passes now'; else touch '$R.count'; \
 printf 'WORKER_RESULT:\n- action: validate\n- status: success\n- summary: \
 not yet\n- loop_back_to: develop\n'; fi"
 cfg "$R" "$OK" "$OK dev" "$OK" "$VAL" "$OK"
-run "$R" back-1 "Loop back once"
+t_loop_run "$R" back-1 "Loop back once"
 is "$RC" 0 "loop back: exit 0"
 is "$(jget "$F" 'd["skill_state"]["completed_actions"]')" \
     '["init","develop","debug","validate","develop","debug","validate","complete"]' \
@@ -242,7 +230,7 @@ R=$T_TMP/max
 BACK="printf 'WORKER_RESULT:\n- action: validate\n- status: success\n- \
 summary: again\n- loop_back_to: develop\n'"
 cfg "$R" "$OK" "$OK" "$OK" "$BACK" "$OK"
-run "$R" max-1 -n 3 "Never done"
+t_loop_run "$R" max-1 -n 3 "Never done"
 is "$RC" 1 "max_iterations: exit 1"
 is "$(jget "$F" '[d["status"], d["failure_reason"], d["current_iteration"], d["max_iterations"]]')" \
     '["failed","max_iterations 3 reached",3,3]' \
@@ -255,7 +243,7 @@ like "$(cat "$R.err")" 'max_iterations 3 reached' "max_iterations: said on stder
 R=$T_TMP/fail
 cfg "$R" "$OK" "$OK" "exec '$FAKE' --marker $M result failed 'cannot reproduce'" \
     "$OK" "$OK"
-run "$R" fail-1 "Fail in debug"
+t_loop_run "$R" fail-1 "Fail in debug"
 is "$RC" 1 "failed result: exit 1"
 is "$(jget "$F" '[d["status"], d["failure_reason"]]')" \
     '["failed","debug failed: cannot reproduce"]' "failed result: the reason"
@@ -272,7 +260,7 @@ ASK="p=\$(timeout 0.5 cat); printf '%s\n' \"\$p\" >>'$R.prompts'; \
 case \"\$p\" in *'CLARIFICATION ANSWERS'*'Which database? -> sqlite'*) \
 $OK 'used sqlite';; *) exec '$FAKE' --marker $M clarify;; esac"
 cfg "$R" "$OK" "$ASK" "$OK" "$OK" "$OK"
-run "$R" clar-1 "Store the users"
+t_loop_run "$R" clar-1 "Store the users"
 is "$RC" 0 "clarify recommended: exit 0"
 is "$(jget "$R/.loop/clar-1.workers/develop.output.json" 'd["summary"]')" \
     "used sqlite" "clarify recommended: develop ran again with the answer"
@@ -286,7 +274,7 @@ is "$(jget "$F" 'd["skill_state"]["completed_actions"].count("develop")')" 1 \
 # --- clarification refused: --on-clarify fail
 R=$T_TMP/clarfail
 cfg "$R" "$OK" "exec '$FAKE' --marker $M clarify" "$OK" "$OK" "$OK"
-run "$R" clarfail-1 --on-clarify fail "Store the users"
+t_loop_run "$R" clarfail-1 --on-clarify fail "Store the users"
 is "$RC" 1 "clarify fail: exit 1"
 is "$(jget "$F" '[d["status"], d["failure_reason"]]')" \
     '["failed","develop: clarification needed: Q1: Which database?"]' \
@@ -301,7 +289,7 @@ R=$T_TMP/tap
 TAP="printf '1..3\nok 1 - adds\nnot ok 2 - subtracts\n# expected 2, got -2\n\
 ok 3 - multiplies\n'; exit 1"
 cfg "$R" "$OK" "$OK" "$OK" "$TAP" "$OK"
-run "$R" tap-1 -n 3 "Fix subtraction"
+t_loop_run "$R" tap-1 -n 3 "Fix subtraction"
 is "$RC" 1 "tap: tests keep failing: exit 1 at max_iterations"
 V='d["skill_state"]["validate"]'
 is "$(jget "$F" "[$V[\"pass_rate\"], $V[\"failed_tests\"], $V[\"passed\"]]")" \
@@ -322,7 +310,7 @@ R=$T_TMP/hang
 cfg "$R" "$OK" "exec '$FAKE' --marker $M hang" "$OK" "$OK" "$OK" \
     '{"timeout_ms": 400, "nudge_ms": 400, "grace_ms": 300}'
 t0=$(t_now_ms)
-run "$R" hang-1 "Hang"
+t_loop_run "$R" hang-1 "Hang"
 el=$(( $(t_now_ms) - t0 ))
 is "$RC" 5 "timeout: exit 5"
 like "$(jget "$F" 'd["failure_reason"]')" '^develop: worker timeout' \

@@ -13,34 +13,6 @@ t_slack
 
 cfg() { t_run_config "$@" '{"grace_ms": 500}'; }
 
-# start ROOT ID ARGS...: a run in the background; $PID; the state in $F.
-start() {
-	local root=$1 id=$2
-	shift 2
-	$WRAP "$SUP" run -C "$root" --loop-id "$id" "$@" >"$root.out" \
-	    2>"$root.err" &
-	PID=$!
-	F=$root/.loop/$id.json
-}
-
-# run ROOT ID ARGS...: a run in the foreground (60 s at most); $RC.
-run() {
-	local root=$1 id=$2
-	shift 2
-	timeout -k 2 60 $WRAP "$SUP" run -C "$root" --loop-id "$id" "$@" \
-	    >"$root.out" 2>"$root.err"
-	RC=$?
-}
-
-# wait_file PATH MS: wait until PATH exists.
-wait_file() {
-	local end=$(( $(t_now_ms) + $2 ))
-	while [ ! -e "$1" ]; do
-		[ "$(t_now_ms)" -ge "$end" ] && return 1
-		sleep 0.02
-	done
-}
-
 # dashboard FILE STATUS: what a front end does: read the JSON, change the
 # status (a stop gives a reason), write the file back in place.
 dashboard() {
@@ -67,7 +39,7 @@ cfg "$R" "$OK" "touch '$R.dev'; while [ ! -e '$R.go' ]; do sleep 0.02; done; exe
 $WRAP "$SUP" -v run -C "$R" --loop-id fin-1 "Pause me" >"$R.out" 2>"$R.err" &
 PID=$!
 F=$R/.loop/fin-1.json
-wait_file "$R.dev" 10000
+t_wait_file "$R.dev" 10000
 ok $? "finish: develop is running"
 dashboard "$F" paused
 end=$(( $(t_now_ms) + 10000 ))
@@ -93,8 +65,8 @@ R=$T_TMP/int
 DEV="if [ -e '$R.go' ]; then timeout 0.5 cat >'$R.prompt'; $OK again; fi; \
 touch '$R.dev'; exec '$FAKE' --marker $M hang"
 cfg "$R" "$OK" "$DEV" "$OK" "$OK" "$OK"
-start "$R" int-1 --pause-policy interrupt "Interrupt me"
-wait_file "$R.dev" 10000
+t_loop_start "$R" int-1 --pause-policy interrupt "Interrupt me"
+t_wait_file "$R.dev" 10000
 ok $? "interrupt: develop is running"
 t0=$(t_now_ms)
 dashboard "$F" paused
@@ -111,11 +83,11 @@ ok $([ ! -e "$R/.loop/int-1.workers/develop.output.json" ]; echo $?) \
 
 # --- resume with run --loop-id: from the saved action, with the capsule
 touch "$R.go"
-run "$R" int-1
+t_loop_run "$R" int-1
 if [ "$RC" -eq 3 ] && grep -q 'refuses paused -> running' "$R.err"; then
 	t_skip "resume straight from paused: the state store refuses paused -> running"
 	dashboard "$F" running		# the front end's resume
-	run "$R" int-1
+	t_loop_run "$R" int-1
 else
 	ok 0 "resume straight from paused"
 fi
@@ -137,8 +109,8 @@ like "$(cat "$R/.loop/int-1.history.jsonl")" '"event":"loop_resumed"' \
 R=$T_TMP/crash
 DEV="if [ -e '$R.go' ]; then $OK; fi; touch '$R.dev'; exec '$FAKE' --marker $M hang"
 cfg "$R" "$OK" "$DEV" "$OK" "$OK" "$OK"
-start "$R" crash-1 "Crash"
-wait_file "$R.dev" 10000
+t_loop_start "$R" crash-1 "Crash"
+t_wait_file "$R.dev" 10000
 ok $? "crash: develop is running"
 kill -KILL "$PID"
 t_wait_pid "$PID" 5000
@@ -147,7 +119,7 @@ ok $? "crash: the worker and its tool die with the supervisor"
 is "$(jget "$F" '[d["status"], d["skill_state"]["action_index"]]')" \
     '["running",1]' "crash: left running at develop"
 touch "$R.go"
-run "$R" crash-1
+t_loop_run "$R" crash-1
 is "$RC" 0 "crash: resumed, exit 0"
 is "$(jget "$F" '[d["status"], d["skill_state"]["completed_actions"]]')" \
     '["completed",["init","develop","debug","validate","complete"]]' \
@@ -157,7 +129,7 @@ is "$(jget "$F" '[d["status"], d["skill_state"]["completed_actions"]]')" \
 R=$T_TMP/stop
 HANG="exec '$FAKE' --marker $M hang"
 cfg "$R" "$OK" "$HANG" "$HANG" "$HANG" "$OK"
-start "$R" stop-1 -m parallel --json "Stop me"
+t_loop_start "$R" stop-1 -m parallel --json "Stop me"
 t_wait_count "$M" 3 10000
 ok $? "stop: three workers running"
 t0=$(t_now_ms)
@@ -179,7 +151,7 @@ is "$(jget "$F" '[d["skill_state"]["action_index"], "parallel_results" in d["ski
 
 # --- resume after the stop: the step is redone, the loop completes
 cfg "$R" "$OK" "$OK" "$OK" "$OK" "$OK"
-run "$R" stop-1
+t_loop_run "$R" stop-1
 if [ "$RC" -eq 1 ] && grep -q 'refuses failed -> running' "$R.err"; then
 	t_skip "resume after a stop: the state store refuses failed -> running"
 else
@@ -192,8 +164,8 @@ fi
 # --- SIGTERM: workers closed, exit 4, the loop left resumable
 R=$T_TMP/term
 cfg "$R" "$OK" "touch '$R.dev'; $HANG" "$OK" "$OK" "$OK"
-start "$R" term-1 "Terminate me"
-wait_file "$R.dev" 10000
+t_loop_start "$R" term-1 "Terminate me"
+t_wait_file "$R.dev" 10000
 kill -TERM "$PID"
 t_wait_pid "$PID" 10000
 is "$T_RC" 4 "sigterm: exit 4"
@@ -212,7 +184,7 @@ cat >"$R/.loop/api-1.json" <<'EOF'
  "created_at": "2026-01-22T10:00:00+08:00",
  "updated_at": "2026-01-22T10:00:00+08:00"}
 EOF
-run "$R" api-1 -m parallel
+t_loop_run "$R" api-1 -m parallel
 F=$R/.loop/api-1.json
 is "$RC" 0 "front end's loop: run --loop-id runs it, exit 0"
 is "$(jget "$F" '[d["status"], d["skill_state"]["mode"], d["priority"], d["title"]]')" \
