@@ -45,7 +45,8 @@ enum state_load_rc state_load(int, const char *, json_t **, char **);
 #define STATE_LOAD_FORCE	0x2	/* unparseable is corrupt even if just written */
 enum state_load_rc state_load_at(int, const char *, const char *, int,
 	    json_t **, struct stat *, char **);
-int	 state_validate(const json_t *, struct strv *);	/* number of errors (0: valid); each appended as "path: message" */
+int	 state_validate(const json_t *, struct strv *);	/* statevalid.c: number of errors (0: valid); each appended as "path: message" */
+int	 state_json_int(const json_t *, long long *);	/* an integer, or a real without fraction */
 json_t	*state_new(const char *, const char *, const char *, int64_t);	/* id, title, description, max_iterations; NULL if invalid */
 json_t	*state_skeleton(void);			/* skill_state before the first action */
 json_t	*state_derived(const json_t *);	/* develop_progress, has_pending_develop, debug_completed, validation_passed, overall_progress */

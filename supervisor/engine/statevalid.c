@@ -1,0 +1,345 @@
+/*
+ * statevalid.c: a loop state checked against seed 000's LoopState: the
+ * members' types as tables of rules, then the consistency rules across
+ * them.  Every error is a "path: message" line for the caller.
+ */
+#include <config.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "clock.h"
+#include "state.h"
+#include "xmalloc.h"
+
+/* --- validation: seed 000's LoopState, as tables of member rules */
+
+enum { V_STR, V_INT, V_NUM, V_PCT, V_BOOL, V_TS, V_ENUM, V_OBJ, V_LIST,
+    V_STRS };
+#define V_REQ	0x1	/* must be present */
+#define V_NULL	0x2	/* may be null */
+
+/* One member of an object: its type, presence, and what is inside. */
+struct state_vrule {
+	const char			*key;
+	int				 type;
+	int				 fl;
+	const char *const		*names;	/* V_ENUM */
+	const struct state_vrule	*sub;	/* V_OBJ, V_LIST elements */
+	long long			 min;	/* V_INT */
+};
+#define R(k, t, f)		{ k, t, f, NULL, NULL, 0 }
+#define R_INT(k, f, m)		{ k, V_INT, f, NULL, NULL, m }
+#define R_ENUM(k, f, n)		{ k, V_ENUM, f, n, NULL, 0 }
+#define R_SUB(k, t, f, s)	{ k, t, f, NULL, s, 0 }
+#define R_END			{ NULL, 0, 0, NULL, NULL, 0 }
+
+struct state_vctx {
+	struct strv	*errs;
+	int		 n;
+};
+
+static const char *const state_statuses[] = { "created", "running", "paused",
+    "completed", "failed", NULL };
+static const char *const state_actions[] = { "init", "develop", "debug",
+    "validate", "complete", NULL };
+static const char *const state_modes[] = { "interactive", "auto", "parallel",
+    NULL };
+static const char *const state_task_st[] = { "pending", "in_progress",
+    "completed", "failed", NULL };
+static const char *const state_hyp_st[] = { "pending", "confirmed", "rejected",
+    "inconclusive", NULL };
+static const char *const state_test_st[] = { "passed", "failed", "skipped",
+    NULL };
+
+/* DevelopTask: the seed's own example gives only id, description, status. */
+static const struct state_vrule state_r_task[] = {
+	R("id", V_STR, V_REQ), R("description", V_STR, 0),
+	R("tool", V_STR, 0), R("mode", V_STR, 0),
+	R_ENUM("status", V_REQ, state_task_st), R("files_changed", V_STRS, 0),
+	R("created_at", V_TS, 0), R("completed_at", V_TS, V_NULL), R_END
+};
+static const struct state_vrule state_r_criteria[] = {
+	R("confirm", V_STR, 0), R("reject", V_STR, 0), R_END
+};
+static const struct state_vrule state_r_hyp[] = {
+	R("id", V_STR, V_REQ), R("description", V_STR, 0),
+	R("testable_condition", V_STR, 0), R("logging_point", V_STR, 0),
+	R_SUB("evidence_criteria", V_OBJ, 0, state_r_criteria),
+	R("likelihood", V_NUM, 0), R_ENUM("status", V_REQ, state_hyp_st),
+	R("evidence", V_OBJ, V_NULL), R("verdict_reason", V_STR, V_NULL), R_END
+};
+static const struct state_vrule state_r_test[] = {
+	R("test_name", V_STR, V_REQ), R("suite", V_STR, 0),
+	R_ENUM("status", V_REQ, state_test_st), R("duration_ms", V_NUM, 0),
+	R("error_message", V_STR, V_NULL), R("stack_trace", V_STR, V_NULL), R_END
+};
+static const struct state_vrule state_r_error[] = {
+	R("action", V_STR, V_REQ), R("message", V_STR, V_REQ),
+	R("timestamp", V_TS, V_REQ), R_END
+};
+static const struct state_vrule state_r_develop[] = {
+	R_INT("total", V_REQ, 0), R_INT("completed", V_REQ, 0),
+	R("current_task", V_STR, V_NULL),
+	R_SUB("tasks", V_LIST, V_REQ, state_r_task),
+	R("last_progress_at", V_TS, V_REQ | V_NULL), R_END
+};
+static const struct state_vrule state_r_debug[] = {
+	R("active_bug", V_STR, V_NULL), R_INT("hypotheses_count", V_REQ, 0),
+	R_SUB("hypotheses", V_LIST, V_REQ, state_r_hyp),
+	R("confirmed_hypothesis", V_STR, V_REQ | V_NULL),
+	R_INT("iteration", V_REQ, 0),
+	R("last_analysis_at", V_TS, V_REQ | V_NULL), R_END
+};
+static const struct state_vrule state_r_validate[] = {
+	R("pass_rate", V_PCT, V_REQ), R("coverage", V_PCT, V_REQ),
+	R_SUB("test_results", V_LIST, V_REQ, state_r_test),
+	R("passed", V_BOOL, V_REQ), R("failed_tests", V_STRS, V_REQ),
+	R("last_run_at", V_TS, V_REQ | V_NULL), R_END
+};
+static const struct state_vrule state_r_skill[] = {
+	R_ENUM("current_action", V_REQ | V_NULL, state_actions),
+	R("last_action", V_STR, V_REQ | V_NULL),
+	R("completed_actions", V_STRS, V_REQ),
+	R_ENUM("mode", V_REQ, state_modes),
+	R_SUB("develop", V_OBJ, V_REQ, state_r_develop),
+	R_SUB("debug", V_OBJ, V_REQ, state_r_debug),
+	R_SUB("validate", V_OBJ, V_REQ, state_r_validate),
+	R_SUB("errors", V_LIST, V_REQ, state_r_error), R_END
+};
+static const struct state_vrule state_r_loop[] = {
+	R("loop_id", V_STR, V_REQ), R("title", V_STR, V_REQ),
+	R("description", V_STR, V_REQ), R_INT("max_iterations", V_REQ, 1),
+	R_ENUM("status", V_REQ, state_statuses),
+	R_INT("current_iteration", V_REQ, 0), R("created_at", V_TS, V_REQ),
+	R("updated_at", V_TS, V_REQ), R("completed_at", V_TS, V_NULL),
+	R("failure_reason", V_STR, V_NULL),
+	R_SUB("skill_state", V_OBJ, V_NULL, state_r_skill), R_END
+};
+
+/* Errors are "path: message" so that a person finds the field at once. */
+static void __attribute__((format(printf, 3, 4)))
+state_verr(struct state_vctx *v, const char *path, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg, *line;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) == -1)
+		msg = NULL;
+	va_end(ap);
+	xasprintf(&line, "%s: %s", *path != '\0' ? path : "state",
+	    msg != NULL ? msg : "?");
+	if (v->errs != NULL)
+		strv_push(v->errs, line);
+	free(line);
+	free(msg);
+	v->n++;
+}
+
+/* A JSON value's kind, for messages. */
+static const char *
+state_vkind(const json_t *j)
+{
+	static const char *const kinds[] = { "an object", "an array",
+	    "a string", "an integer", "a real", "a boolean", "a boolean",
+	    "null" };
+
+	return kinds[json_typeof(j)];
+}
+
+/* An integer, or a real with no fraction (a JavaScript number is both). */
+int
+state_json_int(const json_t *j, long long *out)
+{
+	double	d;
+
+	if (json_is_integer(j)) {
+		*out = json_integer_value(j);
+		return 1;
+	}
+	if (!json_is_real(j))
+		return 0;
+	d = json_real_value(j);
+	if (!(d > -9e18 && d < 9e18) || d != (double)(long long)d)
+		return 0;
+	*out = (long long)d;
+	return 1;
+}
+
+/* Whether a (non-null) value has the rule's type. */
+static int
+state_vtype(const json_t *j, int type)
+{
+	long long	ll;
+
+	switch (type) {
+	case V_STR:
+	case V_ENUM:	return json_is_string(j);
+	case V_INT:	return state_json_int(j, &ll);
+	case V_NUM:
+	case V_PCT:	return json_is_number(j);
+	case V_BOOL:	return json_is_boolean(j);
+	case V_TS:	return json_is_string(j) &&
+			    clock_iso_valid(json_string_value(j));
+	case V_OBJ:	return json_is_object(j);
+	default:	return json_is_array(j);
+	}
+}
+
+/* A value that has the right type but may still be out of bounds. */
+static void
+state_vvalue(struct state_vctx *v, const json_t *j, const char *path,
+    const struct state_vrule *r)
+{
+	char		 list[128];
+	size_t		 off = 0;
+	long long	 ll;
+	int		 i;
+
+	if (r->type == V_ENUM) {
+		for (i = 0; r->names[i] != NULL; i++)
+			if (strcmp(json_string_value(j), r->names[i]) == 0)
+				return;
+		list[0] = '\0';
+		for (i = 0; r->names[i] != NULL && off < sizeof list; i++)
+			off += (size_t)snprintf(list + off, sizeof list - off,
+			    "%s%s", i > 0 ? "|" : "", r->names[i]);
+		state_verr(v, path, "'%.40s' is not one of %s",
+		    json_string_value(j), list);
+	} else if (r->type == V_INT && state_json_int(j, &ll) && ll < r->min)
+		state_verr(v, path, "%lld is less than %lld", ll, r->min);
+	else if (r->type == V_PCT && !(json_number_value(j) >= 0 &&
+	    json_number_value(j) <= 100))
+		state_verr(v, path, "%g is not within 0-100",
+		    json_number_value(j));
+}
+
+/* An object against its rules, into members that are objects or lists. */
+static void
+state_vobject(struct state_vctx *v, const json_t *o, const char *pfx,
+    const struct state_vrule *rules)
+{
+	static const char *const names[] = { "a string", "an integer",
+	    "a number", "a number", "a boolean", "an ISO 8601 timestamp",
+	    "a string", "an object", "an array", "an array" };
+	const struct state_vrule	*r;
+	const json_t			*j, *e;
+	char				 path[256], ep[300];
+	size_t				 i;
+
+	for (r = rules; r->key != NULL; r++) {
+		snprintf(path, sizeof path, "%s%s%s", pfx, *pfx ? "." : "",
+		    r->key);
+		if ((j = json_object_get(o, r->key)) == NULL) {
+			if (r->fl & V_REQ)
+				state_verr(v, path, "missing");
+		} else if (json_is_null(j)) {
+			if (!(r->fl & V_NULL))
+				state_verr(v, path, "must be %s, not null",
+				    names[r->type]);
+		} else if (!state_vtype(j, r->type)) {
+			if (r->type == V_TS && json_is_string(j))
+				state_verr(v, path, "'%.40s' is not an ISO 8601 "
+				    "timestamp", json_string_value(j));
+			else
+				state_verr(v, path, "must be %s, not %s",
+				    names[r->type], state_vkind(j));
+		} else if (r->type == V_OBJ && r->sub != NULL)
+			state_vobject(v, j, path, r->sub);
+		else if (r->type == V_LIST || r->type == V_STRS) {
+			json_array_foreach(j, i, e) {
+				snprintf(ep, sizeof ep, "%s[%zu]", path, i);
+				if (r->type == V_STRS ? !json_is_string(e) :
+				    !json_is_object(e))
+					state_verr(v, ep, "must be %s, not %s",
+					    r->type == V_STRS ? "a string" :
+					    "an object", state_vkind(e));
+				else if (r->type == V_LIST)
+					state_vobject(v, e, ep, r->sub);
+			}
+		} else
+			state_vvalue(v, j, path, r);
+	}
+}
+
+/* develop.total and develop.completed against the tasks themselves. */
+static void
+state_vcounts(struct state_vctx *v, const json_t *dev)
+{
+	const json_t	*tasks = json_object_get(dev, "tasks"), *t;
+	long long	 total, done;
+	size_t		 i, ndone = 0;
+
+	if (!json_is_array(tasks))
+		return;
+	json_array_foreach(tasks, i, t) {
+		if (json_is_string(json_object_get(t, "status")) &&
+		    strcmp(json_string_value(json_object_get(t, "status")),
+		    "completed") == 0)
+			ndone++;
+	}
+	if (state_json_int(json_object_get(dev, "total"), &total) && total >= 0 &&
+	    (size_t)total != json_array_size(tasks))
+		state_verr(v, "skill_state.develop.total", "%lld but there "
+		    "are %zu tasks", total, json_array_size(tasks));
+	if (state_json_int(json_object_get(dev, "completed"), &done) && done >= 0 &&
+	    (size_t)done != ndone)
+		state_verr(v, "skill_state.develop.completed", "%lld but %zu "
+		    "tasks have status completed", done, ndone);
+}
+
+/*
+ * Every error, not just the first, so that one look at a broken file
+ * shows all that is wrong with it.  Unknown members are fine.  Returns
+ * the number of errors (0: valid).
+ */
+int
+state_validate(const json_t *st, struct strv *errs)
+{
+	struct state_vctx	 v = { errs, 0 };
+	const json_t		*j, *ss;
+	const char		*status;
+	long long		 cur, max;
+	int			 has, i;
+
+	if (!json_is_object(st)) {
+		state_verr(&v, "", "not a JSON object");
+		return v.n;
+	}
+	state_vobject(&v, st, "", state_r_loop);
+	if ((j = json_object_get(st, "loop_id")) != NULL && json_is_string(j) &&
+	    !state_id_valid(json_string_value(j)))
+		state_verr(&v, "loop_id", "'%.40s' is not a valid loop id",
+		    json_string_value(j));
+	ss = json_object_get(st, "skill_state");
+	state_vcounts(&v, json_object_get(ss, "develop"));
+	if (state_json_int(json_object_get(st, "current_iteration"), &cur) &&
+	    state_json_int(json_object_get(st, "max_iterations"), &max) && cur > max)
+		state_verr(&v, "current_iteration", "%lld exceeds "
+		    "max_iterations %lld", cur, max);
+	status = json_string_value(json_object_get(st, "status"));
+	for (i = 0; status != NULL && state_statuses[i] != NULL; i++)
+		if (strcmp(status, state_statuses[i]) == 0)
+			break;
+	if (status == NULL || state_statuses[i] == NULL)
+		return v.n;	/* reported above; the rules below need one */
+	j = json_object_get(st, "completed_at");
+	has = j != NULL && !json_is_null(j);
+	if (has != (strcmp(status, "completed") == 0))
+		state_verr(&v, "completed_at", has ? "present although status "
+		    "is %s" : "missing although status is %s", status);
+	j = json_object_get(st, "failure_reason");
+	if (j != NULL && !json_is_null(j) && strcmp(status, "failed") != 0)
+		state_verr(&v, "failure_reason", "present although status is %s",
+		    status);
+	if (strcmp(status, "completed") == 0 && !json_is_true(json_object_get(
+	    json_object_get(ss, "validate"), "passed")))
+		state_verr(&v, "skill_state.validate.passed", "status is "
+		    "completed but validation has not passed");
+	return v.n;
+}
