@@ -11,6 +11,10 @@ S=$T_TMP/state
 R=$T_TMP/r
 # A wrapper such as valgrind slows the supervisor; timing bounds get room.
 t_slack
+# The short deadlines below must leave a worker time to start its tool
+# (STARTED, the tool's first line) before they run out: under valgrind a
+# worker takes a second or two to start, so they scale with t_ms.
+D=$(t_ms 300)
 
 # -- stuck until nudged, then converges
 agent "$R" develop --tool bash --state-dir "$S" --timeout-ms 500 \
@@ -27,17 +31,17 @@ is "$(jget "$R" 'd["duration_ms"] >= 500')" true "nudged: not before the timeout
 
 # -- stuck twice: killed, synthesized failure, exit 5
 t0=$(t_now_ms)
-agent "$R" develop --tool bash --state-dir "$S" --timeout-ms 300 \
-    --nudge-ms 300 --grace-ms 400 \
+agent "$R" develop --tool bash --state-dir "$S" --timeout-ms $D \
+    --nudge-ms $D --grace-ms 400 \
     --command "exec '$FAKE' --marker $M hang" "go"
 rc=$?
 el=$(( $(t_now_ms) - t0 ))
-echo "# timing: hang twice took $el ms (bound $((300 + 300 + 400 + 1000 + SLACK)))"
+echo "# timing: hang twice took $el ms (bound $((D + D + 400 + 1000 + SLACK)))"
 is "$rc" 5 "killed: exit 5"
 is "$(jget "$R" '[d["status"], d["summary"], d["timed_out"], d["nudged"]]')" \
     '["failed","Worker timeout",true,true]' \
     "killed: status failed, Worker timeout, timed_out, nudged"
-ok $(( el < 600 || el > 300 + 300 + 400 + 1000 + SLACK )) \
+ok $(( el < 2 * D || el > D + D + 400 + 1000 + SLACK )) \
     "killed: after timeout + nudge, within timeout + nudge + grace + 1 s"
 pid=$(jget "$R" 'd["pid"]')
 like "$pid" '^[0-9]+$' "killed: the tool pid is reported"
@@ -45,8 +49,8 @@ t_wait_gone "$M" 1000; ok $? "killed: the tool is gone"
 
 # -- SIGTERM ignored: SIGKILL after the grace
 t0=$(t_now_ms)
-agent "$R" develop --tool bash --state-dir "$S" --timeout-ms 300 \
-    --nudge-ms 300 --grace-ms 1000 \
+agent "$R" develop --tool bash --state-dir "$S" --timeout-ms $D \
+    --nudge-ms $D --grace-ms 1000 \
     --command "exec '$FAKE' --marker $M ignore-term hang" "go"
 rc=$?
 el=$(( $(t_now_ms) - t0 ))
@@ -56,7 +60,7 @@ is "$(jget "$R" '[d["timed_out"], d["status"]]')" '[true,"failed"]' \
     "ignore-term: timed out, failed"
 is "$(jget "$R" 'd["signal"]')" 9 \
     "ignore-term: the result records that the tool died of SIGKILL"
-ok $(( el < 300 + 300 + 1000 || el > 300 + 300 + 1000 + 1000 + SLACK )) \
+ok $(( el < D + D + 1000 || el > D + D + 1000 + 1000 + SLACK )) \
     "ignore-term: killed after the grace, within grace + 1 s of the close"
 t_wait_gone "$M" 1000; ok $? "ignore-term: the tool is gone"
 
@@ -76,8 +80,8 @@ like "$gc" '^[0-9]+$' "grandchild, tool done: the grandchild was started"
 t_wait_gone "$M" 2000; ok $? "grandchild, tool done: nothing with the marker survives"
 
 # -- the same grandchild, tool stuck until killed
-agent "$R" develop --tool bash --state-dir "$S" --timeout-ms 300 \
-    --nudge-ms 300 --grace-ms 300 \
+agent "$R" develop --tool bash --state-dir "$S" --timeout-ms $D \
+    --nudge-ms $D --grace-ms 300 \
     --command "exec '$FAKE' --marker $M fork-grandchild hang" "go"
 rc=$?
 is "$rc" 5 "grandchild, tool killed: exit 5"

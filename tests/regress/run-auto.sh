@@ -307,8 +307,9 @@ ok $? "tap: the state file is valid"
 
 # --- a worker that never answers: nudged, closed, loop failed, exit 5
 R=$T_TMP/hang
+TM=$(t_ms 400)
 cfg "$R" "$OK" "exec '$FAKE' --marker $M hang" "$OK" "$OK" "$OK" \
-    '{"timeout_ms": 400, "nudge_ms": 400, "grace_ms": 300}'
+    "{\"timeout_ms\": $TM, \"nudge_ms\": $TM, \"grace_ms\": 300}"
 t0=$(t_now_ms)
 t_loop_run "$R" hang-1 "Hang"
 el=$(( $(t_now_ms) - t0 ))
@@ -317,7 +318,7 @@ like "$(jget "$F" 'd["failure_reason"]')" '^develop: worker timeout' \
     "timeout: failure_reason"
 is "$(jget "$R/.loop/hang-1.workers/develop.output.json" '[d["timed_out"], d["nudged"]]')" \
     '[true,true]' "timeout: nudged, then timed out"
-ok $(( el < 800 )) "timeout: not before timeout + nudge ($el ms)"
+ok $(( el < 2 * TM )) "timeout: not before timeout + nudge ($el ms)"
 t_wait_gone "$M" 2000
 ok $? "timeout: no process left"
 

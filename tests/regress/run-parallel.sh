@@ -74,8 +74,10 @@ print(sorted(json.loads(l)["file"] for l in open(sys.argv[1])))' \
 # --- a worker misses the batch deadline: nudged, closed; the rest merged
 R=$T_TMP/late
 cfg "$R" "$OK" "exec '$FAKE' --marker $M hang" "$OK dbg" "$OK val" "$OK"
+# (the batch must leave the others time to start and answer: t_ms)
+BM=$(t_ms 700) BN=$(t_ms 400)
 t0=$(t_now_ms)
-run "$R" late-1 --batch-ms 700 --batch-nudge-ms 400 "One is stuck"
+run "$R" late-1 --batch-ms $BM --batch-nudge-ms $BN "One is stuck"
 el=$(( $(t_now_ms) - t0 ))
 is "$RC" 0 "late: exit 0 (validate passed)"
 is "$(jget "$R/.loop/late-1.workers/develop.output.json" '[d["nudged"], d["timed_out"], d["outcome"]]')" \
@@ -86,7 +88,7 @@ is "$(jget "$F" '[(e["action"], e["message"]) for e in d["skill_state"]["errors"
     '[["develop","worker timeout"]]' "late: the timeout is in errors"
 is "$(jget "$F" 'd["skill_state"]["develop"]["tasks"][0]["status"]')" failed \
     "late: develop's task failed"
-ok $(( el < 1100 )) "late: not before batch + nudge ($el ms)"
+ok $(( el < BM + BN )) "late: not before batch + nudge ($el ms)"
 t_wait_gone "$M" 2000
 ok $? "late: the stuck tool is gone"
 
