@@ -113,11 +113,12 @@ echo "# timing: stopped worker: agent ended after $el ms (stopped at $up ms)"
 is "$T_RC" 5 "stopped: timed out (exit 5)"
 ok $(( el > 4500 + up + SLACK )) "stopped: ends within 4.5 s + slack ($el ms)"
 ok $(( el < 4500 )) "stopped: not before timeout + nudge + grace + 1 s"
-if [ "$up" -lt 2500 ]; then
+if [ "$up" -lt 2500 ] && [ -z "$WRAP" ]; then
 	is "$(jget "$T_TMP/stopped" '[d["timed_out"], d["nudged"]]')" \
 	    '[true,false]' "stopped: timed out, the nudge never acknowledged"
 else
-	t_skip "stopped: the worker started too late to be stopped before its nudge ($up ms)"
+	# (under valgrind the stopped worker's state is valgrind's to report)
+	t_skip "stopped: the worker started too late to be stopped before its nudge, or a wrapper ($up ms)"
 fi
 t_wait_gone "$MT" 3000
 ok $? "stopped: the tool is gone"
