@@ -39,7 +39,7 @@
  *   model	string or null; default null (the tool's own default).
  *   options	object handed to the worker (sandbox, permission_mode,
  *		approval_mode, extra_args, ...); default none.
- * roles	keys are the workflow's roles (its table, workflow.h; for
+ * roles	keys are the workflow's roles (its table, flowdef.h; for
  *		ccw-loop: init develop debug validate complete).
  *   tool	one of the tools, or null for default_tool.
  *   command	for the bash tool: the command run with bash -c.
@@ -89,7 +89,7 @@
 #include <unistd.h>
 
 #include "toolconfig.h"
-#include "workflow.h"
+#include "flowdef.h"
 #include "xmalloc.h"
 
 #define CONFIG_NTOOLS	6

@@ -14,7 +14,7 @@
 #include "loopopen.h"
 #include "state.h"
 #include "sup.h"
-#include "workflow.h"
+#include "flowdef.h"
 #include "xmalloc.h"
 
 #define OPEN_TITLE_MAX	100	/* bytes of the task that make the title */

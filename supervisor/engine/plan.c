@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "plan.h"
-#include "workflow.h"
+#include "flowdef.h"
 #include "xmalloc.h"
 
 /* One deadline: the override when given, else the role's. */

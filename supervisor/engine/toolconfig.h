@@ -46,7 +46,7 @@ struct role_cfg {
 	struct retry_cfg retry;
 };
 
-/* roles[] parallels the workflow's role table (workflow.h). */
+/* roles[] parallels the workflow's role table (flowdef.h). */
 struct config {
 	char		*source;	/* path of the file read, or "built-in" */
 	const struct workflow *wf;	/* whose roles these are */

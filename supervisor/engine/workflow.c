@@ -1,5 +1,5 @@
 /*
- * workflow.c: look-ups in a workflow's table (workflow.h): a role by its
+ * workflow.c: look-ups in a workflow's table (flowdef.h): a role by its
  * name or menu word, the list of role names that error texts show.  The
  * engine asks these instead of knowing any role.
  */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "workflow.h"
+#include "flowdef.h"
 #include "xmalloc.h"
 
 /* Role names come from the command line, a config file or a state file. */

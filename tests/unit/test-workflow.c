@@ -1,5 +1,5 @@
 /*
- * test-workflow.c: the workflow table (workflow.h): ccw-loop's roles,
+ * test-workflow.c: the workflow table (flowdef.h): ccw-loop's roles,
  * order, parallel group, menu words and rules; and a second, two-role
  * workflow driving config loading and role look-up through the same
  * engine code, which must assume no role of its own.
@@ -18,7 +18,7 @@
 #include "loop.h"
 #include "tap.h"
 #include "toolconfig.h"
-#include "workflow.h"
+#include "flowdef.h"
 #include "xmalloc.h"
 
 /* --- a second workflow: plan, then do; no parallel step */
@@ -310,7 +310,7 @@ test_no_role_names(void)
 	    "LOOP_NROLES", "loop_roles", "CONFIG_ROLES", NULL };
 	static const char *const files[] = {
 		"supervisor/engine/config.c", "supervisor/engine/toolconfig.h",
-		"supervisor/engine/workflow.c", "supervisor/engine/workflow.h",
+		"supervisor/engine/workflow.c", "supervisor/engine/flowdef.h",
 		"supervisor/workflows/ccw-loop/loop.c",
 		"supervisor/workflows/ccw-loop/loopstep.c",
 		"supervisor/workflows/ccw-loop/loopint.h",

@@ -5,7 +5,7 @@
 #ifndef CCW_CCW_LOOP_H
 #define CCW_CCW_LOOP_H
 
-#include "workflow.h"
+#include "flowdef.h"
 
 /* The five roles in their auto order; action_index counts in these. */
 #define LOOP_INIT	0

@@ -15,7 +15,7 @@
 #include "plan.h"
 #include "proto.h"
 #include "toolconfig.h"
-#include "workflow.h"
+#include "flowdef.h"
 
 struct agent_req;
 struct children;

@@ -1,13 +1,13 @@
 /*
- * workflow.h: a workflow as a table (DESIGN.md section 7): its roles and
+ * flowdef.h: a workflow as a table (DESIGN.md section 7): its roles and
  * their defaults, its steps (the roles in auto order) and parallel group,
  * the next-action rule, the merge of results into skill_state, its state
  * skeleton and check, its side files.  The engine knows no role names:
  * it asks this table (workflow.c has the look-ups).  ccw-loop is the
  * first entry (supervisor/workflows/ccw-loop/ccw-loop.c).
  */
-#ifndef CCW_WORKFLOW_H
-#define CCW_WORKFLOW_H
+#ifndef CCW_FLOWDEF_H
+#define CCW_FLOWDEF_H
 
 #include <stddef.h>
 #include <stdint.h>
