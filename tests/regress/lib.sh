@@ -29,7 +29,7 @@ t_watchdog() {
 	T_WATCHDOG=$!
 }
 
-# ok COND_STATUS DESCRIPTION
+# ok COND_STATUS DESCRIPTION: one TAP line; returns 1 when it failed
 ok() {
 	T_N=$((T_N + 1))
 	if [ "$1" -eq 0 ]; then
@@ -37,6 +37,7 @@ ok() {
 	else
 		echo "not ok $T_N - $2"
 		T_FAILED=$((T_FAILED + 1))
+		return 1
 	fi
 }
 
