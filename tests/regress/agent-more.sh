@@ -131,7 +131,8 @@ is "$rc" 0 "never-exiting CLI: exit 0 (the final event decides)"
 is "$(jget "$R" '[d["agent_status"], d["status"], d["signal"]]')" \
     '["completed","success",15]' \
     "never-exiting CLI: completed, success, the group got SIGTERM"
-ok $(( el < 1900 || el > 5000 + SLACK )) "never-exiting CLI: killed about 2 s after the final event"
+ok $(( el < 1900 )) "never-exiting CLI: not killed before 2 s after the final event ($el ms)"
+t_within "$el" 5000 "never-exiting CLI: killed about 2 s after the final event ($el ms)"
 t_wait_gone "$M" 2000
 ok $? "never-exiting CLI: nothing left"
 

@@ -64,7 +64,7 @@ is "$(jget - '[d["ok"], d["status"]]' <<<"$r")" '[true,"failed"]' \
 t_wait_pid "$PID" "$(t_ms 10000)"
 el=$(( $(t_now_ms) - t0 ))
 is "$T_RC" 4 "stop: run exits 4"
-ok $(( el > 2500 + SLACK )) "stop: run out within 2.5 s ($el ms)"
+t_within "$el" 2500 "stop: run out within 2.5 s ($el ms)"
 t_wait_gone "$M" 1000
 ok $? "stop: no worker left"
 is "$(jget "$F" '[d["status"], d["failure_reason"]]')" \
@@ -140,7 +140,7 @@ kill -TERM "$CTL_PID"
 t_wait_pid "$CTL_PID" "$(t_ms 10000)"
 el=$(( $(t_now_ms) - t0 ))
 is "$T_RC" 4 "sigterm: control exits 4"
-ok $(( el > 2000 + SLACK )) "sigterm: out within 2 s ($el ms)"
+t_within "$el" 2000 "sigterm: out within 2 s ($el ms)"
 t_wait_gone "$M" 1000
 ok $? "sigterm: no worker or tool left"
 r=$(ctl_recv 3 100)

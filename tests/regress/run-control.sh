@@ -73,7 +73,7 @@ dashboard "$F" paused
 t_wait_pid "$PID" 10000
 el=$(( $(t_now_ms) - t0 ))
 is "$T_RC" 3 "interrupt: exit 3"
-ok $(( el > 1000 + SLACK )) "interrupt: the pause took effect within 1 s ($el ms)"
+t_within "$el" 1000 "interrupt: the pause took effect within 1 s ($el ms)"
 t_wait_gone "$M" 1000
 ok $? "interrupt: the worker's tool is gone"
 is "$(jget "$F" '[d["status"], d["skill_state"]["action_index"]]')" \
@@ -137,7 +137,7 @@ dashboard "$F" failed
 t_wait_pid "$PID" 10000
 el=$(( $(t_now_ms) - t0 ))
 is "$T_RC" 4 "stop: exit 4"
-ok $(( el > 2500 + SLACK )) "stop: all closed and out within 2.5 s ($el ms)"
+t_within "$el" 2500 "stop: all closed and out within 2.5 s ($el ms)"
 t_wait_gone "$M" 500
 ok $? "stop: no process left behind"
 is "$(jget "$F" '[d["status"], d["failure_reason"]]')" \

@@ -46,7 +46,7 @@ is "$(jget "$F" 'd["skill_state"]["completed_actions"]')" \
     '["init","develop","debug","validate","complete"]' \
     "parallel: completed actions in role order"
 is "$(jget "$F" 'd["current_iteration"]')" 1 "parallel: one iteration"
-ok $(( el >= 4000 + SLACK )) "parallel: the three 800 ms workers overlapped ($el ms)"
+t_within "$el" 3999 "parallel: the three 800 ms workers overlapped ($el ms)"
 is "$(python3 -c '
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
