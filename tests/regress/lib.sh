@@ -174,6 +174,13 @@ t_marker() {
 	T_MARKERS="$T_MARKERS ${!1}"
 }
 
+# t_until MS: the wall-clock deadline MS ms from now, MS stretched as
+# t_ms stretches it: the waiting helpers below give a slow build that
+# long to reach a state (a bound a test judges is t_within's, not theirs).
+t_until() {
+	echo $(( $(t_now_ms) + $(t_ms "$1") ))
+}
+
 # t_marked MARKER: PIDs of the live processes whose command line holds
 # MARKER (zombies do not count: they are dead, their parent just has not
 # reaped them yet).
@@ -187,11 +194,11 @@ t_marked() {
 	done
 }
 
-# t_wait_gone MARKER MS: wait up to MS ms until no process holds MARKER;
+# t_wait_gone MARKER MS: wait up to MS ms (t_until) until no process holds MARKER;
 # prints the survivors and fails if some are left.
 t_wait_gone() {
 	local left end
-	end=$(( $(t_now_ms) + $2 ))
+	end=$(t_until "$2")
 	while :; do
 		left=$(t_marked "$1")
 		[ -z "$left" ] && return 0
@@ -204,18 +211,18 @@ t_wait_gone() {
 	return 1
 }
 
-# t_wait_count MARKER N MS: wait up to MS ms until at least N live
+# t_wait_count MARKER N MS: wait up to MS ms (t_until) until at least N live
 # processes hold MARKER.
 t_wait_count() {
 	local end
-	end=$(( $(t_now_ms) + $3 ))
+	end=$(t_until "$3")
 	while [ "$(t_marked "$1" | wc -l)" -lt "$2" ]; do
 		[ "$(t_now_ms)" -ge "$end" ] && return 1
 		sleep 0.05
 	done
 }
 
-# t_wait_pid PID MS: wait up to MS ms for a background child of this
+# t_wait_pid PID MS: wait up to MS ms (t_until) for a background child of this
 # shell to end, then reap it; its exit status goes to $T_RC (124 if it
 # had to be killed).
 t_wait_pid() {
@@ -226,7 +233,7 @@ t_wait_pid() {
 # t_wait_pid_ PID MS: the body of t_wait_pid.
 t_wait_pid_() {
 	local end st
-	end=$(( $(t_now_ms) + $2 ))
+	end=$(t_until "$2")
 	while :; do
 		st=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' \
 		    "/proc/$1/status")
@@ -303,11 +310,11 @@ ctl_send() {
 	done
 }
 
-# ctl_recv ID [MS]: wait (default 10 s) for the response carrying "id": ID
+# ctl_recv ID [MS]: wait (default 10 s, t_until) for the response carrying "id": ID
 # (a number, or null) and print it; fails with nothing printed on timeout.
 ctl_recv() {
 	local end line dead=0
-	end=$(( $(t_now_ms) + ${2:-10000} ))
+	end=$(t_until "${2:-10000}")
 	while :; do
 		line=$(grep -E -m 1 "\"id\" *: *$1 *[,}]" "$CTL_OUT")
 		[ -n "$line" ] && { printf '%s\n' "$line"; return 0; }
@@ -386,9 +393,10 @@ t_loop_start() {
 	F=$root/.loop/$id.json
 }
 
-# t_wait_file PATH MS: wait up to MS ms until PATH exists.
+# t_wait_file PATH MS: wait up to MS ms (t_until) until PATH exists.
 t_wait_file() {
-	local end=$(( $(t_now_ms) + $2 ))
+	local end
+	end=$(t_until "$2")
 	while [ ! -e "$1" ]; do
 		[ "$(t_now_ms)" -ge "$end" ] && return 1
 		sleep 0.02
