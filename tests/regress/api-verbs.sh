@@ -204,4 +204,26 @@ is "$T_RC" 0 "hosted-eof: control exits 0 once the loop ended"
 is "$(jget "$R/.loop/e-1.json" 'd["status"]')" completed \
     "hosted-eof: the loop completed"
 
+# --- SIGTERM with a hosted loop running: it is stopped, control exits 4
+R=$T_TMP/hosted-term
+t_run_config "$R" "$OK init" "touch '$R.dev'; $HANG" "$OK dbg" "$OK val" \
+    "$OK done" '{"grace_ms": 500}'
+ctl_start "$T_TMP/c7" -C "$R"
+ctl_send '{"id":1,"verb":"loop_open","loop_id":"t-1","task":"Stop me","start":true}'
+r=$(ctl_recv 1 "$(t_ms 10000)")
+is "$(jget - 'd["ok"]' <<<"$r")" true "hosted-term: started"
+t_wait_file "$R.dev" "$(t_ms 10000)"
+ok $? "hosted-term: develop is running"
+t0=$(t_now_ms)
+kill -TERM "$CTL_PID"
+t_wait_pid "$CTL_PID" "$(t_ms 10000)"
+el=$(( $(t_now_ms) - t0 ))
+is "$T_RC" 4 "hosted-term: control exits 4"
+ok $(( el > 2000 + SLACK )) "hosted-term: out within 2 s ($el ms)"
+t_wait_gone "$M" 1000
+ok $? "hosted-term: no worker or tool left"
+is "$(jget "$R/.loop/t-1.json" '[d["status"], d["skill_state"]["completed_actions"]]')" \
+    '["running",["init"]]' "hosted-term: status left running for run --loop-id"
+exec {CTL_FD}>&-
+
 t_done
