@@ -15,6 +15,20 @@ t_slack
 OK="exec '$FAKE' --marker $M result success"
 HANG="exec '$FAKE' --marker $M hang"
 
+# term_control NAME: SIGTERM to the control session: exit 4 within 2 s,
+# no worker or tool of the test left.
+term_control() {
+	local t0 el
+	t0=$(t_now_ms)
+	kill -TERM "$CTL_PID"
+	t_wait_pid "$CTL_PID" "$(t_ms 10000)"
+	el=$(( $(t_now_ms) - t0 ))
+	is "$T_RC" 4 "$1: control exits 4"
+	ok $(( el > 2000 + SLACK )) "$1: out within 2 s ($el ms)"
+	t_wait_gone "$M" 1000
+	ok $? "$1: no worker or tool left"
+}
+
 # --- loop_pause on a loop run drives: the step finishes, run exits 3
 R=$T_TMP/pause
 t_run_config "$R" "$OK" \
@@ -137,14 +151,7 @@ is "$(jget - 'd["ok"]' <<<"$r")" true "sigterm: two agents spawned"
 t_wait_count "$M" 2 "$(t_ms 10000)"
 ok $? "sigterm: both tools running"
 ctl_send '{"id":3,"verb":"wait","targets":["agent-1","agent-2"],"mode":"all"}'
-t0=$(t_now_ms)
-kill -TERM "$CTL_PID"
-t_wait_pid "$CTL_PID" "$(t_ms 10000)"
-el=$(( $(t_now_ms) - t0 ))
-is "$T_RC" 4 "sigterm: control exits 4"
-ok $(( el > 2000 + SLACK )) "sigterm: out within 2 s ($el ms)"
-t_wait_gone "$M" 1000
-ok $? "sigterm: no worker or tool left"
+term_control sigterm
 r=$(ctl_recv 3 100)
 is "$(jget - '[d["ok"], sorted(d["status"].values())]' <<<"$r")" \
     '[true,["shutdown","shutdown"]]' "sigterm: the pending wait was answered"
@@ -214,14 +221,7 @@ r=$(ctl_recv 1 "$(t_ms 10000)")
 is "$(jget - 'd["ok"]' <<<"$r")" true "hosted-term: started"
 t_wait_file "$R.dev" "$(t_ms 10000)"
 ok $? "hosted-term: develop is running"
-t0=$(t_now_ms)
-kill -TERM "$CTL_PID"
-t_wait_pid "$CTL_PID" "$(t_ms 10000)"
-el=$(( $(t_now_ms) - t0 ))
-is "$T_RC" 4 "hosted-term: control exits 4"
-ok $(( el > 2000 + SLACK )) "hosted-term: out within 2 s ($el ms)"
-t_wait_gone "$M" 1000
-ok $? "hosted-term: no worker or tool left"
+term_control hosted-term
 is "$(jget "$R/.loop/t-1.json" '[d["status"], d["skill_state"]["completed_actions"]]')" \
     '["running",["init"]]' "hosted-term: status left running for run --loop-id"
 exec {CTL_FD}>&-
