@@ -3,6 +3,7 @@
  * committer thread (a read, or the state store's locked commit with one
  * transition), so a lock another program holds never blocks the event
  * loop; a driver running the loop sees the change through its watch.
+ * loop_open with "start" hands the loop to the api's engine host.
  */
 #include <config.h>
 
