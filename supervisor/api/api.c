@@ -89,6 +89,9 @@ static const struct api_arg open_args[] = {
 	{ "title", AT_STR, 0, API_TEXT_MAX, NULL },
 	{ "description", AT_STR, 0, API_TEXT_MAX, NULL },
 	{ "max_iterations", AT_POS, 0, 0, NULL },
+	{ "start", AT_BOOL, 0, 0, NULL },
+	{ "task", AT_STR, 0, API_TEXT_MAX, NULL },
+	{ "mode", AT_ONE_OF, 0, 0, "auto parallel" },
 	ARG_END
 };
 

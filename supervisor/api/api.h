@@ -14,6 +14,7 @@
 
 struct api;
 struct event_base;
+struct host;
 
 #define API_TEXT_MAX	(4u << 20)	/* message, command: bytes */
 #define API_NAME_MAX	4096		/* role, tool, model, target ... */
@@ -38,13 +39,27 @@ struct api_spawn {
 typedef int	(*api_plan_fn)(void *, const struct api_spawn *,
 		    struct agent_req *, char **);
 
-/* What the host hands the api; all borrowed, outliving the api. */
+/*
+ * A loop loop_open started (with "start": true) ended: its id and EXIT_*
+ * code, after the host let it go.
+ */
+typedef void	(*api_loop_end_fn)(void *, const char *, int);
+
+/*
+ * What the host hands the api; all borrowed, outliving the api.  loops:
+ * the engine's host (host.h) that runs the loops loop_open starts; NULL:
+ * loop_open only creates and reads.  Free the api only once the host's
+ * loops have ended or the host is freed (its loops' observer is the api).
+ */
 struct api_host {
 	struct sup	*sup;		/* the agent table, on the host's base */
 	const char	*state_dir;	/* the loop verbs' directory, or NULL */
 	uint64_t	 grace_ms;	/* close's default grace */
 	api_plan_fn	 plan;
 	void		*plan_arg;
+	struct host	*loops;		/* runs started loops, or NULL */
+	api_loop_end_fn	 loop_end;	/* NULL: not told */
+	void		*loop_end_arg;
 };
 
 /*

@@ -3,6 +3,7 @@
  * committer thread (a read, or the state store's locked commit with one
  * transition), so a lock another program holds never blocks the event
  * loop; a driver running the loop sees the change through its watch.
+ * loop_open with "start" hands the loop to the api's engine host.
  */
 #include <config.h>
 
@@ -13,6 +14,7 @@
 
 #include "apiint.h"
 #include "committer.h"
+#include "host.h"
 #include "log.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -211,10 +213,62 @@ api_loop_submit(struct api_pending *p, enum api_loop_op op, const char *id,
 	}
 }
 
+/* A started loop ended: the front end is told (control's end waits). */
+static void
+api_loop_ended(void *arg, struct host_loop *hl, int code)
+{
+	struct api	*api = arg;
+
+	if (api->host.loop_end != NULL)
+		api->host.loop_end(api->host.loop_end_arg, host_loop_id(hl),
+		    code);
+}
+
+/*
+ * loop_open with "start": the host opens the loop (created with "task",
+ * else resumed: its run lock, created -> running) and starts it; the
+ * reply says it runs, or why not (a driver holds it: its pid).
+ */
+static void
+api_loop_start(struct api_pending *p, const json_t *req, const char *id)
+{
+	struct api		*api = p->api;
+	struct host_observer	 obs;
+	struct host_loop	*hl;
+	struct loop_spec	 spec;
+	const json_t		*mi = json_object_get(req, "max_iterations");
+	char			*err = NULL;
+
+	if (api->host.loops == NULL) {
+		api_fail(p, "loop_open: this front end cannot start loops");
+		return;
+	}
+	memset(&spec, 0, sizeof spec);
+	spec.id = id;
+	/* a new loop's task: "task", else its "title" */
+	if ((spec.task = json_string_value(json_object_get(req,
+	    "task"))) == NULL)
+		spec.task = json_string_value(json_object_get(req, "title"));
+	spec.mode = json_string_value(json_object_get(req, "mode"));
+	spec.max_iterations = json_is_integer(mi) ? json_integer_value(mi) : 0;
+	memset(&obs, 0, sizeof obs);
+	obs.done = api_loop_ended;
+	obs.arg = api;
+	if ((hl = host_loop_open(api->host.loops, &spec, NULL, &obs,
+	    &err)) == NULL) {
+		api_fail(p, "%s", err);
+		free(err);
+		return;
+	}
+	api_reply(p, json_pack("{s:b, s:s, s:s, s:b, s:s}", "ok", 1,
+	    "loop_id", id, "status", "running", "started", 1, "mode",
+	    host_loop_mode(hl)));
+}
+
 /*
  * loop_open: the loop's status; with a title, a missing loop is created
- * (status created, a new id when none is given).  Launching it needs the
- * engine's loop opener: `run --loop-id` drives it today.
+ * (status created, a new id when none is given).  With "start": true the
+ * api's host runs it (api_loop_start).
  */
 void
 api_loop_open(struct api_pending *p, const json_t *req)
@@ -225,6 +279,24 @@ api_loop_open(struct api_pending *p, const json_t *req)
 	json_t		*st = NULL;
 	char		*gen = NULL;
 
+	if (json_is_true(json_object_get(req, "start"))) {
+		if (id == NULL && json_object_get(req, "task") == NULL &&
+		    title == NULL) {
+			api_fail(p, "loop_open needs \"loop_id\" or \"task\"");
+			return;
+		}
+		if (id == NULL)
+			id = gen = state_id_generate();
+		api_loop_start(p, req, id);
+		free(gen);
+		return;
+	}
+	if (json_object_get(req, "task") != NULL ||
+	    json_object_get(req, "mode") != NULL) {
+		api_fail(p, "loop_open: \"task\" and \"mode\" go with "
+		    "\"start\": true (else give \"title\")");
+		return;
+	}
 	if (title != NULL && *title == '\0') {
 		api_fail(p, "title is required and must be non-empty");
 		return;

@@ -1,8 +1,9 @@
 /*
  * cmd-control.c: `ccw-supervisor control`: the api's verb table as JSON
  * lines on stdin and stdout.  Requests run concurrently; each reply
- * carries its request's id.  End of input closes every agent (exit 0); a
- * SIGTERM, SIGINT or SIGHUP does the same and exits 4.
+ * carries its request's id.  End of input closes every agent and waits
+ * for the loops loop_open started to end (exit 0); a SIGTERM, SIGINT or
+ * SIGHUP closes every agent, stops every loop and exits 4.
  */
 #include <config.h>
 
@@ -20,6 +21,7 @@
 #include "api.h"
 #include "chan.h"
 #include "cmdutil.h"
+#include "host.h"
 #include "log.h"
 #include "sigfd.h"
 #include "sup.h"
@@ -31,6 +33,7 @@
 struct control {
 	struct event_base	*base;
 	struct sup		 sup;
+	struct host		*host;		/* the loops loop_open starts */
 	struct loop_guard	 guard;		/* the run lock, fresh logs */
 	struct api		*api;
 	struct cmd_opts		*opts;
@@ -45,12 +48,23 @@ struct control {
 	uint64_t		 grace_ms;	/* close's default */
 };
 
-/* After EOF (or a signal), stop once nothing is alive or pending. */
+/* After EOF (or a signal), stop once nothing is alive, running or pending. */
 static void
 control_maybe_exit(struct control *c)
 {
-	if (c->eof && c->sup.nlive == 0 && api_idle(c->api))
+	if (c->eof && c->sup.nlive == 0 && host_nloops(c->host) == 0 &&
+	    api_idle(c->api))
 		event_base_loopbreak(c->base);
+}
+
+/* A loop loop_open started ended: maybe that was the last thing after EOF. */
+static void
+control_loop_end(void *arg, const char *id, int code)
+{
+	struct control	*c = arg;
+
+	log_info("loop %s ended: exit %d", id, code);
+	control_maybe_exit(c);
 }
 
 /* One reply line, then maybe the end. */
@@ -187,8 +201,10 @@ control_signal(evutil_socket_t sig, short ev, void *arg)
 	(void)ev;
 	if (c->eof && c->exit_code == EXIT_STOPPED)
 		return;
-	log_warnx("signal %d: closing every agent", (int)sig);
+	log_warnx("signal %d: closing every agent, stopping every loop",
+	    (int)sig);
 	c->exit_code = EXIT_STOPPED;
+	host_stop_all(c->host, "control got a signal");
 	if (!c->eof)
 		control_eof(c);
 	else
@@ -215,8 +231,10 @@ control_usage(FILE *fp)
 "\n"
 "Read one JSON request per line on stdin, answer one JSON line each on\n"
 "stdout.  Verbs: %s.\n"
-"See ccw-supervisor(1).  End of input closes every agent; SIGTERM too,\n"
-"and exits 4.\n", api_verb_names);
+"loop_open with \"start\": true runs the loop here.  See\n"
+"ccw-supervisor(1).  End of input closes every agent and waits for the\n"
+"loops started here; SIGTERM closes every agent, stops every loop and\n"
+"exits 4.\n", api_verb_names);
 }
 
 /* Parse the command line and load the configuration: 0, or an exit code. */
@@ -277,6 +295,7 @@ int
 cmd_control(int argc, char **argv)
 {
 	struct api_host	 host;
+	struct host_cfg	 hc;
 	struct cmd_opts	 o;
 	struct control	 c;
 	char		*err = NULL;
@@ -307,7 +326,18 @@ cmd_control(int argc, char **argv)
 		cmd_opts_free(&o);
 		return rc > 0 ? EXIT_FAILED : EXIT_USAGE;
 	}
+	memset(&hc, 0, sizeof hc);
+	hc.config = &o.cfg;
+	hc.state_dir = c.sup.state_dir;
+	hc.root = o.cwd;
+	hc.children = c.sup.children;	/* the process's one reaper */
+	cmd_opts_overrides(&o, &hc.over);
+	if ((c.host = host_new(c.base, &hc, &err)) == NULL)
+		fatalx("control: %s", err);
 	memset(&host, 0, sizeof host);
+	host.loops = c.host;
+	host.loop_end = control_loop_end;
+	host.loop_end_arg = &c;
 	host.sup = &c.sup;
 	host.state_dir = c.sup.state_dir;
 	host.grace_ms = c.grace_ms;
@@ -330,6 +360,7 @@ cmd_control(int argc, char **argv)
 	event_free(c.in_ev);
 	evbuffer_free(c.in);
 	api_free(c.api);
+	host_free(c.host);	/* before the reaper it borrows (sup's) */
 	sup_free(&c.sup);
 	loopguard_close(&c.guard);
 	event_base_free(c.base);

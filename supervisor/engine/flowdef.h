@@ -14,6 +14,8 @@
 
 #include <jansson.h>
 
+struct workflow_driver;
+
 #define WORKFLOW_MAX_GROUP	8	/* roles of one parallel group */
 
 /* What a role is to the engine (flags). */
@@ -73,6 +75,8 @@ struct workflow {
 	json_t		*(*skeleton)(void);
 	/* side files of the loop, as printf formats of the loop id */
 	const char	*const *side_files;
+	/* its run engine as a host drives it (host.h); NULL: not hosted */
+	const struct workflow_driver	*driver;
 };
 
 int		 workflow_role_index(const struct workflow *, const char *);

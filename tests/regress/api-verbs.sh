@@ -3,7 +3,9 @@
 # on a loop `run` drives (run exits 3 and 4), loop_resume and loop_status;
 # garbage, wrongly typed and oversized requests answered with JSON errors
 # while control keeps serving; close's default grace after a spawn;
-# SIGTERM to control closes every agent and exits 4.
+# SIGTERM to control closes every agent and exits 4; loop_open with
+# "start": true runs a loop in control's session to completion, a second
+# start of it is refused naming the pid, and EOF waits for it.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 150
 t_valgrind_worker
@@ -12,6 +14,20 @@ t_slack
 
 OK="exec '$FAKE' --marker $M result success"
 HANG="exec '$FAKE' --marker $M hang"
+
+# term_control NAME: SIGTERM to the control session: exit 4 within 2 s,
+# no worker or tool of the test left.
+term_control() {
+	local t0 el
+	t0=$(t_now_ms)
+	kill -TERM "$CTL_PID"
+	t_wait_pid "$CTL_PID" "$(t_ms 10000)"
+	el=$(( $(t_now_ms) - t0 ))
+	is "$T_RC" 4 "$1: control exits 4"
+	t_within "$el" 2000 "$1: out within 2 s ($el ms)"
+	t_wait_gone "$M" 1000
+	ok $? "$1: no worker or tool left"
+}
 
 # --- loop_pause on a loop run drives: the step finishes, run exits 3
 R=$T_TMP/pause
@@ -135,17 +151,79 @@ is "$(jget - 'd["ok"]' <<<"$r")" true "sigterm: two agents spawned"
 t_wait_count "$M" 2 "$(t_ms 10000)"
 ok $? "sigterm: both tools running"
 ctl_send '{"id":3,"verb":"wait","targets":["agent-1","agent-2"],"mode":"all"}'
-t0=$(t_now_ms)
-kill -TERM "$CTL_PID"
-t_wait_pid "$CTL_PID" "$(t_ms 10000)"
-el=$(( $(t_now_ms) - t0 ))
-is "$T_RC" 4 "sigterm: control exits 4"
-t_within "$el" 2000 "sigterm: out within 2 s ($el ms)"
-t_wait_gone "$M" 1000
-ok $? "sigterm: no worker or tool left"
+term_control sigterm
 r=$(ctl_recv 3 100)
 is "$(jget - '[d["ok"], sorted(d["status"].values())]' <<<"$r")" \
     '[true,["shutdown","shutdown"]]' "sigterm: the pending wait was answered"
+exec {CTL_FD}>&-
+
+# --- loop_open "start": true: control hosts the loop; loop_status follows
+R=$T_TMP/hosted
+t_run_config "$R" "$OK init" \
+    "exec '$FAKE' --marker $M wait-file '$R.go' result success dev" \
+    "$OK dbg" "$OK val" "$OK done"
+ctl_start "$T_TMP/c5" -C "$R"
+ctl_send '{"id":1,"verb":"loop_open","loop_id":"h-1","task":"Hosted by control","start":true}'
+r=$(ctl_recv 1 "$(t_ms 10000)")
+is "$(jget - '[d["ok"], d["status"], d["started"], d["mode"]]' <<<"$r")" \
+    '[true,"running",true,"auto"]' "hosted: loop_open start answers running"
+ctl_send '{"id":2,"verb":"loop_open","loop_id":"h-1","start":true}'
+r=$(ctl_recv 2 "$(t_ms 10000)")
+like "$(jget - 'd["error"]' <<<"$r")" \
+    "loop h-1 is already running in this host \(pid $CTL_PID\)" \
+    "hosted: a second start is refused, naming the driver's pid"
+ctl_send '{"id":3,"verb":"loop_open","loop_id":"h-2","mode":"parallel"}'
+r=$(ctl_recv 3)
+like "$(jget - 'd["error"]' <<<"$r")" 'go with "start"' \
+    "hosted: mode without start is refused"
+touch "$R.go"
+n=10 st=none end=$(( $(t_now_ms) + $(t_ms 30000) ))
+while [ "$st" != completed ] && [ "$(t_now_ms)" -lt "$end" ]; do
+	n=$((n + 1))
+	ctl_send "{\"id\":$n,\"verb\":\"loop_status\",\"loop_id\":\"h-1\"}"
+	st=$(jget - 'd["status"]' <<<"$(ctl_recv $n)")
+	[ "$st" = completed ] || sleep 0.1
+done
+is "$st" completed "hosted: loop_status says completed"
+is "$(jget "$R/.loop/h-1.json" 'd["skill_state"]["completed_actions"]')" \
+    '["init","develop","debug","validate","complete"]' "hosted: the five actions"
+$WRAP "$SUP" state -C "$R" validate h-1 >/dev/null 2>&1
+ok $? "hosted: the state file is valid"
+ctl_stop "$(t_ms 10000)"
+is "$T_RC" 0 "hosted: EOF, exit 0"
+
+# --- EOF while a hosted loop runs: control waits for its end, exit 0
+R=$T_TMP/hosted-eof
+t_run_config "$R" "$OK init" \
+    "touch '$R.dev'; exec '$FAKE' --marker $M wait-file '$R.go' result success dev" \
+    "$OK dbg" "$OK val" "$OK done"
+ctl_start "$T_TMP/c6" -C "$R"
+ctl_send '{"id":1,"verb":"loop_open","loop_id":"e-1","title":"Wait for me","start":true}'
+r=$(ctl_recv 1 "$(t_ms 10000)")
+is "$(jget - 'd["ok"]' <<<"$r")" true "hosted-eof: started"
+t_wait_file "$R.dev" "$(t_ms 10000)"
+ok $? "hosted-eof: develop is running"
+# (had EOF stopped the loop, its develop would be killed: never completed)
+exec {CTL_FD}>&-
+touch "$R.go"
+t_wait_pid "$CTL_PID" "$(t_ms 20000)"
+is "$T_RC" 0 "hosted-eof: control exits 0 once the loop ended"
+is "$(jget "$R/.loop/e-1.json" 'd["status"]')" completed \
+    "hosted-eof: the loop completed"
+
+# --- SIGTERM with a hosted loop running: it is stopped, control exits 4
+R=$T_TMP/hosted-term
+t_run_config "$R" "$OK init" "touch '$R.dev'; $HANG" "$OK dbg" "$OK val" \
+    "$OK done" '{"grace_ms": 500}'
+ctl_start "$T_TMP/c7" -C "$R"
+ctl_send '{"id":1,"verb":"loop_open","loop_id":"t-1","task":"Stop me","start":true}'
+r=$(ctl_recv 1 "$(t_ms 10000)")
+is "$(jget - 'd["ok"]' <<<"$r")" true "hosted-term: started"
+t_wait_file "$R.dev" "$(t_ms 10000)"
+ok $? "hosted-term: develop is running"
+term_control hosted-term
+is "$(jget "$R/.loop/t-1.json" '[d["status"], d["skill_state"]["completed_actions"]]')" \
+    '["running",["init"]]' "hosted-term: status left running for run --loop-id"
 exec {CTL_FD}>&-
 
 t_done

@@ -1,7 +1,7 @@
 /*
  * hostfix.c: the set-up and tear-down of a host of loops for the tests
- * (test-loops, test-hostlock): a project in a temp directory whose five
- * roles are fake agents, the base, the reaper, the configuration.
+ * (test-loops, test-hostlock, test-host): a project in a temp directory
+ * whose five roles are fake agents, the base, the host, the configuration.
  */
 #include <config.h>
 
@@ -13,9 +13,7 @@
 
 #include <event2/event.h>
 
-#include "bus.h"
 #include "ccw-loop.h"
-#include "children.h"
 #include "clock.h"
 #include "hostfix.h"
 #include "log.h"
@@ -46,31 +44,30 @@ hostfix_config(const char *path, const char *fake, int ms, int step)
 	json_decref(c);
 }
 
-/* A loop ended; the last one stops the event loop. */
+/* A loop ended (the host freed its engine); the last one stops the base. */
 static void
-hostfix_done(void *arg, int code)
+hostfix_done(void *arg, struct host_loop *hl, int code)
 {
 	struct hostfix_loop	*x = arg;
 
+	(void)hl;
 	x->code = code;
 	x->t_done = clock_mono_ms();
+	if (x->event != NULL)
+		x->event(x, HOSTFIX_DONE, NULL);
 	if (++x->h->ndone == x->h->n)
 		event_base_loopbreak(x->h->base);
 }
 
-/* The loop's events: onto the host's bus, and to the test's callback. */
+/* The loop's events (numbered on the host's bus): to the test's callback. */
 static void
-hostfix_event(void *arg, const char *name, const json_t *fields)
+hostfix_event(void *arg, struct host_loop *hl, uint64_t seq,
+    const char *name, const json_t *fields)
 {
 	struct hostfix_loop	*x = arg;
-	json_t			*o;
 
-	if (x->h->bus != NULL) {
-		o = json_is_object(fields) ? json_deep_copy(fields) :
-		    json_object();
-		json_object_set_new(o, "loop_id", json_string(x->id));
-		bus_publish(x->h->bus, name, o);
-	}
+	(void)hl;
+	(void)seq;
 	if (x->event != NULL)
 		x->event(x, name, fields);
 }
@@ -82,7 +79,8 @@ hostfix_event(void *arg, const char *name, const json_t *fields)
 int
 hostfix_init(struct hostfix *h, const char *tag, int ms, int step)
 {
-	char	 cwd[PATH_MAX], *worker, *fake, *tmpl, *err = NULL;
+	struct host_cfg	 hc;
+	char		 cwd[PATH_MAX], *worker, *fake, *tmpl, *err = NULL;
 
 	memset(h, 0, sizeof *h);
 	if (getcwd(cwd, sizeof cwd) == NULL)
@@ -103,25 +101,30 @@ hostfix_init(struct hostfix *h, const char *tag, int ms, int step)
 	hostfix_config(h->cfgpath, fake, ms, step);
 	free(worker);
 	free(fake);
-	if ((h->base = event_base_new()) == NULL ||
-	    (h->ch = children_new(h->base, &err)) == NULL)
-		fatalx("base: %s", err != NULL ? err : "?");
+	if ((h->base = event_base_new()) == NULL)
+		fatalx("base");
 	h->state_dir = state_dir_default(h->dir);
 	if (config_load(&ccw_loop_workflow, h->cfgpath, h->dir, NULL, &h->cfg,
-	    &err) != 0 ||
-	    (h->dirfd = state_dir_open(h->state_dir, 1, &err)) < 0)
+	    &err) != 0)
 		fatalx("setup: %s", err);
+	memset(&hc, 0, sizeof hc);
+	hc.config = &h->cfg;
+	hc.state_dir = h->state_dir;
+	hc.root = h->dir;
+	if ((h->host = host_new(h->base, &hc, &err)) == NULL ||
+	    (h->dirfd = state_dir_open(h->state_dir, 0, &err)) < 0)
+		fatalx("setup: %s", err);
+	h->bus = host_bus(h->host);
 	return 0;
 }
 
-/* Create and open one loop as `run` does, not yet started; 0 or -1. */
+/* Create one loop and start it on the host (it runs on dispatch); 0, -1. */
 int
 hostfix_open(struct hostfix *h, struct hostfix_loop *x, const char *id,
     enum loop_mode mode, hostfix_event_cb event)
 {
 	struct loop_spec	 spec;
-	struct loop_cfg		 cfg;
-	enum loopopen_status	 s;
+	struct host_observer	 obs;
 	char			*err = NULL;
 
 	x->h = h;
@@ -133,45 +136,17 @@ hostfix_open(struct hostfix *h, struct hostfix_loop *x, const char *id,
 	spec.id = x->id;
 	spec.task = "Host many loops";
 	spec.mode = loop_mode_name(mode);
-	if ((s = loopopen_open(&x->lo, h->base, h->dirfd, h->state_dir, &spec,
-	    &err)) != LOOPOPEN_RUN || !x->lo.created) {
-		tap_ok(0, "%s: loopopen_open: status %d: %s", x->id, (int)s,
-		    err != NULL ? err : "not created");
+	memset(&obs, 0, sizeof obs);
+	obs.event = hostfix_event;
+	obs.done = hostfix_done;
+	obs.arg = x;
+	if (host_loop_open(h->host, &spec, NULL, &obs, &err) == NULL) {
+		tap_ok(0, "%s: host_loop_open: %s", x->id, err);
 		free(err);
 		return -1;
 	}
-	memset(&cfg, 0, sizeof cfg);
-	cfg.id = x->id;
-	cfg.state_dir = h->state_dir;
-	cfg.dirfd = h->dirfd;
-	cfg.mode = mode;
-	cfg.resumed = x->lo.resumed;
-	cfg.batch_ms = 60000;
-	cfg.batch_nudge_ms = 5000;
-	cfg.guard = &x->lo.guard;
-	cfg.children = h->ch;
-	loopopen_retry(&h->cfg, &cfg.retry);
-	cfg.workflow = h->cfg.wf;
-	cfg.config = &h->cfg;
-	cfg.root = h->dir;
-	cfg.hooks.done = hostfix_done;
-	cfg.hooks.event = hostfix_event;
-	cfg.hooks.arg = x;
-	if ((x->l = loop_new(h->base, x->lo.store, &cfg, &err)) == NULL) {
-		tap_ok(0, "%s: loop_new: %s", x->id, err);
-		free(err);
-		return -1;
-	}
+	x->opened = 1;
 	return 0;
-}
-
-/* A loop's engine and its hold on the loop. */
-void
-hostfix_loop_free(struct hostfix_loop *x)
-{
-	loop_free(x->l);
-	x->l = NULL;
-	loopopen_close(&x->lo);
 }
 
 /* The host, and its directory unless CCW_TEST_KEEP is set. */
@@ -180,7 +155,7 @@ hostfix_free(struct hostfix *h)
 {
 	char	*rm;
 
-	children_free(h->ch);
+	host_free(h->host);
 	event_base_free(h->base);
 	close(h->dirfd);
 	config_free(&h->cfg);

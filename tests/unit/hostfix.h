@@ -1,7 +1,7 @@
 /*
  * hostfix.h: what the engine-hosting tests share: a temp project whose
- * roles are fake agents, one event base and child reaper, and loops
- * opened on them through the engine's API (loopopen, loop_new).
+ * roles are fake agents, one event base and one host (host.h: the
+ * reaper, the bus), and loops opened and started through host_loop_open.
  */
 #ifndef CCW_HOSTFIX_H
 #define CCW_HOSTFIX_H
@@ -10,23 +10,25 @@
 
 #include <jansson.h>
 
+#include "host.h"
 #include "loop.h"
-#include "loopopen.h"
 #include "toolconfig.h"
 
 struct bus;
-struct children;
 struct event_base;
 
 struct hostfix {
 	struct event_base	*base;
-	struct children		*ch;
+	struct host		*host;
 	struct config		 cfg;
 	char			*dir, *state_dir, *cfgpath;
-	int			 dirfd;
+	int			 dirfd;		/* the tests' own, to read files */
 	int			 ndone, n;	/* n ended: the base breaks */
-	struct bus		*bus;		/* every loop's events; NULL: none */
+	struct bus		*bus;		/* the host's: every loop's events */
 };
+
+/* The event callback's last call: the host reported the loop's end. */
+#define HOSTFIX_DONE	"hostfix_done"
 
 struct hostfix_loop;
 typedef void (*hostfix_event_cb)(struct hostfix_loop *, const char *,
@@ -37,9 +39,8 @@ struct hostfix_loop {
 	struct hostfix		*h;
 	char			 id[32];
 	enum loop_mode		 mode;
-	struct loop_opened	 lo;
-	struct loop		*l;
-	int			 code;		/* -1 until hooks.done */
+	int			 opened;	/* and started */
+	int			 code;		/* -1 until its done */
 	uint64_t		 t_done;
 	hostfix_event_cb	 event;		/* NULL: none */
 };
@@ -47,8 +48,7 @@ struct hostfix_loop {
 /* 1: SKIP printed (not in the build tree); each role sleeps ms, plus step */
 int	 hostfix_init(struct hostfix *, const char *, int, int);
 int	 hostfix_open(struct hostfix *, struct hostfix_loop *, const char *,
-	    enum loop_mode, hostfix_event_cb);	/* opened, not started */
-void	 hostfix_loop_free(struct hostfix_loop *);
+	    enum loop_mode, hostfix_event_cb);	/* runs on dispatch */
 void	 hostfix_free(struct hostfix *);
 uint64_t hostfix_slack(void);	/* tests/regress/lib.sh's t_slack */
 

@@ -91,7 +91,8 @@ hosted_event(struct hostfix_loop *fl, const char *name, const json_t *fields)
 	uint64_t	 t = clock_mono_ms();
 
 	(void)fields;
-	if (strcmp(name, "LOOP_COMPLETED") == 0 && x->free_done != NULL)
+	/* counted when the host reports the end (t_done), not before */
+	if (strcmp(name, HOSTFIX_DONE) == 0 && x->free_done != NULL)
 		__atomic_add_fetch(x->free_done, 1, __ATOMIC_SEQ_CST);
 	if (strcmp(name, "worker_result") == 0 && x->t_result == 0)
 		x->t_result = t;
@@ -263,8 +264,6 @@ main(int argc, char **argv)
 	tk.ev = event_new(h.base, -1, EV_PERSIST, tick_cb, &tk);
 	tk.t_tick = clock_mono_ms();
 	event_add(tk.ev, &tv);
-	for (i = 0; i < n; i++)
-		loop_start(xs[i].fl.l);
 	event_base_dispatch(h.base);
 	event_free(tk.ev);
 	pthread_join(th, NULL);
@@ -331,8 +330,6 @@ main(int argc, char **argv)
 	    xs[HELD_STATE].fl.t_done >= hd.t_release,
 	    "the loop whose ID.lock was held completed after its release");
 
-	for (i = 0; i < n; i++)
-		hostfix_loop_free(&xs[i].fl);
 	close(hd.ready[0]);
 	close(hd.ready[1]);
 	hostfix_free(&h);

@@ -135,6 +135,7 @@ const struct workflow ccw_loop_workflow = {
 	.merged = ccw_loop_merged,
 	.skeleton = state_skeleton,
 	.side_files = ccw_loop_side_files,
+	.driver = &ccw_loop_driver,
 };
 
 /* A role's place in the auto sequence, -1 if it is none of the five. */

@@ -16,6 +16,7 @@
 #define LOOP_NROLES	5
 
 extern const struct workflow ccw_loop_workflow;
+extern const struct workflow_driver ccw_loop_driver;	/* hosted.c */
 
 int		 loop_role_index(const char *);
 const char	*loop_role_name(int);

@@ -1,0 +1,108 @@
+/*
+ * host.h: a host of loops on the caller's event base (DESIGN.md section
+ * 8): one child reaper, one event bus, the configuration and the state
+ * directory shared by every loop it opens; host_loop_open creates or
+ * resumes a loop, runs it, and reports its end by callback.
+ *
+ * The engine knows no workflow's run engine (ccw-loop's loop.c lives in
+ * supervisor/workflows, which the engine must not include): a workflow
+ * that can be hosted fills struct workflow's `driver` (flowdef.h) with
+ * the four calls below, and the host reaches its run engine only
+ * through them.  ccw-loop's are in supervisor/workflows/ccw-loop/hosted.c.
+ */
+#ifndef CCW_HOST_H
+#define CCW_HOST_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "loopopen.h"
+#include "plan.h"
+
+struct bus;
+struct children;
+struct event_base;
+struct host;
+struct host_loop;
+struct workflow;
+
+#define HOST_BUS_KEEP	1024	/* events the bus keeps for a late reader */
+
+/* What the host is given; everything borrowed for the host's life. */
+struct host_cfg {
+	const struct config	*config;	/* roles, tools; its wf */
+	const char		*state_dir;	/* the loops' directory */
+	const char		*root;		/* the project: workers' cwd */
+	struct plan_overrides	 over;		/* above config, every loop */
+	struct children		*children;	/* NULL: the host makes one */
+	size_t			 bus_keep;	/* 0: HOST_BUS_KEEP */
+	uint64_t		 batch_ms;	/* parallel batch; 0: 60000 */
+	uint64_t		 batch_nudge_ms; /* 0: 5000 */
+};
+
+/*
+ * One observer per loop.  event: each of the loop's events, with its
+ * number on the host's bus (fields borrowed).  done: the loop ended with
+ * an EXIT_* code; its run engine is freed and its lock released before
+ * the call (so the observer may open the loop again), the handle is
+ * freed after it returns.  Either may be NULL.
+ */
+struct host_observer {
+	void	(*event)(void *, struct host_loop *, uint64_t, const char *,
+		    const json_t *);
+	void	(*done)(void *, struct host_loop *, int);
+	void	*arg;
+};
+
+/* What a host hands a workflow's driver for one loop (borrowed). */
+struct host_run {
+	const char		*id;
+	const char		*state_dir;
+	int			 dirfd;
+	const char		*mode;		/* a word of the workflow's */
+	int			 resumed;	/* it has history */
+	struct loop_guard	*guard;		/* fresh agent ids and logs */
+	struct state_store	*store;		/* open and running */
+	const struct config	*config;
+	const struct workflow	*workflow;
+	const char		*root;
+	struct plan_overrides	 over;
+	struct children		*children;
+	uint64_t		 batch_ms, batch_nudge_ms;
+	/* the run's events and its end (once, never from inside start) */
+	void	(*event)(void *, const char *, const json_t *);
+	void	(*done)(void *, int);
+	void	*arg;
+};
+
+/*
+ * A workflow's run engine as the host drives it.  open: NULL and *err
+ * if it cannot run this loop (a mode it does not host); free is never
+ * called from inside done.
+ */
+struct workflow_driver {
+	void	*(*open)(struct event_base *, const struct host_run *,
+		    char **);
+	void	 (*start)(void *);
+	void	 (*stop)(void *, const char *);	/* ends with done(4) */
+	void	 (*free)(void *);	/* workers still alive are killed */
+};
+
+struct host	*host_new(struct event_base *, const struct host_cfg *,
+		    char **);
+void		 host_free(struct host *);
+struct bus	*host_bus(struct host *);
+struct children	*host_children(struct host *);
+size_t		 host_nloops(const struct host *);
+
+struct host_loop *host_loop_open(struct host *, const struct loop_spec *,
+		    const struct workflow *, const struct host_observer *,
+		    char **);
+struct host_loop *host_loop_find(struct host *, const char *);
+void		 host_loop_stop(struct host_loop *, const char *);
+void		 host_stop_all(struct host *, const char *);
+const char	*host_loop_id(const struct host_loop *);
+const char	*host_loop_mode(const struct host_loop *);
+
+#endif

@@ -1,0 +1,85 @@
+/*
+ * hosted.c: ccw-loop's run engine (loop.c) as a host drives it: the
+ * workflow table's driver (host.h) turns a host's run into a loop_cfg.
+ * A host has no terminal, so the interactive mode is not hosted.
+ */
+#include <config.h>
+
+#include <string.h>
+
+#include "ccw-loop.h"
+#include "host.h"
+#include "loop.h"
+#include "xmalloc.h"
+
+/* The mode word of skill_state.mode: 0, or -1 for one a host cannot run. */
+static int
+hosted_mode(const char *word, enum loop_mode *mode)
+{
+	if (word == NULL || strcmp(word, "auto") == 0)
+		*mode = LOOP_AUTO;
+	else if (strcmp(word, "parallel") == 0)
+		*mode = LOOP_PARALLEL;
+	else
+		return -1;
+	return 0;
+}
+
+/* A loop engine for the host's run, not started. */
+static void *
+hosted_open(struct event_base *base, const struct host_run *r, char **err)
+{
+	struct loop_cfg	cfg;
+
+	memset(&cfg, 0, sizeof cfg);
+	if (hosted_mode(r->mode, &cfg.mode) != 0) {
+		xasprintf(err, "loop %s: mode %s cannot be hosted (auto or "
+		    "parallel; interactive needs a terminal: use run)", r->id,
+		    r->mode);
+		return NULL;
+	}
+	cfg.id = r->id;
+	cfg.state_dir = r->state_dir;
+	cfg.dirfd = r->dirfd;
+	cfg.resumed = r->resumed;
+	cfg.batch_ms = r->batch_ms;
+	cfg.batch_nudge_ms = r->batch_nudge_ms;
+	cfg.guard = r->guard;
+	/* the parallel step's policy: the strictest of its roles' */
+	loopopen_retry(r->config, &cfg.retry);
+	cfg.config = r->config;
+	cfg.root = r->root;
+	cfg.over = r->over;
+	cfg.children = r->children;
+	cfg.workflow = r->workflow;
+	cfg.hooks.event = r->event;
+	cfg.hooks.done = r->done;
+	cfg.hooks.arg = r->arg;
+	return loop_new(base, r->store, &cfg, err);
+}
+
+/* loop_start, loop_stop and loop_free under the driver's types. */
+static void
+hosted_start(void *l)
+{
+	loop_start(l);
+}
+
+static void
+hosted_stop(void *l, const char *why)
+{
+	loop_stop(l, why);
+}
+
+static void
+hosted_free(void *l)
+{
+	loop_free(l);
+}
+
+const struct workflow_driver ccw_loop_driver = {
+	.open = hosted_open,
+	.start = hosted_start,
+	.stop = hosted_stop,
+	.free = hosted_free,
+};
