@@ -521,7 +521,7 @@ api_close_all(struct api *api, uint64_t grace_ms)
 
 	atomic_store(&api->stopping, 1);
 	TAILQ_FOREACH(a, &api->host.sup->agents, entry)
-		if (!a->closed && !a->done &&
+		if ((a->phase == AP_SPAWNING || a->phase == AP_RUNNING) &&
 		    agent_close(a, grace_ms != 0 ? grace_ms :
 		    api->host.grace_ms, &err) != 0) {
 			free(err);

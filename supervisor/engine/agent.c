@@ -49,7 +49,7 @@ agent_status_name(enum agent_status st)
 int
 agent_final(const struct agent *a)
 {
-	return a->done;
+	return a->phase == AP_DONE || a->phase == AP_CLOSED;
 }
 
 /* Keep the first reason an agent failed for; later ones are consequences. */
@@ -77,7 +77,7 @@ agent_kill_now(struct agent *a)
 	spawn_signal_tool(a, SIGKILL);
 	spawn_signal_worker_group(a, SIGKILL);
 	spawn_signal_worker(a, SIGKILL);
-	a->killed = 1;
+	(void)agent_transition(a, AE_KILL);
 }
 
 /* Drop the channel; its end callback will not run again. */
@@ -88,7 +88,7 @@ agent_drop_chan(struct agent *a)
 		chan_free(a->chan);
 		a->chan = NULL;
 	}
-	a->eof = 1;
+	(void)agent_transition(a, AE_EOF);
 }
 
 /* Send ASSIGN once the worker said HELLO. */
@@ -145,13 +145,12 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 	}
 	switch (m->type) {
 	case MSG_HELLO:
-		if (a->hello) {
+		if (agent_transition(a, AE_HELLO) != 0) {
 			agent_set_reason(a, "protocol violation: second HELLO");
 			agent_kill_now(a);
 			agent_drop_chan(a);
 			return;
 		}
-		a->hello = 1;
 		agent_assign(a);
 		break;
 	case MSG_STARTED:
@@ -176,7 +175,7 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 		break;
 	case MSG_RESULT:
 		msg_clear(&a->result);
-		a->result_early = !a->closing;
+		a->result_early = a->phase != AP_CLOSING;
 		a->result = *m;
 		msg_init(m, MSG_NONE);
 		break;
@@ -231,10 +230,12 @@ agent_exit_reason(struct agent *a)
 static void
 agent_check_done(struct agent *a)
 {
-	if (a->done || !a->eof || !a->reaped)
+	int	closing = a->phase == AP_CLOSING;
+
+	if (agent_final(a) || !a->eof || !a->reaped)
 		return;
 	/* a follow-up sent while the turn was ending starts the next one */
-	if (a->next_turn != NULL && !a->closing && a->reason == NULL &&
+	if (a->next_turn != NULL && !closing && a->reason == NULL &&
 	    a->result.type == MSG_RESULT) {
 		if (a->kill_ev != NULL) {
 			event_free(a->kill_ev);
@@ -244,7 +245,7 @@ agent_check_done(struct agent *a)
 		turn_start(a);
 		return;
 	}
-	a->done = 1;
+	(void)agent_transition(a, AE_FINISH);
 	a->t_end = clock_mono_ms();
 	if (a->kill_ev != NULL) {
 		event_free(a->kill_ev);
@@ -258,7 +259,7 @@ agent_check_done(struct agent *a)
 	} else if (a->result.type == MSG_RESULT && a->reason == NULL &&
 	    a->result_early)
 		a->status = AS_COMPLETED;
-	else if (a->closing && a->reason == NULL)
+	else if (closing && a->reason == NULL)
 		a->status = AS_SHUTDOWN;
 	else {
 		if (a->reason == NULL)
@@ -283,7 +284,7 @@ agent_reaped(pid_t pid, int st, void *arg)
 {
 	struct agent	*a = arg;
 
-	a->reaped = 1;
+	(void)agent_transition(a, AE_REAPED);
 	a->wstatus = st;
 	a->pid = -pid;
 	if (a->pidfd >= 0) {
@@ -332,7 +333,7 @@ sup_free(struct sup *s)
 
 	while ((a = TAILQ_FIRST(&s->agents)) != NULL) {
 		TAILQ_REMOVE(&s->agents, a, entry);
-		if (!a->done)
+		if (!agent_final(a))
 			agent_kill_now(a);
 		/* still running: reaped as an orphan once it is dead */
 		if (a->pid > 0 && !a->reaped && s->children != NULL)
@@ -414,9 +415,9 @@ agent_start(struct agent *a)
 failed:
 	agent_set_reason(a, "spawn failed: %s", err);
 	free(err);
-	a->eof = 1;
+	(void)agent_transition(a, AE_EOF);
 	if (a->pid <= 0)
-		a->reaped = 1;
+		(void)agent_transition(a, AE_REAPED);
 	event_base_once(s->base, -1, EV_TIMEOUT, agent_fail_cb, a, NULL);
 }
 
@@ -470,23 +471,24 @@ agent_send_input(struct agent *a, const char *text, int interrupt,
 	struct msg	m;
 	enum proto_err	e;
 
+	int		 live = a->phase == AP_SPAWNING ||
+			    a->phase == AP_RUNNING;
+
 	/* a turn that has ended (or is ending) is followed by a new one */
-	if (!a->closing && !a->closed && (a->done ||
-	    a->result.type == MSG_RESULT))
+	if (a->phase == AP_DONE || (live && a->result.type == MSG_RESULT))
 		return turn_follow_up(a, text, sub, err);
-	if (a->done || a->closing || a->chan == NULL ||
-	    a->result.type == MSG_RESULT) {
+	if (!live || a->chan == NULL || a->result.type == MSG_RESULT) {
 		xasprintf(err, "%s is %s; send_input needs a running agent",
-		    a->id, a->closing ? "closing" :
-		    a->result.type == MSG_RESULT && !a->done ? "completed" :
-		    agent_status_name(a->status));
+		    a->id, a->phase == AP_CLOSING ? "closing" :
+		    a->result.type == MSG_RESULT && !agent_final(a) ?
+		    "completed" : agent_status_name(a->status));
 		return -1;
 	}
 	msg_init(&m, MSG_INPUT);
 	m.u.input.submission_id = a->sup->next_submission++;
 	m.u.input.message = (char *)text;
 	m.u.input.interrupt = interrupt;
-	if (!a->hello) {
+	if (a->phase == AP_SPAWNING) {
 		if (a->early == NULL)
 			a->early = evbuffer_new();
 		e = frame_write(a->early, &m, PROTO_MAX_BODY);
@@ -525,14 +527,12 @@ agent_close(struct agent *a, uint64_t grace_ms, char **err)
 {
 	struct msg	m;
 
-	if (a->closed) {
+	if (agent_transition(a, AE_CLOSE) != 0) {
 		xasprintf(err, "%s already closed", a->id);
 		return -1;
 	}
-	a->closed = 1;
-	if (a->done)
-		return 0;
-	a->closing = 1;
+	if (a->phase == AP_CLOSED)
+		return 0;	/* it had ended: nothing left to stop */
 	a->grace_ms = grace_ms;
 	if (a->chan != NULL && a->hello) {
 		msg_init(&m, MSG_CLOSE);

@@ -20,6 +20,11 @@ struct chan;
 struct children;
 struct sup;
 
+/*
+ * What an agent reports (DESIGN.md section 3): pending_init until ASSIGN
+ * went out, running or interrupted while its turn runs, then one final
+ * value chosen once, when the phase below becomes DONE or CLOSED.
+ */
 enum agent_status {
 	AS_PENDING_INIT,
 	AS_RUNNING,
@@ -27,6 +32,32 @@ enum agent_status {
 	AS_COMPLETED,
 	AS_ERRORED,
 	AS_SHUTDOWN,
+};
+
+/*
+ * Where an agent is in its life (agentphase.c, HACKING.md "State
+ * machines"); every change goes through agent_transition.  The status
+ * above is what is reported and follows from it: SPAWNING is
+ * pending_init, RUNNING and CLOSING keep running/interrupted, DONE and
+ * CLOSED carry the final status.  The end is two independent facts, the
+ * channel at EOF and the pid reaped: only with both may FINISH end it.
+ */
+enum agent_phase {
+	AP_SPAWNING,	/* worker started, no HELLO yet */
+	AP_RUNNING,	/* HELLO seen, ASSIGN sent: the turn runs */
+	AP_CLOSING,	/* close asked while live: ending on our terms */
+	AP_DONE,	/* EOF and reaped: final; a follow-up turn may restart */
+	AP_CLOSED,	/* final for good: closed, no turn follows */
+};
+
+enum agent_event {
+	AE_HELLO,	/* the worker said HELLO */
+	AE_CLOSE,	/* a close was asked */
+	AE_KILL,	/* we sent SIGKILL to what is the agent's */
+	AE_EOF,		/* the channel ended */
+	AE_REAPED,	/* the registry reaped the worker */
+	AE_FINISH,	/* both facts hold: the single completion */
+	AE_TURN,	/* a follow-up turn starts a new worker */
 };
 
 /* What a spawn asks for; all borrowed, copied by agent_spawn. */
@@ -58,11 +89,12 @@ struct agent {
 	pid_t			 tool_pid;	/* from STARTED, 0 unknown/unproven */
 	unsigned long long	 tool_start;	/* its /proc start time */
 	struct chan		*chan;
-	int			 eof, reaped, done;
+	enum agent_phase	 phase;		/* agent_transition only */
+	int			 eof, reaped;	/* facts: agent_transition only */
+	int			 hello, killed;	/* facts: agent_transition only */
 	int			 wstatus;
 	enum agent_status	 status;
 	char			*reason;	/* why errored, owned */
-	int			 hello, closing, closed, killed;
 	int			 timed_out;
 	int			 nudged;	/* the nudge was acknowledged */
 	const char		*nudge;		/* NULL, sent, delivered, failed */
@@ -124,6 +156,11 @@ int		 agent_close(struct agent *, uint64_t, char **);
 void		 agent_kill_now(struct agent *);
 void		 agent_set_reason(struct agent *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
+
+/* supervisor/engine/agentphase.c */
+int		 agent_transition(struct agent *, enum agent_event);
+const char	*agent_phase_name(enum agent_phase);
+const char	*agent_event_name(enum agent_event);
 
 /* supervisor/engine/spawn.c */
 int		 spawn_worker(struct sup *, struct agent *, int *, char **);

@@ -119,7 +119,7 @@ report_agent(const struct agent *a)
 	uint64_t			 end;
 	json_t				*o = json_object();
 
-	end = a->done ? a->t_end : clock_mono_ms();
+	end = agent_final(a) ? a->t_end : clock_mono_ms();
 	json_object_set_new(o, "agent_id", json_string(a->id));
 	json_object_set_new(o, "role", report_str(a->role));
 	json_object_set_new(o, "tool", report_str(a->tool));

@@ -98,6 +98,8 @@ turn_start(struct agent *a)
 	const char	*sid;
 	char		*text = a->next_turn;
 
+	if (agent_transition(a, AE_TURN) != 0)
+		return;		/* logged; the callers checked it may */
 	a->next_turn = NULL;
 	turn_fold(a);
 	sid = a->session_id;
@@ -121,9 +123,7 @@ turn_start(struct agent *a)
 	a->last_progress = NULL;
 	a->chan = NULL;
 	a->tool_pid = 0;
-	a->eof = a->reaped = a->done = 0;
 	a->wstatus = 0;
-	a->hello = a->closing = a->closed = a->killed = 0;
 	a->timed_out = a->nudged = a->result_early = 0;
 	a->nudge = NULL;
 	log_info("%s: turn %u resumes session %s", a->id, a->turns, sid);
@@ -139,7 +139,7 @@ turn_start(struct agent *a)
 int
 turn_follow_up(struct agent *a, const char *text, uint64_t *sub, char **err)
 {
-	if (a->status == AS_ERRORED && a->done && turn_session(a) == NULL) {
+	if (a->status == AS_ERRORED && agent_final(a) && turn_session(a) == NULL) {
 		xasprintf(err, "%s ended errored (%s); send_input needs a "
 		    "running agent or a session to resume", a->id,
 		    a->reason != NULL ? a->reason : "no reason");
@@ -149,7 +149,8 @@ turn_follow_up(struct agent *a, const char *text, uint64_t *sub, char **err)
 		xasprintf(err, "%s is %s and its tool (%s) reported no "
 		    "session id: a follow-up turn needs a session to resume "
 		    "(codex, claude, gemini, qwen, opencode)", a->id,
-		    a->done ? agent_status_name(a->status) : "completed",
+		    agent_final(a) ? agent_status_name(a->status) :
+		    "completed",
 		    a->tool);
 		return -1;
 	}
@@ -159,10 +160,8 @@ turn_follow_up(struct agent *a, const char *text, uint64_t *sub, char **err)
 	}
 	a->next_turn = xstrdup(text);
 	*sub = a->sup->next_submission++;
-	if (a->done) {
-		a->done = 0;	/* agent_start counts it live again */
-		turn_start(a);
-	}
+	if (a->phase == AP_DONE)
+		turn_start(a);	/* agent_start counts it live again */
 	return 1;
 }
 

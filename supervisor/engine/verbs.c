@@ -324,7 +324,7 @@ verbs_close(struct verbs *v, const char *id, uint64_t grace_ms,
 		return -1;
 	}
 	prev = agent_status_name(a->status);
-	if (a->result.type == MSG_RESULT && !a->done)
+	if (a->result.type == MSG_RESULT && !agent_final(a))
 		prev = "completed";
 	r = req_new(v, REQ_CLOSE, arg);
 	snprintf(r->agent_id, sizeof r->agent_id, "%s", a->id);
@@ -334,7 +334,7 @@ verbs_close(struct verbs *v, const char *id, uint64_t grace_ms,
 		req_free(r);
 		return -1;
 	}
-	if (a->done) {
+	if (agent_final(a)) {
 		r->close_cb(r->previous, r->arg);
 		req_free(r);
 	}

@@ -290,16 +290,16 @@ loop_step_runs(struct loop *l)
 			busy = 1;
 			continue;
 		}
-		if (l->cur[i]->cancelled || l->asking)
+		if (l->cur[i]->cancelled || l->phase == LP_ASKING)
 			continue;
 		if (strcmp(l->wf->outcome(loop_role(l, l->cur[i]->role),
 		    l->cur[i]->result), "needs_input") == 0 &&
 		    loop_clarify(l, i))
 			busy = 1;
-		if (l->ending)
+		if (l->phase == LP_ENDING)
 			return 1;
 	}
-	if (busy || l->asking)
+	if (busy || l->phase == LP_ASKING)
 		return 1;
 	for (i = 0; i < l->ncur; i++)
 		if (l->cur[i]->cancelled ||
@@ -387,8 +387,7 @@ loop_menu(struct loop *l, const char *notice)
 		    loop_passed(l), "last_action", json_object_get(l->ss,
 		    "last_action"), "notice", notice);
 
-	l->asking = 1;
-	l->ask_slot = -1;
+	(void)loop_transition(l, LE_ASK, -1);
 	if (l->cfg.hooks.menu != NULL)
 		l->cfg.hooks.menu(l->cfg.hooks.arg, info);
 	json_decref(info);
@@ -430,9 +429,8 @@ loop_choose(struct loop *l, const char *action)
 	const char		*why = NULL;
 	int			 role = workflow_role_index(wf, action);
 
-	if (!l->asking || l->ask_slot != -1)
-		return;
-	l->asking = 0;
+	if (loop_transition(l, LE_CHOOSE, 0) != 0)
+		return;		/* no menu is shown (or the loop ends) */
 	if (action == NULL || strcmp(action, "exit") == 0) {
 		/* the person ended it: not left running for nobody */
 		loop_end(l, EXIT_STOPPED, "failed",
@@ -498,7 +496,7 @@ loop_finish_saved(struct state_store *s, int rc, const char *err, void *arg)
 static void
 loop_finish(struct loop *l)
 {
-	l->done = 1;
+	(void)loop_transition(l, LE_FINISH, 0);
 	loop_save(l, l->end_to, l->end_reason, loop_finish_saved);
 }
 
@@ -513,12 +511,8 @@ loop_end(struct loop *l, int code, const char *to, const char *reason)
 	struct loop_run	*r;
 	uint64_t	 g;
 
-	if (l->done || (l->ending && code != EXIT_STOPPED))
+	if (loop_transition(l, LE_END, code) != 0)
 		return;
-	if (l->ending && l->exit_code == EXIT_STOPPED)
-		return;
-	l->ending = 1;
-	l->exit_code = code;
 	evtimer_del(l->retry_ev);
 	free(l->end_to);
 	free(l->end_reason);
@@ -554,20 +548,20 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (l->done)
+	if (l->phase == LP_DONE)
 		return;
-	if (!l->ending && l->ncur > 0 && loop_step_runs(l))
+	if (l->phase != LP_ENDING && l->ncur > 0 && loop_step_runs(l))
 		return;
-	if (l->ending) {
+	if (l->phase == LP_ENDING) {
 		if (loop_nlive(l) == 0)
 			loop_finish(l);
 		return;
 	}
-	if (l->pausing) {
+	if (l->phase == LP_PAUSING) {
 		loop_end(l, EXIT_PAUSED, NULL, NULL);
 		return;
 	}
-	if (l->asking || evtimer_pending(l->retry_ev, NULL))
+	if (l->phase == LP_ASKING || evtimer_pending(l->retry_ev, NULL))
 		return;
 	loop_next(l);
 }
@@ -592,16 +586,17 @@ loop_watch_cb(const char *status, const json_t *st, void *arg)
 	(void)st;
 	log_info("loop %s: status is now %s", l->cfg.id, status);
 	if (strcmp(status, "running") == 0) {
-		if (l->pausing && !l->ending) {
-			l->pausing = 0;
+		if (loop_transition(l, LE_RESUME, 0) == 0)
+			loop_kick(l);
+	} else if (strcmp(status, "paused") == 0) {
+		/* nobody answers a paused loop's questions: it ends now */
+		if (l->cfg.pause_interrupt || l->phase == LP_ASKING)
+			loop_end(l, EXIT_PAUSED, NULL, NULL);
+		else {
+			if (l->phase == LP_RUNNING)
+				(void)loop_transition(l, LE_PAUSE, 0);
 			loop_kick(l);
 		}
-	} else if (strcmp(status, "paused") == 0) {
-		l->pausing = 1;
-		if (l->cfg.pause_interrupt || l->asking)
-			loop_end(l, EXIT_PAUSED, NULL, NULL);
-		else
-			loop_kick(l);
 	} else
 		loop_stop(l, "the status was set to a final value by another "
 		    "program");

@@ -29,6 +29,31 @@ struct loop_run {
 };
 TAILQ_HEAD(loop_runs, loop_run);
 
+/*
+ * Where a loop is (loopphase.c, HACKING.md "State machines"); every
+ * change goes through loop_transition.  RUNNING starts workers; ASKING
+ * waits for the person (the menu or a worker's questions); PAUSING lets
+ * the step in flight finish, then ends; ENDING closes every worker and
+ * waits for them; DONE has issued the last commit.
+ */
+enum loop_phase {
+	LP_RUNNING,
+	LP_ASKING,
+	LP_PAUSING,
+	LP_ENDING,
+	LP_DONE,
+};
+
+enum loop_event {
+	LE_ASK,		/* arg: the question's slot, -1 the menu */
+	LE_CHOOSE,	/* the person chose from the menu */
+	LE_ANSWER,	/* the person answered a worker's questions */
+	LE_PAUSE,	/* the status was set to paused */
+	LE_RESUME,	/* the status is running again */
+	LE_END,		/* arg: the exit code; EXIT_STOPPED overrides */
+	LE_FINISH,	/* no worker left: the last commit */
+};
+
 struct loop {
 	struct event_base	*base;
 	struct state_store	*store;
@@ -49,8 +74,9 @@ struct loop {
 	uint64_t		 batch_start;
 	unsigned		 failures;	/* all-failed steps in a row */
 	struct event		*retry_ev;	/* armed: the retry's wait */
-	int			 pausing, ending, done, asking, ask_slot;
-	int			 exit_code;
+	enum loop_phase		 phase;		/* loop_transition only */
+	int			 ask_slot;	/* ASKING: a slot, -1 the menu */
+	int			 exit_code;	/* set by LE_END */
 	char			*end_to, *end_reason;
 };
 
@@ -62,6 +88,10 @@ struct loop_run	*loop_spawn(struct loop *, int, const char *, uint64_t,
 		    uint64_t, int);
 void		 loop_kick(struct loop *);
 void		 loop_end(struct loop *, int, const char *, const char *);
+
+/* loopphase.c */
+int		 loop_transition(struct loop *, enum loop_event, int);
+const char	*loop_phase_name(enum loop_phase);
 
 /* loopstep.c */
 int		 loop_clarify(struct loop *, int);

@@ -38,7 +38,7 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
 	uint64_t	 left = 0, nudge = 0, spent;
 
 	merge_questions(l->ss, loop_role(l, r->role), qs, answers);
-	if (l->pausing || l->ending)
+	if (l->phase == LP_PAUSING || l->phase == LP_ENDING)
 		return;		/* the step is redone on resume */
 	text = merge_answer_text(qs, answers);
 	if (l->batch) {
@@ -74,8 +74,9 @@ loop_clarify(struct loop *l, int slot)
 	may = !l->cfg.clarify_fail && r->rounds < LOOP_MAX_CLARIFY;
 	merge_questions(l->ss, role, qs, NULL);
 	if (may && l->cfg.mode == LOOP_INTERACTIVE && l->cfg.hooks.ask) {
-		l->asking = 1;
-		l->ask_slot = slot;
+		/* pausing: not asked now; the step is redone on resume */
+		if (loop_transition(l, LE_ASK, slot) != 0)
+			return 0;
 		l->cfg.hooks.ask(l->cfg.hooks.arg, role, qs);
 		return 1;
 	}
@@ -98,9 +99,8 @@ loop_answer(struct loop *l, const json_t *answers)
 {
 	struct loop_run	*r;
 
-	if (!l->asking || l->ask_slot < 0)
-		return;
-	l->asking = 0;
+	if (loop_transition(l, LE_ANSWER, 0) != 0)
+		return;		/* no question is open (or the loop ends) */
 	r = l->cur[l->ask_slot];
 	if (answers == NULL)
 		loop_clarify_fail(l, loop_role(l, r->role), json_object_get(
