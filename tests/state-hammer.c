@@ -398,12 +398,11 @@ hammer_watch(int argc, char **argv)
 	if (argc < 1)
 		return 2;
 	ms = strtoll(argv[0], NULL, 10);
-	if (argc > 1 && strcmp(argv[1], "poll") == 0)
-		state_watch_set_polling(1);
 	xasprintf(&name, "%s.json", hammer_id);
 	base = event_base_new();
 	s = state_store_new(NULL, hammer_dirfd, hammer_id);
-	w = state_watch_new(base, s, hammer_watch_cb, &name, &e);
+	w = state_watch_new(base, s, argc > 1 && strcmp(argv[1], "poll") == 0 ?
+	    STATE_WATCH_POLL : STATE_WATCH_INOTIFY, hammer_watch_cb, &name, &e);
 	if (w == NULL) {
 		fprintf(stderr, "state-hammer: %s\n", e);
 		free(e);
@@ -532,13 +531,12 @@ hammer_selfwatch(int argc, char **argv)
 	char			*e = NULL, *pre;
 	int			 nq = 0;
 
-	if (argc > 0 && strcmp(argv[0], "poll") == 0)
-		state_watch_set_polling(1);
 	hammer_seen = xstrdup("");
 	base = event_base_new();
 	hammer_self_store = state_store_new(NULL, hammer_dirfd, hammer_id);
-	if ((w = state_watch_new(base, hammer_self_store, hammer_self_cb,
-	    NULL, &e)) == NULL) {
+	if ((w = state_watch_new(base, hammer_self_store, argc > 0 &&
+	    strcmp(argv[0], "poll") == 0 ? STATE_WATCH_POLL :
+	    STATE_WATCH_INOTIFY, hammer_self_cb, NULL, &e)) == NULL) {
 		fprintf(stderr, "state-hammer: %s\n", e);
 		free(e);
 		state_store_free(hammer_self_store);

@@ -2,7 +2,8 @@
  * cmd-state.c: `ccw-supervisor state list|show|validate|rebuild|create`:
  * inspecting and repairing loop state files from the command line.  The
  * reading, checking and writing are state.c's and progress.c's; this file
- * owns the options and what is printed.
+ * owns the options and what is printed.  A write takes the loop's run
+ * lock (loopguard.c): never while a driver runs the loop.
  */
 #include <config.h>
 
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmdutil.h"
+#include "loopguard.h"
 #include "progress.h"
 #include "state.h"
 #include "sup.h"
@@ -26,6 +28,7 @@
 
 struct state_opts {
 	const char	*state_dir, *root, *description, *loop_id;
+	char		*dir;		/* the state directory's path */
 	int64_t		 max_iter;
 	int		 json;
 	int		 dirfd;
@@ -43,7 +46,9 @@ state_usage(FILE *fp)
 "       ccw-supervisor state create TITLE [--description D]\n"
 "                                  [--max-iterations N] [--loop-id ID]\n"
 "options: [-C ROOT] [--state-dir DIR]\n"
-"Exit: 0 done (validate: valid), 1 not found, invalid or failed, 2 usage.\n");
+"rebuild and create refuse a loop a run (or agent, control) drives.\n"
+"Exit: 0 done (validate: valid), 1 not found, invalid, failed or driven\n"
+"by another process, 2 usage.\n");
 }
 
 /* Report a failure and pick the exit status. */
@@ -60,20 +65,42 @@ state_fail(const char *what, char *err)
 static int
 state_open(struct state_opts *so, int create, char **err)
 {
-	char	*dir, cwd[PATH_MAX];
+	char	cwd[PATH_MAX];
 
 	if (so->state_dir != NULL)
-		dir = xstrdup(so->state_dir);
+		so->dir = xstrdup(so->state_dir);
 	else {
 		if (so->root == NULL && getcwd(cwd, sizeof cwd) == NULL) {
 			xasprintf(err, "getcwd: %s", strerror(errno));
 			return -1;
 		}
-		dir = state_dir_default(so->root != NULL ? so->root : cwd);
+		so->dir = state_dir_default(so->root != NULL ? so->root : cwd);
 	}
-	so->dirfd = state_dir_open(dir, create, err);
-	free(dir);
+	so->dirfd = state_dir_open(so->dir, create, err);
 	return so->dirfd < 0 ? -1 : 0;
+}
+
+/*
+ * Before a write: the loop's run lock, so no driver (run, agent,
+ * control) commits its state while we do.  Held until loopguard_close.
+ */
+static int
+state_lock(struct state_opts *so, const char *verb, const char *id,
+    struct loop_guard *g)
+{
+	char	*err = NULL, *why;
+	int	 rc;
+
+	if ((rc = loopguard_open(g, so->dir, id, &err)) == 0)
+		return 0;
+	if (rc == 1) {
+		xasprintf(&why, "refusing to write while it runs: %s", err);
+		free(err);
+		err = why;
+	}
+	loopguard_close(g);
+	state_fail(verb, err);
+	return -1;
 }
 
 /* Load a loop for show/rebuild, with a message for every failure. */
@@ -294,6 +321,7 @@ state_rebuild(struct state_opts *so, const char *id)
 static int
 state_make(struct state_opts *so, const char *title)
 {
+	struct loop_guard g;
 	json_t		*st;
 	char		*id, *err = NULL;
 	unsigned	 nfsync = 0;
@@ -306,10 +334,15 @@ state_make(struct state_opts *so, const char *title)
 		free(id);
 		return EXIT_USAGE;
 	}
+	if (state_lock(so, "create", id, &g) != 0) {
+		free(id);
+		return EXIT_FAILED;
+	}
 	st = state_new(id, title, so->description ? so->description : "",
 	    so->max_iter);
 	rc = st != NULL ? state_create(so->dirfd, id, st, &nfsync, &err) : -1;
 	json_decref(st);
+	loopguard_close(&g);
 	if (rc != 0) {
 		free(id);
 		return state_fail("create", err);
@@ -333,6 +366,7 @@ cmd_state(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct state_opts	 so;
+	struct loop_guard	 guard;
 	const char		*verb, *arg;
 	char			*end, *err = NULL;
 	int			 ch, rc, nargs;
@@ -372,8 +406,13 @@ cmd_state(int argc, char **argv)
 		state_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (strcmp(verb, "validate") == 0)
-		return state_check(&so, arg);
+	if (strcmp(verb, "validate") == 0) {
+		rc = state_check(&so, arg);
+		if (so.dirfd >= 0)
+			close(so.dirfd);
+		free(so.dir);
+		return rc;
+	}
 	if (strcmp(verb, "list") != 0 && strcmp(verb, "create") != 0 &&
 	    !state_id_valid(arg)) {
 		fprintf(stderr, "ccw-supervisor state %s: invalid loop id '%s'\n",
@@ -386,17 +425,24 @@ cmd_state(int argc, char **argv)
 		state_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (state_open(&so, strcmp(verb, "create") == 0, &err) != 0)
+	if (state_open(&so, strcmp(verb, "create") == 0, &err) != 0) {
+		free(so.dir);
 		return state_fail(verb, err);
+	}
 	state_clean_temps(so.dirfd, NULL);
 	if (strcmp(verb, "list") == 0)
 		rc = state_list(&so);
 	else if (strcmp(verb, "show") == 0)
 		rc = state_show(&so, arg);
-	else if (strcmp(verb, "rebuild") == 0)
-		rc = state_rebuild(&so, arg);
-	else
+	else if (strcmp(verb, "rebuild") == 0) {
+		if ((rc = state_lock(&so, verb, arg, &guard)) == 0) {
+			rc = state_rebuild(&so, arg);
+			loopguard_close(&guard);
+		} else
+			rc = EXIT_FAILED;
+	} else
 		rc = state_make(&so, arg);
 	close(so.dirfd);
+	free(so.dir);
 	return rc;
 }

@@ -137,10 +137,12 @@ const char *state_store_id(const struct state_store *);
 /* status, state (borrowed for the call); the callback must not free the watch */
 typedef void (*state_watch_cb)(const char *, const json_t *, void *);
 struct state_watch;
+/* POLL: a stat every 25 ms instead of inotify (NFS); also the fallback */
+enum state_watch_how { STATE_WATCH_INOTIFY, STATE_WATCH_POLL };
 /* The watch reads the store's file and marks; it must not outlive the store. */
 struct state_watch *state_watch_new(struct event_base *, struct state_store *,
-	    state_watch_cb, void *, char **);
+	    enum state_watch_how, state_watch_cb, void *, char **);
 void	 state_watch_free(struct state_watch *);
-void	 state_watch_set_polling(int);	/* stat every 25 ms instead of inotify (NFS); also the fallback */
+int	 state_watch_polling(const struct state_watch *);	/* 1 polling, 0 inotify */
 
 #endif

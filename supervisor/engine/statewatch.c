@@ -1,7 +1,8 @@
 /*
  * statewatch.c: noticing a front end's writes of a store's state file:
  * inotify on the directory sees writes in place and renames alike
- * (without it, a stat every 25 ms does); the file is read again (a
+ * (without it, or when the caller asks for polling, a stat every 25 ms
+ * does; each watch decides for itself); the file is read again (a
  * half-written one later, with backoff, never judged corrupt here) and a
  * changed status goes to the callback, unless the store wrote the file.
  */
@@ -30,8 +31,6 @@
 #define WATCH_MASK	(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MODIFY | IN_CREATE | \
 			    IN_ONLYDIR)
 
-static int	watch_poll_only;	/* state_watch_set_polling */
-
 struct state_watch {
 	struct event_base	*base;
 	const struct state_store *store;	/* its marks: our own writes */
@@ -41,6 +40,7 @@ struct state_watch {
 	struct stat		 polled;	/* the file as the poll last saw it */
 	int			 dirfd;
 	int			 ifd;
+	int			 poll_only;	/* STATE_WATCH_POLL asked */
 	char			*id;
 	char			*name;		/* {id}.json */
 	char			*status;	/* last seen, or NULL */
@@ -167,7 +167,11 @@ watch_poll_cb(evutil_socket_t fd, short what, void *arg)
 		watch_check(w);
 }
 
-/* inotify on the directory, or (instances exhausted, say) polling. */
+/*
+ * inotify on the directory, or polling: asked for (a network file
+ * system, whose other hosts' writes inotify does not see) or as the
+ * fallback (instances exhausted, say).
+ */
 static int
 watch_start(struct state_watch *w, struct event_base *base, char **err)
 {
@@ -176,7 +180,7 @@ watch_start(struct state_watch *w, struct event_base *base, char **err)
 	const char	*why;
 
 	snprintf(path, sizeof path, "/proc/self/fd/%d", w->dirfd);
-	if (!watch_poll_only &&
+	if (!w->poll_only &&
 	    (w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) >= 0 &&
 	    inotify_add_watch(w->ifd, path, WATCH_MASK) >= 0) {
 		w->ev_in = event_new(base, w->ifd, EV_READ | EV_PERSIST,
@@ -187,8 +191,8 @@ watch_start(struct state_watch *w, struct event_base *base, char **err)
 		}
 		return 0;
 	}
-	why = watch_poll_only ? "not used" : strerror(errno);
-	if (!watch_poll_only)
+	why = w->poll_only ? "not used" : strerror(errno);
+	if (!w->poll_only)
 		log_warnx("state watch %s: inotify: %s; polling every %d ms "
 		    "instead", w->id, why, WATCH_POLL_MS);
 	if (w->ifd >= 0)
@@ -211,7 +215,7 @@ watch_start(struct state_watch *w, struct event_base *base, char **err)
  */
 struct state_watch *
 state_watch_new(struct event_base *base, struct state_store *store,
-    state_watch_cb cb, void *arg, char **err)
+    enum state_watch_how how, state_watch_cb cb, void *arg, char **err)
 {
 	const char		*id = store != NULL ? state_store_id(store) : NULL;
 	struct state_watch	*w;
@@ -228,6 +232,7 @@ state_watch_new(struct event_base *base, struct state_store *store,
 	w->base = base;
 	w->store = store;
 	w->ifd = -1;
+	w->poll_only = how == STATE_WATCH_POLL;
 	w->cb = cb;
 	w->arg = arg;
 	w->id = xstrdup(id);
@@ -259,14 +264,11 @@ fail:
 	return NULL;
 }
 
-/*
- * Poll instead of inotify for the watches made from now on: inotify does
- * not see other hosts' writes on a network file system.
- */
-void
-state_watch_set_polling(int on)
+/* 1 when the watch polls (asked to, or inotify failed), 0 inotify. */
+int
+state_watch_polling(const struct state_watch *w)
 {
-	watch_poll_only = on;
+	return w->ev_poll != NULL;
 }
 
 /* Stop watching; safe on a half-built watch. */

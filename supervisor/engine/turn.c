@@ -6,9 +6,12 @@
  */
 #include <config.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "chan.h"
@@ -88,6 +91,43 @@ turn_fold(struct agent *a)
 	}
 }
 
+/* Where turn n of the agent logs ({id}.workers/agent-N.turnK.log). */
+static char *
+turn_log_path(const struct agent *a, unsigned n)
+{
+	char	*path;
+
+	xasprintf(&path, "%s/%s.workers/%s.turn%u.log", a->sup->state_dir,
+	    a->sup->loop_id, a->id, n);
+	return path;
+}
+
+/*
+ * The next turn's log, created empty here (O_EXCL, no link followed) as
+ * loopguard_reserve does a first turn's: its worker appends to our file,
+ * never to one an older agent or driver left, and never parses it.
+ */
+static int
+turn_log_create(const struct agent *a, char **err)
+{
+	char	*path = turn_log_path(a, a->turns + 1);
+	int	 fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0644);
+	if (fd < 0) {
+		xasprintf(err, "%s: cannot start a new turn: its log %s %s",
+		    a->id, path, errno == EEXIST ? "already exists (a new "
+		    "turn never appends to or reads an older log)" :
+		    strerror(errno));
+		free(path);
+		return -1;
+	}
+	close(fd);
+	free(path);
+	return 0;
+}
+
 /*
  * The next turn, now: the ended turn folded in, the worker's part of the
  * record reset, a new worker resuming the session with the queued text.
@@ -109,9 +149,8 @@ turn_start(struct agent *a)
 	free(a->capsule);
 	a->capsule = NULL;
 	free(a->log_path);
-	/* a new turn never appends to or re-reads an older turn's log */
-	xasprintf(&a->log_path, "%s/%s.workers/%s.turn%u.log",
-	    a->sup->state_dir, a->sup->loop_id, a->id, a->turns);
+	/* turn_follow_up created it empty for this turn */
+	a->log_path = turn_log_path(a, a->turns);
 	if (a->options == NULL)
 		a->options = json_object();
 	json_object_set_new(a->options, "resume_session", json_string(sid));
@@ -158,6 +197,8 @@ turn_follow_up(struct agent *a, const char *text, uint64_t *sub, char **err)
 		xasprintf(err, "%s: a follow-up turn is already queued", a->id);
 		return -1;
 	}
+	if (turn_log_create(a, err) != 0)
+		return -1;
 	a->next_turn = xstrdup(text);
 	*sub = a->sup->next_submission++;
 	if (a->phase == AP_DONE)

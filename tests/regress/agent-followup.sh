@@ -3,7 +3,8 @@
 # item 4): a new worker for the same agent id resumes the tool's session
 # with the message, in a log of its own; wait waits for the new turn; the
 # result accumulates over the turns; an agent without a session id gets a
-# clear error.
+# clear error; a turn log that exists already (a file or a link) makes the
+# follow-up fail, never appended to or parsed.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 60
 t_valgrind_worker
@@ -61,6 +62,43 @@ if grep -qx -e sess-1 "$T_TMP/argv.2" 2>/dev/null; then
 else
 	echo "# note: this worker does not map options.resume_session yet"
 fi
+
+# -- a turn's log that already exists (an older driver's, or a link put
+# there) is never appended to nor parsed: the follow-up is refused, the
+# file and a link's target are left as they were (issue 10 item 7)
+L3=$S/fu.workers/agent-1.turn3.log
+printf 'WORKER_RESULT:\n- status: failed\n- summary: stale turn\n' >"$L3"
+old=$(cat "$L3")
+ctl_send '{"id":20,"verb":"send_input","target":"agent-1","message":"third"}'
+r=$(ctl_recv 20 5000)
+is "$(jget - 'd["ok"]' <<<"$r")" false "a turn log that exists: the follow-up is refused"
+like "$(jget - 'd["error"]' <<<"$r")" 'agent-1\.turn3\.log already exists' \
+    "refused, naming the log"
+is "$(cat "$L3")" "$old" "the existing log is not appended to"
+rm -f "$L3"
+printf 'not a log\n' >"$T_TMP/target"
+ln -s "$T_TMP/target" "$L3"
+ctl_send '{"id":21,"verb":"send_input","target":"agent-1","message":"third"}'
+r=$(ctl_recv 21 5000)
+is "$(jget - 'd["ok"]' <<<"$r")" false "a turn log that is a link: refused"
+is "$(cat "$T_TMP/target")" "not a log" "the link's target is untouched"
+ok $([ -L "$L3" ]; echo $?) "the link is left as it was"
+ctl_send '{"id":22,"verb":"result","target":"agent-1"}'
+r=$(ctl_recv 22)
+is "$(jget - '[d["result"]["summary"], d["result"]["turns"]]' <<<"$r")" \
+    '["turn 2",2]' "the refused turns changed nothing: still turn 2's result"
+rm -f "$L3"
+ctl_send '{"id":23,"verb":"send_input","target":"agent-1","message":"third"}'
+r=$(ctl_recv 23 5000)
+is "$(jget - 'd["ok"]' <<<"$r")" true "the log gone: the follow-up is accepted"
+ctl_send '{"id":24,"verb":"wait","targets":["agent-1"],"timeout_ms":20000}'
+ctl_recv 24 25000 >/dev/null
+ctl_send '{"id":25,"verb":"result","target":"agent-1"}'
+r=$(ctl_recv 25)
+is "$(jget - '[d["result"]["summary"], d["result"]["turns"]]' <<<"$r")" \
+    '["turn 3",3]' "third turn: its own result"
+ok $(grep -q 'stale turn' "$L3"; [ $? = 1 ] && [ -s "$L3" ]; echo $?) \
+    "third turn: a fresh log, nothing of the old one in it"
 
 # -- bash reports no session id: a clear error
 ctl_send "{\"id\":6,\"verb\":\"spawn\",\"role\":\"develop\",\"tool\":\"bash\",\

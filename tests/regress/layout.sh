@@ -2,7 +2,9 @@
 # layout.sh: the supervisor's layers (HACKING.md "Layout") hold: the
 # engine includes no header of the workflows, the front ends or the CLI;
 # the workflows none of the front ends or the CLI; neither prints on
-# stdio, parses options or sees argv; no source file passes 800 lines.
+# stdio, parses options or sees argv; the engine, the workflows and the
+# api keep no process-global state (a mutable static); no source or test
+# file passes 800 lines.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 60
 
@@ -69,8 +71,28 @@ for dir in supervisor/engine supervisor/workflows; do
 	is "$bad" "" "$dir: no stdio, printing, getopt or argv (log_* only)"
 done
 
-# No source file over MAX_LINES lines (tests/unit is exempt).
-for f in $(find supervisor worker proto -name '*.[ch]' -type f | sort); do
+# No process-global state where a host may run many loops: a static
+# object that is not const (file scope or in a function) in the engine,
+# the workflows or the api.  Functions and const tables are fine.
+# (proto/children.c's one reaper per process is by design, outside.)
+STATICS='my $f = shift; local $/; my $s = <STDIN>;
+while ($s =~ /^[ \t]*static\b([^;={(]*)([;={(])/mg) {
+	my ($d, $end, $at, $rest) = ($1, $2, $-[0], substr($s, $+[2]));
+	next if $end eq "(" && $d !~ /\(\s*\*/ && $rest !~ /^\s*\*/;
+	$d =~ s/\s+/ /g; $d =~ s/\[.*//;
+	next if $d =~ /\*\s*const\s+\w+\s*$/ || ($d =~ /\bconst\b/ && $d !~ /\*/);
+	printf "%s:%d:static%s; ", $f, 1 + (substr($s, 0, $at) =~ tr/\n//), $d;
+}'
+bad=""
+for f in $(find supervisor/engine supervisor/workflows supervisor/api \
+    -name '*.[ch]' -type f | sort); do
+	bad="$bad$(strip_c "$f" | perl -e "$STATICS" "$f")"
+done
+is "$bad" "" "engine, workflows, api: no mutable static (process-global) state"
+
+# No source or test file over MAX_LINES lines.
+for f in $(find supervisor worker proto tests -name node_modules -prune -o \
+    -name '*.[ch]' -type f -print | sort); do
 	n=$(wc -l < "$f")
 	known=0
 	for k in $KNOWN_LONG; do

@@ -2,7 +2,8 @@
 # state-cli.sh: `ccw-supervisor state` as a user drives it: create, list,
 # show with derived figures, validate reporting every error, rebuild from
 # side files, hostile ids refused with nothing created outside the state
-# directory, a corrupt file quarantined, CCW's .workflow/.loop fallback.
+# directory, a corrupt file quarantined, CCW's .workflow/.loop fallback, a
+# write refused while a run drives the loop (its run lock).
 . "$(dirname "$0")/lib.sh"
 t_watchdog 60
 R=$T_TMP/root
@@ -82,6 +83,33 @@ mkdir -p "$R2/.workflow/.loop"
 id2=$($WRAP "$SUP" state -C "$R2" create "ccw" 2>&1)
 ok $([ -f "$R2/.workflow/.loop/$id2.json" ]; echo $?) \
     "with only .workflow/.loop present, the loop goes there"
+
+# a write while a run drives the loop: refused with the run's pid, exit 1;
+# a read goes on; once the run ended the write goes through
+R3=$T_TMP/root3
+GO=$T_TMP/go3
+t_marker M statecli
+OKC="exec '$FAKE' --marker $M result success"
+t_run_config "$R3" "$OKC" "exec '$FAKE' --marker $M wait-file $GO result success" \
+    "$OKC" "$OKC" "$OKC"
+t_loop_start "$R3" held3 "Held at develop"
+t_wait_file "$R3/.loop/held3.workers/agent-2.log" "$(t_ms 20000)"
+ok $? "a run of held3 reached develop"
+err=$($WRAP "$SUP" state -C "$R3" rebuild held3 2>&1); rc=$?
+is "$rc" 1 "rebuild while a run drives the loop exits 1"
+like "$err" "pid $PID" "and names the run's pid"
+ok $(grep -q rebuilt <<<"$err"; [ $? = 1 ]; echo $?) "nothing was rebuilt"
+err=$($WRAP "$SUP" state -C "$R3" create t --loop-id held3 2>&1); rc=$?
+is "$rc" 1 "create on a loop a run drives exits 1"
+like "$err" "pid $PID" "naming the run's pid"
+$WRAP "$SUP" state -C "$R3" show held3 >/dev/null; is "$?" 0 \
+    "show (a read) needs no lock"
+: >"$GO"
+t_wait_pid "$PID" "$(t_ms 30000)"
+is "$T_RC" 0 "the run completes"
+out=$($WRAP "$SUP" state -C "$R3" rebuild held3); is "$?" 0 \
+    "after the run, rebuild goes through"
+like "$out" "skill_state rebuilt" "and says so"
 
 st frob x >/dev/null 2>&1; is "$?" 2 "unknown verb exits 2"
 st >/dev/null 2>&1; is "$?" 2 "no verb exits 2"

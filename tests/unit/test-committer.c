@@ -409,7 +409,8 @@ test_marks(void)
 	m.base = event_base_new();
 	s1 = state_store_new(NULL, t_dirfd, "K");
 	s2 = state_store_new(NULL, t_dirfd, "K");
-	w = state_watch_new(m.base, s2, t_marks_cb, &m, &e);
+	w = state_watch_new(m.base, s2, STATE_WATCH_INOTIFY, t_marks_cb, &m,
+	    &e);
 	state_store_transition(s1, "running", NULL);
 	state_store_flush(s1, NULL);
 	event_base_once(m.base, -1, EV_TIMEOUT, t_marks_end, m.base, &tv);
@@ -427,6 +428,64 @@ test_marks(void)
 	free(e);
 }
 
+/* Both watches saw a status: stop; else look again in 10 ms. */
+static void
+t_both_check(evutil_socket_t fd, short what, void *arg)
+{
+	struct t_marks	*m = arg;
+
+	(void)fd;
+	(void)what;
+	if (m[0].seen[0] != '\0' && m[1].seen[0] != '\0')
+		event_base_loopbreak(m[0].base);
+}
+
+/*
+ * How a watch looks is its own: on one base, a polling watch and an
+ * inotify one of the same loop both see another store's commit.
+ */
+static void
+test_two_watches(void)
+{
+	struct state_store	*s1, *s2;
+	struct state_watch	*wi, *wp;
+	struct t_marks		 m[2];
+	struct event		*tick, *end;
+	struct timeval		 tv = { 0, 10000 }, limit = { 20, 0 };
+	char			*e = NULL;
+
+	memset(m, 0, sizeof m);
+	t_create("W");
+	m[0].base = m[1].base = event_base_new();
+	s1 = state_store_new(NULL, t_dirfd, "W");
+	s2 = state_store_new(NULL, t_dirfd, "W");
+	wi = state_watch_new(m[0].base, s2, STATE_WATCH_INOTIFY, t_marks_cb,
+	    &m[0], &e);
+	wp = state_watch_new(m[0].base, s2, STATE_WATCH_POLL, t_marks_cb,
+	    &m[1], &e);
+	tap_ok(wi != NULL && wp != NULL && !state_watch_polling(wi) &&
+	    state_watch_polling(wp), "one base: an inotify watch and a "
+	    "polling one (%s)", e != NULL ? e : "made");
+	state_store_transition(s1, "running", NULL);
+	state_store_flush(s1, NULL);
+	tick = event_new(m[0].base, -1, EV_PERSIST, t_both_check, m);
+	end = evtimer_new(m[0].base, t_marks_end, m[0].base);
+	event_add(tick, &tv);
+	event_add(end, &limit);
+	event_base_dispatch(m[0].base);
+	tap_ok(strcmp(m[0].seen, "running,") == 0 &&
+	    strcmp(m[1].seen, "running,") == 0, "both see the other store's "
+	    "commit (inotify: %s polling: %s)", m[0].seen, m[1].seen);
+	event_free(tick);
+	event_free(end);
+	state_watch_free(wi);
+	state_watch_free(wp);
+	state_store_free(s1);
+	state_store_free(s2);
+	event_base_free(m[0].base);
+	free(e);
+}
+
 /* Every group in a private directory, removed at the end. */
 int
 main(void)
@@ -439,6 +498,7 @@ main(void)
 	test_failed_cb();
 	test_nowait();
 	test_marks();
+	test_two_watches();
 	t_teardown();
 	return tap_done();
 }

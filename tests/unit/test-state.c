@@ -456,7 +456,8 @@ test_hostile(void)
 		    &t_err) != 0;
 		t_clear();
 		refused = refused && state_store_new(base, t_dirfd, ids[i]) == NULL &&
-		    state_watch_new(base, NULL, t_watch_cb, NULL, &t_err) == NULL;
+		    state_watch_new(base, NULL, STATE_WATCH_INOTIFY, t_watch_cb,
+		    NULL, &t_err) == NULL;
 		state_clean_temps(t_dirfd, ids[i]);
 		json_decref(st);
 	}

@@ -638,8 +638,9 @@ loop_new(struct event_base *base, struct state_store *store,
 	l->verbs = verbs_new(&l->sup);
 	l->kick = event_new(base, -1, 0, loop_kick_cb, l);
 	l->retry_ev = evtimer_new(base, loop_retry_cb, l);
-	if ((l->watch = state_watch_new(base, store,
-	    loop_watch_cb, l, err)) == NULL) {
+	if ((l->watch = state_watch_new(base, store, cfg->watch_poll ?
+	    STATE_WATCH_POLL : STATE_WATCH_INOTIFY, loop_watch_cb, l,
+	    err)) == NULL) {
 		loop_free(l);
 		return NULL;
 	}

@@ -62,6 +62,7 @@ struct loop_cfg {
 	const char		*root;		/* the project: workers' cwd */
 	struct plan_overrides	 over;		/* the host's, above config */
 	struct children		*children;	/* the process's reaper; NULL: own */
+	int			 watch_poll;	/* 1: poll for front ends' writes (NFS) */
 	const struct workflow	*workflow;	/* NULL: ccw-loop */
 	struct loop_hooks	 hooks;
 };
