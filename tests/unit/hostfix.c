@@ -133,6 +133,7 @@ hostfix_open(struct hostfix *h, struct hostfix_loop *x, const char *id,
 	spec.id = x->id;
 	spec.task = "Host many loops";
 	spec.mode = loop_mode_name(mode);
+	spec.state = &ccw_loop_state;
 	if ((s = loopopen_open(&x->lo, h->base, h->dirfd, h->state_dir, &spec,
 	    &err)) != LOOPOPEN_RUN || !x->lo.created) {
 		tap_ok(0, "%s: loopopen_open: status %d: %s", x->id, (int)s,

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ccw-loop.h"
 #include "state.h"
 #include "statefix.h"
 #include "tap.h"
@@ -207,7 +208,7 @@ t_commit(const char *id, json_t *patch, const char *to, const char *reason,
 	int	rc;
 
 	t_clear();
-	rc = state_commit(t_dirfd, id, patch, to, reason, merged, NULL, &t_err);
+	rc = state_commit(&ccw_loop_state, t_dirfd, id, patch, to, reason, merged, NULL, &t_err);
 	json_decref(patch);
 	return rc;
 }
@@ -228,11 +229,11 @@ t_store_commit(struct state_store *s, int v)
 int
 t_create(const char *id)
 {
-	json_t	*st = state_new(id, "t", "d", 10);
+	json_t	*st = state_new(&ccw_loop_state, id, "t", "d", 10);
 	int	 rc;
 
 	t_clear();
-	if ((rc = state_create(t_dirfd, id, st, NULL, &t_err)) != 0)
+	if ((rc = state_create(&ccw_loop_state, t_dirfd, id, st, NULL, &t_err)) != 0)
 		tap_diag("create %s: %s", id, t_e());
 	json_decref(st);
 	return rc;

@@ -16,6 +16,7 @@
 
 #include <event2/event.h>
 
+#include "ccw-loop.h"
 #include "clock.h"
 #include "api.h"
 #include "chan.h"
@@ -274,7 +275,7 @@ t_loop_verbs(struct api *api)
 	tap_is_str(t_disk("L1", "failure_reason"), "Manually stopped by user",
 	    "loop_stop: CCW's reason on disk");
 	st = t_load("L1");
-	tap_is_int(state_validate(st, NULL), 0, "the stopped file is valid");
+	tap_is_int(state_validate(&ccw_loop_state, st, NULL), 0, "the stopped file is valid");
 	json_decref(st);
 	t_refused(api, "{\"verb\":\"loop_stop\",\"loop_id\":\"L1\"}",
 	    "its status is failed");

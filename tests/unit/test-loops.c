@@ -19,6 +19,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "ccw-loop.h"
 #include "bus.h"
 #include "log.h"
 #include "loop.h"
@@ -76,7 +77,7 @@ hosted_check(struct hostfix_loop *x, int dirfd)
 	    "completed_actions");
 	n = json_array_size(ca);
 	good = x->code == EXIT_OK && status != NULL &&
-	    strcmp(status, "completed") == 0 && state_validate(st, NULL) == 0;
+	    strcmp(status, "completed") == 0 && state_validate(&ccw_loop_state, st, NULL) == 0;
 	/* auto: init develop debug validate complete, once each */
 	if (x->mode == LOOP_AUTO && n != 5)
 		good = 0;
