@@ -26,6 +26,9 @@
 #include "tap.h"
 #include "xmalloc.h"
 
+/* The state file of ccw-loop (its sections and rules). */
+#define WS	(&ccw_loop_state)
+
 struct t_reply {
 	json_t	*body;
 	int	 n;
@@ -275,7 +278,7 @@ t_loop_verbs(struct api *api)
 	tap_is_str(t_disk("L1", "failure_reason"), "Manually stopped by user",
 	    "loop_stop: CCW's reason on disk");
 	st = t_load("L1");
-	tap_is_int(state_validate(&ccw_loop_state, st, NULL), 0, "the stopped file is valid");
+	tap_is_int(state_validate(WS, st, NULL), 0, "the stopped file is valid");
 	json_decref(st);
 	t_refused(api, "{\"verb\":\"loop_stop\",\"loop_id\":\"L1\"}",
 	    "its status is failed");

@@ -25,6 +25,9 @@
 #include "tap.h"
 #include "xmalloc.h"
 
+/* The state file of ccw-loop (its sections and rules). */
+#define WS	(&ccw_loop_state)
+
 #define T_NJOBS		50
 #define T_BURST		100
 
@@ -142,7 +145,7 @@ test_batching(void)
 
 	t_create("B");
 	t.base = event_base_new();
-	t.s = state_store_new(t.base, &ccw_loop_state, t_dirfd, "B");
+	t.s = state_store_new(t.base, WS, t_dirfd, "B");
 	event_base_once(t.base, -1, EV_TIMEOUT, t_turn_cb, &t, &zero);
 	event_base_dispatch(t.base);
 	tap_is_int((long long)state_store_commits(t.s), 1,
@@ -193,7 +196,7 @@ test_failed_write(void)
 	    "temp file cannot be created: commit fails (%s)", t_e());
 	tap_ok(before != NULL && after != NULL && strcmp(before, after) == 0,
 	    "... and the file is unchanged");
-	s = state_store_new(NULL, &ccw_loop_state, t_dirfd, "W");
+	s = state_store_new(NULL, WS, t_dirfd, "W");
 	tap_ok(t_store_commit(s, 2) != 0 && state_store_error(s) != NULL &&
 	    state_store_commits(s) == 0, "store: failed commit reported, "
 	    "not counted");
@@ -277,7 +280,7 @@ test_burst(void)
 	memset(&b, 0, sizeof b);
 	t_create("H");
 	b.base = event_base_new();
-	b.s = state_store_new(b.base, &ccw_loop_state, t_dirfd, "H");
+	b.s = state_store_new(b.base, WS, t_dirfd, "H");
 	b.lockfd = t_hold_lock("H");
 	event_base_once(b.base, -1, EV_TIMEOUT, t_burst_turn, &b, &zero);
 	event_base_dispatch(b.base);
@@ -306,7 +309,7 @@ test_failed_cb(void)
 	memset(&b, 0, sizeof b);
 	t_create("F");
 	b.base = event_base_new();
-	b.s = state_store_new(b.base, &ccw_loop_state, t_dirfd, "F");
+	b.s = state_store_new(b.base, WS, t_dirfd, "F");
 	mkdirat(t_dirfd, "F.json.tmp", 0755);
 	state_store_update(b.s, p);
 	json_decref(p);
@@ -346,7 +349,7 @@ test_nowait(void)
 	memset(&b, 0, sizeof b);
 	t_create("N");
 	b.base = event_base_new();
-	b.s = state_store_new(b.base, &ccw_loop_state, t_dirfd, "N");
+	b.s = state_store_new(b.base, WS, t_dirfd, "N");
 	fd = t_hold_lock("N");
 	state_store_update(b.s, p);
 	json_decref(p);
@@ -408,8 +411,8 @@ test_marks(void)
 	memset(&m, 0, sizeof m);
 	t_create("K");
 	m.base = event_base_new();
-	s1 = state_store_new(NULL, &ccw_loop_state, t_dirfd, "K");
-	s2 = state_store_new(NULL, &ccw_loop_state, t_dirfd, "K");
+	s1 = state_store_new(NULL, WS, t_dirfd, "K");
+	s2 = state_store_new(NULL, WS, t_dirfd, "K");
 	w = state_watch_new(m.base, s2, t_marks_cb, &m, &e);
 	state_store_transition(s1, "running", NULL);
 	state_store_flush(s1, NULL);
