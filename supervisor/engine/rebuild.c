@@ -25,7 +25,7 @@
 /* One worker output found in {id}.workers/. */
 struct wout {
 	const char	*role;
-	size_t		 idx;		/* in the workflow's roles: breaks ties */
+	size_t		 idx;		/* in the workflow's roles: ties */
 	struct timespec	 mtime;
 	json_t		*obj;
 };
@@ -39,14 +39,10 @@ static const char *const rebuild_api_fields[] = {
 #define REBUILD_NAPI	\
 	(sizeof rebuild_api_fields / sizeof rebuild_api_fields[0])
 
-#define UN_ADD	PROGRESS_UN_ADD
-#define UN_HAS	PROGRESS_UN_HAS
-#define UN_DEL	PROGRESS_UN_DEL
-#define unrec_op	progress_unrec
-
 /*
- * The list of unrecovered names: UN_ADD puts a.b on it once, UN_HAS says
- * whether it is there, UN_DEL takes off one recovered another way.
+ * The list of unrecovered names: PROGRESS_UN_ADD puts a.b on it once,
+ * PROGRESS_UN_HAS says whether it is there, PROGRESS_UN_DEL takes off
+ * one recovered another way.
  */
 int
 progress_unrec(struct strv *sv, const char *a, const char *b, int op)
@@ -57,10 +53,10 @@ progress_unrec(struct strv *sv, const char *a, const char *b, int op)
 	xasprintf(&s, "%s%s%s", a, b != NULL ? "." : "", b != NULL ? b : "");
 	for (i = 0; i < sv->n && strcmp(sv->v[i], s) != 0; i++)
 		;
-	if (i == sv->n && op == UN_ADD)
+	if (i == sv->n && op == PROGRESS_UN_ADD)
 		strv_push(sv, s);
 	free(s);
-	if (i == sv->n || op != UN_DEL)
+	if (i == sv->n || op != PROGRESS_UN_DEL)
 		return i < sv->n;
 	free(sv->v[i]);
 	memmove(sv->v + i, sv->v + i + 1, (sv->n - i - 1) * sizeof *sv->v);
@@ -238,7 +234,7 @@ unrec_col(struct strv *unrec, const char *path,
 
 	xasprintf(&what, "%s.%s[].%s%s%s", path, fm->table_key, f->key,
 	    f->sub ? "." : "", f->sub ? f->sub : "");
-	unrec_op(unrec, what, NULL, UN_ADD);
+	progress_unrec(unrec, what, NULL, PROGRESS_UN_ADD);
 	free(what);
 }
 
@@ -248,8 +244,8 @@ unrec_col(struct strv *unrec, const char *path,
  * always there, a status outside its values becomes the first of them.
  */
 void
-progress_fix_row(json_t *o, const struct progress_format *fm, const char *path,
-    struct strv *unrec)
+progress_fix_row(json_t *o, const struct progress_format *fm,
+    const char *path, struct strv *unrec)
 {
 	const struct progress_field	*f;
 	json_t				*v;
@@ -314,13 +310,13 @@ rb_section(const struct progress_format *fm, const struct progress_mdsec *ms,
 		raw = ms == NULL ? NULL :
 		    json_string_value(obj_get_ci(ms->bullets, f->label));
 		if (raw == NULL || conv(raw, f, &v) == -1 || v == NULL)
-			unrec_op(unrec, path, f->key, UN_ADD);
+			progress_unrec(unrec, path, f->key, PROGRESS_UN_ADD);
 		else
 			json_object_set_new(sec, f->key, v);
 	}
 	rows = ms == NULL ? NULL : obj_get_ci(ms->tables, fm->table);
 	if (rows == NULL)
-		unrec_op(unrec, path, fm->table_key, UN_ADD);
+		progress_unrec(unrec, path, fm->table_key, PROGRESS_UN_ADD);
 	else
 		json_object_set_new(sec, fm->table_key,
 		    rb_rows(fm, rows, path, unrec));
@@ -328,7 +324,7 @@ rb_section(const struct progress_format *fm, const struct progress_mdsec *ms,
 		return;
 	rows = ms == NULL ? NULL : obj_get_ci(ms->lists, fm->list);
 	if (rows == NULL) {
-		unrec_op(unrec, path, fm->list_key, UN_ADD);
+		progress_unrec(unrec, path, fm->list_key, PROGRESS_UN_ADD);
 		return;
 	}
 	a = json_array();
@@ -457,9 +453,12 @@ rb_actions(json_t *ss, struct wout *w, size_t nw, struct strv *unrec)
 	size_t		 i;
 
 	if (nw == 0) {
-		unrec_op(unrec, "skill_state", "current_action", UN_ADD);
-		unrec_op(unrec, "skill_state", "last_action", UN_ADD);
-		unrec_op(unrec, "skill_state", "completed_actions", UN_ADD);
+		progress_unrec(unrec, "skill_state", "current_action",
+		    PROGRESS_UN_ADD);
+		progress_unrec(unrec, "skill_state", "last_action",
+		    PROGRESS_UN_ADD);
+		progress_unrec(unrec, "skill_state", "completed_actions",
+		    PROGRESS_UN_ADD);
 		return;
 	}
 	qsort(w, nw, sizeof *w, rb_cmp);
@@ -517,9 +516,10 @@ progress_rebuild(const struct workflow_state *ws, int dfd, const char *id,
 	w = xcalloc(i + 1, sizeof *w);
 	ss = state_skeleton(ws);
 	for (i = 0; i < REBUILD_NAPI; i++)
-		unrec_op(unrec, rebuild_api_fields[i], NULL, UN_ADD);
-	unrec_op(unrec, "skill_state", "mode", UN_ADD);
-	unrec_op(unrec, "skill_state", "errors", UN_ADD);
+		progress_unrec(unrec, rebuild_api_fields[i], NULL,
+		    PROGRESS_UN_ADD);
+	progress_unrec(unrec, "skill_state", "mode", PROGRESS_UN_ADD);
+	progress_unrec(unrec, "skill_state", "errors", PROGRESS_UN_ADD);
 	rc = 0;
 	for (sec = ws != NULL ? ws->progress : NULL; sec != NULL &&
 	    *sec != NULL && rc == 0; sec++)

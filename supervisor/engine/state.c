@@ -1,6 +1,7 @@
 /*
  * state.c: the loop state file's ids and directory, reading it (with the
- * quarantine of a corrupt file), a new state and the derived figures.
+ * quarantine of a corrupt file), a new state (the workflow's table
+ * gives skill_state's sections; the derived figures are the table's).
  * Checking it against the schema is statevalid.c's.
  */
 #include <config.h>

@@ -1,7 +1,9 @@
 /*
  * statevalid.c: a loop state checked against seed 000's LoopState: the
- * members' types as tables of rules, then the consistency rules across
- * them.  Every error is a "path: message" line for the caller.
+ * members' types as tables of rules (the engine's, then the sections of
+ * the workflow's table), then the consistency rules across them (the
+ * status rules here, the workflow's check).  Every error is a "path:
+ * message" line for the caller.
  */
 #include <config.h>
 
@@ -26,7 +28,7 @@
 #define R_ENUM	STATE_R_ENUM
 #define R_SUB	STATE_R_SUB
 #define R_END	STATE_R_END
-#define SKILL_MAX	32	/* skill_state members, the workflow's included */
+#define SKILL_MAX	32	/* skill_state's rules, the workflow's too */
 
 struct state_vctx {
 	struct strv	*errs;
