@@ -55,8 +55,11 @@ struct workflow_state {
 	json_t				*(*sections)(void);
 	/* the members of skill_state the sections add: their types */
 	const struct state_vrule	*rules;
-	/* the rules across fields (whole state, errors into the context) */
+	/* the rules across fields (whole state, errors into the context),
+	   after the members' types; check_status after the status rules,
+	   when the status is a known one */
 	void		(*check)(const json_t *, struct state_vctx *);
+	void		(*check_status)(const json_t *, struct state_vctx *);
 	/* figures computed from a state, not stored (state show) */
 	json_t		*(*derived)(const json_t *);
 	/* sections rebuilt from {id}.progress/NAME.md (progress formats) */

@@ -265,6 +265,8 @@ state_validate(const struct workflow_state *ws, const json_t *st,
 	    !state_id_valid(json_string_value(j)))
 		state_verr(&v, "loop_id", "'%.40s' is not a valid loop id",
 		    json_string_value(j));
+	if (ws != NULL && ws->check != NULL)
+		ws->check(st, &v);
 	if (state_json_int(json_object_get(st, "current_iteration"), &cur) &&
 	    state_json_int(json_object_get(st, "max_iterations"), &max) && cur > max)
 		state_verr(&v, "current_iteration", "%lld exceeds "
@@ -274,7 +276,7 @@ state_validate(const struct workflow_state *ws, const json_t *st,
 		if (strcmp(status, state_statuses[i]) == 0)
 			break;
 	if (status == NULL || state_statuses[i] == NULL)
-		goto out;	/* reported above; the rules below need one */
+		return v.n;	/* reported above; the rules below need one */
 	j = json_object_get(st, "completed_at");
 	has = j != NULL && !json_is_null(j);
 	if (has != (strcmp(status, "completed") == 0))
@@ -284,8 +286,7 @@ state_validate(const struct workflow_state *ws, const json_t *st,
 	if (j != NULL && !json_is_null(j) && strcmp(status, "failed") != 0)
 		state_verr(&v, "failure_reason", "present although status is %s",
 		    status);
-out:
-	if (ws != NULL && ws->check != NULL)
-		ws->check(st, &v);
+	if (ws != NULL && ws->check_status != NULL)
+		ws->check_status(st, &v);
 	return v.n;
 }

@@ -67,11 +67,9 @@ tiny_check(const json_t *st, struct state_vctx *v)
 {
 	const json_t	*steps = json_object_get(json_object_get(
 			    json_object_get(st, "skill_state"), "plan"), "steps");
-	const char	*status = json_string_value(json_object_get(st,
-			    "status"));
 
-	if (status != NULL && strcmp(status, "completed") == 0 &&
-	    json_array_size(steps) == 0)
+	if (strcmp(json_string_value(json_object_get(st, "status")),
+	    "completed") == 0 && json_array_size(steps) == 0)
 		state_verr(v, "skill_state.plan.steps", "empty although "
 		    "status is completed");
 }
@@ -95,7 +93,7 @@ static const struct workflow_state tiny_state = {
 	.roles = tiny_role_names,
 	.sections = tiny_sections,
 	.rules = tiny_r_skill,
-	.check = tiny_check,
+	.check_status = tiny_check,
 	.rebuilt = tiny_rebuilt,
 };
 

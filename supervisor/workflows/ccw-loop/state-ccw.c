@@ -98,17 +98,13 @@ ccw_state_sections(void)
 	    "passed", 0, "failed_tests", "last_run_at");
 }
 
-/*
- * develop.total and develop.completed against the tasks themselves; a
- * completed loop has passed validation.
- */
+/* develop.total and develop.completed against the tasks themselves. */
 static void
 ccw_state_check(const json_t *st, struct state_vctx *v)
 {
 	const json_t	*ss = json_object_get(st, "skill_state");
 	const json_t	*dev = json_object_get(ss, "develop");
 	const json_t	*tasks = json_object_get(dev, "tasks"), *t;
-	const char	*status;
 	long long	 total, done;
 	size_t		 i, ndone = 0;
 
@@ -127,10 +123,17 @@ ccw_state_check(const json_t *st, struct state_vctx *v)
 	    "completed"), &done) && done >= 0 && (size_t)done != ndone)
 		state_verr(v, "skill_state.develop.completed", "%lld but %zu "
 		    "tasks have status completed", done, ndone);
-	status = json_string_value(json_object_get(st, "status"));
-	if (status != NULL && strcmp(status, "completed") == 0 &&
-	    !json_is_true(json_object_get(json_object_get(ss, "validate"),
-	    "passed")))
+}
+
+/* A completed loop has passed validation (complete's gate). */
+static void
+ccw_state_check_status(const json_t *st, struct state_vctx *v)
+{
+	const json_t	*ss = json_object_get(st, "skill_state");
+
+	if (strcmp(json_string_value(json_object_get(st, "status")),
+	    "completed") == 0 && !json_is_true(json_object_get(
+	    json_object_get(ss, "validate"), "passed")))
 		state_verr(v, "skill_state.validate.passed", "status is "
 		    "completed but validation has not passed");
 }
@@ -273,6 +276,7 @@ const struct workflow_state ccw_loop_state = {
 	.sections = ccw_state_sections,
 	.rules = ccw_state_r_skill,
 	.check = ccw_state_check,
+	.check_status = ccw_state_check_status,
 	.derived = ccw_state_derived,
 	.progress = ccw_state_progress,
 	.rebuilt = ccw_state_rebuilt,
