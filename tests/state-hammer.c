@@ -56,9 +56,13 @@
 
 #include <event2/event.h>
 
+#include "ccw-loop.h"
 #include "log.h"
 #include "state.h"
 #include "xmalloc.h"
+
+/* The state file of ccw-loop (its sections and rules). */
+#define WS	(&ccw_loop_state)
 
 static int		 hammer_dirfd;
 static const char	*hammer_dir, *hammer_id;
@@ -132,13 +136,13 @@ hammer_create(int argc, char **argv)
 
 	if (argc < 1)
 		return 2;
-	st = state_new(hammer_id, argv[0], "state-hammer", argc > 1 ?
+	st = state_new(WS, hammer_id, argv[0], "state-hammer", argc > 1 ?
 	    strtoll(argv[1], NULL, 10) : 10);
 	if (st == NULL) {
 		fprintf(stderr, "state-hammer: bad id or arguments\n");
 		return 1;
 	}
-	rc = state_create(hammer_dirfd, hammer_id, st, NULL, &e);
+	rc = state_create(WS, hammer_dirfd, hammer_id, st, NULL, &e);
 	if (rc != 0)
 		fprintf(stderr, "state-hammer: %s\n", e);
 	free(e);
@@ -228,7 +232,7 @@ hammer_commit(int argc, char **argv)
 	}
 	memset(&h, 0, sizeof h);
 	h.base = event_base_new();
-	h.store = state_store_new(h.base, hammer_dirfd, hammer_id);
+	h.store = state_store_new(h.base, WS, hammer_dirfd, hammer_id);
 	if (h.store == NULL)
 		return 1;
 	h.next = c + 1;
@@ -274,7 +278,8 @@ hammer_burst(int argc, char **argv)
 		return 2;
 	memset(&h, 0, sizeof h);
 	h.base = event_base_new();
-	if ((h.store = state_store_new(h.base, hammer_dirfd, hammer_id)) == NULL)
+	if ((h.store = state_store_new(h.base, WS, hammer_dirfd,
+	    hammer_id)) == NULL)
 		return 1;
 	h.next = hammer_disk_counter() + 1;
 	h.end = h.next + strtoll(argv[0], NULL, 10) - 1;
@@ -319,8 +324,8 @@ hammer_bench(int argc, char **argv)
 		return 2;
 	v = hammer_disk_counter();
 	p = hammer_patch(++v);
-	if (state_commit(hammer_dirfd, hammer_id, p, NULL, NULL, &merged, &nf,
-	    &e) != 0) {
+	if (state_commit(WS, hammer_dirfd, hammer_id, p, NULL, NULL, &merged,
+	    &nf, &e) != 0) {
 		fprintf(stderr, "state-hammer: %s\n", e);
 		free(e);
 		json_decref(p);
@@ -333,8 +338,8 @@ hammer_bench(int argc, char **argv)
 		t0 = hammer_mono();
 		for (i = 0; i < n; i++) {
 			p = hammer_patch(++v);
-			if (state_commit(hammer_dirfd, hammer_id, p, NULL, NULL,
-			    NULL, &nf, &e) != 0) {
+			if (state_commit(WS, hammer_dirfd, hammer_id, p, NULL,
+			    NULL, NULL, &nf, &e) != 0) {
 				fprintf(stderr, "state-hammer: %s\n", e);
 				free(e);
 				free(text);
@@ -400,7 +405,7 @@ hammer_watch(int argc, char **argv)
 	ms = strtoll(argv[0], NULL, 10);
 	xasprintf(&name, "%s.json", hammer_id);
 	base = event_base_new();
-	s = state_store_new(NULL, hammer_dirfd, hammer_id);
+	s = state_store_new(NULL, WS, hammer_dirfd, hammer_id);
 	w = state_watch_new(base, s, argc > 1 && strcmp(argv[1], "poll") == 0 ?
 	    STATE_WATCH_POLL : STATE_WATCH_INOTIFY, hammer_watch_cb, &name, &e);
 	if (w == NULL) {
@@ -533,7 +538,7 @@ hammer_selfwatch(int argc, char **argv)
 
 	hammer_seen = xstrdup("");
 	base = event_base_new();
-	hammer_self_store = state_store_new(NULL, hammer_dirfd, hammer_id);
+	hammer_self_store = state_store_new(NULL, WS, hammer_dirfd, hammer_id);
 	if ((w = state_watch_new(base, hammer_self_store, argc > 0 &&
 	    strcmp(argv[0], "poll") == 0 ? STATE_WATCH_POLL :
 	    STATE_WATCH_INOTIFY, hammer_self_cb, NULL, &e)) == NULL) {
@@ -671,7 +676,7 @@ hammer_get(void)
 	    "skill_state"), "hammer")),
 	    (long long)(json_is_integer(notes) ? json_integer_value(notes) : -1),
 	    json_string_value(json_object_get(st, "status")),
-	    state_validate(st, NULL));
+	    state_validate(WS, st, NULL));
 	json_decref(st);
 	return 0;
 }
@@ -686,7 +691,7 @@ hammer_transition(int argc, char **argv)
 
 	if (argc < 1)
 		return 2;
-	rc = state_commit(hammer_dirfd, hammer_id, NULL, argv[0], argc > 1 ?
+	rc = state_commit(WS, hammer_dirfd, hammer_id, NULL, argv[0], argc > 1 ?
 	    argv[1] : NULL, &m, NULL, &e);
 	if (rc != 0) {
 		fprintf(stderr, "state-hammer: %s\n", e);

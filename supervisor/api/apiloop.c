@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "apiint.h"
+#include "ccw-loop.h"
 #include "committer.h"
 #include "host.h"
 #include "log.h"
@@ -97,8 +98,8 @@ api_loop_run(void *arg)
 	unsigned		 nfsync = 0;
 
 	if (j->op == LOP_OPEN && j->create != NULL) {
-		if (state_create(api->dirfd, j->id, j->create, &nfsync,
-		    &j->err) == 0)
+		if (state_create(&ccw_loop_state, api->dirfd, j->id,
+		    j->create, &nfsync, &j->err) == 0)
 			j->created = 1;
 		else if (faccessat(api->dirfd, j->id_json, F_OK,
 		    AT_SYMLINK_NOFOLLOW) == 0) {
@@ -125,6 +126,7 @@ api_loop_run(void *arg)
 	req.to[0] = j->to;
 	req.reason[0] = strcmp(j->to, "stop") == 0 ? API_STOP_REASON : NULL;
 	req.nto = 1;
+	req.ws = &ccw_loop_state;
 	req.nowait = &api->stopping;
 	if ((j->rc = state_commit_run(api->dirfd, j->id, &req, &merged,
 	    &nfsync, &j->err)) != 0)
@@ -308,8 +310,8 @@ api_loop_open(struct api_pending *p, const json_t *req)
 	if (id == NULL)
 		id = gen = state_id_generate();
 	if (title != NULL)
-		st = state_new(id, title, json_string_value(json_object_get(req,
-		    "description")), json_is_integer(mi) ?
+		st = state_new(&ccw_loop_state, id, title, json_string_value(
+		    json_object_get(req, "description")), json_is_integer(mi) ?
 		    json_integer_value(mi) : 10);
 	if (title != NULL && st == NULL)
 		api_fail(p, "Invalid loop ID format: '%.*s'", STATE_ID_MAX, id);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ccw-loop.h"
 #include "cmdutil.h"
 #include "loopguard.h"
 #include "progress.h"
@@ -202,7 +203,7 @@ state_show(struct state_opts *so, const char *id)
 
 	if ((st = state_get(so, id, 0, &err)) == NULL)
 		return state_fail("show", err);
-	der = state_derived(st);
+	der = ccw_loop_state.derived(st);
 	if (so->json) {
 		json_object_set(st, "derived", der);
 		cmd_print_json(st, 0);
@@ -254,7 +255,7 @@ state_check(struct state_opts *so, const char *what)
 	} else if (state_open(so, 0, &err) != 0 ||
 	    (st = state_get(so, what, STATE_LOAD_NOQUARANTINE, &err)) == NULL)
 		return state_fail("validate", err);
-	if (state_validate(st, &errs) == 0)
+	if (state_validate(&ccw_loop_state, st, &errs) == 0)
 		printf("%s: valid\n", what);
 	for (i = 0; i < errs.n; i++)
 		printf("%s: %s\n", what, errs.v[i]);
@@ -276,7 +277,8 @@ state_rebuild(struct state_opts *so, const char *id)
 	size_t		 i;
 	int		 rc, kept;
 
-	if (progress_rebuild(so->dirfd, id, &ss, &lost, &err) != 0)
+	if (progress_rebuild(&ccw_loop_state, so->dirfd, id, &ss, &lost,
+	    &err) != 0)
 		return state_fail("rebuild", err);
 	if (err != NULL) {
 		/* A warning: malformed lines skipped, an output unreadable. */
@@ -291,16 +293,16 @@ state_rebuild(struct state_opts *so, const char *id)
 	kept = st != NULL;
 	if (st != NULL) {
 		patch = json_pack("{s:O}", "skill_state", ss);
-		rc = state_commit(so->dirfd, id, patch, NULL, NULL, NULL,
-		    &nfsync, &err);
+		rc = state_commit(&ccw_loop_state, so->dirfd, id, patch, NULL,
+		    NULL, NULL, &nfsync, &err);
 		json_decref(patch);
 		json_decref(st);
 	} else {
 		/* No usable file: a new one, its API fields marked as lost. */
-		st = state_new(id, id, "", 10);
+		st = state_new(&ccw_loop_state, id, id, "", 10);
 		json_object_set(st, "skill_state", ss);
-		rc = st != NULL ? state_create(so->dirfd, id, st, &nfsync,
-		    &err) : -1;
+		rc = st != NULL ? state_create(&ccw_loop_state, so->dirfd,
+		    id, st, &nfsync, &err) : -1;
 		json_decref(st);
 	}
 	json_decref(ss);
@@ -338,9 +340,10 @@ state_make(struct state_opts *so, const char *title)
 		free(id);
 		return EXIT_FAILED;
 	}
-	st = state_new(id, title, so->description ? so->description : "",
-	    so->max_iter);
-	rc = st != NULL ? state_create(so->dirfd, id, st, &nfsync, &err) : -1;
+	st = state_new(&ccw_loop_state, id, title, so->description ?
+	    so->description : "", so->max_iter);
+	rc = st != NULL ? state_create(&ccw_loop_state, so->dirfd, id, st,
+	    &nfsync, &err) : -1;
 	json_decref(st);
 	loopguard_close(&g);
 	if (rc != 0) {

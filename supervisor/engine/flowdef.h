@@ -15,6 +15,9 @@
 #include <jansson.h>
 
 struct workflow_driver;
+struct state_vctx;
+struct state_vrule;
+struct strv;
 
 #define WORKFLOW_MAX_GROUP	8	/* roles of one parallel group */
 
@@ -37,6 +40,33 @@ struct workflow_group {
 	const char	*name;			/* events and records: "step" */
 	const int	*roles;			/* indices into roles[] */
 	size_t		 nroles;
+};
+
+/*
+ * The workflow's part of the state file (state.c, statevalid.c,
+ * rebuild.c): the engine owns the top-level fields and skill_state's
+ * current_action, last_action, completed_actions, mode and errors; the
+ * workflow adds its sections (between mode and errors) and the rules
+ * on them.  A NULL table: skill_state has the engine's members only.
+ */
+struct workflow_state {
+	/* the roles in order: current_action's values, {role}.output.json */
+	const char *const		*roles;		/* NULL-ended */
+	/* the workflow's sections of a new skill_state, in file order */
+	json_t				*(*sections)(void);
+	/* the members of skill_state the sections add: their types */
+	const struct state_vrule	*rules;
+	/* the rules across fields (whole state, errors into the context),
+	   after the members' types; check_status after the status rules,
+	   when the status is a known one */
+	void		(*check)(const json_t *, struct state_vctx *);
+	void		(*check_status)(const json_t *, struct state_vctx *);
+	/* figures computed from a state, not stored (state show) */
+	json_t		*(*derived)(const json_t *);
+	/* sections rebuilt from {id}.progress/NAME.md (progress formats) */
+	const char *const		*progress;	/* NULL-ended */
+	/* after rebuild read the side files: ss, the tasks file, unrec */
+	void		(*rebuilt)(json_t *, const json_t *, struct strv *);
 };
 
 /*
@@ -73,6 +103,8 @@ struct workflow {
 			    const char *, const char *);
 	/* skill_state before the first action */
 	json_t		*(*skeleton)(void);
+	/* its state file's sections and rules */
+	const struct workflow_state	*state;
 	/* side files of the loop, as printf formats of the loop id */
 	const char	*const *side_files;
 	/* its run engine as a host drives it (host.h); NULL: not hosted */

@@ -242,6 +242,7 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
 {
 	struct host_loop	*hl;
 	struct host_run		 r;
+	struct loop_spec	 sp;
 	enum loopopen_status	 s;
 
 	if (wf == NULL)
@@ -251,6 +252,11 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
 		    wf != NULL ? wf->name : "(none)");
 		return NULL;
 	}
+	/* the state file's sections are the workflow's unless SPEC says */
+	sp = *spec;
+	if (sp.state == NULL)
+		sp.state = wf->state;
+	spec = &sp;
 	if (spec->id == NULL || !state_id_valid(spec->id)) {
 		xasprintf(err, "Invalid loop ID format: '%.*s'", STATE_ID_MAX,
 		    spec->id != NULL ? spec->id : "");

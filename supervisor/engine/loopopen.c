@@ -52,8 +52,8 @@ open_create(int dirfd, const struct loop_spec *spec, char **err)
 	char	*title = open_title(spec->task);
 	int	 rc;
 
-	st = state_new(spec->id, title, spec->task, spec->max_iterations > 0 ?
-	    spec->max_iterations : 10);
+	st = state_new(spec->state, spec->id, title, spec->task,
+	    spec->max_iterations > 0 ? spec->max_iterations : 10);
 	free(title);
 	if (st == NULL) {
 		xasprintf(err, "cannot make a state for loop %s", spec->id);
@@ -63,7 +63,7 @@ open_create(int dirfd, const struct loop_spec *spec, char **err)
 	if (spec->mode != NULL)
 		json_object_set_new(ss, "mode", json_string(spec->mode));
 	json_object_set_new(ss, "action_index", json_integer(0));
-	rc = state_create(dirfd, spec->id, st, NULL, err);
+	rc = state_create(spec->state, dirfd, spec->id, st, NULL, err);
 	json_decref(st);
 	return rc;
 }
@@ -183,7 +183,8 @@ loopopen_open(struct loop_opened *o, struct event_base *base, int dirfd,
 		free(e);
 		return LOOPOPEN_REFUSED;
 	}
-	if ((o->store = state_store_new(base, dirfd, spec->id)) == NULL) {
+	if ((o->store = state_store_new(base, spec->state, dirfd,
+	    spec->id)) == NULL) {
 		xasprintf(err, "cannot open the state of loop %s", spec->id);
 		return LOOPOPEN_ERROR;
 	}

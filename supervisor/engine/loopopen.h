@@ -12,6 +12,7 @@
 
 struct event_base;
 struct state_store;
+struct workflow_state;
 
 /* What a host asks for: a loop to create if absent, else to resume. */
 struct loop_spec {
@@ -19,6 +20,7 @@ struct loop_spec {
 	const char	*task;		/* creates the loop; NULL: resume only */
 	const char	*mode;		/* a new loop's skill_state.mode */
 	long long	 max_iterations; /* a new loop's; 0: 10 */
+	const struct workflow_state *state; /* its workflow's (flowdef.h) */
 };
 
 /* Why a loop cannot be driven now (LOOPOPEN_RUN: it can). */

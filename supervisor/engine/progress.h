@@ -34,7 +34,12 @@ int	 progress_output_save(int, const char *, const char *, const json_t *, char 
 int	 progress_history_append(int, const char *, const json_t *,
 	    const atomic_int *, char **);
 /* skill_state rebuilt from the side files; unrecovered names the fields it could not recover. */
-int	 progress_rebuild(int, const char *, json_t **, struct strv *, char **);
+struct workflow_state;
+int	 progress_rebuild(const struct workflow_state *, int, const char *,
+	    json_t **, struct strv *, char **);
+/* For a workflow's rebuilt hook (rebuild.c): the list of unrecovered names. */
+enum { PROGRESS_UN_ADD, PROGRESS_UN_HAS, PROGRESS_UN_DEL };
+int	 progress_unrec(struct strv *, const char *, const char *, int);	/* a.b: add, has, delete */
 
 /* --- shared by progress.c, progressmd.c and rebuild.c */
 /* A growing text buffer; p is always NUL-terminated once used. */
@@ -92,6 +97,8 @@ struct progress_format {
 	const char			*list_key;
 };
 const struct progress_format *progress_format(const char *);	/* by role, NULL if none */
+void	 progress_fix_row(json_t *, const struct progress_format *,
+	    const char *, struct strv *);	/* rebuild.c: a row into the seed's shape; path, unrec */
 
 /* progressmd.c's parser: the last section of a Markdown file. */
 /* What the last section of one Markdown file holds, still escaped. */

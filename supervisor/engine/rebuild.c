@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "flowdef.h"
 #include "progress.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -24,15 +25,10 @@
 /* One worker output found in {id}.workers/. */
 struct wout {
 	const char	*role;
-	size_t		 idx;		/* in rebuild_roles: breaks ties */
+	size_t		 idx;		/* in the workflow's roles: ties */
 	struct timespec	 mtime;
 	json_t		*obj;
 };
-
-static const char *const rebuild_roles[] = {
-	"init", "develop", "debug", "validate", "complete"
-};
-#define REBUILD_NROLES	(sizeof rebuild_roles / sizeof rebuild_roles[0])
 
 /* LoopState fields the API owns: no side file holds them. */
 static const char *const rebuild_api_fields[] = {
@@ -43,14 +39,13 @@ static const char *const rebuild_api_fields[] = {
 #define REBUILD_NAPI	\
 	(sizeof rebuild_api_fields / sizeof rebuild_api_fields[0])
 
-enum { UN_ADD, UN_HAS, UN_DEL };
-
 /*
- * The list of unrecovered names: UN_ADD puts a.b on it once, UN_HAS says
- * whether it is there, UN_DEL takes off one recovered another way.
+ * The list of unrecovered names: PROGRESS_UN_ADD puts a.b on it once,
+ * PROGRESS_UN_HAS says whether it is there, PROGRESS_UN_DEL takes off
+ * one recovered another way.
  */
-static int
-unrec_op(struct strv *sv, const char *a, const char *b, int op)
+int
+progress_unrec(struct strv *sv, const char *a, const char *b, int op)
 {
 	char	*s;
 	size_t	 i;
@@ -58,10 +53,10 @@ unrec_op(struct strv *sv, const char *a, const char *b, int op)
 	xasprintf(&s, "%s%s%s", a, b != NULL ? "." : "", b != NULL ? b : "");
 	for (i = 0; i < sv->n && strcmp(sv->v[i], s) != 0; i++)
 		;
-	if (i == sv->n && op == UN_ADD)
+	if (i == sv->n && op == PROGRESS_UN_ADD)
 		strv_push(sv, s);
 	free(s);
-	if (i == sv->n || op != UN_DEL)
+	if (i == sv->n || op != PROGRESS_UN_DEL)
 		return i < sv->n;
 	free(sv->v[i]);
 	memmove(sv->v + i, sv->v + i + 1, (sv->n - i - 1) * sizeof *sv->v);
@@ -239,7 +234,7 @@ unrec_col(struct strv *unrec, const char *path,
 
 	xasprintf(&what, "%s.%s[].%s%s%s", path, fm->table_key, f->key,
 	    f->sub ? "." : "", f->sub ? f->sub : "");
-	unrec_op(unrec, what, NULL, UN_ADD);
+	progress_unrec(unrec, what, NULL, PROGRESS_UN_ADD);
 	free(what);
 }
 
@@ -248,9 +243,9 @@ unrec_col(struct strv *unrec, const char *path,
  * of the wrong kind is dropped and named, the first column (id, name) is
  * always there, a status outside its values becomes the first of them.
  */
-static void
-rb_fix_row(json_t *o, const struct progress_format *fm, const char *path,
-    struct strv *unrec)
+void
+progress_fix_row(json_t *o, const struct progress_format *fm,
+    const char *path, struct strv *unrec)
 {
 	const struct progress_field	*f;
 	json_t				*v;
@@ -291,7 +286,7 @@ rb_rows(const struct progress_format *fm, const json_t *rows,
 			else if (v != NULL)
 				set_field(o, f, v);
 		}
-		rb_fix_row(o, fm, path, unrec);
+		progress_fix_row(o, fm, path, unrec);
 		json_array_append_new(out, o);
 	}
 	return out;
@@ -315,13 +310,13 @@ rb_section(const struct progress_format *fm, const struct progress_mdsec *ms,
 		raw = ms == NULL ? NULL :
 		    json_string_value(obj_get_ci(ms->bullets, f->label));
 		if (raw == NULL || conv(raw, f, &v) == -1 || v == NULL)
-			unrec_op(unrec, path, f->key, UN_ADD);
+			progress_unrec(unrec, path, f->key, PROGRESS_UN_ADD);
 		else
 			json_object_set_new(sec, f->key, v);
 	}
 	rows = ms == NULL ? NULL : obj_get_ci(ms->tables, fm->table);
 	if (rows == NULL)
-		unrec_op(unrec, path, fm->table_key, UN_ADD);
+		progress_unrec(unrec, path, fm->table_key, PROGRESS_UN_ADD);
 	else
 		json_object_set_new(sec, fm->table_key,
 		    rb_rows(fm, rows, path, unrec));
@@ -329,7 +324,7 @@ rb_section(const struct progress_format *fm, const struct progress_mdsec *ms,
 		return;
 	rows = ms == NULL ? NULL : obj_get_ci(ms->lists, fm->list);
 	if (rows == NULL) {
-		unrec_op(unrec, path, fm->list_key, UN_ADD);
+		progress_unrec(unrec, path, fm->list_key, PROGRESS_UN_ADD);
 		return;
 	}
 	a = json_array();
@@ -372,84 +367,6 @@ rb_md(int pfd, const char *id, const char *role, json_t *ss,
 	return rc == -1 ? -1 : 0;
 }
 
-/* Empty cells (null, "") do not erase what the tasks file knows. */
-static void
-rb_overlay(json_t *t, json_t *m)
-{
-	const char	*k;
-	json_t		*v;
-
-	json_object_foreach(m, k, v)
-		if ((!json_is_null(v) && (!json_is_string(v) ||
-		    *json_string_value(v) != '\0')) ||
-		    json_object_get(t, k) == NULL)
-			json_object_set(t, k, v);
-}
-
-/*
- * The tasks from the progress file and from the tasks file(s), by id:
- * the file's fields under the progress file's (the skill's view of
- * status and files), tasks only in one of them kept.
- */
-static void
-rb_tasks(json_t *dev, json_t *ftasks, struct strv *unrec)
-{
-	const struct progress_format	*fm = progress_format("develop");
-	const char			*p = "skill_state.develop", *tid;
-	json_t				*md, *out, *index, *t, *at;
-	size_t				 i, done = 0;
-	int				 lost;
-
-	lost = json_array_size(ftasks) == 0 &&
-	    unrec_op(unrec, p, "tasks", UN_HAS);
-	md = json_object_get(dev, "tasks");
-	out = json_array();
-	index = json_object();
-	for (i = 0; i < json_array_size(md); i++) {
-		t = json_array_get(md, i);
-		if ((tid = json_string_value(json_object_get(t, "id"))) != NULL)
-			json_object_set_new(index, tid,
-			    json_integer(json_array_size(out)));
-		json_array_append(out, t);
-	}
-	for (i = 0; i < json_array_size(ftasks); i++) {
-		t = json_deep_copy(json_array_get(ftasks, i));
-		if (!json_is_string(json_object_get(t, "description")) &&
-		    json_is_string(json_object_get(t, "title")))
-			json_object_set(t, "description",
-			    json_object_get(t, "title"));
-		tid = json_string_value(json_object_get(t, "id"));
-		if (tid != NULL && (at = json_object_get(index, tid)) != NULL) {
-			rb_overlay(t, json_array_get(out,
-			    json_integer_value(at)));
-			json_array_set_new(out, json_integer_value(at), t);
-		} else
-			json_array_append_new(out, t);
-		rb_fix_row(t, fm, p, unrec);
-	}
-	json_array_foreach(out, i, t) {
-		if (!json_is_string(json_object_get(t, "description")))
-			json_object_set_new(t, "description", json_string(""));
-		if (!json_is_array(json_object_get(t, "files_changed")))
-			json_object_set_new(t, "files_changed", json_array());
-		if (strcmp(json_string_value(json_object_get(t, "status")),
-		    "completed") == 0)
-			done++;
-	}
-	json_object_set_new(dev, "total", json_integer(json_array_size(out)));
-	json_object_set_new(dev, "completed", json_integer(done));
-	json_object_set_new(dev, "tasks", out);
-	json_decref(index);
-	if (lost) {
-		unrec_op(unrec, p, "total", UN_ADD);
-		unrec_op(unrec, p, "completed", UN_ADD);
-	} else {
-		unrec_op(unrec, p, "tasks", UN_DEL);
-		unrec_op(unrec, p, "total", UN_DEL);
-		unrec_op(unrec, p, "completed", UN_DEL);
-	}
-}
-
 /* Outputs oldest first; within one clock tick, in the roles' order. */
 static int
 rb_cmp(const void *a, const void *b)
@@ -481,8 +398,8 @@ rb_warn(char **warn, char *msg)
 
 /* Read every {role}.output.json there is; an unreadable one is a warning. */
 static int
-rb_outputs(int dfd, const char *id, struct wout *w, size_t *nw, char **warn,
-    char **err)
+rb_outputs(int dfd, const char *id, const char *const *roles, struct wout *w,
+    size_t *nw, char **warn, char **err)
 {
 	json_error_t	 jerr;
 	char		*dir, *name, *label, *buf, *e;
@@ -495,8 +412,8 @@ rb_outputs(int dfd, const char *id, struct wout *w, size_t *nw, char **warn,
 	free(dir);
 	if (rc != 0)
 		return rc == 1 ? 0 : -1;
-	for (i = 0; i < REBUILD_NROLES; i++) {
-		xasprintf(&name, "%s.output.json", rebuild_roles[i]);
+	for (i = 0; roles != NULL && roles[i] != NULL; i++) {
+		xasprintf(&name, "%s.output.json", roles[i]);
 		xasprintf(&label, "%s.workers/%s", id, name);
 		e = NULL;
 		rc = progress_read_file(wfd, name, label, &buf, &len,
@@ -505,7 +422,7 @@ rb_outputs(int dfd, const char *id, struct wout *w, size_t *nw, char **warn,
 			w[*nw].obj = json_loadb(buf, len, 0, &jerr);
 			w[*nw].idx = i;
 			if (json_is_object(w[*nw].obj))
-				w[(*nw)++].role = rebuild_roles[i];
+				w[(*nw)++].role = roles[i];
 			else {
 				json_decref(w[*nw].obj);
 				xasprintf(&e, "%s: not a JSON object", label);
@@ -536,9 +453,12 @@ rb_actions(json_t *ss, struct wout *w, size_t nw, struct strv *unrec)
 	size_t		 i;
 
 	if (nw == 0) {
-		unrec_op(unrec, "skill_state", "current_action", UN_ADD);
-		unrec_op(unrec, "skill_state", "last_action", UN_ADD);
-		unrec_op(unrec, "skill_state", "completed_actions", UN_ADD);
+		progress_unrec(unrec, "skill_state", "current_action",
+		    PROGRESS_UN_ADD);
+		progress_unrec(unrec, "skill_state", "last_action",
+		    PROGRESS_UN_ADD);
+		progress_unrec(unrec, "skill_state", "completed_actions",
+		    PROGRESS_UN_ADD);
 		return;
 	}
 	qsort(w, nw, sizeof *w, rb_cmp);
@@ -564,18 +484,6 @@ rb_actions(json_t *ss, struct wout *w, size_t nw, struct strv *unrec)
 	json_object_set_new(ss, "worker_results", res);
 }
 
-/* Counts the writer keeps are implied by the rows when the bullets are lost. */
-static void
-rb_counts(json_t *ss, struct strv *unrec)
-{
-	json_t	*dbg = json_object_get(ss, "debug");
-
-	if (!unrec_op(unrec, "skill_state.debug", "hypotheses", UN_HAS) &&
-	    unrec_op(unrec, "skill_state.debug", "hypotheses_count", UN_DEL))
-		json_object_set_new(dbg, "hypotheses_count", json_integer(
-		    json_array_size(json_object_get(dbg, "hypotheses"))));
-}
-
 /*
  * skill_state from the side files, in the shape action-init gives it.
  * unrec gets every field that could not be recovered: the API's fields
@@ -583,14 +491,16 @@ rb_counts(json_t *ss, struct strv *unrec)
  * history of errors is in no side file), and whatever was missing.
  */
 int
-progress_rebuild(int dfd, const char *id, json_t **out, struct strv *unrec,
-    char **err)
+progress_rebuild(const struct workflow_state *ws, int dfd, const char *id,
+    json_t **out, struct strv *unrec, char **err)
 {
-	struct wout	 w[REBUILD_NROLES];
-	json_t		*ss, *tasks = NULL;
-	char		*dir, *warn = NULL, *e = NULL;
-	size_t		 i, nw = 0;
-	int		 pfd = -1, rc;
+	const char *const	*roles = ws != NULL ? ws->roles : NULL;
+	const char *const	*sec;
+	struct wout		*w;
+	json_t			*ss, *tasks = NULL;
+	char			*dir, *warn = NULL, *e = NULL;
+	size_t			 i, nw = 0;
+	int			 pfd = -1, rc;
 
 	*err = NULL;
 	*out = NULL;
@@ -601,16 +511,21 @@ progress_rebuild(int dfd, const char *id, json_t **out, struct strv *unrec,
 	free(dir);
 	if (rc == -1)
 		return -1;
-	ss = state_skeleton();
+	for (i = 0; roles != NULL && roles[i] != NULL; i++)
+		;
+	w = xcalloc(i + 1, sizeof *w);
+	ss = state_skeleton(ws);
 	for (i = 0; i < REBUILD_NAPI; i++)
-		unrec_op(unrec, rebuild_api_fields[i], NULL, UN_ADD);
-	unrec_op(unrec, "skill_state", "mode", UN_ADD);
-	unrec_op(unrec, "skill_state", "errors", UN_ADD);
-	if (rb_md(pfd, id, "develop", ss, unrec, err) == -1 ||
-	    rb_md(pfd, id, "debug", ss, unrec, err) == -1 ||
-	    rb_md(pfd, id, "validate", ss, unrec, err) == -1 ||
-	    progress_tasks_read(dfd, id, &tasks, &e) == -1 ||
-	    rb_outputs(dfd, id, w, &nw, &warn, err) == -1) {
+		progress_unrec(unrec, rebuild_api_fields[i], NULL,
+		    PROGRESS_UN_ADD);
+	progress_unrec(unrec, "skill_state", "mode", PROGRESS_UN_ADD);
+	progress_unrec(unrec, "skill_state", "errors", PROGRESS_UN_ADD);
+	rc = 0;
+	for (sec = ws != NULL ? ws->progress : NULL; sec != NULL &&
+	    *sec != NULL && rc == 0; sec++)
+		rc = rb_md(pfd, id, *sec, ss, unrec, err);
+	if (rc == -1 || progress_tasks_read(dfd, id, &tasks, &e) == -1 ||
+	    rb_outputs(dfd, id, roles, w, &nw, &warn, err) == -1) {
 		if (e != NULL) {
 			free(*err);
 			*err = e;
@@ -620,13 +535,14 @@ progress_rebuild(int dfd, const char *id, json_t **out, struct strv *unrec,
 	}
 	if (e != NULL)
 		rb_warn(&warn, e);
-	rb_tasks(json_object_get(ss, "develop"), tasks, unrec);
-	rb_counts(ss, unrec);
+	if (ws != NULL && ws->rebuilt != NULL)
+		ws->rebuilt(ss, tasks, unrec);
 	rb_actions(ss, w, nw, unrec);
 	rc = 0;
 out:
 	for (i = 0; i < nw; i++)
 		json_decref(w[i].obj);
+	free(w);
 	json_decref(tasks);
 	if (pfd != -1)
 		close(pfd);

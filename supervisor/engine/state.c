@@ -1,6 +1,7 @@
 /*
  * state.c: the loop state file's ids and directory, reading it (with the
- * quarantine of a corrupt file), a new state and the derived figures.
+ * quarantine of a corrupt file), a new state (the workflow's table
+ * gives skill_state's sections; the derived figures are the table's).
  * Checking it against the schema is statevalid.c's.
  */
 #include <config.h>
@@ -19,6 +20,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "flowdef.h"
 #include "state.h"
 #include "xmalloc.h"
 
@@ -416,28 +418,31 @@ state_load(int dirfd, const char *id, json_t **out, char **err)
 
 /* --- creating, deriving */
 
-/* skill_state as it is before the first action (mode auto). */
+/*
+ * skill_state as it is before the first action (mode auto): the
+ * engine's members, the workflow's sections between mode and errors
+ * (the order CCW writes them in).
+ */
 json_t *
-state_skeleton(void)
+state_skeleton(const struct workflow_state *ws)
 {
-	return json_pack("{s:n, s:n, s:[], s:s,"
-	    " s:{s:i, s:i, s:n, s:[], s:n},"
-	    " s:{s:n, s:i, s:[], s:n, s:i, s:n},"
-	    " s:{s:i, s:i, s:[], s:b, s:[], s:n}, s:[]}",
-	    "current_action", "last_action", "completed_actions", "mode", "auto",
-	    "develop", "total", 0, "completed", 0, "current_task", "tasks",
-	    "last_progress_at",
-	    "debug", "active_bug", "hypotheses_count", 0, "hypotheses",
-	    "confirmed_hypothesis", "iteration", 0, "last_analysis_at",
-	    "validate", "pass_rate", 0, "coverage", 0, "test_results",
-	    "passed", 0, "failed_tests", "last_run_at",
-	    "errors");
+	json_t	*ss, *sec;
+
+	ss = json_pack("{s:n, s:n, s:[], s:s}", "current_action",
+	    "last_action", "completed_actions", "mode", "auto");
+	if (ws != NULL && ws->sections != NULL &&
+	    (sec = ws->sections()) != NULL) {
+		json_object_update(ss, sec);
+		json_decref(sec);
+	}
+	json_object_set_new(ss, "errors", json_array());
+	return ss;
 }
 
 /* The seed's initial state; NULL for an invalid id, title or bound. */
 json_t *
-state_new(const char *id, const char *title, const char *description,
-    int64_t max_iterations)
+state_new(const struct workflow_state *ws, const char *id, const char *title,
+    const char *description, int64_t max_iterations)
 {
 	char	now[40];
 	json_t	*st;
@@ -450,44 +455,6 @@ state_new(const char *id, const char *title, const char *description,
 	    description != NULL ? description : "",
 	    "max_iterations", (json_int_t)max_iterations, "status", "created",
 	    "current_iteration", 0, "created_at", now, "updated_at", now,
-	    "skill_state", state_skeleton());
+	    "skill_state", state_skeleton(ws));
 	return st;
-}
-
-/* The figures the seed computes instead of storing (dashboard, status). */
-json_t *
-state_derived(const json_t *st)
-{
-	const json_t	*ss = json_object_get(st, "skill_state");
-	const json_t	*dev = json_object_get(ss, "develop");
-	const json_t	*val = json_object_get(ss, "validate");
-	const json_t	*t, *tr;
-	long long	 total = 0, done = 0;
-	double		 dp = 0, overall;
-	int		 pending = 0, dbg, vpass;
-	size_t		 i;
-
-	state_json_int(json_object_get(dev, "total"), &total);
-	state_json_int(json_object_get(dev, "completed"), &done);
-	if (total > 0)
-		dp = (double)done * 100.0 / (double)total;
-	if (dp < 0)
-		dp = 0;
-	if (dp > 100)
-		dp = 100;
-	json_array_foreach(json_object_get(dev, "tasks"), i, t) {
-		if (json_is_string(json_object_get(t, "status")) &&
-		    strcmp(json_string_value(json_object_get(t, "status")),
-		    "pending") == 0)
-			pending = 1;
-	}
-	dbg = json_is_string(json_object_get(json_object_get(ss, "debug"),
-	    "confirmed_hypothesis"));
-	tr = json_object_get(val, "test_results");
-	vpass = json_is_true(json_object_get(val, "passed")) &&
-	    json_is_array(tr) && json_array_size(tr) > 0;
-	overall = dp * 0.5 + (dbg ? 25 : 0) + (vpass ? 25 : 0);
-	return json_pack("{s:f, s:b, s:b, s:b, s:f}", "develop_progress", dp,
-	    "has_pending_develop", pending, "debug_completed", dbg,
-	    "validation_passed", vpass, "overall_progress", overall);
 }

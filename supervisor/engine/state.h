@@ -19,6 +19,7 @@
 struct event_base;
 struct event;
 struct stat;
+struct workflow_state;		/* flowdef.h: a workflow's sections and rules */
 
 #define STATE_ID_MAX	128
 #define STATE_MAX_SIZE	(64 << 20)	/* a larger state file is corrupt */
@@ -45,11 +46,35 @@ enum state_load_rc state_load(int, const char *, json_t **, char **);
 #define STATE_LOAD_FORCE	0x2	/* unparseable is corrupt even if just written */
 enum state_load_rc state_load_at(int, const char *, const char *, int,
 	    json_t **, struct stat *, char **);
-int	 state_validate(const json_t *, struct strv *);	/* statevalid.c: number of errors (0: valid); each appended as "path: message" */
+int	 state_validate(const struct workflow_state *, const json_t *,
+	    struct strv *);	/* statevalid.c: number of errors (0: valid); each appended as "path: message" */
 int	 state_json_int(const json_t *, long long *);	/* an integer, or a real without fraction */
-json_t	*state_new(const char *, const char *, const char *, int64_t);	/* id, title, description, max_iterations; NULL if invalid */
-json_t	*state_skeleton(void);			/* skill_state before the first action */
-json_t	*state_derived(const json_t *);	/* develop_progress, has_pending_develop, debug_completed, validation_passed, overall_progress */
+json_t	*state_new(const struct workflow_state *, const char *, const char *,
+	    const char *, int64_t);	/* id, title, description, max_iterations; NULL if invalid */
+json_t	*state_skeleton(const struct workflow_state *);	/* skill_state before the first action */
+
+/* --- a workflow's rules (flowdef.h workflow_state), checked by statevalid.c */
+enum state_vtype { V_STR, V_INT, V_NUM, V_PCT, V_BOOL, V_TS, V_ENUM, V_OBJ,
+    V_LIST, V_STRS };
+#define V_REQ	0x1	/* must be present */
+#define V_NULL	0x2	/* may be null */
+/* One member of an object: its type, presence, and what is inside. */
+struct state_vrule {
+	const char			*key;
+	int				 type;
+	int				 fl;
+	const char *const		*names;	/* V_ENUM */
+	const struct state_vrule	*sub;	/* V_OBJ, V_LIST elements */
+	long long			 min;	/* V_INT */
+};
+#define STATE_R(k, t, f)		{ k, t, f, NULL, NULL, 0 }
+#define STATE_R_INT(k, f, m)		{ k, V_INT, f, NULL, NULL, m }
+#define STATE_R_ENUM(k, f, n)		{ k, V_ENUM, f, n, NULL, 0 }
+#define STATE_R_SUB(k, t, f, s)		{ k, t, f, NULL, s, 0 }
+#define STATE_R_END			{ NULL, 0, 0, NULL, NULL, 0 }
+struct state_vctx;	/* the errors found so far */
+void	 state_verr(struct state_vctx *, const char *, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));	/* path, message */
 
 /* --- committing (statecommit.c) */
 #define STATE_COMMIT_NTO	3
@@ -77,16 +102,19 @@ struct state_commit_req {
 	int		 nto;
 	int		 create;	/* `last` is a whole new state; {id}.json must not exist */
 	struct state_marks *marks;	/* where the files written are marked, or NULL */
+	const struct workflow_state *ws;	/* the sections' rules; NULL: the engine's only */
 	const atomic_int *nowait;	/* NULL: block on the lock; else poll, give up once set */
 	uint64_t	*displaced;	/* counts front-end writes displaced and merged again, or NULL */
 };
 int	 state_commit_run(int, const char *, const struct state_commit_req *,
 	    json_t **, unsigned *, char **);	/* merged (new ref), fsyncs added */
 /* One synchronous locked merge-and-replace with at most one transition. */
-int	 state_commit(int, const char *, const json_t *, const char *, const char *,
+int	 state_commit(const struct workflow_state *, int, const char *,
+	    const json_t *, const char *, const char *,
 	    json_t **, unsigned *, char **);
 /* A new state file, {id}.json must not exist; same lock and durable write. */
-int	 state_create(int, const char *, const json_t *, unsigned *, char **);
+int	 state_create(const struct workflow_state *, int, const char *,
+	    const json_t *, unsigned *, char **);
 void	 state_clean_temps(int, const char *);	/* remove {id}.json.tmp left by a crash; NULL id: every loop's */
 void	 state_merge_patch(json_t *, const json_t *);	/* objects deep-merged; arrays, scalars, null replace */
 const char *state_transition_source(const char *);	/* "running" -> "created", ..., "resume" -> "paused" (or failed); NULL: not the supervisor's */
@@ -112,7 +140,8 @@ struct state_store;
 /* A commit asked for by state_store_commit landed (rc 0) or failed (error). */
 typedef void (*state_store_cb)(struct state_store *, int, const char *, void *);
 
-struct state_store *state_store_new(struct event_base *, int, const char *);	/* NULL: invalid id */
+struct state_store *state_store_new(struct event_base *,
+	    const struct workflow_state *, int, const char *);	/* NULL: invalid id */
 void	 state_store_free(struct state_store *);	/* flushes first; pending callbacks are dropped, not called */
 void	 state_store_update(struct state_store *, const json_t *);	/* patch of our fields; commit later this turn */
 int	 state_store_transition(struct state_store *, const char *, const char *);	/* to status, reason */

@@ -271,7 +271,8 @@ commit_merge(const json_t *disk, const struct state_commit_req *req)
 	pss = json_object_get(req->patch, "skill_state");
 	ss = json_object_get(src, "skill_state");
 	if (json_is_object(ss) || pss != NULL) {
-		ss = json_is_object(ss) ? json_deep_copy(ss) : state_skeleton();
+		ss = json_is_object(ss) ? json_deep_copy(ss) :
+		    state_skeleton(req->ws);
 		if (pss != NULL)
 			state_merge_patch(ss, pss);
 		json_object_set_new(m, "skill_state", ss);
@@ -330,7 +331,8 @@ commit_err_path(const char *e)
  * are kept (a commit must not fail because a front end wrote badly).
  */
 static int
-commit_judge(const char *id, const json_t *disk, const json_t *m, char **err)
+commit_judge(const struct workflow_state *ws, const char *id,
+    const json_t *disk, const json_t *m, char **err)
 {
 	struct strv	 before = { NULL, 0 }, after = { NULL, 0 };
 	char		*msg = NULL, *t;
@@ -338,8 +340,8 @@ commit_judge(const char *id, const json_t *disk, const json_t *m, char **err)
 	int		 rc = 0, kept = 0, old;
 
 	if (disk != NULL)
-		state_validate(disk, &before);
-	state_validate(m, &after);
+		state_validate(ws, disk, &before);
+	state_validate(ws, m, &after);
 	for (i = 0; i < after.n; i++) {
 		len = commit_err_path(after.v[i]);
 		for (old = 0, k = 0; k < before.n && !old; k++)
@@ -564,7 +566,8 @@ state_commit_run(int dirfd, const char *id, const struct state_commit_req *req,
 		json_decref(m);
 		m = req->create ? json_deep_copy(req->last) :
 		    commit_merge(disk, req);
-		if (commit_judge(id, how == PUB_CREATE ? NULL : disk, m, err) != 0 ||
+		if (commit_judge(req->ws, id, how == PUB_CREATE ? NULL : disk,
+		    m, err) != 0 ||
 		    commit_write_tmp(dirfd, tmp, m, &our_st, &nfsync, err) != 0)
 			goto out;
 		/* marked before the rename: the watch may look at once */
@@ -635,12 +638,14 @@ out:
 
 /* One synchronous commit of our fields and at most one transition. */
 int
-state_commit(int dirfd, const char *id, const json_t *ours, const char *to,
-    const char *reason, json_t **merged, unsigned *nfsync, char **err)
+state_commit(const struct workflow_state *ws, int dirfd, const char *id,
+    const json_t *ours, const char *to, const char *reason, json_t **merged,
+    unsigned *nfsync, char **err)
 {
 	struct state_commit_req	req;
 
 	memset(&req, 0, sizeof req);
+	req.ws = ws;
 	req.patch = ours;
 	if (to != NULL) {
 		req.to[0] = to;
@@ -652,8 +657,8 @@ state_commit(int dirfd, const char *id, const json_t *ours, const char *to,
 
 /* A new loop's file: the same durable path, refused if it exists. */
 int
-state_create(int dirfd, const char *id, const json_t *st, unsigned *nfsync,
-    char **err)
+state_create(const struct workflow_state *ws, int dirfd, const char *id,
+    const json_t *st, unsigned *nfsync, char **err)
 {
 	struct state_commit_req	 req;
 	const char		*lid;
@@ -665,6 +670,7 @@ state_create(int dirfd, const char *id, const json_t *st, unsigned *nfsync,
 		return -1;
 	}
 	memset(&req, 0, sizeof req);
+	req.ws = ws;
 	req.last = st;
 	req.create = 1;
 	return state_commit_run(dirfd, id, &req, NULL, nfsync, err);

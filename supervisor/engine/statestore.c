@@ -53,6 +53,7 @@ struct state_store {
 	int			 side_failed;	/* could not: side jobs run inline */
 	struct store_job	*inflight;
 	struct state_marks	*marks;
+	const struct workflow_state *ws;	/* the sections' rules */
 	atomic_int		 nowait;
 	int			 freeing;	/* callbacks are dropped */
 	int			 dirfd;
@@ -108,6 +109,7 @@ store_job_new(struct state_store *s)
 	}
 	j->req.nto = s->nto;
 	s->nto = 0;
+	j->req.ws = s->ws;
 	j->req.marks = s->marks;
 	j->req.nowait = &s->nowait;
 	j->req.displaced = &j->displaced;
@@ -213,9 +215,13 @@ store_schedule(struct state_store *s)
 		event_active(s->ev, EV_TIMEOUT, 0);
 }
 
-/* A store for one loop; NULL base: commits happen only on flush. */
+/*
+ * A store for one loop; NULL base: commits happen only on flush.  Its
+ * commits check skill_state with the workflow's rules (ws).
+ */
 struct state_store *
-state_store_new(struct event_base *base, int dirfd, const char *id)
+state_store_new(struct event_base *base, const struct workflow_state *ws,
+    int dirfd, const char *id)
 {
 	struct state_store	*s;
 	char			*e = NULL;
@@ -227,6 +233,7 @@ state_store_new(struct event_base *base, int dirfd, const char *id)
 	s = xcalloc(1, sizeof *s);
 	TAILQ_INIT(&s->waiting);
 	s->base = base;
+	s->ws = ws;
 	s->dirfd = fd;
 	s->id = xstrdup(id);
 	s->marks = state_marks_new();

@@ -1,7 +1,9 @@
 /*
  * statevalid.c: a loop state checked against seed 000's LoopState: the
- * members' types as tables of rules, then the consistency rules across
- * them.  Every error is a "path: message" line for the caller.
+ * members' types as tables of rules (the engine's, then the sections of
+ * the workflow's table), then the consistency rules across them (the
+ * status rules here, the workflow's check).  Every error is a "path:
+ * message" line for the caller.
  */
 #include <config.h>
 
@@ -13,30 +15,20 @@
 #include <jansson.h>
 
 #include "clock.h"
+#include "flowdef.h"
 #include "state.h"
 #include "xmalloc.h"
 
-/* --- validation: seed 000's LoopState, as tables of member rules */
-
-enum { V_STR, V_INT, V_NUM, V_PCT, V_BOOL, V_TS, V_ENUM, V_OBJ, V_LIST,
-    V_STRS };
-#define V_REQ	0x1	/* must be present */
-#define V_NULL	0x2	/* may be null */
-
-/* One member of an object: its type, presence, and what is inside. */
-struct state_vrule {
-	const char			*key;
-	int				 type;
-	int				 fl;
-	const char *const		*names;	/* V_ENUM */
-	const struct state_vrule	*sub;	/* V_OBJ, V_LIST elements */
-	long long			 min;	/* V_INT */
-};
-#define R(k, t, f)		{ k, t, f, NULL, NULL, 0 }
-#define R_INT(k, f, m)		{ k, V_INT, f, NULL, NULL, m }
-#define R_ENUM(k, f, n)		{ k, V_ENUM, f, n, NULL, 0 }
-#define R_SUB(k, t, f, s)	{ k, t, f, NULL, s, 0 }
-#define R_END			{ NULL, 0, 0, NULL, NULL, 0 }
+/*
+ * --- validation: seed 000's LoopState, as tables of member rules.  The
+ * engine's members here; a workflow's sections come from its table.
+ */
+#define R	STATE_R
+#define R_INT	STATE_R_INT
+#define R_ENUM	STATE_R_ENUM
+#define R_SUB	STATE_R_SUB
+#define R_END	STATE_R_END
+#define SKILL_MAX	32	/* skill_state's rules, the workflow's too */
 
 struct state_vctx {
 	struct strv	*errs;
@@ -45,72 +37,24 @@ struct state_vctx {
 
 static const char *const state_statuses[] = { "created", "running", "paused",
     "completed", "failed", NULL };
-static const char *const state_actions[] = { "init", "develop", "debug",
-    "validate", "complete", NULL };
 static const char *const state_modes[] = { "interactive", "auto", "parallel",
     NULL };
-static const char *const state_task_st[] = { "pending", "in_progress",
-    "completed", "failed", NULL };
-static const char *const state_hyp_st[] = { "pending", "confirmed", "rejected",
-    "inconclusive", NULL };
-static const char *const state_test_st[] = { "passed", "failed", "skipped",
-    NULL };
 
-/* DevelopTask: the seed's own example gives only id, description, status. */
-static const struct state_vrule state_r_task[] = {
-	R("id", V_STR, V_REQ), R("description", V_STR, 0),
-	R("tool", V_STR, 0), R("mode", V_STR, 0),
-	R_ENUM("status", V_REQ, state_task_st), R("files_changed", V_STRS, 0),
-	R("created_at", V_TS, 0), R("completed_at", V_TS, V_NULL), R_END
-};
-static const struct state_vrule state_r_criteria[] = {
-	R("confirm", V_STR, 0), R("reject", V_STR, 0), R_END
-};
-static const struct state_vrule state_r_hyp[] = {
-	R("id", V_STR, V_REQ), R("description", V_STR, 0),
-	R("testable_condition", V_STR, 0), R("logging_point", V_STR, 0),
-	R_SUB("evidence_criteria", V_OBJ, 0, state_r_criteria),
-	R("likelihood", V_NUM, 0), R_ENUM("status", V_REQ, state_hyp_st),
-	R("evidence", V_OBJ, V_NULL), R("verdict_reason", V_STR, V_NULL), R_END
-};
-static const struct state_vrule state_r_test[] = {
-	R("test_name", V_STR, V_REQ), R("suite", V_STR, 0),
-	R_ENUM("status", V_REQ, state_test_st), R("duration_ms", V_NUM, 0),
-	R("error_message", V_STR, V_NULL), R("stack_trace", V_STR, V_NULL), R_END
-};
 static const struct state_vrule state_r_error[] = {
 	R("action", V_STR, V_REQ), R("message", V_STR, V_REQ),
 	R("timestamp", V_TS, V_REQ), R_END
 };
-static const struct state_vrule state_r_develop[] = {
-	R_INT("total", V_REQ, 0), R_INT("completed", V_REQ, 0),
-	R("current_task", V_STR, V_NULL),
-	R_SUB("tasks", V_LIST, V_REQ, state_r_task),
-	R("last_progress_at", V_TS, V_REQ | V_NULL), R_END
-};
-static const struct state_vrule state_r_debug[] = {
-	R("active_bug", V_STR, V_NULL), R_INT("hypotheses_count", V_REQ, 0),
-	R_SUB("hypotheses", V_LIST, V_REQ, state_r_hyp),
-	R("confirmed_hypothesis", V_STR, V_REQ | V_NULL),
-	R_INT("iteration", V_REQ, 0),
-	R("last_analysis_at", V_TS, V_REQ | V_NULL), R_END
-};
-static const struct state_vrule state_r_validate[] = {
-	R("pass_rate", V_PCT, V_REQ), R("coverage", V_PCT, V_REQ),
-	R_SUB("test_results", V_LIST, V_REQ, state_r_test),
-	R("passed", V_BOOL, V_REQ), R("failed_tests", V_STRS, V_REQ),
-	R("last_run_at", V_TS, V_REQ | V_NULL), R_END
-};
-static const struct state_vrule state_r_skill[] = {
-	R_ENUM("current_action", V_REQ | V_NULL, state_actions),
+/* skill_state's own members; the workflow's go between mode and errors. */
+static const struct state_vrule state_r_head[] = {
+	R("current_action", V_STR, V_REQ | V_NULL),
 	R("last_action", V_STR, V_REQ | V_NULL),
 	R("completed_actions", V_STRS, V_REQ),
-	R_ENUM("mode", V_REQ, state_modes),
-	R_SUB("develop", V_OBJ, V_REQ, state_r_develop),
-	R_SUB("debug", V_OBJ, V_REQ, state_r_debug),
-	R_SUB("validate", V_OBJ, V_REQ, state_r_validate),
+	R_ENUM("mode", V_REQ, state_modes), R_END
+};
+static const struct state_vrule state_r_tail[] = {
 	R_SUB("errors", V_LIST, V_REQ, state_r_error), R_END
 };
+/* skill_state is checked on its own, against the rules built for it. */
 static const struct state_vrule state_r_loop[] = {
 	R("loop_id", V_STR, V_REQ), R("title", V_STR, V_REQ),
 	R("description", V_STR, V_REQ), R_INT("max_iterations", V_REQ, 1),
@@ -118,11 +62,11 @@ static const struct state_vrule state_r_loop[] = {
 	R_INT("current_iteration", V_REQ, 0), R("created_at", V_TS, V_REQ),
 	R("updated_at", V_TS, V_REQ), R("completed_at", V_TS, V_NULL),
 	R("failure_reason", V_STR, V_NULL),
-	R_SUB("skill_state", V_OBJ, V_NULL, state_r_skill), R_END
+	R("skill_state", V_OBJ, V_NULL), R_END
 };
 
 /* Errors are "path: message" so that a person finds the field at once. */
-static void __attribute__((format(printf, 3, 4)))
+void
 state_verr(struct state_vctx *v, const char *path, const char *fmt, ...)
 {
 	va_list	 ap;
@@ -267,30 +211,28 @@ state_vobject(struct state_vctx *v, const json_t *o, const char *pfx,
 	}
 }
 
-/* develop.total and develop.completed against the tasks themselves. */
-static void
-state_vcounts(struct state_vctx *v, const json_t *dev)
+/*
+ * skill_state's rules: the engine's, the workflow's sections, errors;
+ * current_action is one of the workflow's roles.  Returns the count.
+ */
+static size_t
+state_vskill(const struct workflow_state *ws, struct state_vrule *out)
 {
-	const json_t	*tasks = json_object_get(dev, "tasks"), *t;
-	long long	 total, done;
-	size_t		 i, ndone = 0;
+	const struct state_vrule	*r;
+	size_t				 n = 0;
 
-	if (!json_is_array(tasks))
-		return;
-	json_array_foreach(tasks, i, t) {
-		if (json_is_string(json_object_get(t, "status")) &&
-		    strcmp(json_string_value(json_object_get(t, "status")),
-		    "completed") == 0)
-			ndone++;
+	for (r = state_r_head; r->key != NULL; r++)
+		out[n++] = *r;
+	if (ws != NULL && ws->roles != NULL) {
+		out[0].type = V_ENUM;
+		out[0].names = ws->roles;
 	}
-	if (state_json_int(json_object_get(dev, "total"), &total) && total >= 0 &&
-	    (size_t)total != json_array_size(tasks))
-		state_verr(v, "skill_state.develop.total", "%lld but there "
-		    "are %zu tasks", total, json_array_size(tasks));
-	if (state_json_int(json_object_get(dev, "completed"), &done) && done >= 0 &&
-	    (size_t)done != ndone)
-		state_verr(v, "skill_state.develop.completed", "%lld but %zu "
-		    "tasks have status completed", done, ndone);
+	for (r = ws != NULL ? ws->rules : NULL; r != NULL && r->key != NULL &&
+	    n < SKILL_MAX - 2; r++)
+		out[n++] = *r;
+	out[n++] = state_r_tail[0];
+	out[n] = state_r_tail[1];
+	return n;
 }
 
 /*
@@ -299,9 +241,11 @@ state_vcounts(struct state_vctx *v, const json_t *dev)
  * the number of errors (0: valid).
  */
 int
-state_validate(const json_t *st, struct strv *errs)
+state_validate(const struct workflow_state *ws, const json_t *st,
+    struct strv *errs)
 {
 	struct state_vctx	 v = { errs, 0 };
+	struct state_vrule	 skill[SKILL_MAX];
 	const json_t		*j, *ss;
 	const char		*status;
 	long long		 cur, max;
@@ -312,12 +256,17 @@ state_validate(const json_t *st, struct strv *errs)
 		return v.n;
 	}
 	state_vobject(&v, st, "", state_r_loop);
+	ss = json_object_get(st, "skill_state");
+	if (json_is_object(ss)) {
+		state_vskill(ws, skill);
+		state_vobject(&v, ss, "skill_state", skill);
+	}
 	if ((j = json_object_get(st, "loop_id")) != NULL && json_is_string(j) &&
 	    !state_id_valid(json_string_value(j)))
 		state_verr(&v, "loop_id", "'%.40s' is not a valid loop id",
 		    json_string_value(j));
-	ss = json_object_get(st, "skill_state");
-	state_vcounts(&v, json_object_get(ss, "develop"));
+	if (ws != NULL && ws->check != NULL)
+		ws->check(st, &v);
 	if (state_json_int(json_object_get(st, "current_iteration"), &cur) &&
 	    state_json_int(json_object_get(st, "max_iterations"), &max) && cur > max)
 		state_verr(&v, "current_iteration", "%lld exceeds "
@@ -337,9 +286,7 @@ state_validate(const json_t *st, struct strv *errs)
 	if (j != NULL && !json_is_null(j) && strcmp(status, "failed") != 0)
 		state_verr(&v, "failure_reason", "present although status is %s",
 		    status);
-	if (strcmp(status, "completed") == 0 && !json_is_true(json_object_get(
-	    json_object_get(ss, "validate"), "passed")))
-		state_verr(&v, "skill_state.validate.passed", "status is "
-		    "completed but validation has not passed");
+	if (ws != NULL && ws->check_status != NULL)
+		ws->check_status(st, &v);
 	return v.n;
 }

@@ -136,6 +136,7 @@ hostfix_open(struct hostfix *h, struct hostfix_loop *x, const char *id,
 	spec.id = x->id;
 	spec.task = "Host many loops";
 	spec.mode = loop_mode_name(mode);
+	spec.state = &ccw_loop_state;
 	memset(&obs, 0, sizeof obs);
 	obs.event = hostfix_event;
 	obs.done = hostfix_done;

@@ -17,10 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ccw-loop.h"
 #include "state.h"
 #include "statefix.h"
 #include "tap.h"
 #include "xmalloc.h"
+
+/* The state file of ccw-loop (its sections and rules). */
+#define WS	(&ccw_loop_state)
 
 char	 t_top[64];	/* the private temp directory */
 char	 t_path[128];	/* the state directory, in it */
@@ -207,7 +211,8 @@ t_commit(const char *id, json_t *patch, const char *to, const char *reason,
 	int	rc;
 
 	t_clear();
-	rc = state_commit(t_dirfd, id, patch, to, reason, merged, NULL, &t_err);
+	rc = state_commit(WS, t_dirfd, id, patch, to, reason, merged, NULL,
+	    &t_err);
 	json_decref(patch);
 	return rc;
 }
@@ -228,11 +233,11 @@ t_store_commit(struct state_store *s, int v)
 int
 t_create(const char *id)
 {
-	json_t	*st = state_new(id, "t", "d", 10);
+	json_t	*st = state_new(WS, id, "t", "d", 10);
 	int	 rc;
 
 	t_clear();
-	if ((rc = state_create(t_dirfd, id, st, NULL, &t_err)) != 0)
+	if ((rc = state_create(WS, t_dirfd, id, st, NULL, &t_err)) != 0)
 		tap_diag("create %s: %s", id, t_e());
 	json_decref(st);
 	return rc;

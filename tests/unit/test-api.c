@@ -16,6 +16,7 @@
 
 #include <event2/event.h>
 
+#include "ccw-loop.h"
 #include "clock.h"
 #include "api.h"
 #include "chan.h"
@@ -24,6 +25,9 @@
 #include "sup.h"
 #include "tap.h"
 #include "xmalloc.h"
+
+/* The state file of ccw-loop (its sections and rules). */
+#define WS	(&ccw_loop_state)
 
 struct t_reply {
 	json_t	*body;
@@ -274,7 +278,7 @@ t_loop_verbs(struct api *api)
 	tap_is_str(t_disk("L1", "failure_reason"), "Manually stopped by user",
 	    "loop_stop: CCW's reason on disk");
 	st = t_load("L1");
-	tap_is_int(state_validate(st, NULL), 0, "the stopped file is valid");
+	tap_is_int(state_validate(WS, st, NULL), 0, "the stopped file is valid");
 	json_decref(st);
 	t_refused(api, "{\"verb\":\"loop_stop\",\"loop_id\":\"L1\"}",
 	    "its status is failed");

@@ -18,11 +18,15 @@
 
 #include <event2/event.h>
 
+#include "ccw-loop.h"
 #include "committer.h"
 #include "state.h"
 #include "statefix.h"
 #include "tap.h"
 #include "xmalloc.h"
+
+/* The state file of ccw-loop (its sections and rules). */
+#define WS	(&ccw_loop_state)
 
 #define T_NJOBS		50
 #define T_BURST		100
@@ -141,7 +145,7 @@ test_batching(void)
 
 	t_create("B");
 	t.base = event_base_new();
-	t.s = state_store_new(t.base, t_dirfd, "B");
+	t.s = state_store_new(t.base, WS, t_dirfd, "B");
 	event_base_once(t.base, -1, EV_TIMEOUT, t_turn_cb, &t, &zero);
 	event_base_dispatch(t.base);
 	tap_is_int((long long)state_store_commits(t.s), 1,
@@ -192,7 +196,7 @@ test_failed_write(void)
 	    "temp file cannot be created: commit fails (%s)", t_e());
 	tap_ok(before != NULL && after != NULL && strcmp(before, after) == 0,
 	    "... and the file is unchanged");
-	s = state_store_new(NULL, t_dirfd, "W");
+	s = state_store_new(NULL, WS, t_dirfd, "W");
 	tap_ok(t_store_commit(s, 2) != 0 && state_store_error(s) != NULL &&
 	    state_store_commits(s) == 0, "store: failed commit reported, "
 	    "not counted");
@@ -276,7 +280,7 @@ test_burst(void)
 	memset(&b, 0, sizeof b);
 	t_create("H");
 	b.base = event_base_new();
-	b.s = state_store_new(b.base, t_dirfd, "H");
+	b.s = state_store_new(b.base, WS, t_dirfd, "H");
 	b.lockfd = t_hold_lock("H");
 	event_base_once(b.base, -1, EV_TIMEOUT, t_burst_turn, &b, &zero);
 	event_base_dispatch(b.base);
@@ -305,7 +309,7 @@ test_failed_cb(void)
 	memset(&b, 0, sizeof b);
 	t_create("F");
 	b.base = event_base_new();
-	b.s = state_store_new(b.base, t_dirfd, "F");
+	b.s = state_store_new(b.base, WS, t_dirfd, "F");
 	mkdirat(t_dirfd, "F.json.tmp", 0755);
 	state_store_update(b.s, p);
 	json_decref(p);
@@ -345,7 +349,7 @@ test_nowait(void)
 	memset(&b, 0, sizeof b);
 	t_create("N");
 	b.base = event_base_new();
-	b.s = state_store_new(b.base, t_dirfd, "N");
+	b.s = state_store_new(b.base, WS, t_dirfd, "N");
 	fd = t_hold_lock("N");
 	state_store_update(b.s, p);
 	json_decref(p);
@@ -407,8 +411,8 @@ test_marks(void)
 	memset(&m, 0, sizeof m);
 	t_create("K");
 	m.base = event_base_new();
-	s1 = state_store_new(NULL, t_dirfd, "K");
-	s2 = state_store_new(NULL, t_dirfd, "K");
+	s1 = state_store_new(NULL, WS, t_dirfd, "K");
+	s2 = state_store_new(NULL, WS, t_dirfd, "K");
 	w = state_watch_new(m.base, s2, STATE_WATCH_INOTIFY, t_marks_cb, &m,
 	    &e);
 	state_store_transition(s1, "running", NULL);
@@ -457,8 +461,8 @@ test_two_watches(void)
 	memset(m, 0, sizeof m);
 	t_create("W");
 	m[0].base = m[1].base = event_base_new();
-	s1 = state_store_new(NULL, t_dirfd, "W");
-	s2 = state_store_new(NULL, t_dirfd, "W");
+	s1 = state_store_new(NULL, WS, t_dirfd, "W");
+	s2 = state_store_new(NULL, WS, t_dirfd, "W");
 	wi = state_watch_new(m[0].base, s2, STATE_WATCH_INOTIFY, t_marks_cb,
 	    &m[0], &e);
 	wp = state_watch_new(m[0].base, s2, STATE_WATCH_POLL, t_marks_cb,

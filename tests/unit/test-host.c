@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "bus.h"
+#include "ccw-loop.h"
 #include "hostfix.h"
 #include "log.h"
 #include "state.h"
@@ -71,7 +72,7 @@ completed(int dirfd, const char *id)
 	}
 	status = json_string_value(json_object_get(st, "status"));
 	good = status != NULL && strcmp(status, "completed") == 0 &&
-	    state_validate(st, NULL) == 0;
+	    state_validate(&ccw_loop_state, st, NULL) == 0;
 	if (!good)
 		tap_diag("%s: status %s", id, status != NULL ? status : "?");
 	json_decref(st);

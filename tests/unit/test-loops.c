@@ -19,6 +19,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "ccw-loop.h"
 #include "bus.h"
 #include "log.h"
 #include "loop.h"
@@ -28,6 +29,9 @@
 #include "sup.h"
 #include "tap.h"
 #include "xmalloc.h"
+
+/* The state file of ccw-loop (its sections and rules). */
+#define WS	(&ccw_loop_state)
 
 #define NLOOPS_MAX	64
 
@@ -76,7 +80,8 @@ hosted_check(struct hostfix_loop *x, int dirfd)
 	    "completed_actions");
 	n = json_array_size(ca);
 	good = x->code == EXIT_OK && status != NULL &&
-	    strcmp(status, "completed") == 0 && state_validate(st, NULL) == 0;
+	    strcmp(status, "completed") == 0 &&
+	    state_validate(WS, st, NULL) == 0;
 	/* auto: init develop debug validate complete, once each */
 	if (x->mode == LOOP_AUTO && n != 5)
 		good = 0;

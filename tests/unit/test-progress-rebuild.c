@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "progfix.h"
+#include "ccw-loop.h"
 #include "progress.h"
 #include "state.h"
 #include "tap.h"
@@ -109,10 +110,10 @@ validates(const json_t *ss)
 	size_t		 i;
 	int		 n;
 
-	if ((st = state_new("v-1", "t", "d", 10)) == NULL || ss == NULL)
+	if ((st = state_new(&ccw_loop_state, "v-1", "t", "d", 10)) == NULL || ss == NULL)
 		return 0;
 	json_object_set_new(st, "skill_state", json_deep_copy(ss));
-	n = state_validate(st, &errs);
+	n = state_validate(&ccw_loop_state, st, &errs);
 	for (i = 0; i < errs.n; i++)
 		tap_diag("state_validate: %s", errs.v[i]);
 	strv_clear(&errs);
@@ -205,7 +206,8 @@ test_md(void)
 	free(err);
 
 	unlinkat(pf_sfd, ID "/tasks.jsonl", 0);
-	rc = progress_rebuild(pf_sfd, ID, &ss, &un, &err);
+	rc = progress_rebuild(&ccw_loop_state, pf_sfd, ID,
+	    &ss, &un, &err);
 	tap_ok(rc == 0 && err == NULL && shape_ok(ss),
 	    "rebuild: skill_state has the seed's shape");
 	tap_ok(json_equal(json_object_get(json_object_get(ss, "develop"),
@@ -256,7 +258,8 @@ test_rebuild_empty(void)
 	char		*err;
 	int		 rc;
 
-	rc = progress_rebuild(pf_sfd, "nothing-here", &ss, &un, &err);
+	rc = progress_rebuild(&ccw_loop_state, pf_sfd, "nothing-here",
+	    &ss, &un, &err);
 	tap_ok(rc == 0 && err == NULL && shape_ok(ss) && validates(ss),
 	    "rebuild of nothing: the empty skeleton, in shape, valid");
 	tap_ok(ss != NULL && json_array_size(json_object_get(json_object_get(ss,
@@ -312,7 +315,8 @@ test_rebuild_outputs(void)
 	pf_spew("W.tasks.jsonl", "{\"id\":\"t1\",\"title\":\"from the API\","
 	    "\"status\":\"completed\"}\n{\"id\":\"t2\",\"description\":\"b\"}\n");
 
-	rc = progress_rebuild(pf_sfd, "W", &ss, &un, &err);
+	rc = progress_rebuild(&ccw_loop_state, pf_sfd, "W",
+	    &ss, &un, &err);
 	tap_ok(rc == 0 && shape_ok(ss) && validates(ss), "rebuild from outputs "
 	    "and tasks: in shape, valid");
 	tap_ok(err != NULL && strstr(err, "validate.output.json"),
@@ -365,7 +369,8 @@ test_rebuild_hostile(void)
 	    "| \xff\xfe | \\| |\n");
 	pf_spew("H.progress/validate.md", "| Metric | Value |\n|---|---|\n"
 	    "| **Pass Rate** | **150%** |\n| Coverage | 85.5% |\n");
-	rc = progress_rebuild(pf_sfd, "H", &ss, &un, &err);
+	rc = progress_rebuild(&ccw_loop_state, pf_sfd, "H",
+	    &ss, &un, &err);
 	tap_ok(rc == 0 && shape_ok(ss) && validates(ss),
 	    "hostile tasks and progress files: still a valid skill_state");
 	tap_ok(pf_has(&un, "skill_state.develop.tasks[].status") &&

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "progfix.h"
+#include "ccw-loop.h"
 #include "progress.h"
 #include "state.h"
 #include "tap.h"
@@ -218,7 +219,8 @@ test_hostile(void)
 		free(err);
 		refused += progress_append_md(pf_sfd, id, "develop", o, NULL, &err) == -1;
 		free(err);
-		refused += progress_rebuild(pf_sfd, id, &a, &un, &err) == -1;
+		refused += progress_rebuild(&ccw_loop_state, pf_sfd, id,
+		    &a, &un, &err) == -1;
 		free(err);
 		tap_is_int(refused, 7, "hostile id #%zu (%zu bytes) refused by "
 		    "all 7 functions", i, strlen(id));
@@ -261,7 +263,8 @@ test_links(void)
 	tap_ok(rc == -1 && strcmp(l, ". .. ") == 0,
 	    "md append refused too; the link's target is still empty");
 	free(l);
-	rc = progress_rebuild(pf_sfd, "L1", &a, &un, &err);
+	rc = progress_rebuild(&ccw_loop_state, pf_sfd, "L1",
+	    &a, &un, &err);
 	tap_ok(rc == -1 && err != NULL, "rebuild refuses the link too");
 	free(err);
 	strv_clear(&un);

@@ -21,10 +21,14 @@
 
 #include <event2/event.h>
 
+#include "ccw-loop.h"
 #include "state.h"
 #include "statefix.h"
 #include "tap.h"
 #include "xmalloc.h"
+
+/* The state file of ccw-loop (its sections and rules). */
+#define WS	(&ccw_loop_state)
 
 /* Ids: the safe alphabet only; everything hostile refused. */
 static void
@@ -66,24 +70,40 @@ static void
 test_new(void)
 {
 	struct strv	 errs = { NULL, 0 };
-	json_t		*st = state_new("L1", "Title", "Desc", 10);
+	json_t		*st = state_new(WS, "L1", "Title", "Desc",
+			    10);
 	const char	*ca = json_string_value(json_object_get(st, "created_at"));
+	char		*s;
 
-	tap_is_int(state_validate(st, &errs), 0, "new state is valid");
+	tap_is_int(state_validate(WS, st, &errs), 0,
+	    "new state is valid");
 	tap_is_str(json_string_value(json_object_get(st, "status")), "created",
 	    "new state: status created");
 	tap_ok(json_is_null(t_ss(st, "current_action")) &&
 	    strcmp(json_string_value(t_ss(st, "mode")), "auto") == 0 &&
 	    json_is_object(t_ss(st, "validate")),
 	    "new state: skill_state skeleton, mode auto");
+	s = json_dumps(json_object_get(st, "skill_state"), JSON_COMPACT);
+	tap_is_str(s, "{\"current_action\":null,\"last_action\":null,"
+	    "\"completed_actions\":[],\"mode\":\"auto\",\"develop\":"
+	    "{\"total\":0,\"completed\":0,\"current_task\":null,"
+	    "\"tasks\":[],\"last_progress_at\":null},\"debug\":"
+	    "{\"active_bug\":null,\"hypotheses_count\":0,\"hypotheses\":"
+	    "[],\"confirmed_hypothesis\":null,\"iteration\":0,"
+	    "\"last_analysis_at\":null},\"validate\":{\"pass_rate\":0,"
+	    "\"coverage\":0,\"test_results\":[],\"passed\":false,"
+	    "\"failed_tests\":[],\"last_run_at\":null},\"errors\":[]}",
+	    "new state: ccw-loop's skeleton, member for member in CCW's order");
+	free(s);
 	tap_ok(ca != NULL && strlen(ca) == 24 && ca[10] == 'T' && ca[19] == '.' &&
 	    ca[23] == 'Z', "created_at like 2026-01-22T10:00:00.000Z (%s)",
 	    ca ? ca : "");
-	tap_ok(state_new("../x", "t", "d", 10) == NULL &&
-	    state_new("x", NULL, "d", 10) == NULL &&
-	    state_new("x", "t", "d", 0) == NULL, "state_new refuses bad input");
+	tap_ok(state_new(WS, "../x", "t", "d", 10) == NULL &&
+	    state_new(WS, "x", NULL, "d", 10) == NULL &&
+	    state_new(WS, "x", "t", "d", 0) == NULL,
+	    "state_new refuses bad input");
 	json_object_set_new(st, "status", json_string("completed"));
-	tap_is_int(state_validate(st, &errs), 2, "completed without "
+	tap_is_int(state_validate(WS, st, &errs), 2, "completed without "
 	    "completed_at and validation: 2 errors");
 	tap_ok(t_has(&errs, "skill_state.validate.passed: status is completed"),
 	    "... naming skill_state.validate.passed");
@@ -102,7 +122,7 @@ test_validate(void)
 
 	t_fixture("broken.json", "broken.json");
 	st = t_load("broken");
-	n = state_validate(st, &errs);
+	n = state_validate(WS, st, &errs);
 	tap_is_int(n, 22, "broken fixture: all 22 errors reported");
 	tap_is_int((long long)errs.n, 22, "... and listed");
 	for (i = 0; i < errs.n; i++) {
@@ -128,11 +148,12 @@ test_validate(void)
 	tap_ok(!t_has(&errs, "tags"), "unknown fields are fine");
 	strv_clear(&errs);
 	json_object_set_new(st, "status", json_string("done"));
-	tap_is_int(state_validate(st, NULL), 21, "an unknown status: its own "
+	tap_is_int(state_validate(WS, st, NULL), 21,
+	    "an unknown status: its own "
 	    "error instead of the two status rules");
 	json_decref(st);
 	st = json_integer(1);
-	tap_is_int(state_validate(st, NULL), 1, "not an object: one error");
+	tap_is_int(state_validate(WS, st, NULL), 1, "not an object: one error");
 	json_decref(st);
 }
 
@@ -140,9 +161,9 @@ test_validate(void)
 static void
 test_derived(void)
 {
-	json_t	*st = state_new("D", "t", "d", 10), *d, *dev;
+	json_t	*st = state_new(WS, "D", "t", "d", 10), *d, *dev;
 
-	d = state_derived(st);
+	d = ccw_loop_state.derived(st);
 	tap_ok(json_real_value(json_object_get(d, "develop_progress")) == 0 &&
 	    json_real_value(json_object_get(d, "overall_progress")) == 0 &&
 	    json_is_false(json_object_get(d, "has_pending_develop")),
@@ -155,7 +176,7 @@ test_derived(void)
 	    "status", "pending"));
 	json_object_set_new(t_ss(st, "debug"), "confirmed_hypothesis",
 	    json_string("H1"));
-	d = state_derived(st);
+	d = ccw_loop_state.derived(st);
 	tap_ok(json_real_value(json_object_get(d, "develop_progress")) == 50 &&
 	    json_is_true(json_object_get(d, "has_pending_develop")) &&
 	    json_is_true(json_object_get(d, "debug_completed")) &&
@@ -165,7 +186,7 @@ test_derived(void)
 	    "overall = 50 * 0.5 + 25");
 	json_decref(d);
 	json_object_set_new(dev, "completed", json_integer(9));
-	d = state_derived(st);
+	d = ccw_loop_state.derived(st);
 	tap_ok(json_real_value(json_object_get(d, "develop_progress")) == 100,
 	    "develop_progress stays within 0-100");
 	json_decref(d);
@@ -184,9 +205,9 @@ test_roundtrip(void)
 
 	t_fixture("full.json", "loop-v2-20260122T100000-0a1b2c3d.json");
 	before = t_load(id);
-	tap_is_int(state_validate(before, NULL), 0, "full fixture is valid");
+	tap_is_int(state_validate(WS, before, NULL), 0, "full fixture is valid");
 	t_clear();
-	rc = state_commit(t_dirfd, id, NULL, NULL, NULL, &m, &nf, &t_err);
+	rc = state_commit(WS, t_dirfd, id, NULL, NULL, NULL, &m, &nf, &t_err);
 	tap_ok(rc == 0, "commit over the full fixture (%s)", t_e());
 	tap_is_int(nf, 2, "one commit, two fsyncs (file, directory)");
 	after = t_load(id);
@@ -281,7 +302,7 @@ test_ownership(void)
 	int			 rc;
 
 	t_create("O");
-	s = state_store_new(NULL, t_dirfd, "O");
+	s = state_store_new(NULL, WS, t_dirfd, "O");
 	t_fe_set("O", "title", json_string("renamed by the UI"));
 	t_fe_set("O", "notes", json_string("a note"));
 	j = t_load("O");
@@ -415,7 +436,7 @@ test_malformed(void)
 	tap_ok(rc != 0 && strstr(t_e(), "quarantined"), "commit over a corrupt "
 	    "file with nothing to fall back on: error (%s)", t_e());
 	t_create("R");
-	s = state_store_new(NULL, t_dirfd, "R");
+	s = state_store_new(NULL, WS, t_dirfd, "R");
 	t_write("R.json", "{\"garbage", 9);
 	rc = t_store_commit(s, 7);
 	j = t_load("R");
@@ -452,10 +473,11 @@ test_hostile(void)
 		refused = refused && t_load_rc(ids[i], NULL, 0, 0) == STATE_EINVAL;
 		refused = refused && t_commit(ids[i], NULL, NULL, NULL, NULL) != 0;
 		t_clear();
-		refused = refused && state_create(t_dirfd, ids[i], st, NULL,
+		refused = refused && state_create(WS, t_dirfd, ids[i], st, NULL,
 		    &t_err) != 0;
 		t_clear();
-		refused = refused && state_store_new(base, t_dirfd, ids[i]) == NULL &&
+		refused = refused &&
+		    state_store_new(base, WS, t_dirfd, ids[i]) == NULL &&
 		    state_watch_new(base, NULL, STATE_WATCH_INOTIFY, t_watch_cb,
 		    NULL, &t_err) == NULL;
 		state_clean_temps(t_dirfd, ids[i]);

@@ -6,7 +6,11 @@
  */
 #include <config.h>
 
+#include <sys/stat.h>
+
 #include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,8 @@
 
 #include "ccw-loop.h"
 #include "loop.h"
+#include "progress.h"
+#include "state.h"
 #include "tap.h"
 #include "toolconfig.h"
 #include "flowdef.h"
@@ -39,11 +45,64 @@ tiny_next(int role, const json_t *res, const json_t *ss)
 	return role + 1;
 }
 
+/* Its state: one section, plan, with the steps; no Markdown files. */
+static const char *const tiny_role_names[] = { "plan", "do", NULL };
+static const struct state_vrule tiny_r_plan[] = {
+	STATE_R("steps", V_STRS, V_REQ), STATE_R_END
+};
+static const struct state_vrule tiny_r_skill[] = {
+	STATE_R_SUB("plan", V_OBJ, V_REQ, tiny_r_plan), STATE_R_END
+};
+
+/* plan: no steps yet. */
+static json_t *
+tiny_sections(void)
+{
+	return json_pack("{s:{s:[]}}", "plan", "steps");
+}
+
+/* A completed loop of tiny has a plan. */
+static void
+tiny_check(const json_t *st, struct state_vctx *v)
+{
+	const json_t	*steps = json_object_get(json_object_get(
+			    json_object_get(st, "skill_state"), "plan"), "steps");
+
+	if (strcmp(json_string_value(json_object_get(st, "status")),
+	    "completed") == 0 && json_array_size(steps) == 0)
+		state_verr(v, "skill_state.plan.steps", "empty although "
+		    "status is completed");
+}
+
+/* The tasks file's titles are the plan's steps. */
+static void
+tiny_rebuilt(json_t *ss, const json_t *tasks, struct strv *unrec)
+{
+	json_t	*steps = json_object_get(json_object_get(ss, "plan"), "steps");
+	size_t	 i;
+
+	for (i = 0; i < json_array_size(tasks); i++)
+		json_array_append(steps, json_object_get(json_array_get(tasks,
+		    i), "title"));
+	if (json_array_size(steps) == 0)
+		progress_unrec(unrec, "skill_state.plan", "steps",
+		    PROGRESS_UN_ADD);
+}
+
+static const struct workflow_state tiny_state = {
+	.roles = tiny_role_names,
+	.sections = tiny_sections,
+	.rules = tiny_r_skill,
+	.check_status = tiny_check,
+	.rebuilt = tiny_rebuilt,
+};
+
 static const struct workflow tiny = {
 	.name = "tiny",
 	.roles = tiny_roles,
 	.nroles = 2,
 	.next = tiny_next,
+	.state = &tiny_state,
 };
 
 /* A config file with this text; the caller unlinks and frees the path. */
@@ -259,6 +318,132 @@ test_tiny(void)
 	tap_ok(!workflow_in_group(tiny.parallel, 0), "tiny: no group");
 }
 
+/* Whether errs has a line starting with the text. */
+static int
+has_err(const struct strv *errs, const char *start)
+{
+	size_t	i;
+
+	for (i = 0; i < errs->n; i++)
+		if (strncmp(errs->v[i], start, strlen(start)) == 0)
+			return 1;
+	return 0;
+}
+
+/* tiny's state file: its skeleton and rules, none of ccw-loop's. */
+static void
+test_tiny_state(void)
+{
+	struct strv	 errs = { NULL, 0 };
+	json_t		*st, *ss;
+	char		*s;
+
+	st = state_new(tiny.state, "T1", "t", "d", 3);
+	ss = json_object_get(st, "skill_state");
+	s = json_dumps(ss, JSON_COMPACT);
+	tap_is_str(s, "{\"current_action\":null,\"last_action\":null,"
+	    "\"completed_actions\":[],\"mode\":\"auto\",\"plan\":"
+	    "{\"steps\":[]},\"errors\":[]}",
+	    "tiny: skeleton is the engine's members around its section");
+	free(s);
+	tap_is_int(state_validate(tiny.state, st, &errs), 0,
+	    "tiny: its new state is valid without a ccw-loop section");
+	strv_clear(&errs);
+	tap_ok(state_validate(&ccw_loop_state, st, &errs) > 0 &&
+	    has_err(&errs, "skill_state.develop: missing"),
+	    "tiny: ccw-loop's rules would want develop");
+	strv_clear(&errs);
+	json_object_set_new(ss, "current_action", json_string("develop"));
+	json_object_set_new(json_object_get(ss, "plan"), "steps",
+	    json_pack("[i]", 7));
+	tap_is_int(state_validate(tiny.state, st, &errs), 2,
+	    "tiny: develop is no action, a step must be a string");
+	tap_ok(has_err(&errs, "skill_state.current_action: 'develop' is not "
+	    "one of plan|do") && has_err(&errs, "skill_state.plan.steps[0]"),
+	    "tiny: the errors name its roles and its section");
+	strv_clear(&errs);
+	json_object_set_new(ss, "current_action", json_string("do"));
+	json_object_set_new(json_object_get(ss, "plan"), "steps", json_array());
+	json_object_set_new(st, "status", json_string("completed"));
+	json_object_set_new(st, "completed_at",
+	    json_string("2026-01-01T00:00:00.000Z"));
+	tap_is_int(state_validate(tiny.state, st, &errs), 1,
+	    "tiny: its own check runs; no validation gate of ccw-loop");
+	tap_ok(has_err(&errs, "skill_state.plan.steps: empty although "),
+	    "tiny: the check's error");
+	strv_clear(&errs);
+	json_decref(st);
+}
+
+/* A file of text at dir/name; exits on failure. */
+static void
+put_file(int dfd, const char *name, const char *text)
+{
+	int	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd == -1 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+		perror(name);
+		exit(1);
+	}
+	close(fd);
+}
+
+/* tiny's rebuild: its outputs and its hook; a develop output ignored. */
+static void
+test_tiny_rebuild(void)
+{
+	struct strv	 unrec = { NULL, 0 }, errs = { NULL, 0 };
+	char		 dir[] = "/tmp/test-workflow-rb-XXXXXX", *err = NULL;
+	json_t		*ss = NULL, *st, *steps;
+	int		 dfd, rc;
+	size_t		 i;
+
+	if (mkdtemp(dir) == NULL || (dfd = open(dir, O_DIRECTORY)) == -1 ||
+	    mkdirat(dfd, "R.workers", 0755) == -1) {
+		perror(dir);
+		exit(1);
+	}
+	put_file(dfd, "R.workers/plan.output.json",
+	    "{\"status\": \"success\", \"summary\": \"planned\"}");
+	put_file(dfd, "R.workers/develop.output.json",
+	    "{\"status\": \"failed\", \"summary\": \"not tiny's\"}");
+	put_file(dfd, "R.tasks.jsonl", "{\"id\": \"1\", \"title\": "
+	    "\"first\"}\n{\"id\": \"2\", \"title\": \"second\"}\n");
+	rc = progress_rebuild(tiny.state, dfd, "R", &ss, &unrec, &err);
+	tap_is_int(rc, 0, "tiny: rebuild (%s)", err != NULL ? err : "ok");
+	tap_ok(json_object_get(ss, "develop") == NULL &&
+	    json_object_get(ss, "debug") == NULL &&
+	    json_object_get(ss, "validate") == NULL,
+	    "tiny: the rebuilt skill_state has no ccw-loop section");
+	steps = json_object_get(json_object_get(ss, "plan"), "steps");
+	tap_ok(json_array_size(steps) == 2 && strcmp(json_string_value(
+	    json_array_get(steps, 1)), "second") == 0,
+	    "tiny: its hook made the steps from the tasks");
+	tap_is_str(json_string_value(json_object_get(ss, "current_action")),
+	    "plan", "tiny: the action from its output, develop's ignored");
+	tap_ok(json_array_size(json_object_get(ss, "errors")) == 0,
+	    "tiny: develop's failure is not read");
+	for (i = 0; i < unrec.n; i++)
+		tap_ok(strstr(unrec.v[i], "develop") == NULL &&
+		    strstr(unrec.v[i], "plan.steps") == NULL,
+		    "tiny: unrecovered %s is none of ccw-loop's", unrec.v[i]);
+	st = state_new(tiny.state, "R", "t", "d", 3);
+	json_object_set(st, "skill_state", ss);
+	tap_is_int(state_validate(tiny.state, st, &errs), 0,
+	    "tiny: the rebuilt state is valid by its rules");
+	json_decref(st);
+	json_decref(ss);
+	strv_clear(&errs);
+	strv_clear(&unrec);
+	free(err);
+	unlinkat(dfd, "R.workers/plan.output.json", 0);
+	unlinkat(dfd, "R.workers/develop.output.json", 0);
+	unlinkat(dfd, "R.workers", AT_REMOVEDIR);
+	unlinkat(dfd, "R.tasks.jsonl", 0);
+	close(dfd);
+	rmdir(dir);
+}
+
 /*
  * Does a source file, comments aside, hold one of the words as a string
  * literal ("develop") or as an identifier (LOOP_DEVELOP)?  The first hit,
@@ -300,33 +485,66 @@ source_uses(const char *rel, const char *const *words)
 	return hit;
 }
 
-/* The engine and the generic drivers name no ccw-loop role. */
+/* One file's check. */
+static void
+no_role_in(const char *rel, const char *const *literals)
+{
+	char	*hit = source_uses(rel, literals);
+
+	tap_ok(hit == NULL, "%s names no role", rel);
+	if (hit != NULL)
+		tap_diag("%s", hit);
+	free(hit);
+}
+
+/*
+ * Every file of the engine and the generic drivers names no ccw-loop
+ * role, nor one of its skill_state sections.
+ */
 static void
 test_no_role_names(void)
 {
 	static const char *const literals[] = { "\"init\"", "\"develop\"",
 	    "\"debug\"", "\"validate\"", "\"complete\"", "LOOP_INIT",
 	    "LOOP_DEVELOP", "LOOP_DEBUG", "LOOP_VALIDATE", "LOOP_COMPLETE",
-	    "LOOP_NROLES", "loop_roles", "CONFIG_ROLES", NULL };
+	    "LOOP_NROLES", "loop_roles", "CONFIG_ROLES", "skill_state.develop",
+	    "skill_state.debug", "skill_state.validate", "ccw_loop_", NULL };
 	static const char *const files[] = {
-		"supervisor/engine/config.c", "supervisor/engine/toolconfig.h",
-		"supervisor/engine/workflow.c", "supervisor/engine/flowdef.h",
 		"supervisor/workflows/ccw-loop/loop.c",
 		"supervisor/workflows/ccw-loop/loopstep.c",
 		"supervisor/workflows/ccw-loop/loopint.h",
 		"supervisor/workflows/ccw-loop/loop.h",
 		"supervisor/cmd/cmd-run.c", "supervisor/cmd/cmd-doctor.c",
 		"supervisor/cmd/run-open.c", NULL };
-	size_t	i;
-	char	*hit;
+	static const char *const cmd_literals[] = { "\"init\"",
+	    "\"develop\"", "\"debug\"", "\"validate\"", "\"complete\"",
+	    "LOOP_INIT", "LOOP_DEVELOP", "LOOP_DEBUG", "LOOP_VALIDATE",
+	    "LOOP_COMPLETE", "LOOP_NROLES", "loop_roles", "CONFIG_ROLES",
+	    NULL };
+	char		 path[4096], *rel;
+	struct dirent	*de;
+	DIR		*d;
+	size_t		 i, len, n = 0;
 
-	for (i = 0; files[i] != NULL; i++) {
-		hit = source_uses(files[i], literals);
-		tap_ok(hit == NULL, "%s names no role", files[i]);
-		if (hit != NULL)
-			tap_diag("%s", hit);
-		free(hit);
+	snprintf(path, sizeof path, "%s/supervisor/engine", TOP_SRCDIR);
+	if ((d = opendir(path)) == NULL) {
+		tap_ok(0, "%s: cannot open", path);
+		return;
 	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len < 3 || de->d_name[len - 2] != '.' ||
+		    (de->d_name[len - 1] != 'c' && de->d_name[len - 1] != 'h'))
+			continue;
+		xasprintf(&rel, "supervisor/engine/%s", de->d_name);
+		no_role_in(rel, literals);
+		free(rel);
+		n++;
+	}
+	closedir(d);
+	tap_ok(n >= 25, "every file of the engine was checked (%zu)", n);
+	for (i = 0; files[i] != NULL; i++)
+		no_role_in(files[i], cmd_literals);
 }
 
 int
@@ -337,6 +555,8 @@ main(void)
 	test_ccw_rules();
 	test_ccw_config();
 	test_tiny();
+	test_tiny_state();
+	test_tiny_rebuild();
 	test_no_role_names();
 	return tap_done();
 }

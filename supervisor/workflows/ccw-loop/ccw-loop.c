@@ -133,7 +133,8 @@ const struct workflow ccw_loop_workflow = {
 	.merge_group = merge_parallel,
 	.collect = ccw_loop_collect,
 	.merged = ccw_loop_merged,
-	.skeleton = state_skeleton,
+	.skeleton = ccw_loop_skeleton,
+	.state = &ccw_loop_state,
 	.side_files = ccw_loop_side_files,
 	.driver = &ccw_loop_driver,
 };

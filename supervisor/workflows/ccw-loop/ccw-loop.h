@@ -17,6 +17,9 @@
 
 extern const struct workflow ccw_loop_workflow;
 extern const struct workflow_driver ccw_loop_driver;	/* hosted.c */
+/* Its state file's sections and rules (state-ccw.c). */
+extern const struct workflow_state ccw_loop_state;
+json_t		*ccw_loop_skeleton(void);
 
 int		 loop_role_index(const char *);
 const char	*loop_role_name(int);
