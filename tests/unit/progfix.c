@@ -51,16 +51,13 @@ pf_teardown(void)
 
 /* A file's whole content, or NULL if it cannot be read. */
 char *
-pf_slurp(const char *rel)
+pf_read(const char *path)
 {
-	char	*path, *buf;
+	char	*buf;
 	FILE	*f;
 	long	 n;
 
-	xasprintf(&path, "%s/%s", pf_sdir, rel);
-	f = fopen(path, "rb");
-	free(path);
-	if (f == NULL)
+	if ((f = fopen(path, "rb")) == NULL)
 		return NULL;
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
@@ -71,6 +68,17 @@ pf_slurp(const char *rel)
 	return buf;
 }
 
+/* A file under the state directory, whole, or NULL. */
+char *
+pf_slurp(const char *rel)
+{
+	char	*path, *buf;
+
+	xasprintf(&path, "%s/%s", pf_sdir, rel);
+	buf = pf_read(path);
+	free(path);
+	return buf;
+}
 
 /* Put exact bytes in a file under the state directory. */
 void

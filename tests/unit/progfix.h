@@ -16,6 +16,7 @@ extern int	 pf_sfd;
 
 int	 pf_setup(void);
 void	 pf_teardown(void);
+char	*pf_read(const char *);
 char	*pf_slurp(const char *);
 void	 pf_spew(const char *, const char *);
 int	 pf_has(const struct strv *, const char *);

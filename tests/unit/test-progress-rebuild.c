@@ -130,9 +130,7 @@ static char *
 fixture(const char *name)
 {
 	const char	*src = getenv("srcdir"), *slash;
-	char		*path, *buf = NULL;
-	FILE		*f;
-	long		 n;
+	char		*path, *buf;
 
 	if (src != NULL)
 		xasprintf(&path, "%s/tests/state/progress-md/%s", src, name);
@@ -142,14 +140,7 @@ fixture(const char *name)
 		    slash != NULL ? (int)(slash - __FILE__ + 1) : 0, __FILE__,
 		    name);
 	}
-	if ((f = fopen(path, "rb")) != NULL) {
-		fseek(f, 0, SEEK_END);
-		n = ftell(f);
-		fseek(f, 0, SEEK_SET);
-		buf = xmalloc(n + 1);
-		buf[fread(buf, 1, n, f)] = '\0';
-		fclose(f);
-	} else
+	if ((buf = pf_read(path)) == NULL)
 		tap_diag("cannot read fixture %s", path);
 	free(path);
 	return buf;
