@@ -47,7 +47,7 @@
 #include "xmalloc.h"
 
 #define ROUNDS			300	/* not 1000: see above */
-#define ROUNDS_WRAPPED		30	/* valgrind: the host runs ~20x slower */
+#define ROUNDS_WRAPPED		100	/* valgrind: ~450 ms a round at load 5 */
 #define ROUNDS_SANITIZED	100
 #define POLL_MS			1
 #define NDIAG			10	/* wrong completions told in full */
