@@ -15,9 +15,10 @@
  * (its develop.md by the whole table each time), validate's do not.
  *
  * A round forks and execs two ccw-workers, two bash and two flock:
- * about 65 ms on an idle 2-core VM, 150-190 ms at a load of 7 (1000
- * rounds took 192 s there).  The issue's 1000 rounds do not fit in 60 s,
- * so make check runs ROUNDS, the most that does at that load;
+ * about 65 ms on an idle 2-core VM, 150-230 ms on one loaded by other
+ * builds (1000 rounds took 192 s at a load of 7, 300 took 69 s at 4).
+ * The issue's 1000 rounds do not fit in 60 s, so make check runs ROUNDS,
+ * what does on the loaded machine;
  * `tests/unit/test-rounds 1000` runs the full count.
  * Under valgrind ROUNDS_WRAPPED, under the sanitizers ROUNDS_SANITIZED.
  */
@@ -46,7 +47,7 @@
 #include "tap.h"
 #include "xmalloc.h"
 
-#define ROUNDS			300	/* not 1000: see above */
+#define ROUNDS			200	/* not 1000: see above */
 #define ROUNDS_WRAPPED		100	/* valgrind: ~450 ms a round at load 5 */
 #define ROUNDS_SANITIZED	100
 #define POLL_MS			1
@@ -267,7 +268,7 @@ main(int argc, char **argv)
 	struct rounds	 R;
 	char		*tool;
 	uint64_t	 t0, el;
-	int		 i;
+	int		 i, done;
 
 	memset(&R, 0, sizeof R);
 	R.n = rounds_count(argc, argv);
@@ -313,11 +314,12 @@ main(int argc, char **argv)
 	tap_ok(R.lost == 0 && rounds_state(&R, "rounds-a") &&
 	    rounds_state(&R, "rounds-b"), "both state files completed and "
 	    "valid after %d iterations", R.n + 2);
+	done = R.r - 1;
 	tap_diag("%d rounds in %llu ms (%.1f ms a round); completions of a "
-	    "round %llu ms apart at most, %.2f ms on average", R.n,
-	    (unsigned long long)el, (double)el / R.n,
+	    "round %llu ms apart at most, %.2f ms on average", done,
+	    (unsigned long long)el, (double)el / (done > 0 ? done : 1),
 	    (unsigned long long)R.skew_max,
-	    (double)R.skew_sum / (R.r > 1 ? R.r - 1 : 1));
+	    (double)R.skew_sum / (done > 0 ? done : 1));
 
 	event_free(R.poll);
 	event_free(R.deadline);
