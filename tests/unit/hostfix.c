@@ -21,9 +21,13 @@
 #include "tap.h"
 #include "xmalloc.h"
 
-/* The fake agent's command for each role: a result after a short sleep. */
+/*
+ * The fake agent's command for each role: a result after a short sleep;
+ * or the test's own command, the same for every role.
+ */
 static void
-hostfix_config(const char *path, const char *fake, int ms, int step)
+hostfix_config(const char *path, const char *fake, int ms, int step,
+    const char *command)
 {
 	json_t		*r = json_object(), *c;
 	const char	*name;
@@ -32,8 +36,11 @@ hostfix_config(const char *path, const char *fake, int ms, int step)
 
 	for (i = 0; i < ccw_loop_workflow.nroles; i++) {
 		name = ccw_loop_workflow.roles[i].name;
-		xasprintf(&cmd, "exec '%s' sleep %d result success '%s done'",
-		    fake, ms + (int)i * step, name);
+		if (command != NULL)
+			cmd = xstrdup(command);
+		else
+			xasprintf(&cmd, "exec '%s' sleep %d result success "
+			    "'%s done'", fake, ms + (int)i * step, name);
 		json_object_set_new(r, name, json_pack("{s:s}", "command",
 		    cmd));
 		free(cmd);
@@ -79,6 +86,14 @@ hostfix_event(void *arg, struct host_loop *hl, uint64_t seq,
 int
 hostfix_init(struct hostfix *h, const char *tag, int ms, int step)
 {
+	return hostfix_init_cmd(h, tag, ms, step, NULL);
+}
+
+/* hostfix_init, every role running command (NULL: the fake agent's). */
+int
+hostfix_init_cmd(struct hostfix *h, const char *tag, int ms, int step,
+    const char *command)
+{
 	struct host_cfg	 hc;
 	char		 cwd[PATH_MAX], *worker, *fake, *tmpl, *err = NULL;
 
@@ -98,7 +113,7 @@ hostfix_init(struct hostfix *h, const char *tag, int ms, int step)
 	if ((h->dir = mkdtemp(tmpl)) == NULL)
 		fatal("mkdtemp");
 	xasprintf(&h->cfgpath, "%s/config.json", h->dir);
-	hostfix_config(h->cfgpath, fake, ms, step);
+	hostfix_config(h->cfgpath, fake, ms, step, command);
 	free(worker);
 	free(fake);
 	if ((h->base = event_base_new()) == NULL)
@@ -136,6 +151,7 @@ hostfix_open(struct hostfix *h, struct hostfix_loop *x, const char *id,
 	spec.id = x->id;
 	spec.task = "Host many loops";
 	spec.mode = loop_mode_name(mode);
+	spec.max_iterations = h->max_iter;
 	spec.state = &ccw_loop_state;
 	memset(&obs, 0, sizeof obs);
 	obs.event = hostfix_event;

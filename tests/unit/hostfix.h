@@ -25,6 +25,7 @@ struct hostfix {
 	int			 dirfd;		/* the tests' own, to read files */
 	int			 ndone, n;	/* n ended: the base breaks */
 	struct bus		*bus;		/* the host's: every loop's events */
+	long long		 max_iter;	/* new loops'; 0: the default */
 };
 
 /* The event callback's last call: the host reported the loop's end. */
@@ -47,6 +48,8 @@ struct hostfix_loop {
 
 /* 1: SKIP printed (not in the build tree); each role sleeps ms, plus step */
 int	 hostfix_init(struct hostfix *, const char *, int, int);
+int	 hostfix_init_cmd(struct hostfix *, const char *, int, int,
+	    const char *);	/* every role runs this command */
 int	 hostfix_open(struct hostfix *, struct hostfix_loop *, const char *,
 	    enum loop_mode, hostfix_event_cb);	/* runs on dispatch */
 void	 hostfix_free(struct hostfix *);
