@@ -48,8 +48,8 @@
 #include "xmalloc.h"
 
 #define ROUNDS			200	/* not 1000: see above */
-#define ROUNDS_WRAPPED		100	/* valgrind: ~450 ms a round at load 5 */
-#define ROUNDS_SANITIZED	100
+#define ROUNDS_WRAPPED		50	/* valgrind: ~450 ms a round at load 5 */
+#define ROUNDS_SANITIZED	50
 #define POLL_MS			1
 #define NDIAG			10	/* wrong completions told in full */
 
