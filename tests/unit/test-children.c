@@ -29,7 +29,7 @@
 #include "xmalloc.h"
 
 #define ROUNDS		1000
-#define ROUNDS_WRAPPED	200	/* under valgrind a fork costs ~50 ms */
+#define ROUNDS_WRAPPED	50	/* under valgrind a fork costs ~50 ms */
 #define DEADLINE_MS	30000
 
 /* One watched child's fate. */
