@@ -104,10 +104,16 @@ main(int argc, char **argv)
 
 	if (n < 2 || n > NLOOPS_MAX)
 		n = 50;
-	/* under valgrind (TESTS_WRAPPER) 12 loops take every path 50 do */
+	/*
+	 * under valgrind (TESTS_WRAPPER) 12 loops, under the sanitizers 24,
+	 * take every path 50 do (the plain build hosts the 50)
+	 */
 	if (argc < 2 && getenv("TESTS_WRAPPER") != NULL &&
 	    *getenv("TESTS_WRAPPER") != '\0')
 		n = 12;
+	else if (argc < 2 && getenv("CCW_SANITIZERS") != NULL &&
+	    strcmp(getenv("CCW_SANITIZERS"), "yes") == 0)
+		n = 24;
 	if (hostfix_init(&h, "loops", 50, 20) != 0)
 		return 0;
 	h.n = n;
