@@ -3,12 +3,15 @@
  * regression tests and the benchmark.  Usage: state-hammer DIR ID COMMAND
  *
  *   create TITLE [MAX]    a new state file (max_iterations MAX, default 10)
- *   commit N [turn|sync]  N commits of skill_state.hammer = c+1 .. c+N, c
+ *   commit N [turn|sync] [-w FILE] [-p US]
+ *                         N commits of skill_state.hammer = c+1 .. c+N, c
  *                         being the value on disk.  turn (default): one
  *                         update per event-loop turn through a state_store;
- *                         sync: state_commit in a loop.  Prints "committed V"
- *                         once V is durable, then "commits C fsyncs F
- *                         displaced D".
+ *                         sync: state_commit in a loop.  -w: waits for FILE
+ *                         to exist before the last update; -p: US between
+ *                         updates (default 0: as fast as it goes).  Prints
+ *                         "committed V" once V is durable, then "commits C
+ *                         fsyncs F displaced D".
  *   burst N               N updates in one loop turn; "commits C fsyncs F"
  *   bench N               N state_commit calls against N raw write + fsync +
  *                         rename + fsync(dir) of the same bytes, interleaved
@@ -23,13 +26,14 @@
  *                         front-end paused again; prints "seen S1,S2,..."
  *                         (expected: paused,running,paused,) and
  *                         "quarantined N" (files moved aside: expected 0)
- *   flip N [-a FILE] [-p US]
+ *   flip N [-a FILE] [-r FILE] [-p US]
  *                         a careless front end: N read-modify-writes without
  *                         the lock; status paused (odd i, and always the
  *                         last) or running (even i), notes = i; even i
  *                         written in place (O_TRUNC, two halves 200 us
- *                         apart), odd i by a temp file and rename.  Waits
- *                         for FILE to exist before the last write; sleeps US
+ *                         apart), odd i by a temp file and rename.  -r:
+ *                         creates FILE after the last write but one; -a:
+ *                         waits for FILE before the last write; sleeps US
  *                         between writes (default 2000).  Prints "flips N
  *                         lost L", L counting reads where its own previous
  *                         write was not there.
@@ -103,6 +107,31 @@ hammer_say(const char *fmt, ...)
 		exit(1);
 }
 
+/*
+ * Waits up to 60 s for a file another process creates: the handshake that
+ * orders a committer's last write against a front end's (an unlocked
+ * read-modify-write in flight reverts whatever was committed under it).
+ */
+static void
+hammer_await(const char *path)
+{
+	int	k;
+
+	for (k = 0; path != NULL && k < 60000 && access(path, F_OK) != 0; k++)
+		usleep(1000);
+}
+
+/* Creates the file hammer_await waits for. */
+static void
+hammer_signal(const char *path)
+{
+	int	fd;
+
+	if (path != NULL && (fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC,
+	    0644)) >= 0)
+		close(fd);
+}
+
 /* skill_state.hammer on disk, 0 if none. */
 static long long
 hammer_disk_counter(void)
@@ -153,6 +182,8 @@ hammer_create(int argc, char **argv)
 struct hammer_turn {
 	struct event_base	*base;
 	struct state_store	*store;
+	const char		*await;		/* before the last update */
+	struct timeval		 pace;		/* between updates */
 	long long		 next, end;
 	uint64_t		 said;
 };
@@ -176,7 +207,6 @@ static void
 hammer_turn_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct hammer_turn	*h = arg;
-	struct timeval		 zero = { 0, 0 };
 	json_t			*p;
 
 	(void)fd;
@@ -186,10 +216,12 @@ hammer_turn_cb(evutil_socket_t fd, short what, void *arg)
 		fprintf(stderr, "state-hammer: %s\n", state_store_error(h->store));
 	if (h->next > h->end)
 		return;
+	if (h->next == h->end)
+		hammer_await(h->await);
 	p = hammer_patch(h->next++);
 	state_store_update(h->store, p);
 	json_decref(p);
-	event_base_once(h->base, -1, EV_TIMEOUT, hammer_turn_cb, h, &zero);
+	event_base_once(h->base, -1, EV_TIMEOUT, hammer_turn_cb, h, &h->pace);
 }
 
 /* commit N [turn|sync] */
@@ -202,16 +234,31 @@ hammer_commit(int argc, char **argv)
 	char			*e = NULL;
 	struct state_commit_req	 req;
 	uint64_t		 disp = 0;
-	long long		 n, c, i;
+	const char		*await = NULL;
+	long long		 n, c, i, pace = 0;
 	unsigned		 nf = 0;
-	int			 bad = 0;
+	int			 bad = 0, sync = 0, k;
 
 	if (argc < 1)
 		return 2;
 	n = strtoll(argv[0], NULL, 10);
+	for (k = 1; k < argc; k++) {
+		if (strcmp(argv[k], "sync") == 0)
+			sync = 1;
+		else if (strcmp(argv[k], "-w") == 0 && k + 1 < argc)
+			await = argv[++k];
+		else if (strcmp(argv[k], "-p") == 0 && k + 1 < argc)
+			pace = strtoll(argv[++k], NULL, 10);
+		else if (strcmp(argv[k], "turn") != 0)
+			return 2;
+	}
 	c = hammer_disk_counter();
-	if (argc > 1 && strcmp(argv[1], "sync") == 0) {
+	if (sync) {
 		for (i = c + 1; i <= c + n; i++) {
+			if (i == c + n)
+				hammer_await(await);
+			else if (i > c + 1 && pace > 0)
+				usleep((useconds_t)pace);
 			p = hammer_patch(i);
 			memset(&req, 0, sizeof req);
 			req.patch = p;
@@ -237,6 +284,9 @@ hammer_commit(int argc, char **argv)
 		return 1;
 	h.next = c + 1;
 	h.end = c + n;
+	h.await = await;
+	h.pace.tv_sec = pace / 1000000;
+	h.pace.tv_usec = pace % 1000000;
 	event_base_once(h.base, -1, EV_TIMEOUT, hammer_turn_cb, &h, &zero);
 	event_base_dispatch(h.base);
 	hammer_turn_report(&h);
@@ -583,11 +633,11 @@ hammer_fe_read(const char *name)
 	return NULL;
 }
 
-/* flip N [-a FILE] [-p US]: see the top of the file. */
+/* flip N [-a FILE] [-r FILE] [-p US]: see the top of the file. */
 static int
 hammer_flip(int argc, char **argv)
 {
-	const char	*after = NULL;
+	const char	*after = NULL, *ready = NULL;
 	char		*name, *tmp, *text;
 	json_t		*j;
 	long long	 n, i, lost = 0, pace = 2000, notes;
@@ -600,6 +650,8 @@ hammer_flip(int argc, char **argv)
 	for (k = 1; k + 1 < argc; k += 2) {
 		if (strcmp(argv[k], "-a") == 0)
 			after = argv[k + 1];
+		else if (strcmp(argv[k], "-r") == 0)
+			ready = argv[k + 1];
 		else if (strcmp(argv[k], "-p") == 0)
 			pace = strtoll(argv[k + 1], NULL, 10);
 		else
@@ -608,9 +660,10 @@ hammer_flip(int argc, char **argv)
 	xasprintf(&name, "%s/%s.json", hammer_dir, hammer_id);
 	xasprintf(&tmp, "%s/%s.json.fe-tmp", hammer_dir, hammer_id);
 	for (i = 1; i <= n; i++) {
-		if (i == n && after != NULL)
-			for (k = 0; k < 60000 && access(after, F_OK) != 0; k++)
-				usleep(1000);
+		if (i == n) {
+			hammer_signal(ready);
+			hammer_await(after);
+		}
 		if ((j = hammer_fe_read(name)) == NULL) {
 			fprintf(stderr, "state-hammer: flip: %s unreadable\n", name);
 			break;

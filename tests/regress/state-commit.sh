@@ -13,15 +13,20 @@ D="$T_TMP/loop"
 VG=
 case "$WRAP" in *valgrind*) VG=1 ;; esac
 
-# --- (a) concurrent front end: both sides' last values survive
+# --- (a) concurrent front end: both sides' last values survive.  The last
+# writes are ordered (-r/-w, then -a): a read-modify-write in flight reverts
+# whatever is committed under it, and no committer that has exited can
+# restore it, so only the last values on each side are a fair question
 $H "$D" A create "concurrent" 1000000 >/dev/null 2>&1
 ok $? "created the loop"
 t0=$(t_now_ms)
-( $WRAP "$H" "$D" A commit 500 >"$T_TMP/a.commit" 2>"$T_TMP/a.commit.err"
+# both sides pace their writes 5 ms apart so that they interleave
+( $WRAP "$H" "$D" A commit 500 -p 5000 -w "$T_TMP/f.ready" \
+    >"$T_TMP/a.commit" 2>"$T_TMP/a.commit.err"
   echo $? >"$T_TMP/a.commit.rc"; : >"$T_TMP/a.done" ) &
 cpid=$!
-$H "$D" A flip 500 -a "$T_TMP/a.done" -p 5000 >"$T_TMP/a.flip" \
-    2>"$T_TMP/a.flip.err"
+$H "$D" A flip 500 -r "$T_TMP/f.ready" -a "$T_TMP/a.done" -p 5000 \
+    >"$T_TMP/a.flip" 2>"$T_TMP/a.flip.err"
 frc=$?
 t_wait_pid "$cpid" 60000
 is "$(cat "$T_TMP/a.commit.rc")" 0 "committer: 500 commits, no error"
