@@ -3,7 +3,8 @@
  * every signal the supervisor sends to a worker or a tool: only to what it
  * can prove is its own (the worker through a pidfd, a tool's group after
  * /proc shows it is the same process, a group leader and our descendant).
- * What runs between fork and exec is kept to async-signal-safe calls.
+ * What runs between vfork and exec is kept to async-signal-safe calls
+ * that write no memory of ours but their own stack frames.
  */
 #include <config.h>
 
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +118,7 @@ int
 spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 {
 	char	 idx[16], *argv[6];
+	sigset_t all, old;
 	int	 sv[2], ep[2], e;
 	pid_t	 pid, parent = getpid();
 
@@ -138,10 +141,21 @@ spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 	argv[4] = idx;
 	argv[5] = NULL;
 
-	pid = fork();
+	/*
+	 * vfork: no copy of our page tables and no copy-on-write faults
+	 * after, and we are suspended only until the child's exec (fork
+	 * cost the event loop 3-50 ms a worker in test-hostlock, and its
+	 * wait for the exec as much again).  The child shares our memory
+	 * until then: every signal is held off so that none of our
+	 * handlers runs in it; it resets them before it lets signals in.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = vfork();
 	if (pid == 0)
 		spawn_child(sv[1], ep[1], parent, s->worker_path, argv);
 	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close(sv[1]);
 	close(ep[1]);
 	if (pid < 0) {
