@@ -16,6 +16,7 @@
 
 #include "bus.h"
 #include "children.h"
+#include "committer.h"
 #include "flowdef.h"
 #include "host.h"
 #include "state.h"
@@ -23,8 +24,11 @@
 #include "toolconfig.h"
 #include "xmalloc.h"
 
-/* A hosted loop's life: running until its driver says done. */
-enum host_loop_state { HL_RUNNING, HL_ENDED };
+/*
+ * A hosted loop's life: opening on the host's committer thread, then
+ * running until its driver says done.
+ */
+enum host_loop_state { HL_OPENING, HL_RUNNING, HL_ENDED };
 
 struct host_loop {
 	TAILQ_ENTRY(host_loop)	 entry;
@@ -33,10 +37,17 @@ struct host_loop {
 	char			*mode;
 	const struct workflow	*wf;
 	struct loop_opened	 lo;
+	struct loop_spec	 spec;		/* for the open: copies */
+	struct committer	*opener;	/* its open's own thread: one */
+						/* held lock delays no other */
+	int			 refused;	/* the open: reported by done_ev */
+	enum loopopen_status	 open_status;	/* set by the thread */
+	char			*open_err;	/* likewise */
 	void			*run;		/* the driver's */
 	struct host_observer	 obs;
 	struct event		*done_ev;	/* the end, on the next turn */
 	enum host_loop_state	 state;
+	int			 stop_asked;	/* while opening */
 	int			 code;
 };
 TAILQ_HEAD(host_loops, host_loop);
@@ -47,6 +58,7 @@ struct host {
 	struct children		*children;
 	int			 own_children;
 	struct bus		*bus;
+	int			 freeing;	/* opens ending now are dropped */
 	int			 dirfd;
 	struct host_loops	 loops;
 	size_t			 nloops;
@@ -90,17 +102,26 @@ host_new(struct event_base *base, const struct host_cfg *cfg, char **err)
 	return h;
 }
 
-/* Free a loop's engine, its hold on the loop, and the handle. */
+/*
+ * The one free path of a hosted loop (open refused, ended, or the host
+ * going): its engine, its hold on the loop, the handle.
+ */
 static void
-host_loop_release(struct host_loop *hl)
+host_loop_free(struct host_loop *hl)
 {
+	committer_free(hl->opener);
 	if (hl->run != NULL)
 		hl->wf->driver->free(hl->run);
-	hl->run = NULL;
 	loopopen_close(&hl->lo);
 	if (hl->done_ev != NULL)
 		event_free(hl->done_ev);
-	hl->done_ev = NULL;
+	free((char *)hl->spec.id);
+	free((char *)hl->spec.task);
+	free((char *)hl->spec.mode);
+	free(hl->open_err);
+	free(hl->id);
+	free(hl->mode);
+	free(hl);
 }
 
 /*
@@ -114,12 +135,11 @@ host_free(struct host *h)
 
 	if (h == NULL)
 		return;
+	/* opens under way end first (host_loop_free), their outcome dropped */
+	h->freeing = 1;
 	while ((hl = TAILQ_FIRST(&h->loops)) != NULL) {
 		TAILQ_REMOVE(&h->loops, hl, entry);
-		host_loop_release(hl);
-		free(hl->id);
-		free(hl->mode);
-		free(hl);
+		host_loop_free(hl);
 	}
 	bus_free(h->bus);
 	if (h->own_children)
@@ -194,12 +214,18 @@ host_loop_done_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	TAILQ_REMOVE(&h->loops, hl, entry);
 	h->nloops--;
-	host_loop_release(hl);
+	if (hl->refused) {
+		hl->obs.opened(hl->obs.arg, hl, hl->code, hl->open_err);
+		host_loop_free(hl);
+		return;
+	}
+	if (hl->run != NULL)
+		hl->wf->driver->free(hl->run);
+	hl->run = NULL;
+	loopopen_close(&hl->lo);
 	if (hl->obs.done != NULL)
 		hl->obs.done(hl->obs.arg, hl, hl->code);
-	free(hl->id);
-	free(hl->mode);
-	free(hl);
+	host_loop_free(hl);
 }
 
 /* The run as the driver sees it. */
@@ -228,22 +254,92 @@ host_loop_run_cfg(struct host_loop *hl, struct host_run *r)
 	r->arg = hl;
 }
 
+/* On the host's committer thread: lock, create or load, fsync, running. */
+static void
+host_loop_open_run(void *arg)
+{
+	struct host_loop	*hl = arg;
+
+	hl->open_status = loopopen_open(&hl->lo, hl->h->base, hl->h->dirfd,
+	    hl->h->cfg.state_dir, &hl->spec, &hl->open_err);
+}
+
+/*
+ * The open ended (on the loop): the run handed to the workflow's driver
+ * and started; 0, or the EXIT_* code and *err (the handle left for the
+ * caller to free).
+ */
+static int
+host_loop_start(struct host_loop *hl, char **err)
+{
+	struct host	*h = hl->h;
+	struct host_run	 r;
+
+	*err = NULL;
+	/* a loop keeps its mode unless the spec says otherwise */
+	hl->mode = xstrdup(hl->spec.mode != NULL ? hl->spec.mode :
+	    hl->lo.mode != NULL ? hl->lo.mode : "auto");
+	host_loop_run_cfg(hl, &r);
+	if (hl->open_status == LOOPOPEN_RUN && (hl->run =
+	    hl->wf->driver->open(h->base, &r, err)) != NULL) {
+		hl->state = HL_RUNNING;
+		hl->wf->driver->start(hl->run);
+		if (hl->stop_asked)
+			hl->wf->driver->stop(hl->run, "stopped while opening");
+		return 0;
+	}
+	if (*err == NULL)
+		*err = hl->open_err != NULL ? hl->open_err :
+		    xstrdup("cannot open the loop");
+	else
+		free(hl->open_err);
+	hl->open_err = NULL;
+	return hl->open_status == LOOPOPEN_RUN ? EXIT_INTERNAL :
+	    loopopen_exit(hl->open_status);
+}
+
+/*
+ * Back on the loop after the thread's open: started, or refused (the
+ * loop leaves the host); the observer's opened hears which.
+ */
+static void
+host_loop_open_done(void *arg)
+{
+	struct host_loop	*hl = arg;
+	struct host		*h = hl->h;
+	char			*err = NULL;
+	int			 code = EXIT_INTERNAL;
+
+	if (h->freeing)
+		return;		/* host_free frees the handle */
+	if ((code = host_loop_start(hl, &err)) == 0) {
+		hl->obs.opened(hl->obs.arg, hl, 0, NULL);
+		return;
+	}
+	/* out of the committer's hands first: it is freed with the handle */
+	hl->refused = 1;
+	hl->state = HL_ENDED;
+	hl->code = code;
+	hl->open_err = err;
+	event_active(hl->done_ev, EV_TIMEOUT, 0);
+}
+
 /*
  * Open SPEC's loop (created with its task, else resumed; the run lock
  * taken: one driver per loop) and start it with WF (NULL: the config's).
- * The handle, or NULL and *err: a loop this host runs already, one
- * another process drives (the message names its pid), a completed one.
- * This blocks for the open's file work (lock, create, fsync); the loop
- * then runs on the event base.
+ * With an observer's opened, the lock, the create and their fsyncs run
+ * on the host's committer thread (the event loop never waits for them)
+ * and opened says whether it runs or why not (another process drives
+ * it: the message names its pid; completed; paused) with the exit code
+ * a command gives.  Without one the open blocks and those refusals are
+ * NULL and *err, as are at once: a workflow that cannot be hosted, a
+ * bad id, a loop this host has already.
  */
 struct host_loop *
 host_loop_open(struct host *h, const struct loop_spec *spec,
     const struct workflow *wf, const struct host_observer *obs, char **err)
 {
 	struct host_loop	*hl;
-	struct host_run		 r;
-	struct loop_spec	 sp;
-	enum loopopen_status	 s;
 
 	if (wf == NULL)
 		wf = h->cfg.config->wf;
@@ -252,11 +348,6 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
 		    wf != NULL ? wf->name : "(none)");
 		return NULL;
 	}
-	/* the state file's sections are the workflow's unless SPEC says */
-	sp = *spec;
-	if (sp.state == NULL)
-		sp.state = wf->state;
-	spec = &sp;
 	if (spec->id == NULL || !state_id_valid(spec->id)) {
 		xasprintf(err, "Invalid loop ID format: '%.*s'", STATE_ID_MAX,
 		    spec->id != NULL ? spec->id : "");
@@ -272,26 +363,37 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
 	hl->wf = wf;
 	hl->id = xstrdup(spec->id);
 	hl->code = -1;
+	hl->state = HL_OPENING;
 	if (obs != NULL)
 		hl->obs = *obs;
-	s = loopopen_open(&hl->lo, h->base, h->dirfd, h->cfg.state_dir, spec,
-	    err);
-	/* a loop keeps its mode unless the spec says otherwise */
-	hl->mode = xstrdup(spec->mode != NULL ? spec->mode :
-	    hl->lo.mode != NULL ? hl->lo.mode : "auto");
+	/* the thread's copy; the state file's sections the workflow's */
+	hl->spec = *spec;
+	hl->spec.id = xstrdup(spec->id);
+	hl->spec.task = spec->task != NULL ? xstrdup(spec->task) : NULL;
+	hl->spec.mode = spec->mode != NULL ? xstrdup(spec->mode) : NULL;
+	if (hl->spec.state == NULL)
+		hl->spec.state = wf->state;
+	hl->lo.guard.lock_fd = hl->lo.guard.workers_fd = hl->lo.guard.dirfd =
+	    -1;
 	hl->done_ev = event_new(h->base, -1, 0, host_loop_done_cb, hl);
-	host_loop_run_cfg(hl, &r);
-	if (s != LOOPOPEN_RUN || (hl->run = wf->driver->open(h->base, &r,
-	    err)) == NULL) {
-		host_loop_release(hl);
-		free(hl->id);
-		free(hl->mode);
-		free(hl);
+	if (hl->obs.opened == NULL) {
+		/* no one to call back: the open blocks, as it did */
+		host_loop_open_run(hl);
+		if (host_loop_start(hl, err) != 0) {
+			host_loop_free(hl);
+			return NULL;
+		}
+	} else if ((hl->opener = committer_new(h->base, err)) == NULL ||
+	    committer_submit(hl->opener, host_loop_open_run,
+	    host_loop_open_done, hl) != 0) {
+		if (*err == NULL)
+			xasprintf(err, "loop %s: cannot queue its open",
+			    spec->id);
+		host_loop_free(hl);
 		return NULL;
 	}
 	TAILQ_INSERT_TAIL(&h->loops, hl, entry);
 	h->nloops++;
-	wf->driver->start(hl->run);
 	return hl;
 }
 
@@ -307,11 +409,16 @@ host_loop_find(struct host *h, const char *id)
 	return NULL;
 }
 
-/* Stop a loop now: its workers closed, done(EXIT_STOPPED) follows. */
+/*
+ * Stop a loop now: its workers closed, done(EXIT_STOPPED) follows (for
+ * a loop still opening: once it runs, from its opened callback on).
+ */
 void
 host_loop_stop(struct host_loop *hl, const char *why)
 {
-	if (hl->state == HL_RUNNING)
+	if (hl->state == HL_OPENING)
+		hl->stop_asked = 1;
+	else if (hl->state == HL_RUNNING)
 		hl->wf->driver->stop(hl->run, why);
 }
 

@@ -2,7 +2,8 @@
  * host.h: a host of loops on the caller's event base (DESIGN.md section
  * 8): one child reaper, one event bus, the configuration and the state
  * directory shared by every loop it opens; host_loop_open creates or
- * resumes a loop, runs it, and reports its end by callback.
+ * resumes a loop (its file work on the host's committer thread), runs
+ * it, and reports its start and its end by callback.
  *
  * The engine knows no workflow's run engine (ccw-loop's loop.c lives in
  * supervisor/workflows, which the engine must not include): a workflow
@@ -42,13 +43,17 @@ struct host_cfg {
 };
 
 /*
- * One observer per loop.  event: each of the loop's events, with its
- * number on the host's bus (fields borrowed).  done: the loop ended with
- * an EXIT_* code; its run engine is freed and its lock released before
- * the call (so the observer may open the loop again), the handle is
- * freed after it returns.  Either may be NULL.
+ * One observer per loop.  opened: the open (run on the host's committer
+ * thread) ended: code 0, the loop runs; else the EXIT_* code a command
+ * gives and why (another process drives it: its pid), and the handle is
+ * freed after the call (done never follows).  event: each of the loop's
+ * events, with its number on the host's bus (fields borrowed).  done:
+ * the loop ended with an EXIT_* code; its run engine is freed and its
+ * lock released before the call (so the observer may open the loop
+ * again), the handle is freed after it returns.  Any may be NULL.
  */
 struct host_observer {
+	void	(*opened)(void *, struct host_loop *, int, const char *);
 	void	(*event)(void *, struct host_loop *, uint64_t, const char *,
 		    const json_t *);
 	void	(*done)(void *, struct host_loop *, int);

@@ -40,7 +40,7 @@ struct hostfix_loop {
 	struct hostfix		*h;
 	char			 id[32];
 	enum loop_mode		 mode;
-	int			 opened;	/* and started */
+	int			 opened;	/* and started (on dispatch) */
 	int			 code;		/* -1 until its done */
 	uint64_t		 t_done;
 	hostfix_event_cb	 event;		/* NULL: none */
