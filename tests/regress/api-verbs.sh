@@ -29,6 +29,23 @@ term_control() {
 	ok $? "$1: no worker or tool left"
 }
 
+# hosted_start NAME ID DEVELOP [EXTRA_JSON]: a project $T_TMP/NAME ($R)
+# whose develop touches $R.dev and then runs DEVELOP, a control session on
+# it (its output $T_TMP/NAME.ctl) hosting loop ID with "start": true;
+# checks it started and its develop runs.
+hosted_start() {
+	R=$T_TMP/$1
+	t_run_config "$R" "$OK init" "touch '$R.dev'; $3" "$OK dbg" \
+	    "$OK val" "$OK done" ${4:+"$4"}
+	ctl_start "$T_TMP/$1.ctl" -C "$R"
+	ctl_send "{\"id\":1,\"verb\":\"loop_open\",\"loop_id\":\"$2\",\
+\"task\":\"Host $1\",\"start\":true}"
+	r=$(ctl_recv 1 10000)
+	is "$(jget - 'd["ok"]' <<<"$r")" true "$1: started"
+	t_wait_file "$R.dev" 10000
+	ok $? "$1: develop is running"
+}
+
 # --- loop_pause on a loop run drives: the step finishes, run exits 3
 R=$T_TMP/pause
 t_run_config "$R" "$OK" \
@@ -193,16 +210,8 @@ ctl_stop 10000
 is "$T_RC" 0 "hosted: EOF, exit 0"
 
 # --- EOF while a hosted loop runs: control waits for its end, exit 0
-R=$T_TMP/hosted-eof
-t_run_config "$R" "$OK init" \
-    "touch '$R.dev'; exec '$FAKE' --marker $M wait-file '$R.go' result success dev" \
-    "$OK dbg" "$OK val" "$OK done"
-ctl_start "$T_TMP/c6" -C "$R"
-ctl_send '{"id":1,"verb":"loop_open","loop_id":"e-1","title":"Wait for me","start":true}'
-r=$(ctl_recv 1 10000)
-is "$(jget - 'd["ok"]' <<<"$r")" true "hosted-eof: started"
-t_wait_file "$R.dev" 10000
-ok $? "hosted-eof: develop is running"
+hosted_start hosted-eof e-1 \
+    "exec '$FAKE' --marker $M wait-file '$T_TMP/hosted-eof.go' result success dev"
 # (had EOF stopped the loop, its develop would be killed: never completed)
 exec {CTL_FD}>&-
 touch "$R.go"
@@ -212,15 +221,7 @@ is "$(jget "$R/.loop/e-1.json" 'd["status"]')" completed \
     "hosted-eof: the loop completed"
 
 # --- SIGTERM with a hosted loop running: it is stopped, control exits 4
-R=$T_TMP/hosted-term
-t_run_config "$R" "$OK init" "touch '$R.dev'; $HANG" "$OK dbg" "$OK val" \
-    "$OK done" '{"grace_ms": 500}'
-ctl_start "$T_TMP/c7" -C "$R"
-ctl_send '{"id":1,"verb":"loop_open","loop_id":"t-1","task":"Stop me","start":true}'
-r=$(ctl_recv 1 10000)
-is "$(jget - 'd["ok"]' <<<"$r")" true "hosted-term: started"
-t_wait_file "$R.dev" 10000
-ok $? "hosted-term: develop is running"
+hosted_start hosted-term t-1 "$HANG" '{"grace_ms": 500}'
 term_control hosted-term
 is "$(jget "$R/.loop/t-1.json" '[d["status"], d["skill_state"]["completed_actions"]]')" \
     '["running",["init"]]' "hosted-term: status left running for run --loop-id"
