@@ -20,8 +20,13 @@
  * CPU a round (28 in this process, most of it fork and the copy-on-write
  * faults after it; 55 in the workers and tools), printed at the end.
  * bash and flock as the tool cost three execs where this is one (120 ms
- * of CPU a round, 190 ms at a load of 6).  make check runs ROUNDS;
- * `tests/unit/test-rounds 1000` runs the issue's full count.
+ * of CPU a round, 190 ms at a load of 6; now 145 ms).  This process's
+ * share grows with the rounds: the host keeps every ended agent, so its
+ * memory (4 MiB after 20 rounds, 10 after 200) and with it the cost of
+ * each fork grow; 1000 rounds took 193 s at a load of 6-10 (59 ms of
+ * CPU a round here, 55 in the children).  make check runs ROUNDS, about
+ * 30 s on the loaded machine; `tests/unit/test-rounds 1000` runs the
+ * issue's full count.
  * Under valgrind ROUNDS_WRAPPED, under the sanitizers ROUNDS_SANITIZED.
  */
 #include <config.h>
@@ -325,6 +330,7 @@ int
 main(int argc, char **argv)
 {
 	struct rounds	 R;
+	struct rusage	 ru;
 	char		*tool;
 	uint64_t	 t0, el;
 	int		 i, done;
@@ -380,9 +386,11 @@ main(int argc, char **argv)
 	    rounds_state(&R, "rounds-b"), "both state files completed and "
 	    "valid after %d iterations", R.n + 2);
 	done = R.r - 1;
+	getrusage(RUSAGE_SELF, &ru);
 	tap_diag("CPU: %llu ms in this process, %llu ms in the workers and "
-	    "tools", (unsigned long long)rounds_cpu_ms(RUSAGE_SELF),
-	    (unsigned long long)rounds_cpu_ms(RUSAGE_CHILDREN));
+	    "tools; this process's peak RSS %ld KiB",
+	    (unsigned long long)rounds_cpu_ms(RUSAGE_SELF),
+	    (unsigned long long)rounds_cpu_ms(RUSAGE_CHILDREN), ru.ru_maxrss);
 	tap_diag("%d rounds in %llu ms (%.1f ms a round); completions of a "
 	    "round %llu ms apart at most, %.2f ms on average", done,
 	    (unsigned long long)el, (double)el / (done > 0 ? done : 1),
