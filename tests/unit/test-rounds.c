@@ -21,9 +21,9 @@
  * faults after it; 55 in the workers and tools), printed at the end.
  * bash and flock as the tool cost three execs where this is one (120 ms
  * of CPU a round, 190 ms at a load of 6; now 145 ms).  This process's
- * share grows with the rounds: the host keeps every ended agent, so its
- * memory (4 MiB after 20 rounds, 10 after 200) and with it the cost of
- * each fork grow; 1000 rounds took 193 s at a load of 6-10 (59 ms of
+ * share grows with the rounds: its memory grows by about 37 KiB a round
+ * (4 MiB after 20 rounds, 10 after 200; agent.c frees an ended agent
+ * only in sup_free), and with it the cost of each fork; 1000 rounds took 193 s at a load of 6-10 (59 ms of
  * CPU a round here, 55 in the children).  make check runs ROUNDS, about
  * 30 s on the loaded machine; `tests/unit/test-rounds 1000` runs the
  * issue's full count.
