@@ -65,6 +65,9 @@ struct workflow_state {
 	json_t		*(*derived)(const json_t *);
 	/* sections rebuilt from {id}.progress/NAME.md (progress formats) */
 	const char *const		*progress;	/* NULL-ended */
+	/* the NDJSON logs it appends to in {id}.progress/ (progress_log
+	   writes no other name); NULL-ended, NULL: none */
+	const char *const		*logs;
 	/* after rebuild read the side files: ss, the tasks file, unrec */
 	void		(*rebuilt)(json_t *, const json_t *, struct strv *);
 };

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flowdef.h"
 #include "progress.h"
 #include "xmalloc.h"
 
@@ -384,22 +385,45 @@ progress_append_ndjson(int dfd, const char *name, const char *label,
 	return rc;
 }
 
-/* changes.log and debug.log in {id}.progress/; no other name is accepted. */
-int
-progress_log(int dfd, const char *id, const char *name, const json_t *obj,
-    const atomic_int *stopping, char **err)
+/* Is name one of the workflow's logs? */
+static int
+progress_log_known(const struct workflow_state *ws, const char *name)
 {
-	char	*dir, *label, q[64];
-	int	 pfd, rc;
+	const char *const	*l;
+
+	for (l = ws != NULL ? ws->logs : NULL; name != NULL && l != NULL &&
+	    *l != NULL; l++)
+		if (strcmp(*l, name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * One record of one of the workflow's logs in {id}.progress/: the table
+ * names them (flowdef.h), so no agent's output can pick another file.
+ */
+int
+progress_log(const struct workflow_state *ws, int dfd, const char *id,
+    const char *name, const json_t *obj, const atomic_int *stopping,
+    char **err)
+{
+	struct sbuf		 sb = { NULL, 0, 0 };
+	const char *const	*l;
+	char			*dir, *label, q[64];
+	int			 pfd, rc;
 
 	*err = NULL;
 	if (progress_check_id(id, err) == -1)
 		return -1;
-	if (name == NULL || (strcmp(name, "changes.log") != 0 &&
-	    strcmp(name, "debug.log") != 0)) {
+	if (!progress_log_known(ws, name)) {
 		progress_quote(name, q, sizeof q);
-		xasprintf(err, "unknown log \"%s\": only changes.log and "
-		    "debug.log", q);
+		for (l = ws != NULL ? ws->logs : NULL; l != NULL && *l != NULL;
+		    l++)
+			progress_sb_printf(&sb, "%s%s", sb.len > 0 ? ", " : "",
+			    *l);
+		xasprintf(err, "unknown log \"%s\": the workflow keeps %s", q,
+		    sb.len > 0 ? sb.p : "none");
+		free(sb.p);
 		return -1;
 	}
 	xasprintf(&dir, "%s.progress", id);

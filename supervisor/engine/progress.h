@@ -1,8 +1,8 @@
 /*
  * progress.h: the side files of a loop, next to its state file:
- * {id}.progress/{develop,debug,validate}.md in CCW's progress formats,
- * {id}.progress/changes.log and debug.log (NDJSON), {id}.tasks.jsonl (also
- * read from {id}/tasks.jsonl), {id}.workers/{role}.output.json and
+ * {id}.progress/{role}.md in CCW's progress formats, the NDJSON logs the
+ * workflow names in {id}.progress/ (its table's logs), {id}.tasks.jsonl
+ * (also read from {id}/tasks.jsonl), {id}.workers/{role}.output.json and
  * {id}.history.jsonl; and rebuilding skill_state from them.
  */
 #ifndef CCW_PROGRESS_H
@@ -26,15 +26,16 @@
  */
 int	 progress_append_md(int, const char *, const char *, const json_t *,
 	    const atomic_int *, char **);	/* role, skill_state section */
-int	 progress_log(int, const char *, const char *, const json_t *,
-	    const atomic_int *, char **);	/* "changes.log"|"debug.log", one object */
+struct workflow_state;
+int	 progress_log(const struct workflow_state *, int, const char *,
+	    const char *, const json_t *, const atomic_int *,
+	    char **);	/* one of the workflow's logs, one object */
 int	 progress_tasks_read(int, const char *, json_t **, char **);	/* array of task objects */
 int	 progress_tasks_append(int, const char *, const json_t *, char **);
 int	 progress_output_save(int, const char *, const char *, const json_t *, char **);	/* role, worker output */
 int	 progress_history_append(int, const char *, const json_t *,
 	    const atomic_int *, char **);
 /* skill_state rebuilt from the side files; unrecovered names the fields it could not recover. */
-struct workflow_state;
 int	 progress_rebuild(const struct workflow_state *, int, const char *,
 	    json_t **, struct strv *, char **);
 /* For a workflow's rebuilt hook (rebuild.c): the list of unrecovered names. */

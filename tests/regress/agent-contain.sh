@@ -105,7 +105,7 @@ $WRAP "$SUP" agent --json develop --tool bash --state-dir "$S" \
     --nudge-ms 300 --grace-ms 200 "go" >"$T_TMP/stopped" \
     2>"$T_TMP/stopped.err" &
 AP=$!
-t_wait_count "$MT" 1 "$(t_ms 5000)"
+t_wait_count "$MT" 1 5000
 ok $? "stopped: the tool runs"
 W=$(pgrep -P "$AP" | head -n 1)
 kill -STOP "$W"
@@ -141,7 +141,7 @@ CCW_FORGE=orphan-fd3 CCW_WORKER=$T_TMP/workers/forge.py \
 ctl_send '{"id":1,"verb":"spawn","role":"develop","message":"go","tool":"bash","command":"true","model":null}'
 a=$(ctl_recv 1 | jget - 'd["agent_id"]')
 like "$a" '^agent-[0-9]+$' "orphan: spawned"
-t_wait_count "$MW" 1 "$(t_ms 5000)"
+t_wait_count "$MW" 1 5000
 ok $? "orphan: the descendant holding fd 3 runs"
 t1=$(t_now_ms)
 ctl_send "{\"id\":2,\"verb\":\"wait\",\"targets\":[\"$a\"],\"timeout_ms\":8000}"
@@ -156,7 +156,7 @@ is "$(ctl_recv 3 | jget - 'd["result"]["summary"]')" forged \
 ctl_send "{\"id\":4,\"verb\":\"close\",\"target\":\"$a\"}"
 r=$(ctl_recv 4 5000)
 is "$(jget - 'd["ok"]' <<<"$r")" true "orphan: close answers"
-ctl_stop "$(t_ms 5000)"
+ctl_stop 5000
 is "$T_RC" 0 "orphan: control exits 0 on EOF"
 t_wait_gone "$MW" 3000
 ok $? "orphan: the descendant is gone with the supervisor"

@@ -90,7 +90,7 @@ ctl_start "$T_TMP/ctl-kill" --state-dir "$S" --loop-id kill
 ctl_send "$(spawn_req 1 "exec '$FAKE' --marker $MT hang")" \
     "$(spawn_req 2 "exec '$FAKE' --marker $MT ignore-term hang")" \
     "$(spawn_req 3 "exec '$FAKE' --marker $MT fork-grandchild hang")"
-t_wait_count "$MT" 4 "$(t_ms 8000)"
+t_wait_count "$MT" 4 8000
 ok $? "kill: three tools and a grandchild are running" ||
     ps -o pid,ppid,stat,etimes,args -g "$(ps -o sid= $$)" | sed 's/^/# /'
 workers=$(pgrep -P "$CTL_PID")

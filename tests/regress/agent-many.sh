@@ -109,14 +109,14 @@ ok $? "$NB: all spawns answered"
 check_ids 1 $NB 'r["ok"] is True and r["agent_id"].startswith("agent-")'
 ok $? "$NB: all spawns ok"
 ids=$(ids_json 1 $NB)
-t_wait_count "$M" $NB "$(t_ms 30000)"
+t_wait_count "$M" $NB 30000
 ok $? "$NB: all $NB tools running"
 echo "# timing: $NB spawns running after $(( $(t_now_ms) - t0 )) ms"
 touch "$GO"
 t0=$(t_now_ms)
 ctl_send "{\"id\":1000,\"verb\":\"wait\",\"targets\":$ids,\
 \"timeout_ms\":$(t_ms 30000),\"mode\":\"all\"}"
-r=$(ctl_recv 1000 "$(t_ms 35000)")
+r=$(ctl_recv 1000 35000)
 echo "# timing: $NB exits collected in $(( $(t_now_ms) - t0 )) ms"
 is "$(jget - '[d["ok"], d["timed_out"], len(d["status"]),
     sorted(set(d["status"].values()))]' <<<"$r")" '[true,false,'$NB',["completed"]]' \
@@ -151,7 +151,7 @@ ok $? "$NQ: all spawns answered"
 ids=$(ids_json 1 $NQ)
 ctl_send "{\"id\":1000,\"verb\":\"wait\",\"targets\":$ids,\
 \"timeout_ms\":$(t_ms 30000),\"mode\":\"all\"}"
-r=$(ctl_recv 1000 "$(t_ms 35000)")
+r=$(ctl_recv 1000 35000)
 echo "# timing: $NQ agents done in $(( $(t_now_ms) - t0 )) ms"
 is "$(jget - '[d["ok"], d["timed_out"], sorted(set(d["status"].values()))]' \
     <<<"$r")" '[true,false,["completed"]]' "$NQ: all completed"

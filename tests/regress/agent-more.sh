@@ -90,7 +90,7 @@ ctl_start "$T_TMP/ctl-resume" --state-dir "$S" --loop-id resume \
 ctl_send '{"id":1,"verb":"spawn","role":"develop","tool":"codex","message":"first"}'
 ctl_recv 1 >/dev/null
 # The first turn is under way (its fake sleeps after the thread id).
-t_wait_count "$M" 1 "$(t_ms 10000)"
+t_wait_count "$M" 1 10000
 ok $? "resume: the first turn is running"
 ctl_send '{"id":2,"verb":"send_input","target":"agent-1","message":"more please"}'
 r=$(ctl_recv 2 5000)

@@ -21,12 +21,29 @@ term_control() {
 	local t0 el
 	t0=$(t_now_ms)
 	kill -TERM "$CTL_PID"
-	t_wait_pid "$CTL_PID" "$(t_ms 10000)"
+	t_wait_pid "$CTL_PID" 10000
 	el=$(( $(t_now_ms) - t0 ))
 	is "$T_RC" 4 "$1: control exits 4"
 	t_within "$el" 2000 "$1: out within 2 s ($el ms)"
 	t_wait_gone "$M" 1000
 	ok $? "$1: no worker or tool left"
+}
+
+# hosted_start NAME ID DEVELOP [EXTRA_JSON]: a project $T_TMP/NAME ($R)
+# whose develop touches $R.dev and then runs DEVELOP, a control session on
+# it (its output $T_TMP/NAME.ctl) hosting loop ID with "start": true;
+# checks it started and its develop runs.
+hosted_start() {
+	R=$T_TMP/$1
+	t_run_config "$R" "$OK init" "touch '$R.dev'; $3" "$OK dbg" \
+	    "$OK val" "$OK done" ${4:+"$4"}
+	ctl_start "$T_TMP/$1.ctl" -C "$R"
+	ctl_send "{\"id\":1,\"verb\":\"loop_open\",\"loop_id\":\"$2\",\
+\"task\":\"Host $1\",\"start\":true}"
+	r=$(ctl_recv 1 10000)
+	is "$(jget - 'd["ok"]' <<<"$r")" true "$1: started"
+	t_wait_file "$R.dev" 10000
+	ok $? "$1: develop is running"
 }
 
 # --- loop_pause on a loop run drives: the step finishes, run exits 3
@@ -35,7 +52,7 @@ t_run_config "$R" "$OK" \
     "touch '$R.dev'; exec '$FAKE' --marker $M wait-file '$R.go' result success dev" \
     "touch '$R.dbg'; $OK" "$OK" "$OK" '{"grace_ms": 500}'
 t_loop_start "$R" p-1 "Pause me"
-t_wait_file "$R.dev" "$(t_ms 10000)"
+t_wait_file "$R.dev" 10000
 ok $? "pause: develop is running"
 ctl_start "$T_TMP/c1" -C "$R"
 ctl_send '{"id":1,"verb":"loop_status","loop_id":"p-1"}'
@@ -47,7 +64,7 @@ r=$(ctl_recv 2)
 is "$(jget - '[d["ok"], d["previous_status"], d["status"]]' <<<"$r")" \
     '[true,"running","paused"]' "loop_pause answers running -> paused"
 touch "$R.go"			# develop may finish now
-t_wait_pid "$PID" "$(t_ms 10000)"
+t_wait_pid "$PID" 10000
 is "$T_RC" 3 "pause: run exits 3"
 ok $([ ! -e "$R.dbg" ]; echo $?) "pause: no new worker after the pause"
 is "$(jget "$F" '[d["status"], d["skill_state"]["completed_actions"]]')" \
@@ -69,7 +86,7 @@ is "$T_RC" 0 "control: EOF, exit 0"
 R=$T_TMP/stop
 t_run_config "$R" "$OK" "$HANG" "$HANG" "$HANG" "$OK" '{"grace_ms": 500}'
 t_loop_start "$R" s-1 -m parallel "Stop me"
-t_wait_count "$M" 3 "$(t_ms 10000)"
+t_wait_count "$M" 3 10000
 ok $? "stop: three workers running"
 ctl_start "$T_TMP/c2" -C "$R"
 t0=$(t_now_ms)
@@ -77,7 +94,7 @@ ctl_send '{"id":1,"verb":"loop_stop","loop_id":"s-1"}'
 r=$(ctl_recv 1)
 is "$(jget - '[d["ok"], d["status"]]' <<<"$r")" '[true,"failed"]' \
     "loop_stop answers failed"
-t_wait_pid "$PID" "$(t_ms 10000)"
+t_wait_pid "$PID" 10000
 el=$(( $(t_now_ms) - t0 ))
 is "$T_RC" 4 "stop: run exits 4"
 t_within "$el" 2500 "stop: run out within 2.5 s ($el ms)"
@@ -106,12 +123,12 @@ like "$(jget - 'd["error"]' <<<"$r")" 'no "verb"' "no verb"
 r=$(ctl_recv 6)
 like "$(jget - 'd["error"]' <<<"$r")" 'title is required' "an empty title"
 python3 -c 'import sys; sys.stdout.write("{\"id\":7,\"verb\":\"spawn\",\"role\":\"develop\",\"message\":\"" + "x" * (5 << 20) + "\"}\n")' >&"$CTL_FD"
-r=$(ctl_recv 7 "$(t_ms 10000)")
+r=$(ctl_recv 7 10000)
 like "$(jget - 'd["error"]' <<<"$r")" 'at most 4194304 bytes' \
     "a 5 MiB message: refused by its size"
 head -c $((17 << 20)) /dev/zero | tr '\0' x >&"$CTL_FD"
 printf '\n{"id":8,"verb":"list"}\n' >&"$CTL_FD"
-r=$(ctl_recv 8 "$(t_ms 10000)")
+r=$(ctl_recv 8 10000)
 is "$(jget - '[d["ok"], d["agents"]]' <<<"$r")" '[true,{}]' \
     "still serving after all that"
 like "$(grep -c 'longer than 16777216 bytes' "$T_TMP/c2")" '^1$' \
@@ -128,10 +145,10 @@ ctl_start "$T_TMP/c4" -C "$R"
 ctl_send "{\"id\":1,\"verb\":\"spawn\",\"role\":\"develop\",\"tool\":\"bash\",\
 \"command\":\"exec '$FAKE' --marker $M ignore-term hang\"}"
 r=$(ctl_recv 1)
-t_wait_count "$M" 1 "$(t_ms 10000)"
+t_wait_count "$M" 1 10000
 t0=$(t_now_ms)
 ctl_send '{"id":2,"verb":"close","target":"agent-1"}'
-r=$(ctl_recv 2 "$(t_ms 20000)")
+r=$(ctl_recv 2 20000)
 el=$(( $(t_now_ms) - t0 ))
 is "$(jget - 'd["ok"]' <<<"$r")" true "grace: close answers"
 ok $(( el < 4500 )) "grace: a tool ignoring TERM gets the 5 s grace ($el ms)"
@@ -148,7 +165,7 @@ ctl_send "{\"id\":1,\"verb\":\"spawn\",\"role\":\"develop\",\"tool\":\"bash\",\
 \"tool\":\"bash\",\"command\":\"exec '$FAKE' --marker $M ignore-term hang\"}"
 r=$(ctl_recv 2)
 is "$(jget - 'd["ok"]' <<<"$r")" true "sigterm: two agents spawned"
-t_wait_count "$M" 2 "$(t_ms 10000)"
+t_wait_count "$M" 2 10000
 ok $? "sigterm: both tools running"
 ctl_send '{"id":3,"verb":"wait","targets":["agent-1","agent-2"],"mode":"all"}'
 term_control sigterm
@@ -164,11 +181,11 @@ t_run_config "$R" "$OK init" \
     "$OK dbg" "$OK val" "$OK done"
 ctl_start "$T_TMP/c5" -C "$R"
 ctl_send '{"id":1,"verb":"loop_open","loop_id":"h-1","task":"Hosted by control","start":true}'
-r=$(ctl_recv 1 "$(t_ms 10000)")
+r=$(ctl_recv 1 10000)
 is "$(jget - '[d["ok"], d["status"], d["started"], d["mode"]]' <<<"$r")" \
     '[true,"running",true,"auto"]' "hosted: loop_open start answers running"
 ctl_send '{"id":2,"verb":"loop_open","loop_id":"h-1","start":true}'
-r=$(ctl_recv 2 "$(t_ms 10000)")
+r=$(ctl_recv 2 10000)
 like "$(jget - 'd["error"]' <<<"$r")" \
     "loop h-1 is already running in this host \(pid $CTL_PID\)" \
     "hosted: a second start is refused, naming the driver's pid"
@@ -189,38 +206,22 @@ is "$(jget "$R/.loop/h-1.json" 'd["skill_state"]["completed_actions"]')" \
     '["init","develop","debug","validate","complete"]' "hosted: the five actions"
 $WRAP "$SUP" state -C "$R" validate h-1 >/dev/null 2>&1
 ok $? "hosted: the state file is valid"
-ctl_stop "$(t_ms 10000)"
+ctl_stop 10000
 is "$T_RC" 0 "hosted: EOF, exit 0"
 
 # --- EOF while a hosted loop runs: control waits for its end, exit 0
-R=$T_TMP/hosted-eof
-t_run_config "$R" "$OK init" \
-    "touch '$R.dev'; exec '$FAKE' --marker $M wait-file '$R.go' result success dev" \
-    "$OK dbg" "$OK val" "$OK done"
-ctl_start "$T_TMP/c6" -C "$R"
-ctl_send '{"id":1,"verb":"loop_open","loop_id":"e-1","title":"Wait for me","start":true}'
-r=$(ctl_recv 1 "$(t_ms 10000)")
-is "$(jget - 'd["ok"]' <<<"$r")" true "hosted-eof: started"
-t_wait_file "$R.dev" "$(t_ms 10000)"
-ok $? "hosted-eof: develop is running"
+hosted_start hosted-eof e-1 \
+    "exec '$FAKE' --marker $M wait-file '$T_TMP/hosted-eof.go' result success dev"
 # (had EOF stopped the loop, its develop would be killed: never completed)
 exec {CTL_FD}>&-
 touch "$R.go"
-t_wait_pid "$CTL_PID" "$(t_ms 20000)"
+t_wait_pid "$CTL_PID" 20000
 is "$T_RC" 0 "hosted-eof: control exits 0 once the loop ended"
 is "$(jget "$R/.loop/e-1.json" 'd["status"]')" completed \
     "hosted-eof: the loop completed"
 
 # --- SIGTERM with a hosted loop running: it is stopped, control exits 4
-R=$T_TMP/hosted-term
-t_run_config "$R" "$OK init" "touch '$R.dev'; $HANG" "$OK dbg" "$OK val" \
-    "$OK done" '{"grace_ms": 500}'
-ctl_start "$T_TMP/c7" -C "$R"
-ctl_send '{"id":1,"verb":"loop_open","loop_id":"t-1","task":"Stop me","start":true}'
-r=$(ctl_recv 1 "$(t_ms 10000)")
-is "$(jget - 'd["ok"]' <<<"$r")" true "hosted-term: started"
-t_wait_file "$R.dev" "$(t_ms 10000)"
-ok $? "hosted-term: develop is running"
+hosted_start hosted-term t-1 "$HANG" '{"grace_ms": 500}'
 term_control hosted-term
 is "$(jget "$R/.loop/t-1.json" '[d["status"], d["skill_state"]["completed_actions"]]')" \
     '["running",["init"]]' "hosted-term: status left running for run --loop-id"

@@ -55,7 +55,7 @@ ctl_send '{"id":1,"verb":"spawn","role":"develop","message":"go","tool":"bash","
 is "$(ctl_recv 1 | jget - 'd["agent_id"]')" agent-3 \
     "ids: control in the same loop goes on at agent-3"
 ctl_send '{"id":2,"verb":"wait","targets":["agent-3"],"timeout_ms":20000}'
-ctl_recv 2 "$(t_ms 25000)" >/dev/null
+ctl_recv 2 25000 >/dev/null
 ctl_send '{"id":3,"verb":"result","target":"agent-3"}'
 is "$(ctl_recv 3 | jget - 'd["result"]["status"]')" failed \
     "ids: control's agent-3 failed too"
@@ -86,7 +86,7 @@ like "$(cat "$R.err2")" "pid $P1" "lock: its message names the holder's pid"
 ok $([ ! -e "$R/.loop/one8.workers/agent-3.log" ]; echo $?) \
     "lock: the second run started no worker"
 : >"$GO"
-t_wait_pid "$P1" "$(t_ms 30000)"
+t_wait_pid "$P1" 30000
 is "$T_RC" 0 "lock: the first run completes"
 is "$(jget "$F" 'd["skill_state"]["completed_actions"]')" \
     '["init","develop","debug","validate","complete"]' \

@@ -93,7 +93,7 @@ OKC="exec '$FAKE' --marker $M result success"
 t_run_config "$R3" "$OKC" "exec '$FAKE' --marker $M wait-file $GO result success" \
     "$OKC" "$OKC" "$OKC"
 t_loop_start "$R3" held3 "Held at develop"
-t_wait_file "$R3/.loop/held3.workers/agent-2.log" "$(t_ms 20000)"
+t_wait_file "$R3/.loop/held3.workers/agent-2.log" 20000
 ok $? "a run of held3 reached develop"
 err=$($WRAP "$SUP" state -C "$R3" rebuild held3 2>&1); rc=$?
 is "$rc" 1 "rebuild while a run drives the loop exits 1"
@@ -105,7 +105,7 @@ like "$err" "pid $PID" "naming the run's pid"
 $WRAP "$SUP" state -C "$R3" show held3 >/dev/null; is "$?" 0 \
     "show (a read) needs no lock"
 : >"$GO"
-t_wait_pid "$PID" "$(t_ms 30000)"
+t_wait_pid "$PID" 30000
 is "$T_RC" 0 "the run completes"
 out=$($WRAP "$SUP" state -C "$R3" rebuild held3); is "$?" 0 \
     "after the run, rebuild goes through"

@@ -55,7 +55,7 @@ exists "$R.develop" $(( HOLD / 3 ))
 ok $? "held: the next worker starts while the lock is held (the commit waits aside)"
 t0=$(t_now_ms)
 kill -TERM "$RUN"
-t_wait_pid "$RUN" "$(t_ms 10000)"
+t_wait_pid "$RUN" 10000
 el=$(( $(t_now_ms) - t0 ))
 is "$T_RC" 4 "held: SIGTERM: exit 4"
 t_within "$el" 1000 "held: SIGTERM honoured within 1 s + slack ($el ms, lock held $HOLD ms)"
@@ -100,7 +100,7 @@ exists "$R.develop" $(( HOLD / 2 )) && [ ! -e "$R.released" ]
 ok $? "side: the next worker starts while the side files are locked"
 t0=$(t_now_ms)
 kill -TERM "$RUN"
-t_wait_pid "$RUN" "$(t_ms 10000)"
+t_wait_pid "$RUN" 10000
 el=$(( $(t_now_ms) - t0 ))
 is "$T_RC" 4 "side: SIGTERM: exit 4"
 t_within "$el" 1000 "side: SIGTERM honoured within 1 s + slack ($el ms, locks held $HOLD ms)"

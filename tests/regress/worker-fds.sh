@@ -101,12 +101,12 @@ r=$(ctl_recv 1)
 A=$(jget - 'd["agent_id"]' <<<"$r")
 ctl_send "{\"id\":2,\"verb\":\"wait\",\"targets\":[\"$A\"],\"timeout_ms\":$(t_ms 10000),\
 \"mode\":\"all\"}"
-r=$(ctl_recv 2 "$(t_ms 15000)")
+r=$(ctl_recv 2 15000)
 is "$(jget - 'd["status"]["'"$A"'"]' <<<"$r")" completed \
     "stdout: the agent completed"
 ctl_stop
 is "$T_RC" 0 "stdout: control exits 0"
-t_wait_pid "$CAT" "$(t_ms 5000)"
+t_wait_pid "$CAT" 5000
 is "$(grep -c NOT-JSON "$C.json")" 0 "stdout: nothing the worker's fd 1 got reached control's stdout"
 is "$(python3 -c '
 import json, sys
@@ -126,18 +126,18 @@ ctl_send "{\"id\":1,\"verb\":\"spawn\",\"role\":\"develop\",\"message\":\"go\",\
 --marker $M hang\"}"
 r=$(ctl_recv 1)
 A=$(jget - 'd["agent_id"]' <<<"$r")
-t_wait_count "$M" 2 "$(t_ms 5000)"
+t_wait_count "$M" 2 5000
 ok $? "orphan: the tool and its background child run"
 wpid=$(pgrep -P "$CTL_PID")
 kill -KILL $wpid
 ctl_send "{\"id\":2,\"verb\":\"wait\",\"targets\":[\"$A\"],\"timeout_ms\":$(t_ms 3000),\
 \"mode\":\"all\"}"
-r=$(ctl_recv 2 "$(t_ms 8000)")
+r=$(ctl_recv 2 8000)
 is "$(jget - '[d["timed_out"], d["status"]["'"$A"'"] in ("failed", "errored", "completed")]' <<<"$r")" \
     '[false,true]' "orphan: the agent ends once its worker is killed"
 ctl_stop
 is "$T_RC" 0 "orphan: control exits 0"
-t_wait_gone "$M" "$(t_ms 5000)"
+t_wait_gone "$M" 5000
 ok $? "orphan: nothing left running"
 
 # -- item 12: over `ulimit -f` a commit fails with EFBIG and leaves no temp
@@ -198,12 +198,12 @@ json.dump(d, open(p, "w"))' "$T/.loop/term-$i.json"
 		    break
 	done
 	kill -TERM "$pid"
-	t_wait_pid "$pid" "$(t_ms 15000)"
+	t_wait_pid "$pid" 15000
 	"$SUP" state -C "$T" validate "term-$i" >/dev/null 2>&1
 	st=$?
 	[ "$T_RC" = 4 ] && [ "$st" = 0 ] || bad="$bad $i:$T_RC:$st"
 done
 is "$bad" "" "SIGTERM at start: 6 rounds, each stopped (exit 4, not 143) with a valid state file"
-t_wait_gone "$M" "$(t_ms 5000)"
+t_wait_gone "$M" 5000
 ok $? "nothing left running"
 t_done

@@ -69,6 +69,14 @@ ndjson_lines(const char *s)
 	return n;
 }
 
+/* One record of one of ccw-loop's logs (the table's), no stop flag. */
+static int
+pf_log(int dfd, const char *id, const char *name, const json_t *o,
+    char **err)
+{
+	return progress_log(&ccw_loop_state, dfd, id, name, o, NULL, err);
+}
+
 /* The NDJSON logs and the history: exact bytes, repair of a torn last line. */
 static void
 test_logs(void)
@@ -78,19 +86,19 @@ test_logs(void)
 	int	 rc;
 
 	o = json_pack("{s:i, s:s, s:[s]}", "a", 1, "b", "x\ny|z", "f", "p.c");
-	rc = progress_log(pf_sfd, ID, "changes.log", o, NULL, &err);
+	rc = pf_log(pf_sfd, ID, "changes.log", o, &err);
 	tap_ok(rc == 0 && err == NULL, "changes.log appended");
 	s = pf_slurp(ID ".progress/changes.log");
 	tap_is_str(s, "{\"a\":1,\"b\":\"x\\ny|z\",\"f\":[\"p.c\"]}\n",
 	    "one compact line, newline-terminated");
 	free(s);
-	progress_log(pf_sfd, ID, "changes.log", o, NULL, &err);
+	pf_log(pf_sfd, ID, "changes.log", o, &err);
 	s = pf_slurp(ID ".progress/changes.log");
 	tap_is_int(ndjson_lines(s), 2, "two appends, two lines");
 	free(s);
 
 	pf_spew(ID ".progress/debug.log", "{\"hid\":\"H1\",\"torn\":true}");
-	rc = progress_log(pf_sfd, ID, "debug.log", o, NULL, &err);
+	rc = pf_log(pf_sfd, ID, "debug.log", o, &err);
 	s = pf_slurp(ID ".progress/debug.log");
 	tap_ok(rc == 0 && ndjson_lines(s) == 2,
 	    "a last line without newline, then an append: both lines parse");
@@ -98,16 +106,16 @@ test_logs(void)
 	    27) == 0, "the newline was written before the record");
 	free(s);
 
-	rc = progress_log(pf_sfd, ID, "other.log", o, NULL, &err);
+	rc = pf_log(pf_sfd, ID, "other.log", o, &err);
 	tap_ok(rc == -1 && err != NULL && strstr(err, "other.log") != NULL,
 	    "only changes.log and debug.log: %s", err ? err : "");
 	free(err);
-	rc = progress_log(pf_sfd, ID, "../changes.log", o, NULL, &err);
+	rc = pf_log(pf_sfd, ID, "../changes.log", o, &err);
 	tap_ok(rc == -1, "a log name with a path is refused");
 	free(err);
 	json_decref(o);
 	o = json_pack("[i]", 1);
-	rc = progress_log(pf_sfd, ID, "changes.log", o, NULL, &err);
+	rc = pf_log(pf_sfd, ID, "changes.log", o, &err);
 	tap_ok(rc == -1 && err != NULL, "a record that is not an object is "
 	    "refused");
 	free(err);
@@ -206,7 +214,7 @@ test_hostile(void)
 		const char *id = ids[i] != NULL ? ids[i] : longid;
 
 		refused = 0;
-		refused += progress_log(pf_sfd, id, "changes.log", o, NULL, &err) == -1 &&
+		refused += pf_log(pf_sfd, id, "changes.log", o, &err) == -1 &&
 		    err != NULL && strstr(err, "invalid loop id") != NULL;
 		free(err);
 		refused += progress_history_append(pf_sfd, id, o, NULL, &err) == -1;
@@ -252,7 +260,7 @@ test_links(void)
 	xasprintf(&path, "%s/elsewhere", pf_top);
 	mkdir(path, 0755);
 	symlinkat(path, pf_sfd, "L1.progress");
-	rc = progress_log(pf_sfd, "L1", "changes.log", o, NULL, &err);
+	rc = pf_log(pf_sfd, "L1", "changes.log", o, &err);
 	tap_ok(rc == -1 && err != NULL && strstr(err, "L1.progress") &&
 	    strstr(err, "symbolic link"), "link at {id}.progress refused: %s",
 	    err ? err : "");
@@ -274,7 +282,7 @@ test_links(void)
 	pf_spew("../target", "orig");
 	mkdirat(pf_sfd, "L2.progress", 0755);
 	symlinkat(path, pf_sfd, "L2.progress/changes.log");
-	rc = progress_log(pf_sfd, "L2", "changes.log", o, NULL, &err);
+	rc = pf_log(pf_sfd, "L2", "changes.log", o, &err);
 	s = pf_slurp("../target");
 	tap_ok(rc == -1 && err != NULL && strstr(err, "L2.progress/changes.log")
 	    && s != NULL && strcmp(s, "orig") == 0,
@@ -294,7 +302,7 @@ test_links(void)
 	    "links at history and tasks files refused");
 	free(s);
 	mkfifoat(pf_sfd, "L2.progress/debug.log", 0644);
-	rc = progress_log(pf_sfd, "L2", "debug.log", o, NULL, &err);
+	rc = pf_log(pf_sfd, "L2", "debug.log", o, &err);
 	tap_ok(rc == -1 && err != NULL && strstr(err, "not a regular file"),
 	    "a FIFO at a log name is refused without hanging");
 	free(err);
@@ -356,7 +364,7 @@ append_log(const char *dir, const char *id, const char *count)
 	for (i = 0; i < n; i++) {
 		o = json_pack("{s:i, s:i, s:s}", "pid", (int)getpid(), "seq", i,
 		    "pad", pad);
-		if (progress_log(dfd, id, "changes.log", o, NULL, &err) == -1) {
+		if (pf_log(dfd, id, "changes.log", o, &err) == -1) {
 			fprintf(stderr, "append-log: %s\n", err);
 			free(err);
 			bad = 1;

@@ -1,8 +1,9 @@
 /*
  * test-workflow.c: the workflow table (flowdef.h): ccw-loop's roles,
  * order, parallel group, menu words and rules; and a second, two-role
- * workflow driving config loading and role look-up through the same
- * engine code, which must assume no role of its own.
+ * workflow driving config loading, role look-up, its state file and its
+ * side log through the same engine code, which must assume no role or
+ * side file of its own.
  */
 #include <config.h>
 
@@ -89,8 +90,12 @@ tiny_rebuilt(json_t *ss, const json_t *tasks, struct strv *unrec)
 		    PROGRESS_UN_ADD);
 }
 
+/* Its one log: a line per step done. */
+static const char *const tiny_logs[] = { "steps.log", NULL };
+
 static const struct workflow_state tiny_state = {
 	.roles = tiny_role_names,
+	.logs = tiny_logs,
 	.sections = tiny_sections,
 	.rules = tiny_r_skill,
 	.check_status = tiny_check,
@@ -444,6 +449,81 @@ test_tiny_rebuild(void)
 	rmdir(dir);
 }
 
+/* The lines of dir/name, or -1 if it cannot be read. */
+static int
+count_lines(int dfd, const char *name)
+{
+	char	 buf[4096];
+	ssize_t	 n, i;
+	int	 fd = openat(dfd, name, O_RDONLY), lines = 0;
+
+	if (fd == -1)
+		return -1;
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		for (i = 0; i < n; i++)
+			lines += buf[i] == '\n';
+	close(fd);
+	return lines;
+}
+
+/*
+ * The NDJSON logs are the table's: tiny's steps.log goes through the
+ * engine's progress_log; ccw-loop's names are not tiny's, nor tiny's
+ * ccw-loop's, and a workflow without logs has none.
+ */
+static void
+test_tiny_logs(void)
+{
+	static const struct workflow_state bare = { .roles = tiny_role_names };
+	char	 dir[] = "/tmp/test-workflow-log-XXXXXX", *err = NULL;
+	json_t	*o = json_pack("{s:s}", "step", "first");
+	int	 dfd, rc;
+
+	if (mkdtemp(dir) == NULL || (dfd = open(dir, O_DIRECTORY)) == -1) {
+		perror(dir);
+		exit(1);
+	}
+	rc = progress_log(tiny.state, dfd, "R", "steps.log", o, NULL, &err);
+	tap_ok(rc == 0 && err == NULL, "tiny: steps.log appended (%s)",
+	    err != NULL ? err : "ok");
+	free(err);
+	progress_log(tiny.state, dfd, "R", "steps.log", o, NULL, &err);
+	free(err);
+	tap_is_int(count_lines(dfd, "R.progress/steps.log"), 2,
+	    "tiny: two records, two lines in R.progress/steps.log");
+	rc = progress_log(tiny.state, dfd, "R", "changes.log", o, NULL, &err);
+	tap_ok(rc == -1 && err != NULL && strstr(err, "the workflow keeps "
+	    "steps.log") != NULL, "tiny: ccw-loop's changes.log is refused: %s",
+	    err != NULL ? err : "");
+	free(err);
+	tap_is_int(count_lines(dfd, "R.progress/changes.log"), -1,
+	    "tiny: no changes.log was made");
+	rc = progress_log(&ccw_loop_state, dfd, "R", "steps.log", o, NULL,
+	    &err);
+	tap_ok(rc == -1 && err != NULL && strstr(err, "changes.log, "
+	    "debug.log") != NULL, "ccw-loop: tiny's steps.log is refused: %s",
+	    err != NULL ? err : "");
+	free(err);
+	rc = progress_log(&ccw_loop_state, dfd, "R", "debug.log", o, NULL,
+	    &err);
+	tap_ok(rc == 0 && count_lines(dfd, "R.progress/debug.log") == 1,
+	    "ccw-loop: its debug.log through the same code");
+	free(err);
+	rc = progress_log(&bare, dfd, "R", "steps.log", o, NULL, &err);
+	tap_ok(rc == -1 && err != NULL && strstr(err, "keeps none") != NULL,
+	    "a workflow without logs keeps none: %s", err != NULL ? err : "");
+	free(err);
+	rc = progress_log(tiny.state, dfd, "R", "../steps.log", o, NULL, &err);
+	tap_ok(rc == -1, "tiny: a path is no log name");
+	free(err);
+	json_decref(o);
+	unlinkat(dfd, "R.progress/steps.log", 0);
+	unlinkat(dfd, "R.progress/debug.log", 0);
+	unlinkat(dfd, "R.progress", AT_REMOVEDIR);
+	close(dfd);
+	rmdir(dir);
+}
+
 /*
  * Does a source file, comments aside, hold one of the words as a string
  * literal ("develop") or as an identifier (LOOP_DEVELOP)?  The first hit,
@@ -497,9 +577,37 @@ no_role_in(const char *rel, const char *const *literals)
 	free(hit);
 }
 
+/* Every C file of one directory of the tree; how many. */
+static size_t
+no_role_in_dir(const char *reldir, const char *const *literals)
+{
+	char		 path[4096], *rel;
+	struct dirent	*de;
+	DIR		*d;
+	size_t		 len, n = 0;
+
+	snprintf(path, sizeof path, "%s/%s", TOP_SRCDIR, reldir);
+	if ((d = opendir(path)) == NULL) {
+		tap_ok(0, "%s: cannot open", path);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len < 3 || de->d_name[len - 2] != '.' ||
+		    (de->d_name[len - 1] != 'c' && de->d_name[len - 1] != 'h'))
+			continue;
+		xasprintf(&rel, "%s/%s", reldir, de->d_name);
+		no_role_in(rel, literals);
+		free(rel);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 /*
- * Every file of the engine and the generic drivers names no ccw-loop
- * role, nor one of its skill_state sections.
+ * Every file of the engine, the verb table and the generic drivers names
+ * no ccw-loop role, nor one of its skill_state sections or side logs.
  */
 static void
 test_no_role_names(void)
@@ -508,7 +616,8 @@ test_no_role_names(void)
 	    "\"debug\"", "\"validate\"", "\"complete\"", "LOOP_INIT",
 	    "LOOP_DEVELOP", "LOOP_DEBUG", "LOOP_VALIDATE", "LOOP_COMPLETE",
 	    "LOOP_NROLES", "loop_roles", "CONFIG_ROLES", "skill_state.develop",
-	    "skill_state.debug", "skill_state.validate", "ccw_loop_", NULL };
+	    "skill_state.debug", "skill_state.validate", "ccw_loop_",
+	    "changes.log", "debug.log", NULL };
 	static const char *const files[] = {
 		"supervisor/workflows/ccw-loop/loop.c",
 		"supervisor/workflows/ccw-loop/loopstep.c",
@@ -521,28 +630,12 @@ test_no_role_names(void)
 	    "LOOP_INIT", "LOOP_DEVELOP", "LOOP_DEBUG", "LOOP_VALIDATE",
 	    "LOOP_COMPLETE", "LOOP_NROLES", "loop_roles", "CONFIG_ROLES",
 	    NULL };
-	char		 path[4096], *rel;
-	struct dirent	*de;
-	DIR		*d;
-	size_t		 i, len, n = 0;
+	size_t		 i, n;
 
-	snprintf(path, sizeof path, "%s/supervisor/engine", TOP_SRCDIR);
-	if ((d = opendir(path)) == NULL) {
-		tap_ok(0, "%s: cannot open", path);
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		len = strlen(de->d_name);
-		if (len < 3 || de->d_name[len - 2] != '.' ||
-		    (de->d_name[len - 1] != 'c' && de->d_name[len - 1] != 'h'))
-			continue;
-		xasprintf(&rel, "supervisor/engine/%s", de->d_name);
-		no_role_in(rel, literals);
-		free(rel);
-		n++;
-	}
-	closedir(d);
+	n = no_role_in_dir("supervisor/engine", literals);
 	tap_ok(n >= 25, "every file of the engine was checked (%zu)", n);
+	n = no_role_in_dir("supervisor/api", literals);
+	tap_ok(n >= 4, "every file of the verb table was checked (%zu)", n);
 	for (i = 0; files[i] != NULL; i++)
 		no_role_in(files[i], cmd_literals);
 }
@@ -557,6 +650,7 @@ main(void)
 	test_tiny();
 	test_tiny_state();
 	test_tiny_rebuild();
+	test_tiny_logs();
 	test_no_role_names();
 	return tap_done();
 }

@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "capsule.h"
+#include "ccw-loop.h"
 #include "log.h"
 #include "loop.h"
 #include "progress.h"
@@ -628,13 +629,13 @@ prompt_side_run(void *arg)
 		prompt_side_note(ps, rc, err);
 	}
 	json_array_foreach(ps->changes, i, o) {
-		rc = progress_log(ps->dirfd, ps->id, "changes.log", o,
-		    ps->stopping, &err);
+		rc = progress_log(&ccw_loop_state, ps->dirfd, ps->id,
+		    "changes.log", o, ps->stopping, &err);
 		prompt_side_note(ps, rc, err);
 	}
 	if (ps->debug != NULL) {
-		rc = progress_log(ps->dirfd, ps->id, "debug.log", ps->debug,
-		    ps->stopping, &err);
+		rc = progress_log(&ccw_loop_state, ps->dirfd, ps->id,
+		    "debug.log", ps->debug, ps->stopping, &err);
 		prompt_side_note(ps, rc, err);
 	}
 	if (ps->history != NULL) {

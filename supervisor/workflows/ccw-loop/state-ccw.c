@@ -25,6 +25,9 @@ static const char *const ccw_state_roles[] = { "init", "develop", "debug",
 /* The sections {id}.progress/NAME.md keeps, in skill_state's order. */
 static const char *const ccw_state_progress[] = { "develop", "debug",
     "validate", NULL };
+/* Its NDJSON logs in {id}.progress/: every changed file; debug's runs. */
+static const char *const ccw_state_logs[] = { "changes.log", "debug.log",
+    NULL };
 
 static const char *const ccw_state_task_st[] = { "pending", "in_progress",
     "completed", "failed", NULL };
@@ -279,6 +282,7 @@ const struct workflow_state ccw_loop_state = {
 	.check_status = ccw_state_check_status,
 	.derived = ccw_state_derived,
 	.progress = ccw_state_progress,
+	.logs = ccw_state_logs,
 	.rebuilt = ccw_state_rebuilt,
 };
 
