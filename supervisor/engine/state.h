@@ -162,8 +162,13 @@ enum state_mark state_store_written(const struct state_store *, const struct sta
 int	 state_store_dirfd(const struct state_store *);	/* borrowed */
 const char *state_store_id(const struct state_store *);
 
+/* a deleted loop's side files, directories and locks (stateremove.c) */
+int	 state_remove_files(int, const char *, char **);
+
 /* watching for a front end's writes */
-/* status, state (borrowed for the call); the callback must not free the watch */
+/* status, state (borrowed for the call); status and state NULL: the file
+ * was deleted (told once, after it stayed away 100 ms); the callback must
+ * not free the watch */
 typedef void (*state_watch_cb)(const char *, const json_t *, void *);
 struct state_watch;
 /* POLL: a stat every 25 ms instead of inotify (NFS); also the fallback */
