@@ -4,7 +4,9 @@
  * (without it, or when the caller asks for polling, a stat every 25 ms
  * does; each watch decides for itself); the file is read again (a
  * half-written one later, with backoff, never judged corrupt here) and a
- * changed status goes to the callback, unless the store wrote the file.
+ * changed status goes to the callback, unless the store wrote the file;
+ * a front end's write that reverted the engine's fields goes to the
+ * store, which commits them again (state_store_defend).
  * A file that is gone and stays gone 100 ms (not a writer's delete and
  * create) is told once, as a NULL status: its owner deleted the loop.
  */
@@ -36,7 +38,8 @@
 
 struct state_watch {
 	struct event_base	*base;
-	const struct state_store *store;	/* its marks: our own writes */
+	struct state_store	*store;	/* its marks: our own writes; defends
+					   our fields against foreign ones */
 	struct event		*ev_in;
 	struct event		*ev_retry;
 	struct event		*ev_poll;	/* without inotify */
@@ -101,6 +104,8 @@ watch_check(struct state_watch *w)
 	}
 	status = json_string_value(json_object_get(j, "status"));
 	mark = state_store_written(w->store, &st);
+	if (mark == STATE_MARK_NONE)
+		state_store_defend(w->store, j);
 	if (status != NULL && mark != STATE_MARK_STALE && (w->status == NULL ||
 	    strcmp(status, w->status) != 0)) {
 		free(w->status);

@@ -491,7 +491,25 @@ loop_choose(struct loop *l, const char *action)
 	loop_kick(l);
 }
 
-/* The loop's side files are written too: it has ended. */
+/* The file holds our last values: the loop has ended. */
+static void
+loop_settled(struct state_store *s, int rc, const char *err, void *arg)
+{
+	struct loop	*l = arg;
+
+	(void)s;
+	if (rc != 0)
+		log_warnx("state %s: the last check of the file failed: %s",
+		    l->cfg.id, err);
+	if (l->cfg.hooks.done != NULL)
+		l->cfg.hooks.done(l->cfg.hooks.arg, l->exit_code);
+}
+
+/*
+ * The loop's side files are written too.  A deleted loop's files go; a
+ * live one's state file is checked (and our fields written again if a
+ * front end's late write reverted them) before the end is told.
+ */
 static void
 loop_sides_done(void *arg)
 {
@@ -507,9 +525,11 @@ loop_sides_done(void *arg)
 		}
 		loop_event(l, "LOOP_DELETED", json_pack("{s:s}", "loop_id",
 		    l->cfg.id));
+		if (l->cfg.hooks.done != NULL)
+			l->cfg.hooks.done(l->cfg.hooks.arg, l->exit_code);
+		return;
 	}
-	if (l->cfg.hooks.done != NULL)
-		l->cfg.hooks.done(l->cfg.hooks.arg, l->exit_code);
+	state_store_settle(l->store, loop_settled, l);
 }
 
 /* The last commit landed (or failed): the last event, out. */
