@@ -497,8 +497,8 @@ loop_settled(struct state_store *s, int rc, const char *err, void *arg)
 {
 	struct loop	*l = arg;
 
-	(void)s;
-	if (rc != 0)
+	/* stopping with the lock held elsewhere: already said */
+	if (rc != 0 && !atomic_load(state_store_stopping(s)))
 		log_warnx("state %s: the last check of the file failed: %s",
 		    l->cfg.id, err);
 	if (l->cfg.hooks.done != NULL)
