@@ -300,6 +300,23 @@ worker_started(struct worker *w)
 }
 
 /*
+ * options.env (CCW's envFile, read by the supervisor) goes into our own
+ * environment: this process exists for one tool, which inherits it.
+ */
+static void
+worker_env(const json_t *options)
+{
+	const char	*key;
+	json_t		*v;
+
+	json_object_foreach(json_object_get(options, "env"), key, v) {
+		if (json_is_string(v) && *key != '\0' &&
+		    strchr(key, '=') == NULL)
+			setenv(key, json_string_value(v), 1);
+	}
+}
+
+/*
  * options.resume_session: the first run is already a resumed turn of that
  * session, with the ASSIGN prompt as the follow-up message.
  */
@@ -343,6 +360,7 @@ worker_assign(struct worker *w)
 	w->spec.prompt = a->prompt;
 	w->spec.options = a->options;
 	w->spec.binary = json_string_value(json_object_get(a->options, "path"));
+	worker_env(a->options);
 	bin = w->spec.binary != NULL ? w->spec.binary : w->ad->binary;
 	if (a->log_path == NULL) {
 		outcome_reason(w, "ASSIGN without a log path");

@@ -57,6 +57,15 @@ claude_build_argv(const struct tool_spec *spec, const char *resume_session,
 		strv_push(argv, "--model");
 		strv_push(argv, spec->model);
 	}
+	/* CCW's settingsFile and effort (cli-tools.json), via options */
+	if ((mode = adapter_opt(spec, "settings_file")) != NULL) {
+		strv_push(argv, "--settings");
+		strv_push(argv, mode);
+	}
+	if ((mode = adapter_opt(spec, "effort")) != NULL) {
+		strv_push(argv, "--effort");
+		strv_push(argv, mode);
+	}
 	if (resume_session != NULL) {
 		strv_push(argv, "--resume");
 		strv_push(argv, resume_session);

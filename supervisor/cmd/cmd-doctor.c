@@ -143,9 +143,10 @@ doctor_ccw_files(struct doctor *d, json_t *files, json_t *cfgrep)
 	char		*p, *msg;
 	int		 k;
 
-	for (k = 0; k < 2 && d->home != NULL; k++) {
-		xasprintf(&p, "%s/.claude/%s", d->home, k == 0 ?
-		    "cli-tools.json" : "cli-settings.json");
+	for (k = 0; k < 2; k++) {
+		if ((p = config_ccw_path(d->home, k == 0 ?
+		    "cli-tools.json" : "cli-settings.json")) == NULL)
+			continue;
 		if (!doctor_is_file(p)) {
 			doctor_file(files, k == 0 ? "ccw tools" :
 			    "ccw settings", p, "absent", NULL);
@@ -538,17 +539,12 @@ static int
 doctor_default(struct doctor *d)
 {
 	const char	*name = d->o.cfg.default_tool, *problem = NULL;
-	json_t		*t, *j, *dt;
+	json_t		*t, *dt;
 	char		*why;
 	int		 ok;
 
-	j = strcmp(d->o.cfg.source, "built-in") != 0 ?
-	    json_load_file(d->o.cfg.source, 0, NULL) : NULL;
-	if (json_is_string(json_object_get(j, "default_tool")))
-		xasprintf(&why, "default_tool in %s", d->o.cfg.source);
-	else
-		why = xstrdup("built-in default");
-	json_decref(j);
+	why = xstrdup(d->o.cfg.default_reason != NULL ?
+	    d->o.cfg.default_reason : "built-in default");
 	t = doctor_find_tool(d->report, name);
 	ok = t != NULL && json_is_true(json_object_get(t, "enabled")) &&
 	    json_is_true(json_object_get(t, "runnable"));
@@ -625,6 +621,7 @@ cmd_doctor(int argc, char **argv)
 
 	memset(&d, 0, sizeof d);
 	cmd_opts_init(&d.o);
+	d.o.quiet_warnings = 1;
 	d.probe_ms = DOCTOR_VERSION_MS;
 	if ((rc = doctor_options(&d, argc, argv, &json)) != 0)
 		return rc < 0 ? EXIT_OK : rc;

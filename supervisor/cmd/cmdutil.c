@@ -93,6 +93,7 @@ cmd_opts_load(struct cmd_opts *o, char **err)
 {
 	char		 buf[PATH_MAX];
 	struct stat	 sb;
+	size_t		 i;
 
 	if (o->cfg_loaded)
 		return 0;
@@ -116,6 +117,10 @@ cmd_opts_load(struct cmd_opts *o, char **err)
 	    &o->cfg, err) != 0)
 		return -1;
 	o->cfg_loaded = 1;
+	/* Never fatal (a malformed CCW file): said once, on stderr. */
+	for (i = 0; i < o->cfg.nwarnings && !o->quiet_warnings; i++)
+		fprintf(stderr, "ccw-supervisor: warning: %s\n",
+		    o->cfg.warnings[i]);
 	o->state_dir = o->state_dir_opt != NULL ?
 	    xstrdup(o->state_dir_opt) : state_dir_default(o->cwd);
 	return 0;

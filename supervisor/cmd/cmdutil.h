@@ -22,6 +22,7 @@ struct cmd_opts {
 	const char	*state_dir_opt, *loop_id, *role, *message;
 	uint64_t	 timeout_ms, nudge_ms, grace_ms, idle_ms;
 	int		 have_timeout, have_nudge, have_grace, have_idle;
+	int		 quiet_warnings;	/* doctor reports them itself */
 	/* derived, owned */
 	struct config	 cfg;
 	int		 cfg_loaded;

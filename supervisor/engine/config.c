@@ -30,7 +30,7 @@
  *	  }
  *	}
  *
- * default_tool	one of the tools; default "codex".
+ * default_tool	one of the tools; default: CCW's (see below).
  * test_command	the command that runs the project's tests, told to
  *		debug and validate; default none (init's finding, if any).
  * tools	keys are the adapters: bash codex claude gemini qwen opencode.
@@ -71,11 +71,18 @@
  * an unknown tool, role or key inside them, or a wrong type, is an error
  * naming the key path, e.g. "roles.develop.timeout_ms".
  *
- * Then $HOME/.claude/cli-tools.json, CCW's file, is read if it exists:
- * {"tools": {"gemini": {"enabled": true, "primaryModel": "..."}}}.
- * For the six tools it gives "enabled" and "primaryModel" unless the
- * config file set that tool's "enabled" or "model"; other keys and tools
- * are ignored.
+ * Then CCW's files ($CCW_DATA_DIR/.claude/NAME when it exists, else
+ * $HOME/.claude/NAME; ccwtools.c) as CCW reads them: cli-tools.json
+ * {"tools": {"gemini": {"enabled": true, "primaryModel": "...",
+ * "envFile": "~/.gemini/.env"}}} gives, for our six tools, "enabled"
+ * (only JSON true enables) and "primaryModel" unless our file set that
+ * tool's "enabled" or "model", and options.env (envFile's KEY=VALUE
+ * lines), options.settings_file and options.effort (claude) unless our
+ * options set them.  A malformed CCW file is a warning (cfg->warnings):
+ * CCW's defaults, every tool enabled.  Without default_tool in our file
+ * the default is cli-settings.json's defaultTool, else gemini when
+ * cli-tools.json exists, else codex; a disabled one gives way to the
+ * first enabled of codex, claude, gemini, qwen, opencode.
  */
 #include <config.h>
 
@@ -102,8 +109,8 @@ static const char *const config_tool_names[CONFIG_NTOOLS] = {
 struct cload {
 	const char	*file;
 	char		**err;
-	int		 enabled_set[CONFIG_NTOOLS];
-	int		 model_set[CONFIG_NTOOLS];
+	struct ccw_set	 set[CONFIG_NTOOLS];
+	int		 default_set;
 };
 
 static int	config_error(struct cload *, const char *, ...)
@@ -176,6 +183,10 @@ config_free(struct config *cfg)
 
 	free(cfg->source);
 	free(cfg->default_tool);
+	free(cfg->default_reason);
+	for (i = 0; i < cfg->nwarnings; i++)
+		free(cfg->warnings[i]);
+	free(cfg->warnings);
 	for (i = 0; i < cfg->ntools; i++) {
 		free(cfg->tools[i].name);
 		free(cfg->tools[i].path);
@@ -210,6 +221,7 @@ config_defaults(struct config *cfg, const struct workflow *wf)
 	cfg->roles = xcalloc(wf->nroles, sizeof *cfg->roles);
 	cfg->source = xstrdup("built-in");
 	cfg->default_tool = xstrdup("codex");
+	cfg->default_reason = xstrdup("built-in default");
 	cfg->ntools = CONFIG_NTOOLS;
 	cfg->tools = xcalloc(CONFIG_NTOOLS, sizeof *cfg->tools);
 	for (i = 0; i < CONFIG_NTOOLS; i++) {
@@ -361,7 +373,7 @@ config_tool_entry(struct cload *ld, struct config *cfg, const char *name,
 	    (set = config_str(ld, obj, "model", where, &t->model)) == -1)
 		goto out;
 	if (set || json_is_null(json_object_get(obj, "model")))
-		ld->model_set[idx] = 1;
+		ld->set[idx].model = 1;
 	if ((v = json_object_get(obj, "enabled")) != NULL) {
 		if (!json_is_boolean(v)) {
 			config_error(ld, "%s.enabled: expected true or false",
@@ -369,7 +381,7 @@ config_tool_entry(struct cload *ld, struct config *cfg, const char *name,
 			goto out;
 		}
 		t->enabled = json_is_true(v);
-		ld->enabled_set[idx] = 1;
+		ld->set[idx].enabled = 1;
 	}
 	if ((v = json_object_get(obj, "options")) != NULL) {
 		if (!json_is_object(v) && !json_is_null(v)) {
@@ -526,6 +538,10 @@ config_apply(struct cload *ld, struct config *cfg, json_t *root)
 			    "'%s'", json_string_value(v));
 		free(cfg->default_tool);
 		cfg->default_tool = xstrdup(json_string_value(v));
+		free(cfg->default_reason);
+		xasprintf(&cfg->default_reason, "default_tool in %s",
+		    ld->file);
+		ld->default_set = 1;
 	}
 	if (json_object_get(root, "test_command") != NULL &&
 	    config_str(ld, root, "test_command", "", &cfg->test_command)
@@ -547,43 +563,6 @@ config_apply(struct cload *ld, struct config *cfg, json_t *root)
 				return -1;
 		}
 	}
-	return 0;
-}
-
-/*
- * CCW users already said which tools they have and which model each
- * uses; take that unless our own file said otherwise.  It is CCW's
- * file, so only its shape is checked and other keys are left alone.
- */
-static int
-config_cli_tools(struct cload *ld, struct config *cfg)
-{
-	const char	*key;
-	json_t		*root, *tools, *v, *e, *m;
-	int		 missing, idx;
-
-	if (config_read(ld, &root, &missing) == -1)
-		return -1;
-	if (missing)
-		return 0;
-	if ((tools = json_object_get(root, "tools")) != NULL &&
-	    !json_is_object(tools)) {
-		json_decref(root);
-		return config_error(ld, "tools: expected an object");
-	}
-	json_object_foreach(tools, key, v) {
-		if ((idx = config_tool_index(key)) == -1 || !json_is_object(v))
-			continue;
-		e = json_object_get(v, "enabled");
-		if (json_is_boolean(e) && !ld->enabled_set[idx])
-			cfg->tools[idx].enabled = json_is_true(e);
-		m = json_object_get(v, "primaryModel");
-		if (json_is_string(m) && json_string_length(m) > 0 &&
-		    strlen(json_string_value(m)) == json_string_length(m) &&
-		    !ld->model_set[idx] && cfg->tools[idx].model == NULL)
-			cfg->tools[idx].model = xstrdup(json_string_value(m));
-	}
-	json_decref(root);
 	return 0;
 }
 
@@ -637,7 +616,6 @@ config_load(const struct workflow *wf, const char *file_arg,
     const char *root, const char *home, struct config *cfg, char **err)
 {
 	struct cload	 ld;
-	char		*ccw = NULL;
 	int		 rc;
 
 	*err = NULL;
@@ -649,12 +627,8 @@ config_load(const struct workflow *wf, const char *file_arg,
 		home = NULL;
 	config_defaults(cfg, wf);
 	rc = config_main_file(&ld, cfg, file_arg, root, home);
-	if (rc == 0 && home != NULL) {
-		xasprintf(&ccw, "%s/.claude/cli-tools.json", home);
-		ld.file = ccw;
-		rc = config_cli_tools(&ld, cfg);
-		free(ccw);
-	}
+	if (rc == 0)
+		config_ccw_apply(cfg, home, ld.set, ld.default_set);
 	if (rc == -1)
 		config_free(cfg);
 	return rc;

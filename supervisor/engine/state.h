@@ -92,6 +92,7 @@ struct state_marks *state_marks_new(void);
 void	 state_marks_free(struct state_marks *);
 void	 state_marks_add(struct state_marks *, const struct stat *, enum state_mark);	/* NULL: nothing */
 enum state_mark state_marks_find(struct state_marks *, const struct stat *);
+int	 state_owned_reverted(const json_t *, const json_t *);	/* (disk, our last): a foreign write undid our fields? */
 
 /* One commit's request: state_commit and the store fill it in. */
 struct state_commit_req {
@@ -105,6 +106,7 @@ struct state_commit_req {
 	const struct workflow_state *ws;	/* the sections' rules; NULL: the engine's only */
 	const atomic_int *nowait;	/* NULL: block on the lock; else poll, give up once set */
 	uint64_t	*displaced;	/* counts front-end writes displaced and merged again, or NULL */
+	int		 if_reverted;	/* with no patch: write only if state_owned_reverted(disk, last) */
 };
 int	 state_commit_run(int, const char *, const struct state_commit_req *,
 	    json_t **, unsigned *, char **);	/* merged (new ref), fsyncs added */
@@ -158,12 +160,20 @@ const char *state_store_error(const struct state_store *);	/* why the last commi
 uint64_t state_store_commits(const struct state_store *);
 uint64_t state_store_fsyncs(const struct state_store *);
 uint64_t state_store_displaced(const struct state_store *);	/* front-end writes our replace displaced and merged again */
+void	 state_store_defend(struct state_store *, const json_t *);	/* a foreign write (disk): commit our fields again if it reverted them */
+void	 state_store_settle(struct state_store *, state_store_cb, void *);	/* the end: cb once the file holds our last values (written again if reverted) */
+uint64_t state_store_restores(const struct state_store *);	/* commits made to restore our fields */
 enum state_mark state_store_written(const struct state_store *, const struct stat *);	/* a file this store wrote? */
 int	 state_store_dirfd(const struct state_store *);	/* borrowed */
 const char *state_store_id(const struct state_store *);
 
+/* a deleted loop's side files, directories and locks (stateremove.c) */
+int	 state_remove_files(int, const char *, char **);
+
 /* watching for a front end's writes */
-/* status, state (borrowed for the call); the callback must not free the watch */
+/* status, state (borrowed for the call); status and state NULL: the file
+ * was deleted (told once, after it stayed away 100 ms); the callback must
+ * not free the watch */
 typedef void (*state_watch_cb)(const char *, const json_t *, void *);
 struct state_watch;
 /* POLL: a stat every 25 ms instead of inotify (NFS); also the fallback */

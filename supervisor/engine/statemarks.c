@@ -1,7 +1,8 @@
 /*
  * statemarks.c: the write marks a store keeps of the files its commits
  * wrote (device, inode, size, mtime), so that its watch can tell its own
- * writes from a front end's.  One set per store, no process-wide ring.
+ * writes from a front end's, and whether a front end's write reverted
+ * the engine's fields.  One set per store, no process-wide ring.
  */
 #include <config.h>
 
@@ -9,6 +10,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "state.h"
@@ -106,4 +108,40 @@ state_marks_find(struct state_marks *m, const struct stat *st)
 		kind = m->ring[i].kind;
 	pthread_mutex_unlock(&m->mu);
 	return kind;
+}
+
+/* A status the engine's own end transition leaves. */
+static int
+marks_terminal(const char *st)
+{
+	return st != NULL && (strcmp(st, "completed") == 0 ||
+	    strcmp(st, "failed") == 0);
+}
+
+/*
+ * Did a write of the other side (DISK) revert what the engine owns, as
+ * its last commit (LAST) has it: skill_state, current_iteration, or an
+ * ended loop's status back to running (a rewrite from a read taken
+ * before the end)?  The front end's own fields are not looked at.
+ */
+int
+state_owned_reverted(const json_t *disk, const json_t *last)
+{
+	const char	*ls, *ds;
+
+	if (!json_is_object(last))
+		return 0;
+	if (!json_is_object(disk))
+		return 1;
+	if (!json_equal(json_object_get(disk, "skill_state"),
+	    json_object_get(last, "skill_state")) &&
+	    json_object_get(last, "skill_state") != NULL)
+		return 1;
+	if (!json_equal(json_object_get(disk, "current_iteration"),
+	    json_object_get(last, "current_iteration")) &&
+	    json_object_get(last, "current_iteration") != NULL)
+		return 1;
+	ls = json_string_value(json_object_get(last, "status"));
+	ds = json_string_value(json_object_get(disk, "status"));
+	return marks_terminal(ls) && ds != NULL && strcmp(ds, "running") == 0;
 }

@@ -67,6 +67,8 @@ struct state_store {
 	uint64_t		 commits;
 	uint64_t		 fsyncs;
 	uint64_t		 displaced;
+	uint64_t		 restores;	/* state_store_defend's commits */
+	int			 settle;	/* the next job only checks */
 	char			*error;
 };
 
@@ -113,6 +115,8 @@ store_job_new(struct state_store *s)
 	j->req.marks = s->marks;
 	j->req.nowait = &s->nowait;
 	j->req.displaced = &j->displaced;
+	j->req.if_reverted = s->settle;
+	s->settle = 0;
 	return j;
 }
 
@@ -523,4 +527,76 @@ const char *
 state_store_id(const struct state_store *s)
 {
 	return s->id;
+}
+
+/* A status our end transition leaves. */
+static int
+store_ended(const char *st)
+{
+	return st != NULL && (strcmp(st, "completed") == 0 ||
+	    strcmp(st, "failed") == 0);
+}
+
+/*
+ * Our fields again after a foreign write reverted them (a front end
+ * rewriting the whole file from a stale read): the next commit merges
+ * by ownership, so an empty patch puts our last values back and keeps
+ * theirs.  An ended loop's status (completed, failed) is made again
+ * from running by its transition.  Returns 1 when something was asked.
+ */
+static int
+store_restore(struct state_store *s, const json_t *disk)
+{
+	const char	*st;
+
+	if (s->last == NULL || s->freeing ||
+	    !state_owned_reverted(disk, s->last))
+		return 0;
+	if (s->pending == NULL)
+		s->pending = json_object();
+	st = json_string_value(json_object_get(s->last, "status"));
+	if (store_ended(st))
+		(void)state_store_transition(s, st, json_string_value(
+		    json_object_get(s->last, "failure_reason")));
+	store_schedule(s);
+	return 1;
+}
+
+/* The watch read a write of the other side: defend what we own. */
+void
+state_store_defend(struct state_store *s, const json_t *disk)
+{
+	if (store_restore(s, disk)) {
+		s->restores++;
+		log_debug("state %s: a foreign write reverted our fields; "
+		    "committing them again", s->id);
+	}
+}
+
+/*
+ * Before a loop tells its end: a commit that reads the file under the
+ * lock and writes only if our fields are not what we last committed.
+ */
+void
+state_store_settle(struct state_store *s, state_store_cb cb, void *arg)
+{
+	const char	*st = json_string_value(json_object_get(s->last,
+			    "status"));
+
+	if (s->pending == NULL && s->nto == 0) {
+		s->pending = json_object();
+		s->settle = 1;
+		/* applied only from running, and only if the check writes */
+		if (store_ended(st))
+			(void)state_store_transition(s, st, json_string_value(
+			    json_object_get(s->last, "failure_reason")));
+	}
+	state_store_commit(s, cb, arg);
+}
+
+/* How often our fields had to be committed again. */
+uint64_t
+state_store_restores(const struct state_store *s)
+{
+	return s->restores;
 }

@@ -4,7 +4,11 @@
  * (without it, or when the caller asks for polling, a stat every 25 ms
  * does; each watch decides for itself); the file is read again (a
  * half-written one later, with backoff, never judged corrupt here) and a
- * changed status goes to the callback, unless the store wrote the file.
+ * changed status goes to the callback, unless the store wrote the file;
+ * a front end's write that reverted the engine's fields goes to the
+ * store, which commits them again (state_store_defend).
+ * A file that is gone and stays gone 100 ms (not a writer's delete and
+ * create) is told once, as a NULL status: its owner deleted the loop.
  */
 #include <config.h>
 
@@ -28,15 +32,19 @@
 #define WATCH_FIRST_DELAY_MS	5
 #define WATCH_MAX_DELAY_MS	1000
 #define WATCH_POLL_MS		25	/* without inotify */
+#define WATCH_GONE_MS		100	/* absent that long: deleted */
 #define WATCH_MASK	(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MODIFY | IN_CREATE | \
-			    IN_ONLYDIR)
+			    IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR)
 
 struct state_watch {
 	struct event_base	*base;
-	const struct state_store *store;	/* its marks: our own writes */
+	struct state_store	*store;	/* its marks: our own writes; defends
+					   our fields against foreign ones */
 	struct event		*ev_in;
 	struct event		*ev_retry;
 	struct event		*ev_poll;	/* without inotify */
+	struct event		*ev_gone;	/* absent: confirm the deletion */
+	int			 gone;		/* the deletion was told */
 	struct stat		 polled;	/* the file as the poll last saw it */
 	int			 dirfd;
 	int			 ifd;
@@ -82,6 +90,13 @@ watch_check(struct state_watch *w)
 	}
 	w->delay_ms = 0;
 	evtimer_del(w->ev_retry);
+	if (rc == STATE_ENOENT && !w->gone) {
+		/* deleted, or replaced by a writer that deletes first */
+		event_base_update_cache_time(w->base);
+		chan_arm_ms(w->ev_gone, WATCH_GONE_MS);
+		free(e);
+		return;
+	}
 	if (rc != STATE_OK) {
 		log_debug("state watch %s: %s", w->id, e);
 		free(e);
@@ -89,6 +104,8 @@ watch_check(struct state_watch *w)
 	}
 	status = json_string_value(json_object_get(j, "status"));
 	mark = state_store_written(w->store, &st);
+	if (mark == STATE_MARK_NONE)
+		state_store_defend(w->store, j);
 	if (status != NULL && mark != STATE_MARK_STALE && (w->status == NULL ||
 	    strcmp(status, w->status) != 0)) {
 		free(w->status);
@@ -97,6 +114,25 @@ watch_check(struct state_watch *w)
 			w->cb(w->status, j, w->arg);
 	}
 	json_decref(j);
+}
+
+/* Still absent after WATCH_GONE_MS: the owner deleted the loop. */
+static void
+watch_gone_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct state_watch	*w = arg;
+	struct stat		 sb;
+
+	(void)fd;
+	(void)what;
+	if (fstatat(w->dirfd, w->name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+		watch_check(w);		/* back: a rewrite, not a deletion */
+		return;
+	}
+	if (errno != ENOENT || w->gone)
+		return;
+	w->gone = 1;
+	w->cb(NULL, NULL, w->arg);
 }
 
 /* The backoff timer fired. */
@@ -163,8 +199,7 @@ watch_poll_cb(evutil_socket_t fd, short what, void *arg)
 	    sb.st_ctim.tv_nsec == w->polled.st_ctim.tv_nsec)
 		return;
 	w->polled = sb;
-	if (sb.st_ino != 0)
-		watch_check(w);
+	watch_check(w);		/* absent too: a deletion, perhaps */
 }
 
 /*
@@ -242,7 +277,8 @@ state_watch_new(struct event_base *base, struct state_store *store,
 		xasprintf(err, "state directory: %s", strerror(errno));
 		goto fail;
 	}
-	if ((w->ev_retry = evtimer_new(base, watch_retry_cb, w)) == NULL) {
+	if ((w->ev_retry = evtimer_new(base, watch_retry_cb, w)) == NULL ||
+	    (w->ev_gone = evtimer_new(base, watch_gone_cb, w)) == NULL) {
 		xasprintf(err, "cannot set up the watch's timer");
 		goto fail;
 	}
@@ -283,6 +319,8 @@ state_watch_free(struct state_watch *w)
 		event_free(w->ev_retry);
 	if (w->ev_poll != NULL)
 		event_free(w->ev_poll);
+	if (w->ev_gone != NULL)
+		event_free(w->ev_gone);
 	if (w->ifd >= 0)
 		close(w->ifd);
 	if (w->dirfd >= 0)

@@ -46,11 +46,20 @@ struct role_cfg {
 	struct retry_cfg retry;
 };
 
+/* What our own file set for one tool: CCW's file does not override it. */
+struct ccw_set {
+	int		 enabled, model;
+};
+
 /* roles[] parallels the workflow's role table (flowdef.h). */
 struct config {
 	char		*source;	/* path of the file read, or "built-in" */
 	const struct workflow *wf;	/* whose roles these are */
 	char		*default_tool;
+	char		*default_reason; /* why it is the default */
+	char		**warnings;	/* for the caller to print, e.g. a
+					   malformed CCW file */
+	size_t		 nwarnings;
 	struct tool_cfg	*tools;
 	size_t		 ntools;
 	struct role_cfg	*roles;
@@ -65,5 +74,10 @@ int		 config_role_index(const struct config *, const char *);
 const struct tool_cfg *config_tool(const struct config *, const char *);
 char		*config_resolve_path(const char *, const char *);
 uint64_t	 config_retry_delay(const struct retry_cfg *, unsigned);
+void		 config_warn(struct config *, char *);
+char		*config_ccw_path(const char *, const char *);
+int		 config_env_parse(const char *, json_t *, char **);
+void		 config_ccw_apply(struct config *, const char *,
+		    const struct ccw_set *, int);
 
 #endif

@@ -123,6 +123,14 @@ test_argv(void)
 	    "--permission-mode bypassPermissions --model opus "
 	    "--resume 8176536d-4e49 --max-budget-usd 2");
 	json_decref(o);
+	/* CCW's settingsFile and effort reach claude's own flags */
+	o = opts("{\"permission\":\"read-only\",\"settings_file\":"
+	    "\"/h/s.json\",\"effort\":\"high\"}");
+	s = spec_of("claude", NULL, NULL, o);
+	check_argv("claude", &s, NULL, NULL, "claude -p --output-format "
+	    "stream-json --verbose --permission-mode plan --settings "
+	    "/h/s.json --effort high");
+	json_decref(o);
 
 	s = spec_of("gemini", NULL, NULL, NULL);
 	check_argv("gemini", &s, NULL, NULL,

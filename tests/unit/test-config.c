@@ -303,16 +303,19 @@ test_cli_tools(void)
 
 	free(put("{\"tools\": {\"gemini\": {\"enabled\": tru}}}", 0644,
 	    "%s/.claude/cli-tools.json", home));
-	tap_ok(load(NULL, &cfg, &err) == -1 && err != NULL &&
-	    strstr(err, "cli-tools.json") != NULL && strstr(err, "line 1"),
-	    "malformed cli-tools.json is an error naming it");
-	free(err);
-	err = NULL;
+	tap_ok(load(NULL, &cfg, &err) == 0 && err == NULL &&
+	    cfg.nwarnings == 1 && strstr(cfg.warnings[0], "cli-tools.json")
+	    != NULL && strstr(cfg.warnings[0], "line 1") != NULL &&
+	    config_tool(&cfg, "gemini")->enabled,
+	    "malformed cli-tools.json: a warning naming it, CCW's defaults");
+	if (cfg.nwarnings > 0)
+		tap_diag("%s", cfg.warnings[0]);
+	config_free(&cfg);
 	free(put("{\"tools\": 7}", 0644, "%s/.claude/cli-tools.json", home));
-	tap_ok(load(NULL, &cfg, &err) == -1 && err != NULL &&
-	    strstr(err, "cli-tools.json: tools") != NULL,
-	    "cli-tools.json with tools not an object");
-	free(err);
+	tap_ok(load(NULL, &cfg, &err) == 0 && cfg.nwarnings == 1 &&
+	    strstr(cfg.warnings[0], "cli-tools.json: tools") != NULL,
+	    "cli-tools.json with tools not an object: a warning");
+	config_free(&cfg);
 	unlink(c);
 	unlink(r);
 	free(c);
@@ -409,6 +412,104 @@ test_retry(void)
 	    "roles.develop.retry", "retry: not an object");
 }
 
+/* CCW's enabled is "=== true"; the default tool follows CCW's rules. */
+static void
+test_ccw_default(void)
+{
+	struct config	 cfg;
+	char		*err = NULL, *c, *st;
+
+	c = put("{\"tools\": {\"codex\": {\"enabled\": false}, "
+	    "\"gemini\": {\"enabled\": \"false\"}, \"claude\": "
+	    "{\"enabled\": \"true\"}}}", 0644, "%s/.claude/cli-tools.json",
+	    home);
+	tap_is_int(load(NULL, &cfg, &err), 0, "ccw default: load");
+	tap_ok(!config_tool(&cfg, "gemini")->enabled &&
+	    !config_tool(&cfg, "claude")->enabled,
+	    "enabled \"false\" and \"true\" (strings) both disable");
+	tap_is_str(cfg.default_tool, "qwen",
+	    "gemini (CCW's default) disabled: the first enabled tool");
+	config_free(&cfg);
+	free(put("{\"tools\": {\"codex\": {\"enabled\": false}}}", 0644,
+	    "%s/.claude/cli-tools.json", home));
+	tap_is_int(load(NULL, &cfg, &err), 0, "ccw default: codex disabled");
+	tap_is_str(cfg.default_tool, "gemini", "codex disabled, no "
+	    "cli-settings.json: gemini, CCW's default");
+	config_free(&cfg);
+	st = put("{\"defaultTool\": \"claude\"}", 0644,
+	    "%s/.claude/cli-settings.json", home);
+	tap_is_int(load(NULL, &cfg, &err), 0, "ccw default: settings");
+	tap_is_str(cfg.default_tool, "claude", "cli-settings.json defaultTool");
+	tap_ok(strstr(cfg.default_reason, "cli-settings.json") != NULL,
+	    "and the reason names the file");
+	config_free(&cfg);
+	unlink(st);
+	unlink(c);
+	free(st);
+	free(c);
+	tap_is_int(load(NULL, &cfg, &err), 0, "no CCW file: load");
+	tap_is_str(cfg.default_tool, "codex", "no CCW file: codex");
+	config_free(&cfg);
+}
+
+/* envFile, settingsFile and effort reach the tool's options; DATA_DIR. */
+static void
+test_ccw_options(void)
+{
+	struct config	 cfg;
+	char		*err = NULL, *c, *e, *d, *want;
+	json_t		*env;
+
+	e = put("# keys\nexport A=1\nB = \"two words\" \nC='x # y'\n"
+	    "D=bare # comment\n\nE=\"q\\\"n\\n\"\n", 0600,
+	    "%s/.gemini/.env", home);
+	c = put("{\"tools\": {\"gemini\": {\"enabled\": true, "
+	    "\"envFile\": \"~/.gemini/.env\"}, \"claude\": {\"enabled\": "
+	    "true, \"settingsFile\": \"~/s.json\", \"effort\": \"high\"}}}",
+	    0644, "%s/.claude/cli-tools.json", home);
+	tap_is_int(load(NULL, &cfg, &err), 0, "ccw options: load");
+	env = json_object_get(config_tool(&cfg, "gemini")->options, "env");
+	tap_is_str(json_string_value(json_object_get(env, "A")), "1",
+	    "envFile: export KEY=VALUE");
+	tap_is_str(json_string_value(json_object_get(env, "B")), "two words",
+	    "envFile: double quotes (spaces around = tolerated)");
+	tap_is_str(json_string_value(json_object_get(env, "C")), "x # y",
+	    "envFile: single quotes keep #");
+	tap_is_str(json_string_value(json_object_get(env, "D")), "bare",
+	    "envFile: a comment after a bare value");
+	tap_is_str(json_string_value(json_object_get(env, "E")), "q\"n\n",
+	    "envFile: escapes inside double quotes");
+	xasprintf(&want, "%s/s.json", home);
+	tap_is_str(json_string_value(json_object_get(config_tool(&cfg,
+	    "claude")->options, "settings_file")), want,
+	    "settingsFile: ~ expanded into options.settings_file");
+	tap_is_str(json_string_value(json_object_get(config_tool(&cfg,
+	    "claude")->options, "effort")), "high", "effort: options.effort");
+	config_free(&cfg);
+	free(want);
+	free(put("A=1\nnot a line\n", 0600, "%s/.gemini/.env", home));
+	tap_ok(load(NULL, &cfg, &err) == 0 && cfg.nwarnings == 1 &&
+	    strstr(cfg.warnings[0], "line 2") != NULL,
+	    "envFile: a bad line is a warning naming it");
+	config_free(&cfg);
+	/* $CCW_DATA_DIR/.claude/cli-tools.json comes before ~/.claude */
+	xasprintf(&d, "%s/data", tmp);
+	free(put("{\"tools\": {\"opencode\": {\"enabled\": false}}}",
+	    0644, "%s/.claude/cli-tools.json", d));
+	setenv("CCW_DATA_DIR", d, 1);
+	tap_ok(load(NULL, &cfg, &err) == 0 &&
+	    !config_tool(&cfg, "opencode")->enabled &&
+	    config_tool(&cfg, "claude")->options == NULL,
+	    "$CCW_DATA_DIR/.claude/cli-tools.json is read first");
+	config_free(&cfg);
+	unsetenv("CCW_DATA_DIR");
+	unlink(c);
+	unlink(e);
+	free(c);
+	free(e);
+	free(d);
+}
+
 /* Each group is independent; the plan is printed last. */
 int
 main(void)
@@ -425,6 +526,8 @@ main(void)
 	test_search();
 	test_errors();
 	test_cli_tools();
+	test_ccw_default();
+	test_ccw_options();
 	test_role_options();
 	test_resolve();
 	test_retry();

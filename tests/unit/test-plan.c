@@ -6,6 +6,8 @@
  */
 #include <config.h>
 
+#include <sys/stat.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,60 @@ load(struct config *cfg)
 	}
 	unlink(path);
 	free(path);
+}
+
+/*
+ * CCW's files only: codex disabled, so the default is CCW's (gemini);
+ * envFile, settingsFile and effort reach the spawn request's options.
+ */
+static void
+test_ccw(void)
+{
+	struct plan_overrides	 over;
+	struct agent_req	 req;
+	struct plan_deadlines	 dl;
+	struct config		 cfg;
+	char			*d, *f, *e, *err = NULL;
+	FILE			*fp;
+
+	xasprintf(&d, "%s/.claude", tmp);
+	xasprintf(&f, "%s/cli-tools.json", d);
+	xasprintf(&e, "%s/g.env", d);
+	mkdir(d, 0755);
+	if ((fp = fopen(e, "w")) == NULL)
+		exit(99);
+	fputs("KEY=v1\n", fp);
+	fclose(fp);
+	if ((fp = fopen(f, "w")) == NULL)
+		exit(99);
+	fputs("{\"tools\": {\"codex\": {\"enabled\": false}, \"gemini\": "
+	    "{\"enabled\": true, \"envFile\": \"g.env\"}, \"claude\": "
+	    "{\"enabled\": true, \"settingsFile\": \"/s.json\", "
+	    "\"effort\": \"low\"}}}", fp);
+	fclose(fp);
+	tap_ok(config_load(&ccw_loop_workflow, NULL, tmp, tmp, &cfg, &err) ==
+	    0, "ccw: loaded (%s)", err != NULL ? err : "ok");
+	tap_ok(plan_spawn(&cfg, "/root", "develop", NULL, "x", &req, &dl,
+	    &err) == 0 && strcmp(req.tool, "gemini") == 0,
+	    "ccw: codex disabled: the default is gemini");
+	tap_is_str(json_string_value(json_object_get(json_object_get(
+	    req.options, "env"), "KEY")), "v1", "ccw: envFile in options.env");
+	json_decref(req.options);
+	memset(&over, 0, sizeof over);
+	over.tool = "claude";
+	tap_ok(plan_spawn(&cfg, "/root", "develop", &over, "x", &req, &dl,
+	    &err) == 0 && strcmp(json_string_value(json_object_get(
+	    req.options, "settings_file")), "/s.json") == 0 &&
+	    strcmp(json_string_value(json_object_get(req.options, "effort")),
+	    "low") == 0, "ccw: claude's settingsFile and effort in its options");
+	json_decref(req.options);
+	config_free(&cfg);
+	unlink(e);
+	unlink(f);
+	rmdir(d);
+	free(e);
+	free(f);
+	free(d);
 }
 
 /* Everything a configuration holds, as text, to see that none changed. */
@@ -209,6 +265,7 @@ main(void)
 	free(before);
 	free(after);
 	config_free(&cfg);
+	test_ccw();
 	rmdir(tmp);
 	return tap_done();
 }

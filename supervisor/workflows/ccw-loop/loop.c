@@ -8,6 +8,10 @@
  */
 #include <config.h>
 
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,12 +93,51 @@ loop_nlive(struct loop *l)
 	return n;
 }
 
+/*
+ * The owner deleted the state file: the loop is not ours to go on with.
+ * Its workers are closed now, its end commits nothing (the file is never
+ * made again) and loop_sides_done removes its files: exit 4.
+ */
+static void
+loop_deleted(struct loop *l)
+{
+	if (l->deleted)
+		return;
+	l->deleted = 1;
+	log_warnx("loop %s: the state file was deleted: stopping its workers "
+	    "and removing its files", l->cfg.id);
+	state_store_nowait(l->store);
+	if (l->phase == LP_DONE)	/* its last commit found it gone */
+		l->exit_code = EXIT_STOPPED;
+	else
+		loop_end(l, EXIT_STOPPED, NULL, NULL);
+}
+
+/* A commit failed because the file is gone (the watch may not know yet). */
+static int
+loop_file_gone(struct loop *l)
+{
+	struct stat	 sb;
+	char		*name;
+	int		 gone;
+
+	xasprintf(&name, "%s.json", l->cfg.id);
+	gone = fstatat(state_store_dirfd(l->store), name, &sb,
+	    AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
+	free(name);
+	return gone;
+}
+
 /* A commit of loop_save landed or failed: the terminal side hears of it. */
 static void
 loop_saved(struct state_store *s, int rc, const char *err, void *arg)
 {
 	struct loop	*l = arg;
 
+	if (rc != 0 && (l->deleted || loop_file_gone(l))) {
+		loop_deleted(l);
+		return;
+	}
 	if (rc != 0)
 		log_warnx("state %s: commit failed: %s", l->cfg.id, err);
 	loop_event(l, "LOOP_STATE_UPDATE", merge_state_event(
@@ -448,14 +491,45 @@ loop_choose(struct loop *l, const char *action)
 	loop_kick(l);
 }
 
-/* The loop's side files are written too: it has ended. */
+/* The file holds our last values: the loop has ended. */
+static void
+loop_settled(struct state_store *s, int rc, const char *err, void *arg)
+{
+	struct loop	*l = arg;
+
+	/* stopping with the lock held elsewhere: already said */
+	if (rc != 0 && !atomic_load(state_store_stopping(s)))
+		log_warnx("state %s: the last check of the file failed: %s",
+		    l->cfg.id, err);
+	if (l->cfg.hooks.done != NULL)
+		l->cfg.hooks.done(l->cfg.hooks.arg, l->exit_code);
+}
+
+/*
+ * The loop's side files are written too.  A deleted loop's files go; a
+ * live one's state file is checked (and our fields written again if a
+ * front end's late write reverted them) before the end is told.
+ */
 static void
 loop_sides_done(void *arg)
 {
 	struct loop	*l = arg;
+	char		*err = NULL;
 
-	if (l->cfg.hooks.done != NULL)
-		l->cfg.hooks.done(l->cfg.hooks.arg, l->exit_code);
+	if (l->deleted) {
+		/* nothing writes them now: the deleted loop's files go */
+		if (state_remove_files(state_store_dirfd(l->store), l->cfg.id,
+		    &err) != 0) {
+			log_warnx("loop %s: %s", l->cfg.id, err);
+			free(err);
+		}
+		loop_event(l, "LOOP_DELETED", json_pack("{s:s}", "loop_id",
+		    l->cfg.id));
+		if (l->cfg.hooks.done != NULL)
+			l->cfg.hooks.done(l->cfg.hooks.arg, l->exit_code);
+		return;
+	}
+	state_store_settle(l->store, loop_settled, l);
 }
 
 /* The last commit landed (or failed): the last event, out. */
@@ -466,10 +540,16 @@ loop_finish_saved(struct state_store *s, int rc, const char *err, void *arg)
 	const json_t	*st;
 	const char	*status;
 
-	if (rc != 0) {
+	if (rc != 0 && !l->deleted && loop_file_gone(l))
+		loop_deleted(l);
+	if (rc != 0 && !l->deleted) {
 		log_warnx("state %s: commit failed: %s", l->cfg.id, err);
 		if (l->exit_code == EXIT_OK)
 			l->exit_code = EXIT_INTERNAL;
+	}
+	if (l->deleted) {
+		state_store_side_wait(s, loop_sides_done, l);
+		return;
 	}
 	loop_event(l, "LOOP_STATE_UPDATE", merge_state_event(
 	    state_store_get(s), NULL, 0));
@@ -584,6 +664,10 @@ loop_watch_cb(const char *status, const json_t *st, void *arg)
 	struct loop	*l = arg;
 
 	(void)st;
+	if (status == NULL) {
+		loop_deleted(l);
+		return;
+	}
 	log_info("loop %s: status is now %s", l->cfg.id, status);
 	if (strcmp(status, "running") == 0) {
 		if (loop_transition(l, LE_RESUME, 0) == 0)

@@ -77,6 +77,7 @@ struct loop {
 	enum loop_phase		 phase;		/* loop_transition only */
 	int			 ask_slot;	/* ASKING: a slot, -1 the menu */
 	int			 exit_code;	/* set by LE_END */
+	int			 deleted;	/* the owner deleted the file */
 	char			*end_to, *end_reason;
 };
 
