@@ -61,6 +61,7 @@
 #include <event2/event.h>
 
 #include "ccw-loop.h"
+#include "hammer.h"
 #include "log.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -105,31 +106,6 @@ hammer_say(const char *fmt, ...)
 	if (n > 0 && write(1, buf, (size_t)n < sizeof buf ? (size_t)n :
 	    sizeof buf - 1) < 0)
 		exit(1);
-}
-
-/*
- * Waits up to 60 s for a file another process creates: the handshake that
- * orders a committer's last write against a front end's (an unlocked
- * read-modify-write in flight reverts whatever was committed under it).
- */
-static void
-hammer_await(const char *path)
-{
-	int	k;
-
-	for (k = 0; path != NULL && k < 60000 && access(path, F_OK) != 0; k++)
-		usleep(1000);
-}
-
-/* Creates the file hammer_await waits for. */
-static void
-hammer_signal(const char *path)
-{
-	int	fd;
-
-	if (path != NULL && (fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC,
-	    0644)) >= 0)
-		close(fd);
 }
 
 /* skill_state.hammer on disk, 0 if none. */
@@ -616,97 +592,6 @@ hammer_selfwatch(int argc, char **argv)
 	return 0;
 }
 
-/* Read and parse the file as a front end would: no lock, a few tries. */
-static json_t *
-hammer_fe_read(const char *name)
-{
-	json_t	*j;
-	int	 i;
-
-	for (i = 0; i < 2000; i++) {
-		if ((j = json_load_file(name, 0, NULL)) != NULL &&
-		    json_is_object(j))
-			return j;
-		json_decref(j);
-		usleep(1000);
-	}
-	return NULL;
-}
-
-/* flip N [-a FILE] [-r FILE] [-p US]: see the top of the file. */
-static int
-hammer_flip(int argc, char **argv)
-{
-	const char	*after = NULL, *ready = NULL;
-	char		*name, *tmp, *text;
-	json_t		*j;
-	long long	 n, i, lost = 0, pace = 2000, notes;
-	size_t		 len;
-	int		 fd, k, w;
-
-	if (argc < 1)
-		return 2;
-	n = strtoll(argv[0], NULL, 10);
-	for (k = 1; k + 1 < argc; k += 2) {
-		if (strcmp(argv[k], "-a") == 0)
-			after = argv[k + 1];
-		else if (strcmp(argv[k], "-r") == 0)
-			ready = argv[k + 1];
-		else if (strcmp(argv[k], "-p") == 0)
-			pace = strtoll(argv[k + 1], NULL, 10);
-		else
-			return 2;
-	}
-	xasprintf(&name, "%s/%s.json", hammer_dir, hammer_id);
-	xasprintf(&tmp, "%s/%s.json.fe-tmp", hammer_dir, hammer_id);
-	for (i = 1; i <= n; i++) {
-		if (i == n) {
-			hammer_signal(ready);
-			hammer_await(after);
-		}
-		if ((j = hammer_fe_read(name)) == NULL) {
-			fprintf(stderr, "state-hammer: flip: %s unreadable\n", name);
-			break;
-		}
-		notes = json_integer_value(json_object_get(j, "notes"));
-		if (i > 1 && notes != i - 1)
-			lost++;
-		json_object_set_new(j, "status", json_string(i % 2 == 1 ||
-		    i == n ? "paused" : "running"));
-		json_object_set_new(j, "notes", json_integer(i));
-		text = json_dumps(j, JSON_INDENT(2));
-		json_decref(j);
-		len = strlen(text);
-		if (i % 2 == 0) {
-			fd = open(name, O_WRONLY | O_TRUNC | O_CLOEXEC);
-			w = fd >= 0 && write(fd, text, len / 2) == (ssize_t)(len / 2);
-			usleep(200);
-			w = w && write(fd, text + len / 2, len - len / 2) ==
-			    (ssize_t)(len - len / 2);
-		} else {
-			fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-			w = fd >= 0 && write(fd, text, len) == (ssize_t)len;
-		}
-		if (fd >= 0)
-			close(fd);
-		if (w && i % 2 == 1)
-			w = rename(tmp, name) == 0;
-		free(text);
-		if (!w) {
-			fprintf(stderr, "state-hammer: flip %lld: write failed\n", i);
-			break;
-		}
-		if (pace > 0 && i < n)
-			usleep((useconds_t)pace);
-	}
-	free(name);
-	free(tmp);
-	if (i <= n)
-		return 1;
-	hammer_say("flips %lld lost %lld\n", n, lost);
-	return 0;
-}
-
 /* get: the state as a test wants to see it. */
 static int
 hammer_get(void)
@@ -794,7 +679,7 @@ main(int argc, char **argv)
 	else if (strcmp(cmd, "watch") == 0)
 		rc = hammer_watch(argc, argv);
 	else if (strcmp(cmd, "flip") == 0)
-		rc = hammer_flip(argc, argv);
+		rc = hammer_flip(hammer_dir, hammer_id, argc, argv);
 	else if (strcmp(cmd, "selfwatch") == 0)
 		rc = hammer_selfwatch(argc, argv);
 	else if (strcmp(cmd, "get") == 0)
