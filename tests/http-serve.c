@@ -2,6 +2,7 @@
  * http-serve.c: serve's HTTP server (supervisor/api/http.c) behind a few
  * test routes, for tests/regress/http-limits.sh.  Usage:
  *   http-serve PORTFILE [-c CONNS] [-r REQUEST_MS] [-i IDLE_MS] [-s STREAM]
+ *       [-k KEEP]
  * Listens on 127.0.0.1, any port, written to PORTFILE once listening.
  *   GET  /health      {"ok":true}
  *   POST /echo        {"bytes":N,"sum":S} (S: the sum of the body's bytes)
@@ -10,6 +11,9 @@
  *                     with ?big=1, until the client leaves or falls behind
  *   GET  /stats       the server's counters and how many waiting answers
  *                     and streams were told their client left
+ *   GET  /events      the bus as Server-Sent Events (supervisor/api/sse.c)
+ *   POST /publish     [{"type": T, ...fields}, ...] onto the bus, in order
+ * -k N: the bus keeps N events for replay (default 1024).
  * Every other path 404, a wrong method 405.  SIGTERM: frees all, exit 0.
  */
 #include <config.h>
@@ -24,7 +28,9 @@
 
 #include <event2/event.h>
 
+#include "bus.h"
 #include "http.h"
+#include "sse.h"
 #include "xmalloc.h"
 
 struct hs_pending {
@@ -38,6 +44,8 @@ struct hs_pending {
 struct hs {
 	struct event_base	*base;
 	struct http_server	*srv;
+	struct bus		*bus;
+	struct sse		*sse;
 	unsigned long		 told;		/* on_close calls */
 	unsigned long		 inflight;
 };
@@ -86,6 +94,37 @@ hs_tick(evutil_socket_t fd, short what, void *arg)
 	free(ev);
 }
 
+/* POST /publish: each object onto the bus; the reply has the last seq. */
+static void
+hs_publish(struct hs *hs, struct http_req *r)
+{
+	json_t		*arr, *e, *f, *j;
+	json_error_t	 jerr;
+	const char	*body, *type;
+	uint64_t	 seq = 0;
+	size_t		 len, i;
+
+	body = http_req_body(r, &len);
+	if ((arr = json_loadb(body, len, 0, &jerr)) == NULL ||
+	    !json_is_array(arr)) {
+		json_decref(arr);
+		http_reply_error(r, 400, "not a JSON array");
+		return;
+	}
+	json_array_foreach(arr, i, e) {
+		type = json_string_value(json_object_get(e, "type"));
+		if (type == NULL)
+			continue;
+		f = json_deep_copy(e);
+		json_object_del(f, "type");
+		seq = bus_publish(hs->bus, type, f);
+	}
+	json_decref(arr);
+	j = json_pack("{s:I}", "seq", (json_int_t)seq);
+	http_reply_json(r, 200, j);
+	json_decref(j);
+}
+
 /* The routes above. */
 static void
 hs_handle(struct http_req *r, void *arg)
@@ -104,8 +143,9 @@ hs_handle(struct http_req *r, void *arg)
 
 	want_get = strcmp(h->path, "/health") == 0 ||
 	    strcmp(h->path, "/later") == 0 || strcmp(h->path, "/stream") == 0 ||
-	    strcmp(h->path, "/stats") == 0;
-	if (!want_get && strcmp(h->path, "/echo") != 0) {
+	    strcmp(h->path, "/stats") == 0 || strcmp(h->path, "/events") == 0;
+	if (!want_get && strcmp(h->path, "/echo") != 0 &&
+	    strcmp(h->path, "/publish") != 0) {
 		http_reply_error(r, 404, "no route %s", h->path);
 		return;
 	}
@@ -133,14 +173,20 @@ hs_handle(struct http_req *r, void *arg)
 		    (json_int_t)sum);
 		http_reply_json(r, 200, j);
 		json_decref(j);
+	} else if (strcmp(h->path, "/events") == 0) {
+		(void)sse_attach(hs->sse, r);
+	} else if (strcmp(h->path, "/publish") == 0) {
+		hs_publish(hs, r);
 	} else if (strcmp(h->path, "/stats") == 0) {
 		http_server_stats(hs->srv, &st);
-		j = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "accepted",
-		    (json_int_t)st.accepted, "refused", (json_int_t)st.refused,
-		    "requests", (json_int_t)st.requests, "open",
-		    (json_int_t)st.open, "streams", (json_int_t)st.streams,
-		    "told", (json_int_t)hs->told, "inflight",
-		    (json_int_t)hs->inflight);
+		j = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		    "accepted", (json_int_t)st.accepted, "refused",
+		    (json_int_t)st.refused, "requests", (json_int_t)st.requests,
+		    "open", (json_int_t)st.open, "streams",
+		    (json_int_t)st.streams, "told", (json_int_t)hs->told,
+		    "inflight", (json_int_t)hs->inflight, "sse_clients",
+		    (json_int_t)sse_nclients(hs->sse), "sse_sent",
+		    (json_int_t)sse_sent(hs->sse));
 		http_reply_json(r, 200, j);
 		json_decref(j);
 	} else {
@@ -180,10 +226,14 @@ main(int argc, char **argv)
 	struct rlimit		 rl;
 	FILE			*fp;
 	char			*err = NULL;
+	size_t			 keep = 1024;
 	int			 c;
 
-	while ((c = getopt(argc, argv, "c:r:i:s:")) != -1) {
+	while ((c = getopt(argc, argv, "c:r:i:s:k:")) != -1) {
 		switch (c) {
+		case 'k':
+			keep = strtoul(optarg, NULL, 10);
+			break;
 		case 'c':
 			lim.conns_max = (unsigned)strtoul(optarg, NULL, 10);
 			break;
@@ -202,7 +252,7 @@ main(int argc, char **argv)
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "usage: http-serve PORTFILE [-c N] [-r MS] "
-		    "[-i MS] [-s BYTES]\n");
+		    "[-i MS] [-s BYTES] [-k N]\n");
 		return 2;
 	}
 	/* a thousand idle clients need a thousand descriptors */
@@ -214,6 +264,8 @@ main(int argc, char **argv)
 	memset(&hs, 0, sizeof hs);
 	hs.base = event_base_new();
 	hs.srv = http_server_new(hs.base, &lim, hs_handle, &hs);
+	hs.bus = bus_new(keep);
+	hs.sse = sse_new(hs.base, hs.bus, 0, 0);
 	if (http_server_listen(hs.srv, "127.0.0.1:0", &err) != 0) {
 		fprintf(stderr, "http-serve: %s\n", err);
 		free(err);
@@ -226,7 +278,9 @@ main(int argc, char **argv)
 	term = evsignal_new(hs.base, SIGTERM, hs_term, hs.base);
 	evsignal_add(term, NULL);
 	event_base_dispatch(hs.base);
+	sse_free(hs.sse);
 	http_server_free(hs.srv);
+	bus_free(hs.bus);
 	event_free(term);
 	event_base_free(hs.base);
 	return 0;

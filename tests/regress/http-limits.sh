@@ -4,7 +4,7 @@
 # refusals with their codes and JSON bodies, keep-alive and pipelining,
 # the size limits (431, 413), a trickling client closed by the absolute
 # request deadline, 1000 idle connections, the connection cap, streams
-# whose readers leave or stall.  The probes are tests/regress/http-probe.py.
+# whose readers leave or stall; the event bus as Server-Sent Events.  The probes are tests/regress/http-probe.py.
 # shellcheck disable=SC1091
 . "${srcdir:-.}/tests/regress/lib.sh"
 t_watchdog 120
@@ -66,6 +66,13 @@ probe idle 1000
 el=$(sed -n 's/^ms \([0-9]*\) \/health beside.*/\1/p' "$T_TMP/probe.out")
 t_within "${el:-99999}" 1000 "/health beside 1000 idle connections within 1 s (${el:-?} ms)"
 serve_stop "limits"
+
+# /api/events: the bus as SSE (supervisor/api/sse.c): coalescing per
+# (type, loop) with the trailing value flushed, replay, the ring's end
+serve_start -k 256
+ok $? "the harness listens with a bus keeping 256 events"
+probe events 256
+serve_stop "events"
 
 # the cap: a 9th connection is refused with 503 at once, not queued
 serve_start -c 8

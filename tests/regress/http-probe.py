@@ -294,6 +294,139 @@ def case_stream():
     say(st["inflight"] == 0, "a waiting answer's client left: settled")
 
 
+class Events:
+    """An SSE client: events as (id, event, data dict)."""
+
+    def __init__(self, last=None, query=""):
+        self.s = conn(timeout=30)
+        extra = b"Last-Event-ID: %s\r\n" % last.encode() if last else b""
+        self.s.sendall(get("/events" + query, extra))
+        self.buf = b""
+        while b"\r\n\r\n" not in self.buf:
+            self.buf += self.s.recv(65536)
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        self.head = head.decode("latin-1")
+
+    def next(self):
+        while True:
+            while b"\n\n" not in self.buf:
+                d = self.s.recv(65536)
+                if not d:
+                    return None
+                self.buf += d
+            block, self.buf = self.buf.split(b"\n\n", 1)
+            ev = {}
+            for ln in block.decode().split("\n"):
+                if ln.startswith(":") or ":" not in ln:
+                    continue
+                k, v = ln.split(":", 1)
+                ev[k] = v[1:] if v.startswith(" ") else v
+            if "data" in ev:
+                return int(ev["id"]), ev["event"], json.loads(ev["data"])
+
+    def until(self, event, loop=None):
+        got = []
+        while True:
+            e = self.next()
+            if e is None:
+                return got
+            got.append(e)
+            if e[1] == event and (loop is None or e[2].get("loop_id") == loop):
+                return got
+
+    def close(self):
+        self.s.close()
+
+
+def publish(evs):
+    body = json.dumps(evs).encode()
+    r = ask(b"POST /publish HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n"
+            b"\r\n" % len(body) + body)
+    return json.loads(r[2])["seq"]
+
+
+def case_events(keep):
+    a = Events()
+    say("200 OK" in a.head and "text/event-stream" in a.head,
+        "GET /events: a stream")
+    # a burst in one request: one loop turn on the server
+    evs = [{"type": "LOOP_STATE_UPDATE", "loop_id": "L1",
+            "current_iteration": i, "status": "running"}
+           for i in range(1, 101)]
+    evs.append({"type": "LOOP_STEP_COMPLETED", "loop_id": "L1",
+                "step_id": "develop", "exit_code": 0})
+    evs += [{"type": "LOOP_LOG_ENTRY", "loop_id": "L2", "line": "l%d" % i}
+            for i in range(20)]
+    evs += [{"type": "LOOP_STATE_UPDATE", "loop_id": "L2",
+             "current_iteration": i} for i in range(1, 51)]
+    evs.append({"type": "LOOP_COMPLETED", "loop_id": "L2",
+                "final_status": "completed"})
+    last = publish(evs)
+    got = a.until("LOOP_COMPLETED", "L2")
+    ids = [g[0] for g in got]
+    say(ids == sorted(ids) and len(set(ids)) == len(ids),
+        "ids only grow (%d events)" % len(ids))
+    say(ids and ids[-1] == last, "the last id is the bus's last seq")
+    s1 = [g for g in got if g[1] == "LOOP_STATE_UPDATE" and
+          g[2]["loop_id"] == "L1"]
+    say(len(s1) == 1 and s1[0][2]["current_iteration"] == 100,
+        "100 state updates of a loop in one turn: one event, the last "
+        "value (%s)" % [g[2]["current_iteration"] for g in s1])
+    order = [g[1] for g in got if g[2]["loop_id"] == "L1"]
+    say(order == ["LOOP_STATE_UPDATE", "LOOP_STEP_COMPLETED"],
+        "the pending update is sent before the loop's next event (%s)" %
+        order)
+    logs = [g[2]["line"] for g in got if g[1] == "LOOP_LOG_ENTRY"]
+    say(logs == ["l%d" % i for i in range(20)],
+        "log lines are never coalesced: 20 of 20, in order")
+    s2 = [g[2]["current_iteration"] for g in got
+          if g[1] == "LOOP_STATE_UPDATE" and g[2]["loop_id"] == "L2"]
+    say(s2 == [50], "the other loop's updates: its last value (%s)" % s2)
+    say(all(g[2]["type"] == g[1] and "timestamp" in g[2] for g in got),
+        "each data object has its type and a timestamp")
+    # a lone update is flushed without anything after it
+    seq = publish([{"type": "LOOP_STATE_UPDATE", "loop_id": "L3",
+                    "status": "paused"}])
+    t0 = time.monotonic()
+    e = a.next()
+    el = (time.monotonic() - t0) * 1000
+    say(e is not None and e[0] == seq and e[2]["status"] == "paused",
+        "a trailing update alone is flushed")
+    print("ms %d trailing flush" % el)
+    # resume after the step event: everything after it, from the ring
+    step = [g[0] for g in got if g[1] == "LOOP_STEP_COMPLETED"][0]
+    b = Events(last=str(step))
+    first = b.next()
+    say(first is not None and first[0] == step + 1,
+        "Last-Event-ID: the replay starts right after it (%s)" %
+        (first[0] if first else None))
+    rest = b.until("LOOP_STATE_UPDATE", "L3")
+    say(len(rest) + 1 == seq - step, "every event after it is replayed "
+        "(%d of %d)" % (len(rest) + 1, seq - step))
+    b.close()
+    c = Events(query="?lastEventId=%d" % (seq - 1))
+    e = c.next()
+    say(e is not None and e[0] == seq, "?lastEventId= works as the field")
+    c.close()
+    # older than the ring keeps: a reset, then live events
+    publish([{"type": "LOOP_LOG_ENTRY", "loop_id": "L4", "line": "x"}] *
+             (keep + 5))
+    d = Events(last="1")
+    e = d.next()
+    say(e is not None and e[1] == "reset" and e[2]["after"] == 1,
+        "a Last-Event-ID the ring no longer holds: a reset event")
+    seq = publish([{"type": "LOOP_DELETED", "loop_id": "L4"}])
+    e = d.next()
+    say(e is not None and e[0] == seq and e[1] == "LOOP_DELETED",
+        "then the live events")
+    d.close()
+    r = ask(get("/events", b"Last-Event-ID: abc\r\n"))
+    say(is_json_error(r, 400), "a Last-Event-ID that is no number: 400")
+    a.close()
+    st = wait_stats("sse_clients", 0)
+    say(st["sse_clients"] == 0, "every client that left was let go")
+
+
 cases = {
     "basic": case_basic,
     "keepalive": case_keepalive,
@@ -306,6 +439,8 @@ elif CASE == "trickle":
     case_trickle(int(sys.argv[3]))
 elif CASE == "idle":
     case_idle(int(sys.argv[3]))
+elif CASE == "events":
+    case_events(int(sys.argv[3]))
 elif CASE == "cap":
     case_cap(int(sys.argv[3]))
 else:
