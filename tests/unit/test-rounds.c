@@ -19,14 +19,11 @@
  * exec costs 10-14 ms of CPU on this paravirtualized VM: about 80 ms of
  * CPU a round (28 in this process, most of it fork and the copy-on-write
  * faults after it; 55 in the workers and tools), printed at the end.
- * bash and flock as the tool cost three execs where this is one (120 ms
- * of CPU a round, 190 ms at a load of 6; now 145 ms).  This process's
- * share grows with the rounds: its memory grows by about 37 KiB a round
- * (4 MiB after 20 rounds, 10 after 200; agent.c frees an ended agent
- * only in sup_free), and with it the cost of each fork; 1000 rounds took 193 s at a load of 6-10 (59 ms of
- * CPU a round here, 55 in the children).  make check runs ROUNDS, about
- * 30 s on the loaded machine; `tests/unit/test-rounds 1000` runs the
- * issue's full count.
+ * bash and flock as the tool cost three execs where this is one.  Since
+ * the worker is spawned with vfork (spawn.c) a round costs 40-50 ms at a
+ * load of 2, and the 1000 rounds of make check about 50 s; this process
+ * grows by about 30 KiB a round (agent.c keeps every agent of a loop
+ * until the loop ends, so that `list` can name them).
  * Under valgrind ROUNDS_WRAPPED, under the sanitizers ROUNDS_SANITIZED.
  */
 #include <config.h>
@@ -56,7 +53,7 @@
 #include "tap.h"
 #include "xmalloc.h"
 
-#define ROUNDS			200	/* not 1000: see above */
+#define ROUNDS			1000
 #define ROUNDS_WRAPPED		50	/* valgrind: ~450 ms a round at load 5 */
 #define ROUNDS_SANITIZED	50
 #define POLL_MS			1
