@@ -215,12 +215,42 @@ api_loop_submit(struct api_pending *p, enum api_loop_op op, const char *id,
 	}
 }
 
+/*
+ * A loop loop_open starts: the call waiting for the open's outcome (the
+ * open's lock, create and fsync run off the event loop), then the api to
+ * tell of its end.  Freed when the open fails or the loop has ended.
+ */
+struct api_started {
+	struct api		*api;
+	struct api_pending	*p;		/* until the open's outcome */
+};
+
+/* The open's outcome: the reply says the loop runs, or why not. */
+static void
+api_loop_opened(void *arg, struct host_loop *hl, int code, const char *err)
+{
+	struct api_started	*as = arg;
+	struct api_pending	*p = as->p;
+
+	as->p = NULL;
+	if (code != 0) {
+		api_fail(p, "%s", err != NULL ? err : "the loop did not open");
+		free(as);	/* done never follows a failed open */
+		return;
+	}
+	api_reply(p, json_pack("{s:b, s:s, s:s, s:b, s:s}", "ok", 1,
+	    "loop_id", host_loop_id(hl), "status", "running", "started", 1,
+	    "mode", host_loop_mode(hl)));
+}
+
 /* A started loop ended: the front end is told (control's end waits). */
 static void
 api_loop_ended(void *arg, struct host_loop *hl, int code)
 {
-	struct api	*api = arg;
+	struct api_started	*as = arg;
+	struct api		*api = as->api;
 
+	free(as);
 	if (api->host.loop_end != NULL)
 		api->host.loop_end(api->host.loop_end_arg, host_loop_id(hl),
 		    code);
@@ -229,14 +259,15 @@ api_loop_ended(void *arg, struct host_loop *hl, int code)
 /*
  * loop_open with "start": the host opens the loop (created with "task",
  * else resumed: its run lock, created -> running) and starts it; the
- * reply says it runs, or why not (a driver holds it: its pid).
+ * reply, once the open is done, says it runs, or why not (a driver holds
+ * it: its pid).
  */
 static void
 api_loop_start(struct api_pending *p, const json_t *req, const char *id)
 {
 	struct api		*api = p->api;
 	struct host_observer	 obs;
-	struct host_loop	*hl;
+	struct api_started	*as;
 	struct loop_spec	 spec;
 	const json_t		*mi = json_object_get(req, "max_iterations");
 	char			*err = NULL;
@@ -253,18 +284,19 @@ api_loop_start(struct api_pending *p, const json_t *req, const char *id)
 		spec.task = json_string_value(json_object_get(req, "title"));
 	spec.mode = json_string_value(json_object_get(req, "mode"));
 	spec.max_iterations = json_is_integer(mi) ? json_integer_value(mi) : 0;
+	as = xcalloc(1, sizeof *as);
+	as->api = api;
+	as->p = p;
 	memset(&obs, 0, sizeof obs);
+	obs.opened = api_loop_opened;
 	obs.done = api_loop_ended;
-	obs.arg = api;
-	if ((hl = host_loop_open(api->host.loops, &spec, NULL, &obs,
-	    &err)) == NULL) {
+	obs.arg = as;
+	if (host_loop_open(api->host.loops, &spec, NULL, &obs, &err) == NULL) {
+		/* refused at once (a bad id, running here): no callback */
+		free(as);
 		api_fail(p, "%s", err);
 		free(err);
-		return;
 	}
-	api_reply(p, json_pack("{s:b, s:s, s:s, s:b, s:s}", "ok", 1,
-	    "loop_id", id, "status", "running", "started", 1, "mode",
-	    host_loop_mode(hl)));
 }
 
 /*
