@@ -468,9 +468,10 @@ progress_tasks_append(int dfd, const char *id, const json_t *task,
 /*
  * Lines of one tasks file into the list: blank lines are skipped (the
  * last line may lack its newline: CCW writes it so), lines that are not
- * a JSON object or have no id are reported, never dropped silently; a
- * task is keyed on CCW's "task_id", else "id", and a task whose key was
- * seen before replaces it in place (a later line is an update).
+ * a JSON object or have no string id are reported, never dropped
+ * silently (the second kind stays in the list for `state rebuild` to
+ * name); a task is keyed on CCW's "task_id", else "id", and a task whose
+ * key was seen before replaces it in place (a later line is an update).
  */
 static int
 progress_tasks_file(int dfd, const char *name, const char *label,
@@ -497,9 +498,12 @@ progress_tasks_file(int dfd, const char *name, const char *label,
 		    "task_id"))) == NULL)
 			tid = json_string_value(json_object_get(t, "id"));
 		if (!json_is_object(t) || tid == NULL || *tid == '\0') {
-			json_decref(t);
 			if (bad++ == 0)
 				first = line;
+			if (json_is_object(t))
+				json_array_append_new(arr, t);
+			else
+				json_decref(t);
 			continue;
 		}
 		if ((at = json_object_get(index, tid)) != NULL)
@@ -512,8 +516,8 @@ progress_tasks_file(int dfd, const char *name, const char *label,
 	}
 	free(buf);
 	if (bad > 0)
-		progress_sb_printf(warn, "%s%zu malformed line%s skipped in %s "
-		    "(not a JSON object with a task_id or id; first: line %zu)",
+		progress_sb_printf(warn, "%s%zu malformed line%s in %s (not a "
+		    "JSON object with a task_id or id; first: line %zu)",
 		    warn->len > 0 ? "; " : "", bad, bad == 1 ? "" : "s",
 		    label, first);
 	return 0;
@@ -551,7 +555,8 @@ progress_tasks_sort(json_t *arr, json_t *index)
 		if ((tid = json_string_value(json_object_get(t, "task_id"))) ==
 		    NULL)
 			tid = json_string_value(json_object_get(t, "id"));
-		json_object_set_new(index, tid, json_integer(i));
+		if (tid != NULL && *tid != '\0')
+			json_object_set_new(index, tid, json_integer(i));
 	}
 }
 

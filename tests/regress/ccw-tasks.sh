@@ -62,7 +62,7 @@ like "$D2" "Your task now \(task-1737540000456-beefcafe\): Document X" \
     "ccw tasks: the second develop prompt has the next task"
 like "$D2" "task-1737540000789-0badf00d: Added while running" \
     "ccw tasks: ... and the task added while the loop ran"
-like "$(cat "$R.err")" "1 malformed line skipped in $ID/tasks.jsonl .*line 2" \
+like "$(cat "$R.err")" "1 malformed line in $ID/tasks.jsonl .*line 2" \
     "ccw tasks: the line without task_id is reported in the log"
 is "$(jget "$F" '["line 2" in e["message"] for e in d["skill_state"]["errors"] if e["action"] == "tasks"]')" \
     '[true]' "ccw tasks: ... and once in skill_state.errors"
