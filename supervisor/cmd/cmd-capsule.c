@@ -128,7 +128,7 @@ cmd_capsule(int argc, char **argv)
 			return capsule_fail("getcwd", xstrdup(strerror(errno)));
 		root = cwd;
 	}
-	dir = sdir != NULL ? xstrdup(sdir) : state_dir_default(root);
+	dir = sdir != NULL ? xstrdup(sdir) : state_dir_for(root, id);
 	if ((dirfd = state_dir_open(dir, 0, &err)) < 0) {
 		free(dir);
 		return capsule_fail("no state directory", err);

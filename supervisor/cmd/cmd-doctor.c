@@ -20,6 +20,7 @@
 #include "cmdutil.h"
 #include "doctor.h"
 #include "sup.h"
+#include "state.h"
 #include "xmalloc.h"
 
 /* What one doctor run holds while it builds the report. */
@@ -229,22 +230,21 @@ doctor_config(struct doctor *d)
 }
 
 /*
- * The state directory a loop here would use, and why: --state-dir,
- * ROOT/.loop, or CCW's ROOT/.workflow/.loop when only that exists.
+ * The state directory a new loop here would use, and why: --state-dir,
+ * CCW's ROOT/.workflow/.loop in a CCW project, else ROOT/.loop.
  */
 static void
 doctor_state_dir(struct doctor *d)
 {
 	struct stat	 sb;
 	const char	*kind;
-	char		*dflt, *alt;
+	char		*alt;
 
-	xasprintf(&dflt, "%s/.loop", d->o.cwd);
 	xasprintf(&alt, "%s/.workflow/.loop", d->o.cwd);
 	if (d->o.state_dir == NULL)	/* the configuration did not load */
-		d->o.state_dir = xstrdup(d->o.state_dir_opt != NULL ?
-		    d->o.state_dir_opt : stat(dflt, &sb) != 0 &&
-		    stat(alt, &sb) == 0 ? alt : dflt);
+		d->o.state_dir = d->o.state_dir_opt != NULL ?
+		    xstrdup(d->o.state_dir_opt) : state_dir_for(d->o.cwd,
+		    d->o.loop_id);
 	if (d->o.state_dir_opt != NULL)
 		kind = "--state-dir";
 	else if (strcmp(d->o.state_dir, alt) == 0)
@@ -254,7 +254,6 @@ doctor_state_dir(struct doctor *d)
 	json_object_set_new(d->report, "state_dir", json_pack(
 	    "{s:s, s:s, s:b}", "path", d->o.state_dir, "kind", kind,
 	    "exists", stat(d->o.state_dir, &sb) == 0 && S_ISDIR(sb.st_mode)));
-	free(dflt);
 	free(alt);
 }
 

@@ -62,9 +62,12 @@ state_fail(const char *what, char *err)
 	return EXIT_FAILED;
 }
 
-/* Open the state directory the options name. */
+/*
+ * Open the state directory the options name: --state-dir, else the one
+ * holding loop ID (NULL: none named), else where new loops go.
+ */
 static int
-state_open(struct state_opts *so, int create, char **err)
+state_open(struct state_opts *so, const char *id, int create, char **err)
 {
 	char	cwd[PATH_MAX];
 
@@ -75,7 +78,7 @@ state_open(struct state_opts *so, int create, char **err)
 			xasprintf(err, "getcwd: %s", strerror(errno));
 			return -1;
 		}
-		so->dir = state_dir_default(so->root != NULL ? so->root : cwd);
+		so->dir = state_dir_for(so->root != NULL ? so->root : cwd, id);
 	}
 	so->dirfd = state_dir_open(so->dir, create, err);
 	return so->dirfd < 0 ? -1 : 0;
@@ -252,7 +255,7 @@ state_check(struct state_opts *so, const char *what)
 			    jerr.line, jerr.column, jerr.text);
 			return EXIT_FAILED;
 		}
-	} else if (state_open(so, 0, &err) != 0 ||
+	} else if (state_open(so, what, 0, &err) != 0 ||
 	    (st = state_get(so, what, STATE_LOAD_NOQUARANTINE, &err)) == NULL)
 		return state_fail("validate", err);
 	if (state_validate(&ccw_loop_state, st, &errs) == 0)
@@ -428,7 +431,8 @@ cmd_state(int argc, char **argv)
 		state_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (state_open(&so, strcmp(verb, "create") == 0, &err) != 0) {
+	if (state_open(&so, strcmp(verb, "create") == 0 ? so.loop_id : arg,
+	    strcmp(verb, "create") == 0, &err) != 0) {
 		free(so.dir);
 		return state_fail(verb, err);
 	}

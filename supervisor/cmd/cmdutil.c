@@ -85,8 +85,9 @@ cmd_opts_set(struct cmd_opts *o, int ch, const char *arg)
 
 /*
  * Load the configuration and settle the root and state directory, once.
- * ROOT/.loop is the state directory unless only CCW's .workflow/.loop
- * exists.
+ * --state-dir wins; else the directory holding --loop-id's state file
+ * (CCW's .workflow/.loop, then .loop); else where a new loop goes
+ * (state_dir_default).
  */
 int
 cmd_opts_load(struct cmd_opts *o, char **err)
@@ -122,7 +123,7 @@ cmd_opts_load(struct cmd_opts *o, char **err)
 		fprintf(stderr, "ccw-supervisor: warning: %s\n",
 		    o->cfg.warnings[i]);
 	o->state_dir = o->state_dir_opt != NULL ?
-	    xstrdup(o->state_dir_opt) : state_dir_default(o->cwd);
+	    xstrdup(o->state_dir_opt) : state_dir_for(o->cwd, o->loop_id);
 	return 0;
 }
 

@@ -76,7 +76,11 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 			    LOOP_PARALLEL : strcmp(o->mode, "interactive") ==
 			    0 ? LOOP_INTERACTIVE : LOOP_AUTO;
 	}
-	if (s != LOOPOPEN_RUN)
+	if (s == LOOPOPEN_NOENT && ra->o.state_dir_opt == NULL)
+		fprintf(stderr, "ccw-supervisor run: %s (looked in "
+		    "%s/.workflow/.loop and %s/.loop)\n", err, ra->o.cwd,
+		    ra->o.cwd);
+	else if (s != LOOPOPEN_RUN)
 		fprintf(stderr, "ccw-supervisor run: %s\n", err);
 	free(err);
 	return loopopen_exit(s);

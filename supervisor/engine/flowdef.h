@@ -104,6 +104,10 @@ struct workflow {
 	/* after a merge that goes on: role, ss, result, state dirfd, id, now */
 	void		(*merged)(int, json_t *, const json_t *, int,
 			    const char *, const char *);
+	/* before a role's worker starts: what a front end writes beside the
+	 * state (a tasks file) read into ss: role, ss, state dirfd, id, now */
+	void		(*refresh)(int, json_t *, int, const char *,
+			    const char *);
 	/* skill_state before the first action */
 	json_t		*(*skeleton)(void);
 	/* its state file's sections and rules */

@@ -6,6 +6,10 @@
  */
 #include <config.h>
 
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -157,6 +161,24 @@ open_start(struct state_store *store, const char *id, char **err)
 }
 
 /*
+ * Is there no state file for ID?  A loop given by id alone that does not
+ * exist leaves nothing behind: no run lock, no commit lock.
+ */
+static int
+open_absent(int dirfd, const char *id)
+{
+	struct stat	 sb;
+	char		*name;
+	int		 absent;
+
+	xasprintf(&name, "%s.json", id);
+	absent = fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 &&
+	    errno == ENOENT;
+	free(name);
+	return absent;
+}
+
+/*
  * Open SPEC's loop in the state directory (dirfd, path) for a driver on
  * BASE: lock, create or load, workers directory, store, running.  On
  * LOOPOPEN_RUN *o holds the loop; on any other status *err says why and
@@ -171,6 +193,11 @@ loopopen_open(struct loop_opened *o, struct event_base *base, int dirfd,
 
 	memset(o, 0, sizeof *o);
 	o->guard.lock_fd = o->guard.workers_fd = o->guard.dirfd = -1;
+	/* no task, no file: refused before a lock file is made */
+	if (spec->task == NULL && open_absent(dirfd, spec->id)) {
+		xasprintf(err, "loop %s: no such loop", spec->id);
+		return LOOPOPEN_NOENT;
+	}
 	if ((rc = loopguard_open(&o->guard, state_dir, spec->id, err)) != 0)
 		return rc > 0 ? LOOPOPEN_BUSY : LOOPOPEN_ERROR;
 	state_clean_temps(dirfd, spec->id);

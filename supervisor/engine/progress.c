@@ -490,9 +490,12 @@ progress_tasks_append(int dfd, const char *id, const json_t *task,
 }
 
 /*
- * Lines of one tasks file into the list: blank lines are skipped, lines
- * that are not a JSON object are counted; a task whose id was seen
- * before replaces it in place (a later line is an update).
+ * Lines of one tasks file into the list: blank lines are skipped (the
+ * last line may lack its newline: CCW writes it so), lines that are not
+ * a JSON object or have no string id are reported, never dropped
+ * silently (the second kind stays in the list for `state rebuild` to
+ * name); a task is keyed on CCW's "task_id", else "id", and a task whose
+ * key was seen before replaces it in place (a later line is an update).
  */
 static int
 progress_tasks_file(int dfd, const char *name, const char *label,
@@ -502,43 +505,88 @@ progress_tasks_file(int dfd, const char *name, const char *label,
 	json_t		*t, *at;
 	const char	*tid;
 	char		*buf, *p, *end, *nl;
-	size_t		 len, bad = 0;
+	size_t		 len, bad = 0, line = 0, first = 0;
 	int		 rc;
 
 	if ((rc = progress_read_file(dfd, name, label, &buf, &len, NULL,
 	    err)) != 0)
 		return rc == 1 ? 0 : -1;
 	for (p = buf, end = buf + len; p < end; p = nl + 1) {
+		line++;
 		if ((nl = memchr(p, '\n', end - p)) == NULL)
 			nl = end;
 		if (strspn(p, " \t\r") >= (size_t)(nl - p))
 			continue;
 		t = json_loadb(p, nl - p, 0, &jerr);
-		if (!json_is_object(t)) {
-			json_decref(t);
-			bad++;
+		if ((tid = json_string_value(json_object_get(t,
+		    "task_id"))) == NULL)
+			tid = json_string_value(json_object_get(t, "id"));
+		if (!json_is_object(t) || tid == NULL || *tid == '\0') {
+			if (bad++ == 0)
+				first = line;
+			if (json_is_object(t))
+				json_array_append_new(arr, t);
+			else
+				json_decref(t);
 			continue;
 		}
-		tid = json_string_value(json_object_get(t, "id"));
-		if (tid != NULL && (at = json_object_get(index, tid)) != NULL)
+		if ((at = json_object_get(index, tid)) != NULL)
 			json_array_set_new(arr, json_integer_value(at), t);
 		else {
-			if (tid != NULL)
-				json_object_set_new(index, tid,
-				    json_integer(json_array_size(arr)));
+			json_object_set_new(index, tid,
+			    json_integer(json_array_size(arr)));
 			json_array_append_new(arr, t);
 		}
 	}
 	free(buf);
 	if (bad > 0)
-		progress_sb_printf(warn, "%s%zu malformed line%s skipped in %s",
+		progress_sb_printf(warn, "%s%zu malformed line%s in %s (not a "
+		    "JSON object with a task_id or id; first: line %zu)",
 		    warn->len > 0 ? "; " : "", bad, bad == 1 ? "" : "s",
-		    label);
+		    label, first);
 	return 0;
 }
 
+/* A task's place in CCW's list: its "order", else after every ordered one. */
+static double
+progress_task_order(const json_t *t)
+{
+	const json_t	*o = json_object_get(t, "order");
+
+	return json_is_number(o) ? json_number_value(o) : 1e300;
+}
+
 /*
- * Tasks from both of CCW's layouts, {id}/tasks.jsonl first and then
+ * CCW's file lists tasks by "order", not by line (a reorder rewrites the
+ * numbers): a stable insertion sort, then the key index made again.
+ */
+static void
+progress_tasks_sort(json_t *arr, json_t *index)
+{
+	json_t		*t;
+	const char	*tid;
+	size_t		 i, j, n = json_array_size(arr);
+
+	for (i = 1; i < n; i++) {
+		t = json_incref(json_array_get(arr, i));
+		for (j = i; j > 0 && progress_task_order(json_array_get(arr,
+		    j - 1)) > progress_task_order(t); j--)
+			json_array_set(arr, j, json_array_get(arr, j - 1));
+		json_array_set_new(arr, j, t);
+	}
+	json_object_clear(index);
+	json_array_foreach(arr, i, t) {
+		if ((tid = json_string_value(json_object_get(t, "task_id"))) ==
+		    NULL)
+			tid = json_string_value(json_object_get(t, "id"));
+		if (tid != NULL && *tid != '\0')
+			json_object_set_new(index, tid, json_integer(i));
+	}
+}
+
+/*
+ * Tasks from both of CCW's layouts, {id}/tasks.jsonl first (by "order")
+ * and then
  * {id}.tasks.jsonl, so that the file we append to has the last word.
  * Malformed lines do not fail the read: 0 with a warning in *err.
  */
@@ -562,6 +610,7 @@ progress_tasks_read(int dfd, const char *id, json_t **out, char **err)
 		    &warn, err);
 		free(label);
 		close(lfd);
+		progress_tasks_sort(arr, index);
 	} else if (rc == 1)
 		rc = 0;
 	if (rc == 0) {

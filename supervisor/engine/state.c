@@ -156,21 +156,71 @@ state_dir_open(const char *path, int create, char **err)
 	return fd;
 }
 
-/* CCW's dashboard reads .workflow/.loop; ours is .loop unless only it exists. */
+/* Is PATH a directory (a link to one counts: the user chose it)? */
+static int
+state_is_dir(const char *path)
+{
+	struct stat	sb;
+
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/*
+ * Where a new loop goes: CCW's dashboard reads ROOT/.workflow/.loop, so
+ * in a CCW project (ROOT/.workflow exists) that is ours too; elsewhere
+ * ROOT/.loop.  ROOT/.loop keeps config.json and roles/ either way.
+ */
 char *
 state_dir_default(const char *root)
 {
-	struct stat	 sb;
-	char		*dir, *alt;
+	char	*dir, *wf;
 
-	xasprintf(&dir, "%s/.loop", root);
-	xasprintf(&alt, "%s/.workflow/.loop", root);
-	if (stat(dir, &sb) != 0 && stat(alt, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		free(dir);
-		return alt;
+	xasprintf(&wf, "%s/.workflow", root);
+	if (state_is_dir(wf)) {
+		xasprintf(&dir, "%s/.loop", wf);
+		free(wf);
+		return dir;
 	}
-	free(alt);
+	free(wf);
+	xasprintf(&dir, "%s/.loop", root);
 	return dir;
+}
+
+/*
+ * The directory holding loop ID's state file, or NULL: CCW's
+ * ROOT/.workflow/.loop first, then ROOT/.loop (loops of older runs), so
+ * a loop given by id is found wherever CCW or we made it.
+ */
+char *
+state_dir_find(const char *root, const char *id)
+{
+	static const char *const dirs[] = { ".workflow/.loop", ".loop" };
+	struct stat	 sb;
+	char		*dir, *file;
+	size_t		 i;
+	int		 found;
+
+	for (i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		xasprintf(&dir, "%s/%s", root, dirs[i]);
+		xasprintf(&file, "%s/%s.json", dir, id);
+		found = lstat(file, &sb) == 0;
+		free(file);
+		if (found)
+			return dir;
+		free(dir);
+	}
+	return NULL;
+}
+
+/* Loop ID's directory: where its state file is, else where it would go. */
+char *
+state_dir_for(const char *root, const char *id)
+{
+	char	*dir;
+
+	if (id != NULL && (dir = state_dir_find(root, id)) != NULL)
+		return dir;
+	return state_dir_default(root);
 }
 
 /* Slurp a regular file, refusing more than the cap (that is corruption). */

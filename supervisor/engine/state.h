@@ -29,7 +29,9 @@ int	 state_id_valid(const char *);		/* [A-Za-z0-9][A-Za-z0-9._-]{0,127}, no ".."
 char	*state_id_generate(void);		/* loop-v2-YYYYMMDDTHHMMSS-xxxxxxxx */
 int	 state_dir_open(const char *, int, char **);	/* O_DIRECTORY fd; create if asked */
 void	 state_dir_made(const char *);	/* a new one: .gitignore in a git tree */
-char	*state_dir_default(const char *);	/* ROOT/.loop, or ROOT/.workflow/.loop if only it exists */
+char	*state_dir_default(const char *);	/* new loops: ROOT/.workflow/.loop in a CCW project, else ROOT/.loop */
+char	*state_dir_find(const char *, const char *);	/* the dir holding ID.json (.workflow/.loop, .loop) or NULL */
+char	*state_dir_for(const char *, const char *);	/* find, else default */
 
 /* --- reading, checking, creating (state.c) */
 enum state_load_rc {

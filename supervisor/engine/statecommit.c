@@ -306,7 +306,8 @@ commit_merge(const json_t *disk, const struct state_commit_req *req)
 			json_object_del(m, "failure_reason");
 		} else if (strcmp(req->to[i], "failed") == 0 ||
 		    strcmp(req->to[i], "stop") == 0) {
-			json_object_del(m, "completed_at");
+			/* a failed loop has ended too: CCW's stop writes it */
+			json_object_set_new(m, "completed_at", json_string(now));
 			if (req->reason[i] != NULL)
 				json_object_set_new(m, "failure_reason",
 				    json_string(req->reason[i]));

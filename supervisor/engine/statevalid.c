@@ -277,11 +277,16 @@ state_validate(const struct workflow_state *ws, const json_t *st,
 			break;
 	if (status == NULL || state_statuses[i] == NULL)
 		return v.n;	/* reported above; the rules below need one */
+	/* an ended loop (completed or failed: CCW's stop) has its end time */
 	j = json_object_get(st, "completed_at");
 	has = j != NULL && !json_is_null(j);
-	if (has != (strcmp(status, "completed") == 0))
-		state_verr(&v, "completed_at", has ? "present although status "
-		    "is %s" : "missing although status is %s", status);
+	if (strcmp(status, "completed") == 0 && !has)
+		state_verr(&v, "completed_at", "missing although status is %s",
+		    status);
+	else if (has && strcmp(status, "completed") != 0 &&
+	    strcmp(status, "failed") != 0)
+		state_verr(&v, "completed_at", "present although status is %s",
+		    status);
 	j = json_object_get(st, "failure_reason");
 	if (j != NULL && !json_is_null(j) && strcmp(status, "failed") != 0)
 		state_verr(&v, "failure_reason", "present although status is %s",

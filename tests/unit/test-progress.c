@@ -131,6 +131,13 @@ test_logs(void)
 	json_decref(o);
 }
 
+/* A task line exactly as CCW's loop-task-manager writes it. */
+#define CCW_TASK(id, desc, order) "{\"task_id\":\"" id "\",\"description\":" \
+	"\"" desc "\",\"tool\":\"gemini\",\"mode\":\"write\",\"prompt_template\":" \
+	"\"PURPOSE: " desc "\",\"order\":" #order ",\"created_at\":" \
+	"\"2026-01-22T10:00:00.000Z\",\"updated_at\":\"2026-01-22T10:00:00.000Z\"," \
+	"\"command\":\"npm test\",\"on_error\":\"continue\"}"
+
 /* Tasks: both layouts, torn last lines, malformed lines, updates by id. */
 static void
 test_tasks(void)
@@ -170,10 +177,33 @@ test_tasks(void)
 	rc = progress_tasks_read(pf_sfd, ID, &a, &err);
 	tap_ok(rc == 0 && json_array_size(a) == 3, "malformed lines skipped, "
 	    "blank lines ignored, the valid ones kept");
-	tap_is_str(err, "3 malformed lines skipped in " ID ".tasks.jsonl",
-	    "malformed lines counted in the warning");
+	tap_is_str(err, "3 malformed lines in " ID ".tasks.jsonl "
+	    "(not a JSON object with a task_id or id; first: line 1)",
+	    "malformed lines counted in the warning, the first named");
 	free(err);
 	json_decref(a);
+
+	/* CCW's file: task_id, listed by order, no last newline */
+	unlinkat(pf_sfd, ID ".tasks.jsonl", 0);
+	pf_spew(ID "/tasks.jsonl", CCW_TASK("task-2", "second", 1) "\n"
+	    CCW_TASK("task-1", "first", 0) "\n{\"description\":\"no id\"}\n"
+	    CCW_TASK("task-1", "first, edited", 0));
+	rc = progress_tasks_read(pf_sfd, ID, &a, &err);
+	tap_ok(rc == 0 && json_array_size(a) == 3 && strcmp(json_string_value(
+	    json_object_get(json_array_get(a, 0), "task_id")), "task-1") == 0 &&
+	    strcmp(json_string_value(json_object_get(json_array_get(a, 0),
+	    "description")), "first, edited") == 0 && strcmp(
+	    json_string_value(json_object_get(json_array_get(a, 0),
+	    "prompt_template")), "PURPOSE: first, edited") == 0,
+	    "CCW's tasks.jsonl: keyed on task_id, by order, updated in place, "
+	    "the last line without newline read");
+	tap_is_str(err, "1 malformed line in " ID "/tasks.jsonl (not a "
+	    "JSON object with a task_id or id; first: line 3)",
+	    "a line without task_id is reported with its line number");
+	free(err);
+	json_decref(a);
+	pf_spew(ID "/tasks.jsonl", "{\"id\":\"t0\",\"description\":\"zero\"}\n"
+	    "{\"id\":\"t1\",\"description\":\"old\"}\n");
 
 	pf_spew(ID ".tasks.jsonl", "{\"id\":\"t7\"}");
 	rc = progress_tasks_read(pf_sfd, ID, &a, &err);

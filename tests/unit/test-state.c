@@ -108,6 +108,21 @@ test_new(void)
 	tap_ok(t_has(&errs, "skill_state.validate.passed: status is completed"),
 	    "... naming skill_state.validate.passed");
 	strv_clear(&errs);
+	/* CCW's stop: failed, with its end time */
+	json_object_set_new(st, "status", json_string("failed"));
+	json_object_set_new(st, "failure_reason",
+	    json_string("Manually stopped by user"));
+	json_object_set_new(st, "completed_at",
+	    json_string("2026-01-22T10:01:00.000Z"));
+	tap_is_int(state_validate(WS, st, &errs), 0, "failed with completed_at "
+	    "(CCW's stop): valid");
+	strv_clear(&errs);
+	json_object_del(st, "failure_reason");
+	json_object_set_new(st, "status", json_string("paused"));
+	tap_ok(state_validate(WS, st, &errs) == 1 && t_has(&errs,
+	    "completed_at: present although status is paused"),
+	    "paused with completed_at: refused");
+	strv_clear(&errs);
 	json_decref(st);
 }
 
@@ -284,6 +299,9 @@ test_transitions(void)
 	rc = t_commit("F", NULL, "failed", "boom", &m);
 	tap_ok(rc == 0 && strcmp(json_string_value(json_object_get(m,
 	    "failure_reason")), "boom") == 0, "running -> failed with the reason");
+	tap_ok(rc == 0 && clock_iso_valid(json_string_value(json_object_get(m,
+	    "completed_at"))), "running -> failed sets completed_at (CCW's "
+	    "stop does)");
 	json_decref(m);
 	rc = t_commit("F", NULL, "running", NULL, NULL);
 	tap_ok(rc == 0 && strcmp(t_status("F"), "failed") == 0,

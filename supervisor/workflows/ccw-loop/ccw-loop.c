@@ -99,22 +99,68 @@ ccw_loop_collect(int role, json_t *res, const char *tool,
 	}
 }
 
-/* init's plan into develop's tasks: the tasks file, else its answer. */
+/*
+ * A tasks file's complaint into skill_state.errors (action "tasks"), once:
+ * the file is read after every action and says the same until fixed.
+ */
 static void
-ccw_loop_merged(int role, json_t *ss, const json_t *res, int dirfd,
-    const char *id, const char *now)
+ccw_loop_task_error(json_t *ss, const char *msg, const char *now)
+{
+	json_t		*errs = json_object_get(ss, "errors"), *e;
+	const char	*m;
+	size_t		 i;
+
+	if (!json_is_array(errs))
+		return;
+	json_array_foreach(errs, i, e) {
+		m = json_string_value(json_object_get(e, "message"));
+		if (m != NULL && strcmp(m, msg) == 0)
+			return;
+	}
+	json_array_append_new(errs, json_pack("{s:s, s:s, s:s}", "action",
+	    "tasks", "message", msg, "timestamp", now));
+}
+
+/*
+ * The tasks file into develop's tasks.  A line the reader could not use
+ * goes to the log and the state's errors: never dropped in silence.
+ */
+static void
+ccw_loop_tasks(json_t *ss, int dirfd, const char *id, const char *now)
 {
 	json_t	*tasks = NULL;
 	char	*err = NULL;
 	int	 rc;
 
-	if (role != LOOP_INIT)
-		return;
 	rc = progress_tasks_read(dirfd, id, &tasks, &err);
+	if (err != NULL)
+		ccw_loop_task_error(ss, err, now);
 	prompt_warn(rc, err);
 	if (tasks != NULL)
 		merge_tasks(ss, tasks, now);
 	json_decref(tasks);
+}
+
+/*
+ * Before every action's worker: the tasks file read again, so a task a
+ * front end added while the loop ran (or was paused) reaches the prompt.
+ */
+static void
+ccw_loop_refresh(int role, json_t *ss, int dirfd, const char *id,
+    const char *now)
+{
+	(void)role;
+	ccw_loop_tasks(ss, dirfd, id, now);
+}
+
+/* init's plan into develop's tasks: the tasks file, else its answer. */
+static void
+ccw_loop_merged(int role, json_t *ss, const json_t *res, int dirfd,
+    const char *id, const char *now)
+{
+	if (role != LOOP_INIT)
+		return;
+	ccw_loop_tasks(ss, dirfd, id, now);
 	context_plan(ss, json_string_value(json_object_get(res,
 	    "detailed_output")), now);
 }
@@ -133,6 +179,7 @@ const struct workflow ccw_loop_workflow = {
 	.merge_group = merge_parallel,
 	.collect = ccw_loop_collect,
 	.merged = ccw_loop_merged,
+	.refresh = ccw_loop_refresh,
 	.skeleton = ccw_loop_skeleton,
 	.state = &ccw_loop_state,
 	.side_files = ccw_loop_side_files,

@@ -19,6 +19,7 @@
 #define CTX_MAX_TASKS	20	/* tasks taken from one plan */
 #define CTX_MAX_TEXT	300	/* bytes of a task, a summary, an error */
 #define CTX_MAX_LIST	8	/* failing tests or pending tasks shown */
+#define CTX_MAX_PROMPT	4000	/* bytes of the current task's instructions */
 #define CTX_TEST_KEY	"test_command:"
 
 /* A string member, or NULL. */
@@ -171,13 +172,20 @@ ctx_tasks(struct cbuf *b, const json_t *ss)
 			    ctx_s(t, "id") ? ctx_s(t, "id") : "?",
 			    ctx_s(t, "description") ? ctx_s(t, "description") :
 			    "");
+			/* a front end's instructions for it (CCW's task) */
+			if (ctx_s(t, "prompt_template") != NULL)
+				ctx_add(b, "Its instructions:\n%.*s\n",
+				    CTX_MAX_PROMPT, ctx_s(t, "prompt_template"));
 			first = 0;
 		} else if (shown++ < CTX_MAX_LIST)
-			ctx_add(b, "%s%s: %.300s", shown == 1 ?
+			ctx_add(b, "%s%s: %.300s%s%.300s%s", shown == 1 ?
 			    "Still planned after it: " : "; ",
 			    ctx_s(t, "id") ? ctx_s(t, "id") : "?",
 			    ctx_s(t, "description") ? ctx_s(t, "description") :
-			    "");
+			    "", ctx_s(t, "prompt_template") ? " (instructions: " :
+			    "", ctx_s(t, "prompt_template") ? ctx_s(t,
+			    "prompt_template") : "", ctx_s(t, "prompt_template") ?
+			    ")" : "");
 	}
 	if (shown > 0)
 		ctx_add(b, "\n");

@@ -202,10 +202,16 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 	struct agent_req	 req;
 	struct plan_deadlines	 dl;
 	struct loop_run		*r;
-	json_t			*view = loop_view(l);
+	json_t			*view;
 	char			*prompt, *capsule, *err = NULL;
+	char			 now[32];
 	int			 rc;
 
+	if (l->wf->refresh != NULL) {	/* before the prompt is built */
+		clock_iso(NULL, 1, now, sizeof now);
+		l->wf->refresh(role, l->ss, l->cfg.dirfd, l->cfg.id, now);
+	}
+	view = loop_view(l);
 	memset(&pr, 0, sizeof pr);
 	pr.state = view;
 	pr.state_dir = l->cfg.state_dir;

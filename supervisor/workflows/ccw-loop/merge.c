@@ -130,18 +130,25 @@ merge_common(json_t *ss, const char *role, const json_t *res,
 	    "agent_id", merge_s(res, "agent_id"), "saved_at", now));
 }
 
-/* Is this id taken in the list (tasks, hypotheses)? */
-static int
-merge_id_used(const json_t *list, const char *id)
+/* The entry of the list (tasks, hypotheses) with this id, or NULL. */
+static json_t *
+merge_find_id(const json_t *list, const char *id)
 {
-	const json_t	*e;
-	size_t		 i;
+	json_t	*e;
+	size_t	 i;
 
 	json_array_foreach(list, i, e)
 		if (merge_s(e, "id") != NULL &&
 		    strcmp(merge_s(e, "id"), id) == 0)
-			return 1;
-	return 0;
+			return e;
+	return NULL;
+}
+
+/* Is this id taken in the list (tasks, hypotheses)? */
+static int
+merge_id_used(const json_t *list, const char *id)
+{
+	return merge_find_id(list, id) != NULL;
 }
 
 /* The develop section's counters follow its task list. */
@@ -384,8 +391,11 @@ merge_role(json_t *ss, const char *role, const json_t *res, const char *now)
 }
 
 /*
- * The tasks file's tasks (init): those not in the list yet are added as
- * they are planned, pending unless the file says otherwise.
+ * The tasks file's tasks (after every action): those not in the list yet
+ * are added as they are planned, pending unless the file says otherwise;
+ * CCW's key is "task_id", and its description, prompt_template, command
+ * and on_error go along for the develop prompt.  A task already listed
+ * keeps its status; its description and instructions follow the file.
  */
 void
 merge_tasks(json_t *ss, const json_t *in, const char *now)
@@ -394,27 +404,46 @@ merge_tasks(json_t *ss, const json_t *in, const char *now)
 	    "completed", "failed", NULL };
 	json_t		*dev = merge_sub(ss, "develop", 0);
 	json_t		*tasks = merge_sub(dev, "tasks", 1);
+	static const char *const carried[] = { "prompt_template", "command",
+	    "on_error", NULL };
 	const json_t	*t;
+	json_t		*nt;
 	const char	*id, *st;
 	size_t		 i;
 	int		 k;
 
 	json_array_foreach(in, i, t) {
-		if ((id = merge_s(t, "id")) == NULL || merge_id_used(tasks, id))
+		if ((id = merge_s(t, "task_id")) == NULL)
+			id = merge_s(t, "id");
+		if (id == NULL)
+			continue;	/* the reader reported it */
+		if ((nt = merge_find_id(tasks, id)) != NULL) {
+			if (merge_s(t, "description") != NULL)
+				json_object_set(nt, "description",
+				    json_object_get(t, "description"));
+			for (k = 0; carried[k] != NULL; k++)
+				if (merge_s(t, carried[k]) != NULL)
+					json_object_set(nt, carried[k],
+					    json_object_get(t, carried[k]));
 			continue;
+		}
 		st = merge_s(t, "status");
 		for (k = 0; st != NULL && sts[k] != NULL; k++)
 			if (strcmp(st, sts[k]) == 0)
 				break;
 		if (st == NULL || sts[k] == NULL)
 			st = "pending";
-		json_array_append_new(tasks, json_pack("{s:s, s:s, s:s*, s:s,"
-		    " s:s, s:o, s:s, s:n}", "id", id, "description",
-		    merge_s(t, "description") != NULL ?
+		nt = json_pack("{s:s, s:s, s:s*, s:s, s:s, s:o, s:s, s:n}",
+		    "id", id, "description", merge_s(t, "description") != NULL ?
 		    merge_s(t, "description") : "", "tool", merge_s(t, "tool"),
 		    "mode", merge_s(t, "mode") != NULL ? merge_s(t, "mode") :
 		    "write", "status", st, "files_changed", merge_files(t),
-		    "created_at", now, "completed_at"));
+		    "created_at", now, "completed_at");
+		for (k = 0; carried[k] != NULL; k++)
+			if (merge_s(t, carried[k]) != NULL)
+				json_object_set(nt, carried[k],
+				    json_object_get(t, carried[k]));
+		json_array_append_new(tasks, nt);
 	}
 	merge_count_tasks(dev);
 }
