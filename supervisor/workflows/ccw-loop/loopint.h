@@ -90,6 +90,11 @@ struct loop_run	*loop_spawn(struct loop *, int, const char *, uint64_t,
 void		 loop_kick(struct loop *);
 void		 loop_end(struct loop *, int, const char *, const char *);
 
+/* loopwatch.c */
+void		 loop_deleted(struct loop *);
+int		 loop_file_gone(struct loop *);
+void		 loop_watch_cb(const char *, const json_t *, void *);
+
 /* loopphase.c */
 int		 loop_transition(struct loop *, enum loop_event, int);
 const char	*loop_phase_name(enum loop_phase);
