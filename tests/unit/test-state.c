@@ -21,6 +21,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "ccw-loop.h"
 #include "state.h"
 #include "statefix.h"
