@@ -181,16 +181,25 @@ serve_handle(struct http_req *r, void *arg)
 	hit->fn(s, r, &m);
 }
 
+/* Loops every root's host drives now. */
+size_t
+serve_hosted(const struct serve *s)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < s->cfg.nroots; i++)
+		n += host_nloops(s->cfg.roots[i].host);
+	return n;
+}
+
 /* GET /health: alive, and what it hosts. */
 static void
 serve_health(struct serve *s, struct http_req *r, const struct serve_match *m)
 {
-	size_t	 i, n = 0;
+	size_t	 n = serve_hosted(s);
 	json_t	*j;
 
 	(void)m;
-	for (i = 0; i < s->cfg.nroots; i++)
-		n += host_nloops(s->cfg.roots[i].host);
 	j = json_pack("{s:s,s:I,s:I}", "status", "ok", "loops_running",
 	    (json_int_t)n, "roots", (json_int_t)s->cfg.nroots);
 	http_reply_json(r, 200, j);

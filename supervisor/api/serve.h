@@ -35,6 +35,7 @@ struct serve_cfg {
 	size_t			 nroots;
 	struct bus		*bus;		/* every host's events */
 	const char		*token;		/* the bearer token */
+	size_t			 jobs;		/* loops run at once; 0: any */
 	struct http_limits	 limits;
 };
 
@@ -43,6 +44,7 @@ struct serve	*serve_new(struct event_base *, const struct serve_cfg *,
 int		 serve_listen(struct serve *, const char *, char **);
 int		 serve_port(const struct serve *);
 int		 serve_loopback(const struct serve *);
+size_t		 serve_hosted(const struct serve *);
 int		 serve_resume(struct serve *);
 void		 serve_loop_done(struct serve *, const char *, int);
 void		 serve_free(struct serve *);

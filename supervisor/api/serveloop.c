@@ -219,6 +219,12 @@ serve_loop_act(struct serve *s, struct http_req *r, const char *id,
 
 	if ((root = serve_loop_root(s, r, id, 0)) == NULL)
 		return;
+	if ((strcmp(action, "start") == 0 || strcmp(action, "resume") == 0) &&
+	    s->cfg.jobs != 0 && serve_hosted(s) >= s->cfg.jobs &&
+	    host_loop_find(root->host, id) == NULL) {
+		serve_ccw_error(r, 503, 0, "too many loops running (--jobs)");
+		return;
+	}
 	c = serve_call_new(s, r, root, id);
 	if (strcmp(action, "pause") == 0) {
 		c->op = "Loop paused";
@@ -617,6 +623,12 @@ serve_resume(struct serve *s)
 			st = json_string_value(json_object_get(l, "status"));
 			if (strcmp(st, "running") != 0)
 				continue;
+			if (s->cfg.jobs != 0 && (size_t)n >= s->cfg.jobs) {
+				log_warnx("loop %s not resumed: --jobs %zu",
+				    json_string_value(json_object_get(l,
+				    "loop_id")), s->cfg.jobs);
+				continue;
+			}
 			req = json_pack("{s:s,s:O,s:b}", "verb", "loop_open",
 			    "loop_id", json_object_get(l, "loop_id"), "start",
 			    1);

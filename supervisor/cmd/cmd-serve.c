@@ -65,7 +65,7 @@ serve_usage(FILE *fp)
 {
 	fprintf(fp,
 "usage: ccw-supervisor serve [-C ROOT]... [--http ADDR:PORT]\n"
-"           [--token-file F] [--config F] [--grace-ms N]\n"
+"           [--token-file F] [--jobs N] [--config F] [--grace-ms N]\n"
 "\n"
 "Host every loop of the project roots (default: the current directory)\n"
 "in one process and serve them over HTTP/JSON (default 127.0.0.1:3456):\n"
@@ -74,7 +74,8 @@ serve_usage(FILE *fp)
 "\"Authorization: Bearer TOKEN\"; GET /api/auth/token gives it to\n"
 "loopback clients.  The token is random per start, or the content of\n"
 "--token-file (mode 0600), which an address beyond loopback requires.\n"
-"Loops left running by a serve that died are resumed.  SIGTERM or\n"
+"Loops left running by a serve that died are resumed.  --jobs N: at\n"
+"most N loops run at once (a start beyond is 503).  SIGTERM or\n"
 "SIGINT stops every loop and agent and exits 4.  See ccw-supervisor(1).\n");
 }
 
@@ -322,6 +323,7 @@ cmd_serve(int argc, char **argv)
 		{ "token-file", required_argument, NULL, 'k' },
 		{ "config", required_argument, NULL, 'f' },
 		{ "grace-ms", required_argument, NULL, 'G' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -330,7 +332,8 @@ cmd_serve(int argc, char **argv)
 	struct serve_cmd	 sc;
 	const char		*roots[SERVE_ROOTS_MAX], *addr = "127.0.0.1:3456";
 	const char		*token_file = NULL, *config = NULL, *grace = NULL;
-	char			*err = NULL;
+	char			*err = NULL, *end;
+	unsigned long		 jobs = 0;
 	size_t			 nroots = 0, i;
 	int			 ch, rc = EXIT_USAGE;
 
@@ -349,6 +352,15 @@ cmd_serve(int argc, char **argv)
 		case 'k': token_file = optarg; break;
 		case 'f': config = optarg; break;
 		case 'G': grace = optarg; break;
+		case 'j':
+			jobs = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
+			    jobs == 0) {
+				fprintf(stderr, "ccw-supervisor serve: --jobs "
+				    "wants a positive number\n");
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			serve_usage(stdout);
 			return EXIT_OK;
@@ -389,6 +401,7 @@ cmd_serve(int argc, char **argv)
 	cfg.nroots = sc.n;
 	cfg.bus = sc.bus;
 	cfg.token = sc.token;
+	cfg.jobs = jobs;
 	cfg.limits = lim;
 	if ((sc.srv = serve_new(sc.base, &cfg, &err)) == NULL ||
 	    serve_listen(sc.srv, addr, &err) != 0) {

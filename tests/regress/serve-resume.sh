@@ -2,7 +2,7 @@
 # serve-resume.sh: a serve killed with SIGKILL while a loop runs; a new
 # serve on the same root resumes the loop from its saved action and it
 # completes.  One driver per loop: a second serve on the same root does
-# not drive a loop the first one runs (a warning naming its pid), yet
+# not drive a loop the first one runs; --jobs caps the loops at once (a warning naming its pid), yet
 # its stop reaches the first one's workers through the file.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
@@ -35,8 +35,8 @@ is "$(jget "$R/.loop/$ID.json" '[d["status"], d["skill_state"]["completed_action
     '["running",["init"]]' "the file says running, init done"
 
 touch "$R.go"
-srv_start "$T_TMP/b" -C "$R"
-ok $? "serve B listens on the same root"
+srv_start "$T_TMP/b" -C "$R" --jobs 1
+ok $? "serve B listens on the same root (--jobs 1)"
 B_PID=$SRV_PID
 B_PORT=$SRV_PORT
 B_TOKEN=$SRV_TOKEN
@@ -54,6 +54,10 @@ ID2=$(jr 'd["body"]["data"]["loop_id"]')
 req POST "/api/loops/v2/$ID2/start"
 t_wait_file "$R.dev" 10000
 ok $? "B runs a second loop"
+req POST /api/loops/v2 '{"title": "One too many"}'
+req POST "/api/loops/v2/$(jr 'd["body"]["data"]["loop_id"]')/start"
+is "$(jr '[d["status"], d["body"]["success"]]')" '[503,false]' \
+    "--jobs 1: a second loop at once is refused (503)"
 srv_start "$T_TMP/c" -C "$R"
 ok $? "serve C listens on the same root"
 C_PID=$SRV_PID

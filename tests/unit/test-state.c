@@ -22,6 +22,7 @@
 #include <event2/event.h>
 
 #include "ccw-loop.h"
+#include "clock.h"
 #include "state.h"
 #include "statefix.h"
 #include "tap.h"
