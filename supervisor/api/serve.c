@@ -57,6 +57,7 @@ static const struct serve_route serve_routes[] = {
 	{ HTTP_GET, "/api/loops/v2", serve_loops_list, 0 },
 	{ HTTP_POST, "/api/loops/v2", serve_loops_create, 0 },
 	{ HTTP_GET, "/api/loops/v2/:id", serve_loops_get, 0 },
+	{ HTTP_PUT, "/api/loops/v2/:id", serve_loops_update, 0 },
 	{ HTTP_DELETE, "/api/loops/v2/:id", serve_loops_delete, 0 },
 	{ HTTP_PATCH, "/api/loops/v2/:id/status", serve_loops_status, 0 },
 	{ HTTP_POST, "/api/loops/v2/:id/start", serve_loops_action, 0 },
@@ -323,12 +324,13 @@ serve_call_new(struct serve *s, struct http_req *r, struct serve_root *root,
 	return c;
 }
 
-/* Done with the call: the request was answered (or has gone). */
+/*
+ * Done with the call: the request was answered (the server freed it
+ * with its on_close: never touched again) or has gone.
+ */
 void
 serve_call_end(struct serve_call *c)
 {
-	if (c->r != NULL)
-		http_req_on_close(c->r, NULL, NULL);
 	TAILQ_REMOVE(&c->s->calls, c, entry);
 	json_decref(c->keep);
 	free(c->id);

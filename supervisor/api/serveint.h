@@ -73,6 +73,8 @@ void	serve_loops_create(struct serve *, struct http_req *,
 	    const struct serve_match *);
 void	serve_loops_get(struct serve *, struct http_req *,
 	    const struct serve_match *);
+void	serve_loops_update(struct serve *, struct http_req *,
+	    const struct serve_match *);
 void	serve_loops_delete(struct serve *, struct http_req *,
 	    const struct serve_match *);
 void	serve_loops_action(struct serve *, struct http_req *,

@@ -339,6 +339,54 @@ serve_loops_create(struct serve *s, struct http_req *r,
 	json_decref(b);
 }
 
+/* update's reply: {success, data}, or CCW's body-route error. */
+static void
+serve_loop_updated(struct serve_call *c, json_t *reply)
+{
+	const char	*e = json_string_value(json_object_get(reply, "error"));
+
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		/* the table's words for a bad member are CCW's 400 too */
+		if (e != NULL && strncmp(e, "loop_update: ", 13) == 0)
+			e += 13;
+		serve_ccw_error(c->r, e != NULL && strncmp(e, "Loop not found",
+		    14) == 0 ? 404 : 400, 1, e != NULL ? e : "failed");
+		serve_call_end(c);
+		return;
+	}
+	c->s->writes++;
+	serve_publish_state(c->s, json_object_get(reply, "loop"));
+	serve_ok(c->r, json_pack("{s:O}", "data", json_object_get(reply,
+	    "loop")));
+	serve_call_end(c);
+}
+
+/*
+ * PUT /api/loops/v2/:id {title?, description?, max_iterations?, tags?,
+ * priority?, notes?}: the loop_update verb (its table checks the types).
+ */
+void
+serve_loops_update(struct serve *s, struct http_req *r,
+    const struct serve_match *m)
+{
+	struct serve_root	*root;
+	json_t			*b, *req;
+	const char		*k;
+	json_t			*v;
+
+	if ((root = serve_loop_root(s, r, m->cap[0], 1)) == NULL ||
+	    (b = serve_body(r, 0)) == NULL)
+		return;
+	req = json_pack("{s:s,s:s}", "verb", "loop_update", "loop_id",
+	    m->cap[0]);
+	json_object_foreach(b, k, v)
+		if (strcmp(k, "verb") != 0 && strcmp(k, "loop_id") != 0)
+			json_object_set(req, k, v);
+	json_decref(b);
+	serve_call_api(serve_call_new(s, r, root, m->cap[0]), req,
+	    serve_loop_updated);
+}
+
 /* A list or delete on serve's I/O thread. */
 struct serve_job {
 	struct serve_call	*c;

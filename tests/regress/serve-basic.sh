@@ -2,7 +2,7 @@
 # serve-basic.sh: `ccw-supervisor serve` on loopback with fake agents as
 # the roles: /health and /metrics without a token, the token scheme (401
 # without, the token route, 200 with), 404 and 405 with Allow, CCW's loop
-# routes (create, validation, get, list, start, pause, resume, stop,
+# routes (create, validation, get, PUT, list, start, pause, resume, stop,
 # delete refused while running and removing every file), the loop's
 # events on /api/events, /api/agents, the token file rules, SIGTERM.
 . "$(dirname "$0")/lib.sh"
@@ -74,6 +74,12 @@ req GET "/api/loops/v2/..x"
 is "$(jr '[d["status"], d["body"]["error"]]')" '[400,"Invalid loop ID format"]' "get: a bad id is 400"
 req POST "/api/loops/v2/$ID/pause"
 is "$(jr 'd["status"]')" 400 "pause of a created loop: 400"
+req PUT "/api/loops/v2/$ID" '{"title": "Add Y", "tags": [], "priority": "high", "notes": "n"}'
+is "$(jr '[d["status"], d["body"]["data"]["title"], d["body"]["data"]["tags"], d["body"]["data"]["priority"], d["body"]["data"]["status"]]')" \
+    '[200,"Add Y",[],"high","created"]' "PUT: the front end's fields committed"
+is "$(jget "$R/.loop/$ID.json" '[d["title"], d["priority"], d["notes"]]')" '["Add Y","high","n"]' "PUT: on disk"
+req PUT "/api/loops/v2/$ID" '{"priority": "urgent"}'
+is "$(jr '[d["status"], list(d["body"].keys())]')" '[400,["error"]]' "PUT with a bad priority: 400 {error}"
 
 # --- start, running, pause, resume, completed
 req POST "/api/loops/v2/$ID/start"
@@ -87,6 +93,9 @@ req DELETE "/api/loops/v2/$ID"
 is "$(jr '[d["status"], d["body"]]')" \
     '[400,{"success":false,"error":"Cannot delete running loop. Stop it first."}]' \
     "delete while running: 400"
+req PUT "/api/loops/v2/$ID" '{"title": "Not now"}'
+is "$(jr '[d["status"], d["body"]]')" '[400,{"error":"Cannot update loop with status: running"}]' \
+    "PUT while running: 400"
 req POST "/api/loops/v2/$ID/pause"
 is "$(jr '[d["status"], d["body"]["message"], d["body"]["data"]["status"]]')" \
     '[200,"Loop paused","paused"]' "pause: 200, paused"
