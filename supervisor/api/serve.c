@@ -60,6 +60,8 @@ static const struct serve_route serve_routes[] = {
 	{ HTTP_PUT, "/api/loops/v2/:id", serve_loops_update, 0 },
 	{ HTTP_DELETE, "/api/loops/v2/:id", serve_loops_delete, 0 },
 	{ HTTP_PATCH, "/api/loops/v2/:id/status", serve_loops_status, 0 },
+	{ HTTP_GET, "/api/loops/v2/:id/tasks", serve_tasks_list, 0 },
+	{ HTTP_POST, "/api/loops/v2/:id/tasks", serve_tasks_add, 0 },
 	{ HTTP_POST, "/api/loops/v2/:id/start", serve_loops_action, 0 },
 	{ HTTP_POST, "/api/loops/v2/:id/pause", serve_loops_action, 0 },
 	{ HTTP_POST, "/api/loops/v2/:id/resume", serve_loops_action, 0 },

@@ -81,6 +81,11 @@ void	serve_loops_action(struct serve *, struct http_req *,
 	    const struct serve_match *);
 void	serve_loops_status(struct serve *, struct http_req *,
 	    const struct serve_match *);
+/* servetask.c: a loop's tasks */
+void	serve_tasks_list(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_tasks_add(struct serve *, struct http_req *,
+	    const struct serve_match *);
 struct serve_root *serve_root_of(struct serve *, const char *);
 
 #endif
