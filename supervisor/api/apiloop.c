@@ -83,6 +83,23 @@ api_loop_read(struct api_loop_job *j, int dirfd)
 	return rc == STATE_OK ? 0 : -1;
 }
 
+/* On the committer thread: one locked commit; the file after it in state. */
+static void
+api_loop_commit(struct api_loop_job *j, struct api *api,
+    struct state_commit_req *req)
+{
+	json_t		*merged = NULL;
+	unsigned	 nfsync = 0;
+
+	req->ws = &ccw_loop_state;
+	req->nowait = &api->stopping;
+	if ((j->rc = state_commit_run(api->dirfd, j->id, req, &merged,
+	    &nfsync, &j->err)) != 0)
+		return;
+	json_decref(j->state);
+	j->state = merged;
+}
+
 /*
  * On the committer thread, the file read: the front end's own fields
  * committed (refused while the loop runs, as CCW refuses it).
@@ -92,8 +109,6 @@ api_loop_update_run(struct api_loop_job *j, struct api *api)
 {
 	struct state_commit_req	 req;
 	const char		*st;
-	json_t			*merged = NULL;
-	unsigned		 nfsync = 0;
 
 	st = json_string_value(json_object_get(j->state, "status"));
 	if (st != NULL && strcmp(st, "running") == 0) {
@@ -103,13 +118,7 @@ api_loop_update_run(struct api_loop_job *j, struct api *api)
 	}
 	memset(&req, 0, sizeof req);
 	req.front = j->create;
-	req.ws = &ccw_loop_state;
-	req.nowait = &api->stopping;
-	if ((j->rc = state_commit_run(api->dirfd, j->id, &req, &merged,
-	    &nfsync, &j->err)) != 0)
-		return;
-	json_decref(j->state);
-	j->state = merged;
+	api_loop_commit(j, api, &req);
 }
 
 /*
@@ -124,7 +133,6 @@ api_loop_run(void *arg)
 	struct api		*api = j->p->api;
 	struct state_commit_req	 req;
 	const char		*st;
-	json_t			*merged = NULL;
 	unsigned		 nfsync = 0;
 
 	if (j->op == LOP_OPEN && j->create != NULL) {
@@ -161,14 +169,10 @@ api_loop_run(void *arg)
 	req.to[0] = j->to;
 	req.reason[0] = strcmp(j->to, "stop") == 0 ? API_STOP_REASON : NULL;
 	req.nto = 1;
-	req.ws = &ccw_loop_state;
-	req.nowait = &api->stopping;
-	if ((j->rc = state_commit_run(api->dirfd, j->id, &req, &merged,
-	    &nfsync, &j->err)) != 0)
+	api_loop_commit(j, api, &req);
+	if (j->rc != 0)
 		return;
-	json_decref(j->state);
-	j->state = merged;
-	st = json_string_value(json_object_get(merged, "status"));
+	st = json_string_value(json_object_get(j->state, "status"));
 	if (st == NULL || strcmp(st, state_transition_target(j->to)) != 0) {
 		xasprintf(&j->err, "cannot %s loop %s: its status became %s "
 		    "meanwhile", j->to, j->id, st != NULL ? st : "none");

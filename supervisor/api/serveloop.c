@@ -280,17 +280,36 @@ serve_loops_status(struct serve *s, struct http_req *r,
 	json_decref(b);
 }
 
+/* The loop's status read for a route, then its next step. */
+static void
+serve_loop_read(struct serve *s, struct http_req *r, const char *id,
+    serve_next_fn next)
+{
+	struct serve_root	*root;
+
+	if ((root = serve_loop_root(s, r, id, 0)) == NULL)
+		return;
+	serve_call_api(serve_call_new(s, r, root, id),
+	    serve_verb("loop_status", id), next);
+}
+
 /* GET /api/loops/v2/:id */
 void
 serve_loops_get(struct serve *s, struct http_req *r,
     const struct serve_match *m)
 {
-	struct serve_root	*root;
+	serve_loop_read(s, r, m->cap[0], serve_loop_final);
+}
 
-	if ((root = serve_loop_root(s, r, m->cap[0], 0)) == NULL)
-		return;
-	serve_call_api(serve_call_new(s, r, root, m->cap[0]),
-	    serve_verb("loop_status", m->cap[0]), serve_loop_final);
+/* A front end's write landed: {success, data: loop}, and its event. */
+static void
+serve_loop_written(struct serve_call *c, json_t *reply)
+{
+	c->s->writes++;
+	serve_publish_state(c->s, json_object_get(reply, "loop"));
+	serve_ok(c->r, json_pack("{s:O}", "data", json_object_get(reply,
+	    "loop")));
+	serve_call_end(c);
 }
 
 /* create's reply: {success, data: loop}, or CCW's body-route error. */
@@ -301,11 +320,7 @@ serve_loop_created(struct serve_call *c, json_t *reply)
 		serve_verb_error(c, reply, 1);
 		return;
 	}
-	c->s->writes++;
-	serve_publish_state(c->s, json_object_get(reply, "loop"));
-	serve_ok(c->r, json_pack("{s:O}", "data", json_object_get(reply,
-	    "loop")));
-	serve_call_end(c);
+	serve_loop_written(c, reply);
 }
 
 /* POST /api/loops/v2 {title, description?, max_iterations?} */
@@ -354,11 +369,7 @@ serve_loop_updated(struct serve_call *c, json_t *reply)
 		serve_call_end(c);
 		return;
 	}
-	c->s->writes++;
-	serve_publish_state(c->s, json_object_get(reply, "loop"));
-	serve_ok(c->r, json_pack("{s:O}", "data", json_object_get(reply,
-	    "loop")));
-	serve_call_end(c);
+	serve_loop_written(c, reply);
 }
 
 /*
@@ -629,12 +640,7 @@ void
 serve_loops_delete(struct serve *s, struct http_req *r,
     const struct serve_match *m)
 {
-	struct serve_root	*root;
-
-	if ((root = serve_loop_root(s, r, m->cap[0], 0)) == NULL)
-		return;
-	serve_call_api(serve_call_new(s, r, root, m->cap[0]),
-	    serve_verb("loop_status", m->cap[0]), serve_delete_checked);
+	serve_loop_read(s, r, m->cap[0], serve_delete_checked);
 }
 
 /* A start-up relaunch's outcome, said on stderr. */
