@@ -25,6 +25,7 @@ enum api_type {
 	AT_STRS,	/* a non-empty array of at most max strings */
 	AT_ONE_OF,	/* one of the words in `words` */
 	AT_POS,		/* an integer >= 1 */
+	AT_TAGS,	/* an array (maybe empty) of at most max strings */
 };
 
 struct api_arg {
@@ -95,6 +96,17 @@ static const struct api_arg open_args[] = {
 	ARG_END
 };
 
+static const struct api_arg update_args[] = {
+	{ "loop_id", AT_STR, 1, API_NAME_MAX, NULL },
+	{ "title", AT_STR, 0, API_TEXT_MAX, NULL },
+	{ "description", AT_STR, 0, API_TEXT_MAX, NULL },
+	{ "max_iterations", AT_POS, 0, 0, NULL },
+	{ "tags", AT_TAGS, 0, API_TARGETS_MAX, NULL },
+	{ "priority", AT_ONE_OF, 0, 0, "low medium high" },
+	{ "notes", AT_STR, 0, API_TEXT_MAX, NULL },
+	ARG_END
+};
+
 /* The table; api_verb_names below lists it in the same order. */
 static const struct api_verb api_table[] = {
 	{ "spawn", api_spawn, spawn_args },
@@ -108,10 +120,12 @@ static const struct api_verb api_table[] = {
 	{ "loop_pause", api_loop_pause, loop_args },
 	{ "loop_resume", api_loop_resume, loop_args },
 	{ "loop_stop", api_loop_stop, loop_args },
+	{ "loop_update", api_loop_update, update_args },
 };
 
 const char api_verb_names[] = "spawn, wait, send_input, close, result, "
-    "list, loop_open, loop_status, loop_pause, loop_resume, loop_stop";
+    "list, loop_open, loop_status, loop_pause, loop_resume, loop_stop, "
+    "loop_update";
 
 /* An error body with the request's id: also for a front end's own errors. */
 json_t *
@@ -180,6 +194,8 @@ api_type_name(const struct api_arg *a)
 		return "a boolean";
 	case AT_STRS:
 		return "a non-empty array of strings";
+	case AT_TAGS:
+		return "an array of strings";
 	case AT_ONE_OF:
 		return "one of";
 	case AT_POS:
@@ -233,7 +249,9 @@ api_check_arg(const struct api_arg *a, const json_t *v, char **buf)
 		xasprintf(buf, "one of: %s", a->words);
 		return *buf;
 	case AT_STRS:
-		if (!json_is_array(v) || json_array_size(v) == 0)
+	case AT_TAGS:
+		if (!json_is_array(v) || (json_array_size(v) == 0 &&
+		    a->type == AT_STRS))
 			return api_type_name(a);
 		if (json_array_size(v) > a->max) {
 			xasprintf(buf, "at most %zu strings", a->max);

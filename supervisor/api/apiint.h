@@ -46,6 +46,7 @@ void	api_loop_status(struct api_pending *, const json_t *);
 void	api_loop_pause(struct api_pending *, const json_t *);
 void	api_loop_resume(struct api_pending *, const json_t *);
 void	api_loop_stop(struct api_pending *, const json_t *);
+void	api_loop_update(struct api_pending *, const json_t *);
 int	api_loop_init(struct api *);
 void	api_loop_free(struct api *);
 

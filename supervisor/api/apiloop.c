@@ -22,7 +22,7 @@
 
 #define API_STOP_REASON	"Manually stopped by user"	/* CCW's words */
 
-enum api_loop_op { LOP_OPEN, LOP_STATUS, LOP_TRANSITION };
+enum api_loop_op { LOP_OPEN, LOP_STATUS, LOP_TRANSITION, LOP_UPDATE };
 
 /* One loop verb: the thread fills in rc, err, state, prev. */
 struct api_loop_job {
@@ -31,7 +31,8 @@ struct api_loop_job {
 	char			*id;
 	char			*id_json;	/* {id}.json */
 	const char		*to;		/* a transition (static) */
-	json_t			*create;	/* loop_open: the new state */
+	json_t			*create;	/* loop_open: the new state; */
+						/* loop_update: the fields */
 	int			 created;
 	int			 rc;
 	char			*err;
@@ -82,6 +83,44 @@ api_loop_read(struct api_loop_job *j, int dirfd)
 	return rc == STATE_OK ? 0 : -1;
 }
 
+/* On the committer thread: one locked commit; the file after it in state. */
+static void
+api_loop_commit(struct api_loop_job *j, struct api *api,
+    struct state_commit_req *req)
+{
+	json_t		*merged = NULL;
+	unsigned	 nfsync = 0;
+
+	req->ws = &ccw_loop_state;
+	req->nowait = &api->stopping;
+	if ((j->rc = state_commit_run(api->dirfd, j->id, req, &merged,
+	    &nfsync, &j->err)) != 0)
+		return;
+	json_decref(j->state);
+	j->state = merged;
+}
+
+/*
+ * On the committer thread, the file read: the front end's own fields
+ * committed (refused while the loop runs, as CCW refuses it).
+ */
+static void
+api_loop_update_run(struct api_loop_job *j, struct api *api)
+{
+	struct state_commit_req	 req;
+	const char		*st;
+
+	st = json_string_value(json_object_get(j->state, "status"));
+	if (st != NULL && strcmp(st, "running") == 0) {
+		xasprintf(&j->err, "Cannot update loop with status: %s", st);
+		j->rc = -1;
+		return;
+	}
+	memset(&req, 0, sizeof req);
+	req.front = j->create;
+	api_loop_commit(j, api, &req);
+}
+
 /*
  * On the committer thread: read; create (loop_open with a title, the file
  * absent); or check the status is the transition's source and commit it
@@ -94,7 +133,6 @@ api_loop_run(void *arg)
 	struct api		*api = j->p->api;
 	struct state_commit_req	 req;
 	const char		*st;
-	json_t			*merged = NULL;
 	unsigned		 nfsync = 0;
 
 	if (j->op == LOP_OPEN && j->create != NULL) {
@@ -111,8 +149,13 @@ api_loop_run(void *arg)
 			return;
 		}
 	}
-	if ((j->rc = api_loop_read(j, api->dirfd)) != 0 ||
-	    j->op != LOP_TRANSITION)
+	if ((j->rc = api_loop_read(j, api->dirfd)) != 0)
+		return;
+	if (j->op == LOP_UPDATE) {
+		api_loop_update_run(j, api);
+		return;
+	}
+	if (j->op != LOP_TRANSITION)
 		return;
 	st = json_string_value(json_object_get(j->state, "status"));
 	j->prev = xstrdup(st != NULL ? st : "none");
@@ -126,14 +169,10 @@ api_loop_run(void *arg)
 	req.to[0] = j->to;
 	req.reason[0] = strcmp(j->to, "stop") == 0 ? API_STOP_REASON : NULL;
 	req.nto = 1;
-	req.ws = &ccw_loop_state;
-	req.nowait = &api->stopping;
-	if ((j->rc = state_commit_run(api->dirfd, j->id, &req, &merged,
-	    &nfsync, &j->err)) != 0)
+	api_loop_commit(j, api, &req);
+	if (j->rc != 0)
 		return;
-	json_decref(j->state);
-	j->state = merged;
-	st = json_string_value(json_object_get(merged, "status"));
+	st = json_string_value(json_object_get(j->state, "status"));
 	if (st == NULL || strcmp(st, state_transition_target(j->to)) != 0) {
 		xasprintf(&j->err, "cannot %s loop %s: its status became %s "
 		    "meanwhile", j->to, j->id, st != NULL ? st : "none");
@@ -385,4 +424,25 @@ api_loop_stop(struct api_pending *p, const json_t *req)
 {
 	api_loop_submit(p, LOP_TRANSITION, json_string_value(json_object_get(
 	    req, "loop_id")), "stop", NULL);
+}
+
+/*
+ * loop_update: the front end's fields (title, description,
+ * max_iterations, tags, priority, notes) in one locked commit; refused
+ * while the loop runs.
+ */
+void
+api_loop_update(struct api_pending *p, const json_t *req)
+{
+	static const char *const keys[] = { "title", "description",
+	    "max_iterations", "tags", "priority", "notes", NULL };
+	json_t	*front = json_object(), *v;
+	size_t	 i;
+
+	for (i = 0; keys[i] != NULL; i++)
+		if ((v = json_object_get(req, keys[i])) != NULL &&
+		    !json_is_null(v))
+			json_object_set(front, keys[i], v);
+	api_loop_submit(p, LOP_UPDATE, json_string_value(json_object_get(req,
+	    "loop_id")), NULL, front);
 }

@@ -85,35 +85,14 @@ control_error(struct control *c, json_t *body)
 	json_decref(body);
 }
 
-/*
- * The api's spawn plan: the role's tool resolved like `agent` does, on a
- * copy of the options so that one request's overrides never leak into
- * the next; then the agent's id reserved in the loop.
- */
+/* The api's spawn plan: the options' tool, an id in control's loop. */
 static int
 control_plan(void *arg, const struct api_spawn *sp, struct agent_req *ar,
     char **err)
 {
 	struct control	*c = arg;
-	struct cmd_opts	 o = *c->opts;	/* shallow: the loaded config is shared */
 
-	o.role = sp->role;
-	o.message = sp->message;
-	if (sp->tool != NULL)
-		o.tool = sp->tool;
-	if (sp->command != NULL)
-		o.command = sp->command;
-	if (sp->model != NULL)
-		o.model = sp->model;
-	o.have_timeout = o.have_nudge = o.have_grace = 1;
-	if (cmd_opts_resolve(&o, ar, err) != 0)
-		return -1;
-	if (loopguard_reserve(&c->guard, &c->sup, err) != 0) {
-		json_decref(ar->options);
-		ar->options = NULL;
-		return -1;
-	}
-	return 0;
+	return cmd_plan_spawn(c->opts, &c->guard, &c->sup, sp, ar, err);
 }
 
 /* One request line: parse errors are ours (with the line), the rest the api's. */

@@ -171,6 +171,38 @@ cmd_opts_resolve(struct cmd_opts *o, struct agent_req *req, char **err)
 	return 0;
 }
 
+/*
+ * The api's spawn plan for control and serve: the role's tool resolved
+ * like `agent` does, on a copy of the options so that one request's
+ * overrides never leak into the next; then the agent's id reserved in
+ * the front end's loop (guard).
+ */
+int
+cmd_plan_spawn(struct cmd_opts *opts, struct loop_guard *guard,
+    struct sup *sup, const struct api_spawn *sp, struct agent_req *ar,
+    char **err)
+{
+	struct cmd_opts	 o = *opts;	/* shallow: the loaded config is shared */
+
+	o.role = sp->role;
+	o.message = sp->message;
+	if (sp->tool != NULL)
+		o.tool = sp->tool;
+	if (sp->command != NULL)
+		o.command = sp->command;
+	if (sp->model != NULL)
+		o.model = sp->model;
+	o.have_timeout = o.have_nudge = o.have_grace = 1;
+	if (cmd_opts_resolve(&o, ar, err) != 0)
+		return -1;
+	if (loopguard_reserve(guard, sup, err) != 0) {
+		json_decref(ar->options);
+		ar->options = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* Release what cmd_opts_load derived. */
 void
 cmd_opts_free(struct cmd_opts *o)

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "agent.h"
+#include "api.h"
 #include "loopguard.h"
 #include "plan.h"
 #include "toolconfig.h"
@@ -36,6 +37,8 @@ int	cmd_opts_load(struct cmd_opts *, char **);
 int	cmd_opts_resolve(struct cmd_opts *, struct agent_req *, char **);
 void	cmd_opts_overrides(const struct cmd_opts *, struct plan_overrides *);
 void	cmd_opts_free(struct cmd_opts *);
+int	cmd_plan_spawn(struct cmd_opts *, struct loop_guard *, struct sup *,
+	    const struct api_spawn *, struct agent_req *, char **);
 void	cmd_print_json(json_t *, int);
 
 #endif

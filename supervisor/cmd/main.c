@@ -40,6 +40,8 @@ static const struct subcmd subcmds[] = {
 	    "which tools, credentials and settings a loop here would use", 0 },
 	{ "run", cmd_run,
 	    "run a loop: auto, parallel or interactive; resume one", 1 },
+	{ "serve", cmd_serve,
+	    "host every loop of the roots; HTTP/JSON, SSE, metrics", 1 },
 	{ "state", cmd_state,
 	    "list, show, validate, rebuild or create loop state", 0 },
 	{ "version", cmd_version, "print the program and protocol versions",

@@ -58,6 +58,7 @@ struct host {
 	struct children		*children;
 	int			 own_children;
 	struct bus		*bus;
+	int			 own_bus;	/* else shared: serve's hosts */
 	int			 freeing;	/* opens ending now are dropped */
 	int			 dirfd;
 	struct host_loops	 loops;
@@ -98,7 +99,12 @@ host_new(struct event_base *base, const struct host_cfg *cfg, char **err)
 		}
 		h->own_children = 1;
 	}
-	h->bus = bus_new(cfg->bus_keep != 0 ? cfg->bus_keep : HOST_BUS_KEEP);
+	/* several hosts may publish on one bus (serve: one per root) */
+	if ((h->bus = cfg->bus) == NULL) {
+		h->bus = bus_new(cfg->bus_keep != 0 ? cfg->bus_keep :
+		    HOST_BUS_KEEP);
+		h->own_bus = 1;
+	}
 	return h;
 }
 
@@ -141,7 +147,8 @@ host_free(struct host *h)
 		TAILQ_REMOVE(&h->loops, hl, entry);
 		host_loop_free(hl);
 	}
-	bus_free(h->bus);
+	if (h->own_bus)
+		bus_free(h->bus);
 	if (h->own_children)
 		children_free(h->children);
 	if (h->dirfd >= 0)

@@ -214,7 +214,21 @@ state_transition_target(const char *to)
 	return to;
 }
 
-/* A patch may only touch what the supervisor owns. */
+/* The fields a front end's own commit may set (DESIGN.md section 6). */
+static int
+commit_front_field(const char *k)
+{
+	static const char *const front[] = { "title", "description",
+	    "max_iterations", "tags", "priority", "notes", NULL };
+	size_t	i;
+
+	for (i = 0; front[i] != NULL; i++)
+		if (strcmp(k, front[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* A patch may only touch what the supervisor owns; front, the front end's. */
 static int
 commit_check_req(const struct state_commit_req *req, char **err)
 {
@@ -228,6 +242,12 @@ commit_check_req(const struct state_commit_req *req, char **err)
 			    "(only running, completed, failed, resume, pause, "
 			    "unpause, stop)", req->to[i] != NULL ?
 			    req->to[i] : "(null)");
+			return -1;
+		}
+	}
+	json_object_foreach((json_t *)req->front, k, v) {
+		if (!commit_front_field(k)) {
+			xasprintf(err, "%s: not a field the front end owns", k);
 			return -1;
 		}
 	}
@@ -268,6 +288,8 @@ commit_merge(const json_t *disk, const struct state_commit_req *req)
 	int		 i;
 
 	m = json_deep_copy(disk);
+	if (req->front != NULL)
+		json_object_update(m, (json_t *)req->front);
 	pss = json_object_get(req->patch, "skill_state");
 	ss = json_object_get(src, "skill_state");
 	if (json_is_object(ss) || pss != NULL) {

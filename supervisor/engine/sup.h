@@ -59,5 +59,6 @@ int		 cmd_control(int, char **);
 int		 cmd_state(int, char **);
 int		 cmd_capsule(int, char **);
 int		 cmd_run(int, char **);
+int		 cmd_serve(int, char **);
 
 #endif

@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "ccw-loop.h"
+#include "clock.h"
 #include "state.h"
 #include "statefix.h"
 #include "tap.h"

@@ -1,0 +1,532 @@
+/*
+ * serve.c: serve's HTTP front end: the route table (method + path
+ * pattern with ":id" captures; 404 for no route, 405 with Allow for a
+ * wrong method), the bearer token every /api/ route but the token's own
+ * needs, /health, /metrics, /api/events and /api/agents through the verb
+ * table, and the requests waiting for a verb's reply.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "api.h"
+#include "bus.h"
+#include "committer.h"
+#include "host.h"
+#include "serveint.h"
+#include "sse.h"
+#include "sup.h"
+#include "xmalloc.h"
+
+/* A route: no auth for /health, /metrics and the token itself. */
+struct serve_route {
+	enum http_method	 method;
+	const char		*pattern;
+	serve_route_fn		 fn;
+	int			 open;		/* no token needed */
+};
+
+static void	serve_health(struct serve *, struct http_req *,
+		    const struct serve_match *);
+static void	serve_metrics(struct serve *, struct http_req *,
+		    const struct serve_match *);
+static void	serve_token(struct serve *, struct http_req *,
+		    const struct serve_match *);
+static void	serve_events(struct serve *, struct http_req *,
+		    const struct serve_match *);
+static void	serve_agents(struct serve *, struct http_req *,
+		    const struct serve_match *);
+
+/* Every route; a path matching none is 404, a method not listed 405. */
+static const struct serve_route serve_routes[] = {
+	{ HTTP_GET, "/health", serve_health, 1 },
+	{ HTTP_GET, "/metrics", serve_metrics, 1 },
+	{ HTTP_GET, "/api/auth/token", serve_token, 1 },
+	{ HTTP_GET, "/api/events", serve_events, 0 },
+	{ HTTP_GET, "/api/agents", serve_agents, 0 },
+	{ HTTP_POST, "/api/agents", serve_agents, 0 },
+	{ HTTP_POST, "/api/agents/wait", serve_agents, 0 },
+	{ HTTP_GET, "/api/agents/:id", serve_agents, 0 },
+	{ HTTP_DELETE, "/api/agents/:id", serve_agents, 0 },
+	{ HTTP_POST, "/api/agents/:id/input", serve_agents, 0 },
+	{ HTTP_POST, "/api/agents/:id/close", serve_agents, 0 },
+	{ HTTP_GET, "/api/loops/v2", serve_loops_list, 0 },
+	{ HTTP_POST, "/api/loops/v2", serve_loops_create, 0 },
+	{ HTTP_GET, "/api/loops/v2/:id", serve_loops_get, 0 },
+	{ HTTP_PUT, "/api/loops/v2/:id", serve_loops_update, 0 },
+	{ HTTP_DELETE, "/api/loops/v2/:id", serve_loops_delete, 0 },
+	{ HTTP_PATCH, "/api/loops/v2/:id/status", serve_loops_status, 0 },
+	{ HTTP_GET, "/api/loops/v2/:id/tasks", serve_tasks_list, 0 },
+	{ HTTP_POST, "/api/loops/v2/:id/tasks", serve_tasks_add, 0 },
+	{ HTTP_POST, "/api/loops/v2/:id/start", serve_loops_action, 0 },
+	{ HTTP_POST, "/api/loops/v2/:id/pause", serve_loops_action, 0 },
+	{ HTTP_POST, "/api/loops/v2/:id/resume", serve_loops_action, 0 },
+	{ HTTP_POST, "/api/loops/v2/:id/stop", serve_loops_action, 0 },
+};
+#define SERVE_NROUTES	(sizeof serve_routes / sizeof serve_routes[0])
+
+/*
+ * Does PATH fit PATTERN segment by segment?  A ":name" segment takes
+ * any non-empty segment (copied into m->buf); 1 or 0.
+ */
+static int
+serve_match_path(const char *pattern, const char *path,
+    struct serve_match *m)
+{
+	const char	*p = pattern, *q = path, *pe, *qe;
+	size_t		 used = 0, n;
+	int		 ncap = 0;
+
+	memset(m->cap, 0, sizeof m->cap);
+	while (*p == '/' && *q == '/') {
+		p++;
+		q++;
+		pe = p + strcspn(p, "/");
+		qe = q + strcspn(q, "/");
+		if (*p == ':') {
+			n = (size_t)(qe - q);
+			if (n == 0 || ncap >= SERVE_CAPTURES ||
+			    used + n + 1 > sizeof m->buf)
+				return 0;
+			memcpy(m->buf + used, q, n);
+			m->buf[used + n] = '\0';
+			m->cap[ncap++] = m->buf + used;
+			used += n + 1;
+		} else if (pe - p != qe - q || memcmp(p, q, (size_t)(pe - p)))
+			return 0;
+		p = pe;
+		q = qe;
+	}
+	return *p == '\0' && *q == '\0';
+}
+
+/* A loopback peer (IPv4 127/8, ::1, or IPv4 mapped). */
+static int
+serve_peer_loopback(const char *peer)
+{
+	return strncmp(peer, "127.", 4) == 0 || strcmp(peer, "::1") == 0 ||
+	    strncmp(peer, "::ffff:127.", 11) == 0;
+}
+
+/* Authorization: Bearer TOKEN, compared without an early exit. */
+static int
+serve_authorized(const struct serve *s, struct http_req *r)
+{
+	const char	*v = http_head_field(http_req_head(r), "authorization");
+	const char	*t = s->cfg.token;
+	size_t		 i, n;
+	unsigned	 diff = 0;
+
+	if (v == NULL || strncasecmp(v, "Bearer ", 7) != 0)
+		return 0;
+	v += 7;
+	while (*v == ' ')
+		v++;
+	n = strlen(t);
+	if (strlen(v) != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		diff |= (unsigned)(v[i] ^ t[i]);
+	return diff == 0;
+}
+
+/* The one handler: route, method, token, then the route's function. */
+static void
+serve_handle(struct http_req *r, void *arg)
+{
+	struct serve		*s = arg;
+	const struct http_head	*h = http_req_head(r);
+	const struct serve_route *rt, *hit = NULL;
+	struct serve_match	 m, mm;
+	char			 allow[128] = "", extra[160];
+	size_t			 i;
+	int			 found = 0;
+
+	for (i = 0; i < SERVE_NROUTES; i++) {
+		rt = &serve_routes[i];
+		if (!serve_match_path(rt->pattern, h->path, &mm))
+			continue;
+		found = 1;
+		if (rt->method == h->method || (h->method == HTTP_HEAD &&
+		    rt->method == HTTP_GET)) {
+			hit = rt;
+			m = mm;
+			break;
+		}
+		if (strstr(allow, http_method_name(rt->method)) == NULL)
+			snprintf(allow + strlen(allow), sizeof allow -
+			    strlen(allow), "%s%s", *allow ? ", " : "",
+			    http_method_name(rt->method));
+	}
+	if (hit == NULL && found) {
+		json_t *j = json_pack("{s:b,s:s}", "success", 0, "error",
+		    "Method not allowed");
+		char *b = json_dumps(j, JSON_COMPACT);
+
+		snprintf(extra, sizeof extra, "Allow: %s\r\n", allow);
+		http_reply(r, 405, "application/json", extra, b, strlen(b));
+		free(b);
+		json_decref(j);
+		return;
+	}
+	if (hit == NULL) {
+		http_reply_error(r, 404, "no route for %s", h->path);
+		return;
+	}
+	if (!hit->open && !serve_authorized(s, r)) {
+		http_reply_error(r, 401, "Unauthorized");
+		return;
+	}
+	hit->fn(s, r, &m);
+}
+
+/* Loops every root's host drives now. */
+size_t
+serve_hosted(const struct serve *s)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < s->cfg.nroots; i++)
+		n += host_nloops(s->cfg.roots[i].host);
+	return n;
+}
+
+/* GET /health: alive, and what it hosts. */
+static void
+serve_health(struct serve *s, struct http_req *r, const struct serve_match *m)
+{
+	size_t	 n = serve_hosted(s);
+	json_t	*j;
+
+	(void)m;
+	j = json_pack("{s:s,s:I,s:I}", "status", "ok", "loops_running",
+	    (json_int_t)n, "roots", (json_int_t)s->cfg.nroots);
+	http_reply_json(r, 200, j);
+	json_decref(j);
+}
+
+/* GET /metrics: Prometheus text exposition (format 0.0.4). */
+static void
+serve_metrics(struct serve *s, struct http_req *r, const struct serve_match *m)
+{
+	static const char *const cls[] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
+	struct http_stats	 st;
+	struct evbuffer		*b = evbuffer_new();
+	size_t			 i, loops = 0, live = 0, agents = 0;
+	struct agent		*a;
+
+	(void)m;
+	for (i = 0; i < s->cfg.nroots; i++) {
+		loops += host_nloops(s->cfg.roots[i].host);
+		if (s->cfg.roots[i].sup == NULL)
+			continue;
+		live += s->cfg.roots[i].sup->nlive;
+		TAILQ_FOREACH(a, &s->cfg.roots[i].sup->agents, entry)
+			agents++;
+	}
+	http_server_stats(s->http, &st);
+	evbuffer_add_printf(b,
+	    "# HELP ccw_loops_hosted Loops this process drives now.\n"
+	    "# TYPE ccw_loops_hosted gauge\n"
+	    "ccw_loops_hosted{status=\"running\"} %zu\n"
+	    "# HELP ccw_agents Agents of /api/agents by state.\n"
+	    "# TYPE ccw_agents gauge\n"
+	    "ccw_agents{state=\"live\"} %zu\n"
+	    "ccw_agents{state=\"ended\"} %zu\n"
+	    "# HELP ccw_front_end_commits_total State commits made for "
+	    "HTTP requests.\n"
+	    "# TYPE ccw_front_end_commits_total counter\n"
+	    "ccw_front_end_commits_total %llu\n"
+	    "# HELP ccw_events_total Events published on the bus.\n"
+	    "# TYPE ccw_events_total counter\n"
+	    "ccw_events_total %llu\n"
+	    "# HELP ccw_sse_subscribers Clients streaming /api/events.\n"
+	    "# TYPE ccw_sse_subscribers gauge\n"
+	    "ccw_sse_subscribers %zu\n"
+	    "# HELP ccw_sse_events_sent_total Events written to streams.\n"
+	    "# TYPE ccw_sse_events_sent_total counter\n"
+	    "ccw_sse_events_sent_total %llu\n"
+	    "# HELP ccw_http_connections Open HTTP connections.\n"
+	    "# TYPE ccw_http_connections gauge\n"
+	    "ccw_http_connections %llu\n"
+	    "# HELP ccw_http_accepted_total Connections accepted.\n"
+	    "# TYPE ccw_http_accepted_total counter\n"
+	    "ccw_http_accepted_total %llu\n"
+	    "# HELP ccw_http_refused_total Connections refused (cap).\n"
+	    "# TYPE ccw_http_refused_total counter\n"
+	    "ccw_http_refused_total %llu\n"
+	    "# HELP ccw_http_replies_total Replies by status class.\n"
+	    "# TYPE ccw_http_replies_total counter\n",
+	    loops, live, agents - live, (unsigned long long)s->writes,
+	    (unsigned long long)bus_last(s->cfg.bus), sse_nclients(s->sse),
+	    (unsigned long long)sse_sent(s->sse),
+	    (unsigned long long)st.open, (unsigned long long)st.accepted,
+	    (unsigned long long)st.refused);
+	for (i = 0; i < 5; i++)
+		evbuffer_add_printf(b, "ccw_http_replies_total{class=\"%s\"} "
+		    "%llu\n", cls[i], (unsigned long long)st.by_class[i + 1]);
+	http_reply(r, 200, "text/plain; version=0.0.4", NULL,
+	    evbuffer_pullup(b, -1), evbuffer_get_length(b));
+	evbuffer_free(b);
+}
+
+/* GET /api/auth/token: CCW's scheme, to loopback peers only. */
+static void
+serve_token(struct serve *s, struct http_req *r, const struct serve_match *m)
+{
+	json_t	*j;
+
+	(void)m;
+	if (!serve_peer_loopback(http_req_peer(r))) {
+		http_reply_error(r, 403, "the token is given to loopback "
+		    "clients only");
+		return;
+	}
+	j = json_pack("{s:s}", "token", s->cfg.token);
+	http_reply_json(r, 200, j);
+	json_decref(j);
+}
+
+/* GET /api/events: the bus as Server-Sent Events (sse.c). */
+static void
+serve_events(struct serve *s, struct http_req *r, const struct serve_match *m)
+{
+	(void)m;
+	if (sse_attach(s->sse, r) != 0)
+		http_reply_error(r, 400, "cannot stream this request");
+}
+
+/* The client left before the verb answered: the reply will be dropped. */
+static void
+serve_call_gone(struct http_req *r, void *arg)
+{
+	struct serve_call	*c = arg;
+
+	(void)r;
+	c->r = NULL;
+}
+
+/* A request that will wait for api replies (freed by serve_call_end). */
+struct serve_call *
+serve_call_new(struct serve *s, struct http_req *r, struct serve_root *root,
+    const char *id)
+{
+	struct serve_call	*c = xcalloc(1, sizeof *c);
+
+	c->s = s;
+	c->r = r;
+	c->root = root;
+	c->id = id != NULL ? xstrdup(id) : NULL;
+	TAILQ_INSERT_TAIL(&s->calls, c, entry);
+	http_req_on_close(r, serve_call_gone, c);
+	return c;
+}
+
+/*
+ * Done with the call: the request was answered (the server freed it
+ * with its on_close: never touched again) or has gone.
+ */
+void
+serve_call_end(struct serve_call *c)
+{
+	TAILQ_REMOVE(&c->s->calls, c, entry);
+	json_decref(c->keep);
+	free(c->id);
+	free(c);
+}
+
+/* The api's reply: to the call's next step, unless its client left. */
+static void
+serve_call_reply(json_t *reply, void *arg)
+{
+	struct serve_call	*c = arg;
+
+	if (c->s->freeing)
+		return;
+	if (c->r == NULL) {
+		serve_call_end(c);
+		return;
+	}
+	c->next(c, reply);
+}
+
+/* One verb for the call (req stolen); its reply goes to next. */
+void
+serve_call_api(struct serve_call *c, json_t *req, serve_next_fn next)
+{
+	c->next = next;
+	api_call(c->root->api, req, serve_call_reply, c);
+	json_decref(req);
+}
+
+/*
+ * The request's body as a JSON object (new reference), or NULL with
+ * the reply sent (400); an empty body is {} when allowed.
+ */
+json_t *
+serve_body(struct http_req *r, int empty_ok)
+{
+	json_error_t	 jerr;
+	const char	*b;
+	size_t		 len;
+	json_t		*j;
+
+	b = http_req_body(r, &len);
+	if (len == 0 && empty_ok)
+		return json_object();
+	j = json_loadb(b != NULL ? b : "", len, JSON_REJECT_DUPLICATES, &jerr);
+	if (j == NULL || !json_is_object(j)) {
+		json_decref(j);
+		serve_ccw_error(r, 400, 1, "Invalid JSON body");
+		return NULL;
+	}
+	return j;
+}
+
+/*
+ * CCW's error shapes: a body route answers {"error": msg}, the others
+ * {"success": false, "error": msg}.
+ */
+void
+serve_ccw_error(struct http_req *r, int code, int body_route, const char *msg)
+{
+	json_t	*j;
+
+	if (r == NULL)
+		return;
+	j = body_route ? json_pack("{s:s}", "error", msg) :
+	    json_pack("{s:b,s:s}", "success", 0, "error", msg);
+	http_reply_json(r, code, j);
+	json_decref(j);
+}
+
+/* {"success": true, ...members of extra} (extra stolen). */
+void
+serve_ok(struct http_req *r, json_t *extra)
+{
+	json_t	*j = json_pack("{s:b}", "success", 1);
+
+	json_object_update(j, extra);
+	json_decref(extra);
+	http_reply_json(r, 200, j);
+	json_decref(j);
+}
+
+/* An agent verb's reply: as the table gives it, without the request id. */
+static void
+serve_agents_reply(struct serve_call *c, json_t *reply)
+{
+	json_t		*j = json_deep_copy(reply);
+	const char	*e = json_string_value(json_object_get(j, "error"));
+	int		 code = 200;
+
+	json_object_del(j, "id");
+	if (!json_is_true(json_object_get(j, "ok")))
+		code = e != NULL && (strstr(e, "no agent") != NULL ||
+		    strstr(e, "not found") != NULL || strstr(e,
+		    "no such") != NULL) ? 404 : 400;
+	http_reply_json(c->r, code, j);
+	json_decref(j);
+	serve_call_end(c);
+}
+
+/*
+ * /api/agents: the four verbs plus list and result, through the verb
+ * table of the first root (its agent table).  GET list; POST spawn;
+ * POST wait; GET :id result; POST :id/input send_input; POST :id/close
+ * and DELETE :id close.
+ */
+static void
+serve_agents(struct serve *s, struct http_req *r, const struct serve_match *m)
+{
+	const struct http_head	*h = http_req_head(r);
+	const char		*verb;
+	json_t			*req;
+
+	if (h->method == HTTP_GET || h->method == HTTP_HEAD ||
+	    h->method == HTTP_DELETE)
+		req = json_object();
+	else if ((req = serve_body(r, 1)) == NULL)
+		return;
+	if (m->cap[0] == NULL)
+		verb = h->method == HTTP_GET || h->method == HTTP_HEAD ?
+		    "list" : strcmp(h->path, "/api/agents/wait") == 0 ?
+		    "wait" : "spawn";
+	else {
+		verb = h->method == HTTP_GET || h->method == HTTP_HEAD ?
+		    "result" : h->method == HTTP_DELETE ||
+		    strstr(h->path, "/close") != NULL ? "close" :
+		    "send_input";
+		json_object_set_new(req, "target", json_string(m->cap[0]));
+	}
+	json_object_set_new(req, "verb", json_string(verb));
+	serve_call_api(serve_call_new(s, r, &s->cfg.roots[0], NULL), req,
+	    serve_agents_reply);
+}
+
+/* The server on base; nothing listens until serve_listen. */
+struct serve *
+serve_new(struct event_base *base, const struct serve_cfg *cfg, char **err)
+{
+	struct serve	*s;
+
+	if (cfg->nroots == 0 || cfg->token == NULL || *cfg->token == '\0') {
+		*err = xstrdup("serve needs a root and a token");
+		return NULL;
+	}
+	s = xcalloc(1, sizeof *s);
+	s->base = base;
+	s->cfg = *cfg;
+	TAILQ_INIT(&s->calls);
+	if ((s->io = committer_new(base, err)) == NULL) {
+		free(s);
+		return NULL;
+	}
+	s->http = http_server_new(base, &cfg->limits, serve_handle, s);
+	s->sse = sse_new(base, cfg->bus, 0, 0);
+	return s;
+}
+
+/* Listen on ADDR:PORT (port 0: any). */
+int
+serve_listen(struct serve *s, const char *addr, char **err)
+{
+	return http_server_listen(s->http, addr, err);
+}
+
+/* The port it listens on. */
+int
+serve_port(const struct serve *s)
+{
+	return http_server_port(s->http);
+}
+
+/* Does it listen on loopback only? */
+int
+serve_loopback(const struct serve *s)
+{
+	return http_server_loopback(s->http);
+}
+
+/* Everything: streams and connections closed, calls dropped. */
+void
+serve_free(struct serve *s)
+{
+	struct serve_call	*c;
+
+	if (s == NULL)
+		return;
+	s->freeing = 1;
+	committer_free(s->io);
+	sse_free(s->sse);
+	http_server_free(s->http);
+	while ((c = TAILQ_FIRST(&s->calls)) != NULL) {
+		c->r = NULL;
+		serve_call_end(c);
+	}
+	free(s);
+}

@@ -1,0 +1,91 @@
+/*
+ * serveint.h: what serve's files share: the server object, a request
+ * waiting for a verb's reply (its client may leave first), the route
+ * handlers' shape and CCW's error shapes.
+ */
+#ifndef CCW_SERVEINT_H
+#define CCW_SERVEINT_H
+
+#include <sys/queue.h>
+
+#include <jansson.h>
+
+#include "serve.h"
+
+struct committer;
+struct sse;
+
+#define SERVE_CAPTURES	2	/* ":id" segments a pattern may hold */
+
+struct serve_call;
+TAILQ_HEAD(serve_calls, serve_call);
+
+struct serve {
+	struct event_base	*base;
+	struct serve_cfg	 cfg;
+	struct http_server	*http;
+	struct sse		*sse;
+	struct committer	*io;		/* scans, deletes: off the loop */
+	struct serve_calls	 calls;		/* waiting for a verb's reply */
+	uint64_t		 writes;	/* front-end commits made here */
+	int			 freeing;
+};
+
+/* One matched request: its captures (":id"), borrowed for the call. */
+struct serve_match {
+	const char	*cap[SERVE_CAPTURES];
+	char		 buf[1024];
+};
+
+typedef void	(*serve_route_fn)(struct serve *, struct http_req *,
+		    const struct serve_match *);
+
+/*
+ * A request waiting for one or more api_call replies.  next: what to do
+ * with a reply (the request still open); the call is freed by
+ * serve_call_end, or when the client leaves (r is then NULL).
+ */
+typedef void	(*serve_next_fn)(struct serve_call *, json_t *);
+struct serve_call {
+	TAILQ_ENTRY(serve_call)	 entry;
+	struct serve		*s;
+	struct http_req		*r;
+	struct serve_root	*root;
+	serve_next_fn		 next;
+	char			*id;		/* the loop's */
+	const char		*op;		/* the route's verb */
+	int			 step;
+	json_t			*keep;		/* a reply kept for later */
+};
+
+struct serve_call *serve_call_new(struct serve *, struct http_req *,
+		    struct serve_root *, const char *);
+void		 serve_call_api(struct serve_call *, json_t *, serve_next_fn);
+void		 serve_call_end(struct serve_call *);
+json_t		*serve_body(struct http_req *, int);
+void		 serve_ccw_error(struct http_req *, int, int, const char *);
+void		 serve_ok(struct http_req *, json_t *);
+
+/* serveloop.c: CCW's /api/loops/v2 */
+void	serve_loops_list(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_loops_create(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_loops_get(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_loops_update(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_loops_delete(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_loops_action(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_loops_status(struct serve *, struct http_req *,
+	    const struct serve_match *);
+/* servetask.c: a loop's tasks */
+void	serve_tasks_list(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_tasks_add(struct serve *, struct http_req *,
+	    const struct serve_match *);
+struct serve_root *serve_root_of(struct serve *, const char *);
+
+#endif

@@ -1,0 +1,733 @@
+/*
+ * serveloop.c: CCW's /api/loops/v2 routes (ccw-api.md section 1) on the
+ * verb table: every write is a loop verb (the engine's locked merge by
+ * ownership on the api's committer thread); start and resume launch the
+ * loop on its root's host, stop also stops the workers of a loop hosted
+ * here; the list and delete run on serve's own I/O thread.
+ */
+#include <config.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "bus.h"
+#include "clock.h"
+#include "committer.h"
+#include "host.h"
+#include "log.h"
+#include "serveint.h"
+#include "state.h"
+#include "sup.h"
+#include "xmalloc.h"
+
+#define SERVE_LIST_MAX	100000	/* loop files one list reads at most */
+
+/* The root whose state directory holds {id}.json, or NULL. */
+struct serve_root *
+serve_root_of(struct serve *s, const char *id)
+{
+	char	*path;
+	size_t	 i;
+	int	 hit;
+
+	for (i = 0; i < s->cfg.nroots; i++) {
+		xasprintf(&path, "%s/%s.json", s->cfg.roots[i].state_dir, id);
+		hit = faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+		free(path);
+		if (hit)
+			return &s->cfg.roots[i];
+	}
+	return NULL;
+}
+
+/* CCW refuses these ids with its own words (400). */
+static int
+serve_id_check(struct http_req *r, const char *id, int body_route)
+{
+	if (state_id_valid(id))
+		return 0;
+	serve_ccw_error(r, 400, body_route, "Invalid loop ID format");
+	return -1;
+}
+
+/* The loop's root, or the reply sent (400 bad id, 404 no such loop). */
+static struct serve_root *
+serve_loop_root(struct serve *s, struct http_req *r, const char *id,
+    int body_route)
+{
+	struct serve_root	*root;
+
+	if (serve_id_check(r, id, body_route) != 0)
+		return NULL;
+	if ((root = serve_root_of(s, id)) == NULL)
+		serve_ccw_error(r, 404, body_route, "Loop not found");
+	return root;
+}
+
+/* A loop verb's request: {"verb": V, "loop_id": ID}. */
+static json_t *
+serve_verb(const char *verb, const char *id)
+{
+	return json_pack("{s:s,s:s}", "verb", verb, "loop_id", id);
+}
+
+/* The engine's "Loop not found: X" is CCW's 404; the rest are 400. */
+static void
+serve_verb_error(struct serve_call *c, json_t *reply, int body_route)
+{
+	const char	*e = json_string_value(json_object_get(reply, "error"));
+
+	if (e != NULL && strncmp(e, "Loop not found", 14) == 0)
+		serve_ccw_error(c->r, 404, body_route, "Loop not found");
+	else
+		serve_ccw_error(c->r, 400, body_route, e != NULL ? e :
+		    "failed");
+	serve_call_end(c);
+}
+
+/* A front end's write landed: dashboards hear the loop's new state. */
+static void
+serve_publish_state(struct serve *s, const json_t *loop)
+{
+	char	 now[40];
+
+	clock_iso(NULL, 1, now, sizeof now);
+	bus_publish(s->cfg.bus, "LOOP_STATE_UPDATE", json_pack(
+	    "{s:O?,s:O?,s:O?,s:O?,s:s}", "loop_id", json_object_get(loop,
+	    "loop_id"), "status", json_object_get(loop, "status"),
+	    "current_iteration", json_object_get(loop, "current_iteration"),
+	    "updated_at", json_object_get(loop, "updated_at"), "timestamp",
+	    now));
+}
+
+/* The last step of a route: the loop as it is now, with a message. */
+static void
+serve_loop_final(struct serve_call *c, json_t *reply)
+{
+	json_t	*extra;
+
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		serve_verb_error(c, reply, 0);
+		return;
+	}
+	extra = json_pack("{s:O}", "data", json_object_get(reply, "loop"));
+	if (c->op != NULL) {
+		json_object_set_new(extra, "message", json_string(c->op));
+		c->s->writes++;
+		serve_publish_state(c->s, json_object_get(reply, "loop"));
+	}
+	serve_ok(c->r, extra);
+	serve_call_end(c);
+}
+
+/* A write landed (or a launch ran): read the loop for the reply. */
+static void
+serve_loop_reread(struct serve_call *c, json_t *reply)
+{
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		serve_verb_error(c, reply, 0);
+		return;
+	}
+	serve_call_api(c, serve_verb("loop_status", c->id), serve_loop_final);
+}
+
+/* A launch's outcome: running here, or driven elsewhere (a warning). */
+static void
+serve_loop_launched(struct serve_call *c, json_t *reply)
+{
+	if (!json_is_true(json_object_get(reply, "ok")))
+		log_warnx("loop %s: not launched here: %s", c->id,
+		    json_string_value(json_object_get(reply, "error")));
+	serve_call_api(c, serve_verb("loop_status", c->id), serve_loop_final);
+}
+
+/* Launch the loop on its root's host unless this host runs it already. */
+static void
+serve_loop_launch(struct serve_call *c, json_t *reply)
+{
+	json_t	*req;
+
+	if (reply != NULL && !json_is_true(json_object_get(reply, "ok"))) {
+		serve_verb_error(c, reply, 0);
+		return;
+	}
+	if (host_loop_find(c->root->host, c->id) != NULL) {
+		/* a draining pause: its driver sees the status and goes on */
+		serve_loop_reread(c, reply);
+		return;
+	}
+	req = serve_verb("loop_open", c->id);
+	json_object_set_new(req, "start", json_true());
+	serve_call_api(c, req, serve_loop_launched);
+}
+
+/*
+ * start and resume, once the status is known: created -> launched (the
+ * open makes it running); paused -> running committed, then launched.
+ */
+static void
+serve_loop_started(struct serve_call *c, json_t *reply)
+{
+	const char	*st;
+	char		 msg[96];
+	int		 resume = strcmp(c->op, "Loop resumed") == 0;
+
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		serve_verb_error(c, reply, 0);
+		return;
+	}
+	st = json_string_value(json_object_get(reply, "status"));
+	if (st == NULL)
+		st = "none";
+	if (strcmp(st, "paused") == 0)
+		serve_call_api(c, serve_verb("loop_resume", c->id),
+		    serve_loop_launch);
+	else if (!resume && strcmp(st, "created") == 0)
+		serve_loop_launch(c, NULL);
+	else {
+		snprintf(msg, sizeof msg, "Cannot %s loop with status: %s",
+		    resume ? "resume" : "start", st);
+		serve_ccw_error(c->r, 400, 0, msg);
+		serve_call_end(c);
+	}
+}
+
+/* stop's commit landed: a loop hosted here has its workers closed now. */
+static void
+serve_loop_stopped(struct serve_call *c, json_t *reply)
+{
+	struct host_loop	*hl;
+
+	if (json_is_true(json_object_get(reply, "ok")) &&
+	    (hl = host_loop_find(c->root->host, c->id)) != NULL)
+		host_loop_stop(hl, "Manually stopped by user");
+	serve_loop_reread(c, reply);
+}
+
+/* Start a loop route's action (op: the reply's message). */
+static void
+serve_loop_act(struct serve *s, struct http_req *r, const char *id,
+    const char *action)
+{
+	struct serve_root	*root;
+	struct serve_call	*c;
+
+	if ((root = serve_loop_root(s, r, id, 0)) == NULL)
+		return;
+	if ((strcmp(action, "start") == 0 || strcmp(action, "resume") == 0) &&
+	    s->cfg.jobs != 0 && serve_hosted(s) >= s->cfg.jobs &&
+	    host_loop_find(root->host, id) == NULL) {
+		serve_ccw_error(r, 503, 0, "too many loops running (--jobs)");
+		return;
+	}
+	c = serve_call_new(s, r, root, id);
+	if (strcmp(action, "pause") == 0) {
+		c->op = "Loop paused";
+		serve_call_api(c, serve_verb("loop_pause", id),
+		    serve_loop_reread);
+	} else if (strcmp(action, "stop") == 0) {
+		c->op = "Loop stopped";
+		serve_call_api(c, serve_verb("loop_stop", id),
+		    serve_loop_stopped);
+	} else {
+		c->op = strcmp(action, "resume") == 0 ? "Loop resumed" :
+		    "Loop started";
+		serve_call_api(c, serve_verb("loop_status", id),
+		    serve_loop_started);
+	}
+}
+
+/* POST /api/loops/v2/:id/{start,pause,resume,stop} */
+void
+serve_loops_action(struct serve *s, struct http_req *r,
+    const struct serve_match *m)
+{
+	const char	*path = http_req_head(r)->path;
+
+	serve_loop_act(s, r, m->cap[0], strrchr(path, '/') + 1);
+}
+
+/*
+ * PATCH /api/loops/v2/:id/status {status}: the route of that move
+ * (paused: pause; running: start or resume; failed: stop).
+ */
+void
+serve_loops_status(struct serve *s, struct http_req *r,
+    const struct serve_match *m)
+{
+	json_t		*b;
+	const char	*st;
+
+	if ((b = serve_body(r, 0)) == NULL)
+		return;
+	st = json_string_value(json_object_get(b, "status"));
+	if (st == NULL)
+		serve_ccw_error(r, 400, 1, "status is required");
+	else if (strcmp(st, "paused") == 0)
+		serve_loop_act(s, r, m->cap[0], "pause");
+	else if (strcmp(st, "running") == 0)
+		serve_loop_act(s, r, m->cap[0], "start");
+	else if (strcmp(st, "failed") == 0)
+		serve_loop_act(s, r, m->cap[0], "stop");
+	else
+		serve_ccw_error(r, 400, 1, "status: only paused, running or "
+		    "failed can be set (completed is the engine's)");
+	json_decref(b);
+}
+
+/* The loop's status read for a route, then its next step. */
+static void
+serve_loop_read(struct serve *s, struct http_req *r, const char *id,
+    serve_next_fn next)
+{
+	struct serve_root	*root;
+
+	if ((root = serve_loop_root(s, r, id, 0)) == NULL)
+		return;
+	serve_call_api(serve_call_new(s, r, root, id),
+	    serve_verb("loop_status", id), next);
+}
+
+/* GET /api/loops/v2/:id */
+void
+serve_loops_get(struct serve *s, struct http_req *r,
+    const struct serve_match *m)
+{
+	serve_loop_read(s, r, m->cap[0], serve_loop_final);
+}
+
+/* A front end's write landed: {success, data: loop}, and its event. */
+static void
+serve_loop_written(struct serve_call *c, json_t *reply)
+{
+	c->s->writes++;
+	serve_publish_state(c->s, json_object_get(reply, "loop"));
+	serve_ok(c->r, json_pack("{s:O}", "data", json_object_get(reply,
+	    "loop")));
+	serve_call_end(c);
+}
+
+/* create's reply: {success, data: loop}, or CCW's body-route error. */
+static void
+serve_loop_created(struct serve_call *c, json_t *reply)
+{
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		serve_verb_error(c, reply, 1);
+		return;
+	}
+	serve_loop_written(c, reply);
+}
+
+/* POST /api/loops/v2 {title, description?, max_iterations?} */
+void
+serve_loops_create(struct serve *s, struct http_req *r,
+    const struct serve_match *m)
+{
+	json_t		*b, *req, *mi, *d;
+	const char	*t;
+
+	(void)m;
+	if ((b = serve_body(r, 0)) == NULL)
+		return;
+	t = json_string_value(json_object_get(b, "title"));
+	mi = json_object_get(b, "max_iterations");
+	d = json_object_get(b, "description");
+	if (t == NULL || t[strspn(t, " \t\r\n")] == '\0')
+		serve_ccw_error(r, 400, 1, "title is required and must be "
+		    "non-empty");
+	else if (mi != NULL && (!json_is_integer(mi) ||
+	    json_integer_value(mi) < 1))
+		serve_ccw_error(r, 400, 1, "max_iterations must be >= 1");
+	else if (d != NULL && !json_is_string(d))
+		serve_ccw_error(r, 400, 1, "description must be a string");
+	else {
+		req = json_pack("{s:s,s:s,s:O?,s:O?}", "verb", "loop_open",
+		    "title", t, "description", d, "max_iterations", mi);
+		serve_call_api(serve_call_new(s, r, &s->cfg.roots[0], NULL),
+		    req, serve_loop_created);
+	}
+	json_decref(b);
+}
+
+/* update's reply: {success, data}, or CCW's body-route error. */
+static void
+serve_loop_updated(struct serve_call *c, json_t *reply)
+{
+	const char	*e = json_string_value(json_object_get(reply, "error"));
+
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		/* the table's words for a bad member are CCW's 400 too */
+		if (e != NULL && strncmp(e, "loop_update: ", 13) == 0)
+			e += 13;
+		serve_ccw_error(c->r, e != NULL && strncmp(e, "Loop not found",
+		    14) == 0 ? 404 : 400, 1, e != NULL ? e : "failed");
+		serve_call_end(c);
+		return;
+	}
+	serve_loop_written(c, reply);
+}
+
+/*
+ * PUT /api/loops/v2/:id {title?, description?, max_iterations?, tags?,
+ * priority?, notes?}: the loop_update verb (its table checks the types).
+ */
+void
+serve_loops_update(struct serve *s, struct http_req *r,
+    const struct serve_match *m)
+{
+	struct serve_root	*root;
+	json_t			*b, *req;
+	const char		*k;
+	json_t			*v;
+
+	if ((root = serve_loop_root(s, r, m->cap[0], 1)) == NULL ||
+	    (b = serve_body(r, 0)) == NULL)
+		return;
+	req = json_pack("{s:s,s:s}", "verb", "loop_update", "loop_id",
+	    m->cap[0]);
+	json_object_foreach(b, k, v)
+		if (strcmp(k, "verb") != 0 && strcmp(k, "loop_id") != 0)
+			json_object_set(req, k, v);
+	json_decref(b);
+	serve_call_api(serve_call_new(s, r, root, m->cap[0]), req,
+	    serve_loop_updated);
+}
+
+/* A list or delete on serve's I/O thread. */
+struct serve_job {
+	struct serve_call	*c;
+	char			 status[16];	/* list: the filter, "" all */
+	char			*dir;		/* delete: the loop's directory */
+	json_t			*loops;		/* list: every loop read */
+	size_t			 limit, offset;	/* list: the page */
+	int			 rc;
+	char			*err;
+};
+
+/* Every loop file of one directory (a bad or half-written one skipped). */
+static void
+serve_scan_dir(const char *path, json_t *out)
+{
+	struct dirent	*de;
+	json_t		*st;
+	DIR		*d;
+	char		 id[STATE_ID_MAX + 8], *err = NULL;
+	size_t		 n;
+	int		 fd;
+
+	if ((fd = state_dir_open(path, 0, &err)) < 0) {
+		free(err);
+		return;
+	}
+	if ((d = fdopendir(dup(fd))) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL && json_array_size(out) <
+	    SERVE_LIST_MAX) {
+		n = strlen(de->d_name);
+		if (n <= 5 || n - 5 > STATE_ID_MAX ||
+		    strcmp(de->d_name + n - 5, ".json") != 0)
+			continue;
+		memcpy(id, de->d_name, n - 5);
+		id[n - 5] = '\0';
+		if (!state_id_valid(id) || strcmp(id, "config") == 0)
+			continue;
+		if (state_load_at(fd, id, ".json", STATE_LOAD_NOQUARANTINE,
+		    &st, NULL, &err) == STATE_OK && json_is_object(st) &&
+		    json_is_string(json_object_get(st, "status")))
+			json_array_append_new(out, st);
+		else
+			json_decref(st);
+		free(err);
+		err = NULL;
+	}
+	closedir(d);
+	close(fd);
+}
+
+/* On the I/O thread: every root's loops. */
+static void
+serve_list_run(void *arg)
+{
+	struct serve_job	*j = arg;
+	size_t			 i;
+
+	for (i = 0; i < j->c->s->cfg.nroots; i++)
+		serve_scan_dir(j->c->s->cfg.roots[i].state_dir, j->loops);
+}
+
+/* Newest update first (ISO 8601 strings sort as times). */
+static int
+serve_by_updated(const void *a, const void *b)
+{
+	const char	*x = json_string_value(json_object_get(
+			    *(json_t *const *)a, "updated_at"));
+	const char	*y = json_string_value(json_object_get(
+			    *(json_t *const *)b, "updated_at"));
+
+	return strcmp(y != NULL ? y : "", x != NULL ? x : "");
+}
+
+/* Back on the loop: filter, sort, page, reply. */
+static void
+serve_list_done(void *arg)
+{
+	struct serve_job	*j = arg;
+	struct serve_call	*c = j->c;
+	json_t			**v, *l, *data;
+	const char		*st;
+	size_t			 n = 0, i, total, limit, offset;
+	char			 now[40];
+
+	if (c->r != NULL) {
+		v = xreallocarray(NULL, json_array_size(j->loops) + 1,
+		    sizeof *v);
+		json_array_foreach(j->loops, i, l) {
+			st = json_string_value(json_object_get(l, "status"));
+			if (j->status[0] == '\0' || strcmp(st, j->status) == 0)
+				v[n++] = l;
+		}
+		qsort(v, n, sizeof *v, serve_by_updated);
+		total = n;
+		limit = j->limit;
+		offset = j->offset;
+		data = json_array();
+		for (i = offset; i < total && i < offset + limit; i++)
+			json_array_append(data, v[i]);
+		clock_iso(NULL, 1, now, sizeof now);
+		serve_ok(c->r, json_pack("{s:o,s:I,s:I,s:I,s:b,s:s}", "data",
+		    data, "total", (json_int_t)total, "limit",
+		    (json_int_t)limit, "offset", (json_int_t)offset, "hasMore",
+		    offset + limit < total, "timestamp", now));
+		free(v);
+	}
+	serve_call_end(c);
+	json_decref(j->loops);
+	free(j);
+}
+
+/* A query number: absent gives def; -1 if not a number. */
+static long
+serve_query_num(const char *q, const char *key, long def)
+{
+	char	 buf[24], *end;
+	long	 v;
+
+	if (http_query_get(q, key, buf, sizeof buf) != 1)
+		return def;
+	v = strtol(buf, &end, 10);
+	return *buf != '\0' && *end == '\0' && v >= 0 ? v : -1;
+}
+
+/* GET /api/loops/v2?status=S|all&limit=50&offset=0 */
+void
+serve_loops_list(struct serve *s, struct http_req *r,
+    const struct serve_match *m)
+{
+	const char		*q = http_req_head(r)->query;
+	struct serve_job	*j;
+	long			 limit, offset;
+	char			 st[16] = "";
+
+	(void)m;
+	limit = serve_query_num(q, "limit", 50);
+	offset = serve_query_num(q, "offset", 0);
+	if (http_query_get(q, "status", st, sizeof st) < 0 || limit < 0 ||
+	    offset < 0 || limit > SERVE_LIST_MAX || offset > SERVE_LIST_MAX) {
+		serve_ccw_error(r, 400, 0, "bad status, limit or offset");
+		return;
+	}
+	j = xcalloc(1, sizeof *j);
+	if (strcmp(st, "all") != 0)
+		memcpy(j->status, st, sizeof j->status);
+	j->c = serve_call_new(s, r, &s->cfg.roots[0], NULL);
+	j->limit = (size_t)limit;
+	j->offset = (size_t)offset;
+	j->loops = json_array();
+	if (committer_submit(s->io, serve_list_run, serve_list_done, j) != 0) {
+		serve_list_run(j);
+		serve_list_done(j);
+	}
+}
+
+/* On the I/O thread: the state file, then every other file of the loop. */
+static void
+serve_delete_run(void *arg)
+{
+	struct serve_job	*j = arg;
+	char			*name;
+	int			 fd;
+
+	if ((fd = state_dir_open(j->dir, 0, &j->err)) < 0) {
+		j->rc = -1;
+		return;
+	}
+	xasprintf(&name, "%s.json", j->c->id);
+	if (unlinkat(fd, name, 0) != 0) {
+		xasprintf(&j->err, "cannot remove %s", name);
+		j->rc = -1;
+	} else
+		j->rc = state_remove_files(fd, j->c->id, &j->err);
+	free(name);
+	close(fd);
+}
+
+/* Back on the loop: LOOP_DELETED on the bus, the reply. */
+static void
+serve_delete_done(void *arg)
+{
+	struct serve_job	*j = arg;
+	struct serve_call	*c = j->c;
+
+	if (j->rc == 0) {
+		c->s->writes++;
+		bus_publish(c->s->cfg.bus, "LOOP_DELETED", json_pack("{s:s}",
+		    "loop_id", c->id));
+	}
+	if (c->r != NULL) {
+		if (j->rc == 0)
+			serve_ok(c->r, json_pack("{s:s}", "message",
+			    "Loop deleted"));
+		else
+			serve_ccw_error(c->r, 500, 0, j->err);
+	}
+	serve_call_end(c);
+	free(j->err);
+	free(j->dir);
+	free(j);
+}
+
+/* delete, once the status is known: refused while running. */
+static void
+serve_delete_checked(struct serve_call *c, json_t *reply)
+{
+	struct serve_job	*j;
+	struct host_loop	*hl;
+	const char		*st;
+
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		serve_verb_error(c, reply, 0);
+		return;
+	}
+	st = json_string_value(json_object_get(reply, "status"));
+	if (st != NULL && strcmp(st, "running") == 0) {
+		serve_ccw_error(c->r, 400, 0, "Cannot delete running loop. "
+		    "Stop it first.");
+		serve_call_end(c);
+		return;
+	}
+	/* a paused loop still finishing its step here: stopped first */
+	if ((hl = host_loop_find(c->root->host, c->id)) != NULL)
+		host_loop_stop(hl, "deleted");
+	j = xcalloc(1, sizeof *j);
+	j->c = c;
+	j->dir = xstrdup(c->root->state_dir);
+	if (committer_submit(c->s->io, serve_delete_run, serve_delete_done,
+	    j) != 0) {
+		serve_delete_run(j);
+		serve_delete_done(j);
+	}
+}
+
+/* DELETE /api/loops/v2/:id */
+void
+serve_loops_delete(struct serve *s, struct http_req *r,
+    const struct serve_match *m)
+{
+	serve_loop_read(s, r, m->cap[0], serve_delete_checked);
+}
+
+/* A start-up relaunch's outcome, said on stderr. */
+static void
+serve_resumed(json_t *reply, void *arg)
+{
+	(void)arg;
+	if (json_is_true(json_object_get(reply, "ok")))
+		log_info("loop %s resumed", json_string_value(
+		    json_object_get(reply, "loop_id")));
+	else
+		log_warnx("not resumed: %s", json_string_value(
+		    json_object_get(reply, "error")));
+}
+
+/*
+ * At start-up: every loop of every root whose status is running (a serve
+ * killed while it ran them) goes on from its saved action; one another
+ * process drives is left to it (its run lock: a warning).  The number
+ * of loops asked to resume.
+ */
+int
+serve_resume(struct serve *s)
+{
+	json_t		*loops, *l, *req;
+	const char	*st;
+	size_t		 i, k;
+	int		 n = 0;
+
+	for (i = 0; i < s->cfg.nroots; i++) {
+		loops = json_array();
+		serve_scan_dir(s->cfg.roots[i].state_dir, loops);
+		json_array_foreach(loops, k, l) {
+			st = json_string_value(json_object_get(l, "status"));
+			if (strcmp(st, "running") != 0)
+				continue;
+			if (s->cfg.jobs != 0 && (size_t)n >= s->cfg.jobs) {
+				log_warnx("loop %s not resumed: --jobs %zu",
+				    json_string_value(json_object_get(l,
+				    "loop_id")), s->cfg.jobs);
+				continue;
+			}
+			req = json_pack("{s:s,s:O,s:b}", "verb", "loop_open",
+			    "loop_id", json_object_get(l, "loop_id"), "start",
+			    1);
+			api_call(s->cfg.roots[i].api, req, serve_resumed, s);
+			json_decref(req);
+			n++;
+		}
+		json_decref(loops);
+	}
+	return n;
+}
+
+/* A paused loop's reread after its driver ended: running again? */
+static void
+serve_relaunch(json_t *reply, void *arg)
+{
+	struct serve_root	*root = arg;
+	const char		*st;
+	json_t			*req;
+
+	st = json_string_value(json_object_get(reply, "status"));
+	if (st == NULL || strcmp(st, "running") != 0 ||
+	    host_loop_find(root->host, json_string_value(json_object_get(
+	    reply, "loop_id"))) != NULL)
+		return;
+	req = json_pack("{s:s,s:O,s:b}", "verb", "loop_open", "loop_id",
+	    json_object_get(reply, "loop_id"), "start", 1);
+	api_call(root->api, req, serve_resumed, NULL);
+	json_decref(req);
+}
+
+/*
+ * A hosted loop ended.  One that paused may have been resumed while its
+ * driver drained the step: launched again if its file says running.
+ */
+void
+serve_loop_done(struct serve *s, const char *id, int code)
+{
+	struct serve_root	*root;
+	json_t			*req;
+
+	log_info("loop %s ended: exit %d", id, code);
+	if (code != EXIT_PAUSED || (root = serve_root_of(s, id)) == NULL)
+		return;
+	req = serve_verb("loop_status", id);
+	api_call(root->api, req, serve_relaunch, root);
+	json_decref(req);
+}

@@ -1,0 +1,432 @@
+/*
+ * cmd-serve.c: `ccw-supervisor serve`: options, one host and verb table
+ * per project root (every host on one bus), the token, the HTTP server
+ * (supervisor/api/serve.c), the loops a killed serve left running
+ * resumed, signals (every loop and agent stopped, exit 4).
+ */
+#include <config.h>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "api.h"
+#include "bus.h"
+#include "chan.h"
+#include "cmdutil.h"
+#include "host.h"
+#include "log.h"
+#include "serve.h"
+#include "sigfd.h"
+#include "sup.h"
+#include "xmalloc.h"
+
+#define SERVE_NSIG	3
+#define SERVE_ROOTS_MAX	64
+#define SERVE_TOKEN_MAX	4096
+
+/* One project root: its options, agent table, host and verb table. */
+struct serve_side {
+	struct cmd_opts		 o;
+	struct sup		 sup;
+	struct host		*host;
+	struct api		*api;
+	struct loop_guard	 guard;		/* root 0: /api/agents' ids */
+	struct serve_cmd	*sc;
+};
+
+struct serve_cmd {
+	struct event_base	*base;
+	struct serve_side	*sides;
+	struct serve_root	*roots;
+	size_t			 n;
+	struct bus		*bus;
+	struct serve		*srv;
+	struct event		*sigs[SERVE_NSIG];
+	char			*token;
+	int			 stopping;
+	uint64_t		 grace_ms;
+};
+
+/* The --help text. */
+static void
+serve_usage(FILE *fp)
+{
+	fprintf(fp,
+"usage: ccw-supervisor serve [-C ROOT]... [--http ADDR:PORT]\n"
+"           [--token-file F] [--jobs N] [--config F] [--grace-ms N]\n"
+"\n"
+"Host every loop of the project roots (default: the current directory)\n"
+"in one process and serve them over HTTP/JSON (default 127.0.0.1:3456):\n"
+"CCW's /api/loops/v2 routes, /api/agents (the verbs), /api/events\n"
+"(Server-Sent Events), /metrics, /health.  Every /api/ route needs\n"
+"\"Authorization: Bearer TOKEN\"; GET /api/auth/token gives it to\n"
+"loopback clients.  The token is random per start, or the content of\n"
+"--token-file (mode 0600), which an address beyond loopback requires.\n"
+"Loops left running by a serve that died are resumed.  --jobs N: at\n"
+"most N loops run at once (a start beyond is 503).  SIGTERM or\n"
+"SIGINT stops every loop and agent and exits 4.  See ccw-supervisor(1).\n");
+}
+
+/* Close to the hard limit of open files: every client is a descriptor. */
+static void
+serve_raise_nofile(void)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			log_warn("setrlimit RLIMIT_NOFILE");
+	}
+}
+
+/* A random token: 32 hex digits from the kernel. */
+static char *
+serve_token_random(void)
+{
+	unsigned char	 b[16];
+	char		*t = xmalloc(sizeof b * 2 + 1);
+	size_t		 i;
+	int		 fd, ok = 0;
+
+	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) >= 0) {
+		ok = read(fd, b, sizeof b) == (ssize_t)sizeof b;
+		close(fd);
+	}
+	if (!ok)
+		fatalx("serve: no random bytes for the token");
+	for (i = 0; i < sizeof b; i++)
+		snprintf(t + 2 * i, 3, "%02x", b[i]);
+	return t;
+}
+
+/*
+ * The token file's content (one line, blanks trimmed): refused unless
+ * it is a regular file only its owner can read (0600 or stricter).
+ */
+static char *
+serve_token_file(const char *path, char **err)
+{
+	struct stat	 sb;
+	char		 buf[SERVE_TOKEN_MAX + 1];
+	ssize_t		 n;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		xasprintf(err, "--token-file %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	    (sb.st_mode & 077) != 0) {
+		xasprintf(err, "--token-file %s: must be a regular file of "
+		    "mode 0600 (group and others may not read it)", path);
+		close(fd);
+		return NULL;
+	}
+	n = read(fd, buf, SERVE_TOKEN_MAX);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (buf[0] == '\0' || strpbrk(buf, " \t") != NULL) {
+		xasprintf(err, "--token-file %s: the first line must be the "
+		    "token (no blanks)", path);
+		return NULL;
+	}
+	return xstrdup(buf);
+}
+
+/* After a signal: exit once no loop runs and no agent lives. */
+static void
+serve_maybe_exit(struct serve_cmd *sc)
+{
+	size_t	i;
+
+	if (!sc->stopping)
+		return;
+	for (i = 0; i < sc->n; i++)
+		if (host_nloops(sc->sides[i].host) != 0 ||
+		    sc->sides[i].sup.nlive != 0)
+			return;
+	event_base_loopbreak(sc->base);
+}
+
+/* A hosted loop ended: maybe relaunched (a resumed pause), maybe the end. */
+static void
+serve_cmd_loop_end(void *arg, const char *id, int code)
+{
+	struct serve_side	*sd = arg;
+
+	if (!sd->sc->stopping)
+		serve_loop_done(sd->sc->srv, id, code);
+	serve_maybe_exit(sd->sc);
+}
+
+/* An agent of /api/agents finished. */
+static void
+serve_cmd_agent_done(struct agent *a, void *arg)
+{
+	(void)a;
+	serve_maybe_exit(arg);
+}
+
+/* /api/agents spawns in root 0 only (its guard names their ids). */
+static int
+serve_cmd_plan(void *arg, const struct api_spawn *sp, struct agent_req *ar,
+    char **err)
+{
+	struct serve_side	*sd = arg;
+
+	if (sd != &sd->sc->sides[0]) {
+		*err = xstrdup("agents are spawned in the first root");
+		return -1;
+	}
+	return cmd_plan_spawn(&sd->o, &sd->guard, &sd->sup, sp, ar, err);
+}
+
+/* SIGTERM, SIGINT, SIGHUP: every loop stopped, every agent closed, exit 4. */
+static void
+serve_cmd_signal(evutil_socket_t sig, short ev, void *arg)
+{
+	struct serve_cmd	*sc = arg;
+	size_t			 i;
+
+	(void)ev;
+	if (sc->stopping)
+		return;
+	log_warnx("signal %d: stopping every loop and agent", (int)sig);
+	sc->stopping = 1;
+	for (i = 0; i < sc->n; i++) {
+		host_stop_all(sc->sides[i].host, "serve got a signal");
+		api_close_all(sc->sides[i].api, sc->grace_ms);
+	}
+	serve_maybe_exit(sc);
+}
+
+/* One root's side: options loaded, agent table, host on the bus, api. */
+static int
+serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
+    const char *config, const char *grace)
+{
+	struct serve_side	*sd = &sc->sides[i];
+	struct host_cfg		 hc;
+	struct api_host		 ah;
+	char			*err = NULL;
+
+	cmd_opts_init(&sd->o);
+	sd->sc = sc;
+	sd->o.root = root;
+	sd->o.config_path = config;
+	if ((grace != NULL && cmd_opts_set(&sd->o, 'G', grace) != 0) ||
+	    cmd_opts_load(&sd->o, &err) != 0) {
+		if (err != NULL)
+			fprintf(stderr, "ccw-supervisor serve: %s\n", err);
+		free(err);
+		return -1;
+	}
+	if (sup_init(&sd->sup, sc->base, i > 0 ? sc->sides[0].sup.children :
+	    NULL, sd->o.state_dir, NULL, &err) != 0)
+		fatalx("serve: %s", err);
+	sd->guard.lock_fd = sd->guard.workers_fd = sd->guard.dirfd = -1;
+	if (i == 0 && (loopguard_open(&sd->guard, sd->sup.state_dir,
+	    sd->sup.loop_id, &err) != 0 ||
+	    loopguard_workers(&sd->guard, NULL, &err) != 0))
+		fatalx("serve: %s", err);
+	memset(&hc, 0, sizeof hc);
+	hc.config = &sd->o.cfg;
+	hc.state_dir = sd->o.state_dir;
+	hc.root = sd->o.cwd;
+	hc.children = sd->sup.children;
+	hc.bus = sc->bus;
+	cmd_opts_overrides(&sd->o, &hc.over);
+	if ((sd->host = host_new(sc->base, &hc, &err)) == NULL)
+		fatalx("serve: %s", err);
+	memset(&ah, 0, sizeof ah);
+	ah.sup = &sd->sup;
+	ah.state_dir = sd->o.state_dir;
+	ah.grace_ms = sc->grace_ms;
+	ah.plan = serve_cmd_plan;
+	ah.plan_arg = sd;
+	ah.loops = sd->host;
+	ah.loop_end = serve_cmd_loop_end;
+	ah.loop_end_arg = sd;
+	sd->api = api_new(&ah);
+	sd->sup.done_extra = serve_cmd_agent_done;
+	sd->sup.done_extra_arg = sc;
+	sc->roots[i].root = sd->o.cwd;
+	sc->roots[i].state_dir = sd->o.state_dir;
+	sc->roots[i].host = sd->host;
+	sc->roots[i].api = sd->api;
+	sc->roots[i].sup = &sd->sup;
+	sc->n = i + 1;
+	return 0;
+}
+
+/* Everything, in reverse: api, host, agent table (root 0's reaper last). */
+static void
+serve_cmd_free(struct serve_cmd *sc)
+{
+	size_t	i;
+
+	serve_free(sc->srv);
+	for (i = 0; i < SERVE_NSIG; i++)
+		if (sc->sigs[i] != NULL)
+			event_free(sc->sigs[i]);
+	for (i = sc->n; i-- > 0; ) {
+		api_free(sc->sides[i].api);
+		host_free(sc->sides[i].host);
+		sup_free(&sc->sides[i].sup);
+		loopguard_close(&sc->sides[i].guard);
+		cmd_opts_free(&sc->sides[i].o);
+	}
+	bus_free(sc->bus);
+	free(sc->sides);
+	free(sc->roots);
+	free(sc->token);
+	event_base_free(sc->base);
+}
+
+/* The signals' events; then the deferred ones may come in. */
+static void
+serve_cmd_signals(struct serve_cmd *sc)
+{
+	static const int	signos[SERVE_NSIG] = { SIGTERM, SIGINT, SIGHUP };
+	int			i;
+
+	for (i = 0; i < SERVE_NSIG; i++) {
+		sc->sigs[i] = evsignal_new(sc->base, signos[i],
+		    serve_cmd_signal, sc);
+		if (sc->sigs[i] == NULL || evsignal_add(sc->sigs[i], NULL) != 0)
+			fatalx("serve: cannot handle signal %d", signos[i]);
+	}
+	sigfd_release();
+}
+
+int
+cmd_serve(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "http", required_argument, NULL, 'H' },
+		{ "token-file", required_argument, NULL, 'k' },
+		{ "config", required_argument, NULL, 'f' },
+		{ "grace-ms", required_argument, NULL, 'G' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct http_limits	 lim = HTTP_LIMITS_DEFAULT;
+	struct serve_cfg	 cfg;
+	struct serve_cmd	 sc;
+	const char		*roots[SERVE_ROOTS_MAX], *addr = "127.0.0.1:3456";
+	const char		*token_file = NULL, *config = NULL, *grace = NULL;
+	char			*err = NULL, *end;
+	unsigned long		 jobs = 0;
+	size_t			 nroots = 0, i;
+	int			 ch, rc = EXIT_USAGE;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'C':
+			if (nroots == SERVE_ROOTS_MAX) {
+				fprintf(stderr, "ccw-supervisor serve: at most "
+				    "%d roots\n", SERVE_ROOTS_MAX);
+				return EXIT_USAGE;
+			}
+			roots[nroots++] = optarg;
+			break;
+		case 'H': addr = optarg; break;
+		case 'k': token_file = optarg; break;
+		case 'f': config = optarg; break;
+		case 'G': grace = optarg; break;
+		case 'j':
+			jobs = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
+			    jobs == 0) {
+				fprintf(stderr, "ccw-supervisor serve: --jobs "
+				    "wants a positive number\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			serve_usage(stdout);
+			return EXIT_OK;
+		default:
+			serve_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		serve_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (nroots == 0)
+		roots[nroots++] = ".";
+	memset(&sc, 0, sizeof sc);
+	if (token_file != NULL &&
+	    (sc.token = serve_token_file(token_file, &err)) == NULL) {
+		fprintf(stderr, "ccw-supervisor serve: %s\n", err);
+		free(err);
+		return EXIT_USAGE;
+	}
+	if (sc.token == NULL)
+		sc.token = serve_token_random();
+	serve_raise_nofile();
+	if ((sc.base = chan_base_new()) == NULL)
+		fatalx("cannot create the event loop");
+	sc.bus = bus_new(HOST_BUS_KEEP);
+	sc.sides = xcalloc(nroots, sizeof *sc.sides);
+	sc.roots = xcalloc(nroots, sizeof *sc.roots);
+	sc.grace_ms = API_GRACE_MS;
+	for (i = 0; i < nroots; i++)
+		if (serve_side_open(&sc, i, roots[i], config, grace) != 0)
+			goto out;
+	if (sc.sides[0].o.have_grace)
+		sc.grace_ms = sc.sides[0].o.grace_ms;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.roots = sc.roots;
+	cfg.nroots = sc.n;
+	cfg.bus = sc.bus;
+	cfg.token = sc.token;
+	cfg.jobs = jobs;
+	cfg.limits = lim;
+	if ((sc.srv = serve_new(sc.base, &cfg, &err)) == NULL ||
+	    serve_listen(sc.srv, addr, &err) != 0) {
+		fprintf(stderr, "ccw-supervisor serve: --http %s: %s\n", addr,
+		    err);
+		free(err);
+		goto out;
+	}
+	if (!serve_loopback(sc.srv) && token_file == NULL) {
+		fprintf(stderr, "ccw-supervisor serve: --http %s is beyond "
+		    "loopback: give --token-file (mode 0600)\n", addr);
+		goto out;
+	}
+	serve_cmd_signals(&sc);
+	/* the address without its port: the line tests and scripts read */
+	printf("ccw-supervisor serve: listening on http://%.*s:%d\n",
+	    (int)(strrchr(addr, ':') != NULL ? strrchr(addr, ':') - addr :
+	    (ptrdiff_t)strlen(addr)), addr, serve_port(sc.srv));
+	fflush(stdout);
+	i = (size_t)serve_resume(sc.srv);
+	if (i > 0)
+		log_info("resuming %zu loop(s) left running", i);
+	event_base_dispatch(sc.base);
+	rc = sc.stopping ? EXIT_STOPPED : EXIT_OK;
+out:
+	serve_cmd_free(&sc);
+	return rc;
+}
