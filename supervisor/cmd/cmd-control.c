@@ -244,16 +244,20 @@ control_options(struct cmd_opts *o, int argc, char **argv, int *done,
 	return EXIT_OK;
 }
 
-/* The signals' events; then the deferred ones may come in. */
-static void
-control_signals(struct control *c)
+/*
+ * SIGTERM, SIGINT and SIGHUP as events calling fn (control's, and
+ * --connect's), then the deferred ones may come in.
+ */
+void
+control_signals(struct event_base *base, struct event **sigs,
+    void (*fn)(evutil_socket_t, short, void *), void *arg)
 {
 	static const int	signos[CONTROL_NSIG] = { SIGTERM, SIGINT, SIGHUP };
 	int			i;
 
 	for (i = 0; i < CONTROL_NSIG; i++) {
-		c->sigs[i] = evsignal_new(c->base, signos[i], control_signal, c);
-		if (c->sigs[i] == NULL || evsignal_add(c->sigs[i], NULL) != 0)
+		sigs[i] = evsignal_new(base, signos[i], fn, arg);
+		if (sigs[i] == NULL || evsignal_add(sigs[i], NULL) != 0)
 			fatalx("control: cannot handle signal %d", signos[i]);
 	}
 	sigfd_release();
@@ -347,7 +351,7 @@ cmd_control(int argc, char **argv)
 		cmd_opts_free(&o);
 		return rc;
 	}
-	control_signals(&c);
+	control_signals(c.base, c.sigs, control_signal, &c);
 	if ((c.in = linein_new(c.base, 0, control_line, control_eof,
 	    &c)) == NULL)
 		fatalx("control: stdin must be a pipe, socket or terminal");

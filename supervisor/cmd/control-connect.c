@@ -25,7 +25,6 @@
 #include "control.h"
 #include "linein.h"
 #include "log.h"
-#include "sigfd.h"
 #include "sock.h"
 
 struct connect {
@@ -189,9 +188,8 @@ connect_socket(const char *path)
 int
 control_connect(const char *path)
 {
-	static const int	signos[CONTROL_NSIG] = { SIGTERM, SIGINT, SIGHUP };
-	struct connect		k;
-	int			fd, i;
+	struct connect	k;
+	int		fd, i;
 
 	/* a server gone mid-write is an end of stream, not a signal */
 	signal(SIGPIPE, SIG_IGN);
@@ -206,12 +204,7 @@ control_connect(const char *path)
 	    connect_msg, connect_end, &k);
 	if (k.chan == NULL)
 		fatalx("control: cannot make a channel");
-	for (i = 0; i < CONTROL_NSIG; i++) {
-		k.sigs[i] = evsignal_new(k.base, signos[i], connect_signal, &k);
-		if (k.sigs[i] == NULL || evsignal_add(k.sigs[i], NULL) != 0)
-			fatalx("control: cannot handle signal %d", signos[i]);
-	}
-	sigfd_release();
+	control_signals(k.base, k.sigs, connect_signal, &k);
 	if ((k.in = linein_new(k.base, 0, connect_line, connect_eof,
 	    &k)) == NULL)
 		fatalx("control: stdin must be a pipe, socket or terminal");

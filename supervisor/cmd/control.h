@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include <event2/util.h>
+
 #include "loopguard.h"
 #include "sup.h"
 
@@ -35,5 +37,7 @@ int	control_open(struct control *, struct cmd_opts *);
 void	control_close(struct control *);
 void	control_stop(struct control *);
 int	control_connect(const char *);
+void	control_signals(struct event_base *, struct event **,
+	    void (*)(evutil_socket_t, short, void *), void *);
 
 #endif
