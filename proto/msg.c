@@ -111,6 +111,14 @@ static const struct field error_fields[] = {
 	FLD(msg_error, code, F_STR, REQ),
 	FLD(msg_error, message, F_STR, REQ),
 };
+static const struct field call_fields[] = {
+	FLD(msg_call, body, F_JSON, REQ),
+};
+static const struct field event_fields[] = {
+	FLD(msg_event, seq, F_U64, REQ),
+	FLD(msg_event, type, F_STR, REQ),
+	FLD(msg_event, data, F_JSON, REQ),
+};
 
 #define TO_SUP	MSG_DIR_TO_SUPERVISOR
 #define TO_WRK	MSG_DIR_TO_WORKER
@@ -127,6 +135,9 @@ static const struct msgdef msgdefs[MSG__MAX] = {
 	[MSG_CLOSE] =		DEF("CLOSE", TO_WRK, close_fields),
 	[MSG_BYE] =		DEF("BYE", TO_SUP, bye_fields),
 	[MSG_ERROR] =		DEF("ERROR", TO_SUP | TO_WRK, error_fields),
+	[MSG_REQUEST] =		DEF("REQUEST", MSG_DIR_TO_SERVER, call_fields),
+	[MSG_REPLY] =		DEF("REPLY", MSG_DIR_TO_CLIENT, call_fields),
+	[MSG_EVENT] =		DEF("EVENT", MSG_DIR_TO_CLIENT, event_fields),
 };
 
 /* The table entry for a type, or NULL when the type is unknown. */

@@ -62,12 +62,18 @@ enum msg_type {
 	MSG_CLOSE = 8,
 	MSG_BYE = 9,
 	MSG_ERROR = 10,
+	MSG_REQUEST = 11,	/* control socket: a client's verb call */
+	MSG_REPLY = 12,		/* control socket: the answer to one */
+	MSG_EVENT = 13,		/* control socket: one event of the bus */
 	MSG__MAX
 };
 
 /* Who may send a message; the receiver rejects the wrong direction. */
 #define MSG_DIR_TO_SUPERVISOR	0x1
 #define MSG_DIR_TO_WORKER	0x2
+/* The control socket (supervisor/api/sock.c): never on a worker's channel. */
+#define MSG_DIR_TO_SERVER	0x4
+#define MSG_DIR_TO_CLIENT	0x8
 
 /* A list of owned strings. */
 struct strv {
@@ -168,6 +174,18 @@ struct msg_error {
 	char		*message;
 };
 
+/* A control socket's request or reply: one JSON object (json.c's mapping). */
+struct msg_call {
+	json_t		*body;
+};
+
+/* One event of a host's bus, as a subscriber of the control socket sees it. */
+struct msg_event {
+	uint64_t	 seq;
+	char		*type;
+	json_t		*data;
+};
+
 struct msg {
 	enum msg_type	type;
 	union {
@@ -181,6 +199,8 @@ struct msg {
 		struct msg_close	close;
 		struct msg_bye		bye;
 		struct msg_error	error;
+		struct msg_call		call;	/* REQUEST, REPLY */
+		struct msg_event	event;
 	} u;
 };
 

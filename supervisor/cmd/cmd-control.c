@@ -3,7 +3,9 @@
  * lines on stdin and stdout.  Requests run concurrently; each reply
  * carries its request's id.  End of input closes every agent and waits
  * for the loops loop_open started to end (exit 0); a SIGTERM, SIGINT or
- * SIGHUP closes every agent, stops every loop and exits 4.
+ * SIGHUP closes every agent, stops every loop and exits 4.  With
+ * --connect PATH it is instead the client of a control socket
+ * (control-connect.c).
  */
 #include <config.h>
 
@@ -15,38 +17,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "api.h"
 #include "chan.h"
 #include "cmdutil.h"
+#include "control.h"
 #include "host.h"
+#include "linein.h"
 #include "log.h"
 #include "sigfd.h"
 #include "sup.h"
 #include "xmalloc.h"
-
-#define CONTROL_MAX_LINE	(16u * 1024 * 1024)
-#define CONTROL_NSIG		3
-
-struct control {
-	struct event_base	*base;
-	struct sup		 sup;
-	struct host		*host;		/* the loops loop_open starts */
-	struct loop_guard	 guard;		/* the run lock, fresh logs */
-	struct api		*api;
-	struct cmd_opts		*opts;
-	struct evbuffer		*in;
-	struct event		*in_ev;
-	struct event		*sigs[CONTROL_NSIG];
-	unsigned long		 lineno;
-	int			 eof;
-	int			 discarding;
-	size_t			 scanned;	/* bytes of `in` known to hold no LF */
-	int			 exit_code;
-	uint64_t		 grace_ms;	/* close's default */
-};
 
 /* After EOF (or a signal), stop once nothing is alive, running or pending. */
 static void
@@ -97,20 +79,14 @@ control_plan(void *arg, const struct api_spawn *sp, struct agent_req *ar,
 
 /* One request line: parse errors are ours (with the line), the rest the api's. */
 static void
-control_line(struct control *c, const char *line, size_t len)
+control_line(void *arg, unsigned long lineno, const char *line, size_t len)
 {
-	json_error_t	 jerr;
-	json_t		*req;
+	struct control	*c = arg;
+	json_t		*req, *err;
 
-	c->lineno++;
-	if (len == 0)
-		return;
-	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (req == NULL || !json_is_object(req)) {
-		control_error(c, api_error_new(NULL, "line %lu: %s",
-		    c->lineno, req == NULL ? jerr.text :
-		    "a request must be a JSON object"));
-		json_decref(req);
+	if ((req = linein_request(lineno, line, len, &err)) == NULL) {
+		if (err != NULL)
+			control_error(c, err);
 		return;
 	}
 	api_call(c->api, req, control_replied, c);
@@ -119,75 +95,45 @@ control_line(struct control *c, const char *line, size_t len)
 
 /* Input is over (EOF or a signal): close every agent still open. */
 static void
-control_eof(struct control *c)
+control_eof(void *arg)
 {
+	struct control	*c = arg;
+
 	c->eof = 1;
-	event_del(c->in_ev);
+	if (c->in != NULL)
+		linein_stop(c->in);
 	api_close_all(c->api, c->grace_ms);
 	control_maybe_exit(c);
 }
 
-/* Read what stdin has and handle every complete line. */
-static void
-control_read_cb(evutil_socket_t fd, short ev, void *arg)
+/*
+ * No more requests, every agent closed, every loop stopped, exit 4; the
+ * base breaks once all is over (a signal's work, the harness's too).
+ */
+void
+control_stop(struct control *c)
 {
-	struct control		*c = arg;
-	struct evbuffer_ptr	 pos;
-	char			*line;
-	size_t			 len;
-	int			 n;
-
-	(void)ev;
-	n = evbuffer_read(c->in, fd, 65536);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	/* only the new bytes are searched: a long line costs linear time */
-	if (evbuffer_ptr_set(c->in, &pos, c->scanned, EVBUFFER_PTR_SET) == 0)
-		pos = evbuffer_search_eol(c->in, &pos, NULL, EVBUFFER_EOL_LF);
-	else
-		pos.pos = -1;
-	while (pos.pos >= 0 &&
-	    (line = evbuffer_readln(c->in, &len, EVBUFFER_EOL_LF)) != NULL) {
-		if (c->discarding)
-			c->discarding = 0;
-		else
-			control_line(c, line, len);
-		free(line);
-	}
-	c->scanned = evbuffer_get_length(c->in);
-	if (evbuffer_get_length(c->in) > CONTROL_MAX_LINE) {
-		control_error(c, api_error_new(NULL, "line %lu: longer than %u "
-		    "bytes, ignored", ++c->lineno, CONTROL_MAX_LINE));
-		evbuffer_drain(c->in, evbuffer_get_length(c->in));
-		c->scanned = 0;
-		c->discarding = 1;
-	}
-	if (n <= 0) {
-		if (evbuffer_get_length(c->in) > 0 && !c->discarding) {
-			line = (char *)evbuffer_pullup(c->in, -1);
-			control_line(c, line, evbuffer_get_length(c->in));
-		}
-		control_eof(c);
-	}
-}
-
-/* SIGTERM, SIGINT, SIGHUP: no more requests, every agent closed, exit 4. */
-static void
-control_signal(evutil_socket_t sig, short ev, void *arg)
-{
-	struct control	*c = arg;
-
-	(void)ev;
 	if (c->eof && c->exit_code == EXIT_STOPPED)
 		return;
-	log_warnx("signal %d: closing every agent, stopping every loop",
-	    (int)sig);
 	c->exit_code = EXIT_STOPPED;
 	host_stop_all(c->host, "control got a signal");
 	if (!c->eof)
 		control_eof(c);
 	else
 		api_close_all(c->api, c->grace_ms);
+}
+
+/* SIGTERM, SIGINT, SIGHUP: control_stop. */
+static void
+control_signal(evutil_socket_t sig, short ev, void *arg)
+{
+	struct control	*c = arg;
+
+	(void)ev;
+	if (!(c->eof && c->exit_code == EXIT_STOPPED))
+		log_warnx("signal %d: closing every agent, stopping every loop",
+		    (int)sig);
+	control_stop(c);
 }
 
 /* An agent finished: maybe that was the last one after EOF. */
@@ -207,29 +153,43 @@ control_usage(FILE *fp)
 	fprintf(fp,
 "usage: ccw-supervisor control [--config F] [-C ROOT] [--state-dir DIR]\n"
 "           [--loop-id ID] [--grace-ms N]\n"
+"       ccw-supervisor control --connect PATH\n"
 "\n"
 "Read one JSON request per line on stdin, answer one JSON line each on\n"
 "stdout.  Verbs: %s.\n"
 "loop_open with \"start\": true runs the loop here.  See\n"
 "ccw-supervisor(1).  End of input closes every agent and waits for the\n"
 "loops started here; SIGTERM closes every agent, stops every loop and\n"
-"exits 4.\n", api_verb_names);
+"exits 4.\n"
+"\n"
+"--connect PATH: relay the lines to the control socket at PATH (a\n"
+"server's) and its replies to stdout; also {\"verb\": \"subscribe\",\n"
+"\"after\": SEQ} (its events as {\"event\": TYPE, \"seq\": N, \"data\": {..}}\n"
+"lines until the server closes) and {\"verb\": \"sock_stats\"}.  End of\n"
+"input waits for the replies; the agents stay the server's.\n",
+	    api_verb_names);
 }
 
-/* Parse the command line and load the configuration: 0, or an exit code. */
+/*
+ * Parse the command line and load the configuration: 0, or an exit
+ * code.  --connect (*connect) takes no other option: the server has
+ * the configuration.
+ */
 static int
-control_options(struct cmd_opts *o, int argc, char **argv, int *done)
+control_options(struct cmd_opts *o, int argc, char **argv, int *done,
+    const char **connect)
 {
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'f' },
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "loop-id", required_argument, NULL, 'l' },
 		{ "grace-ms", required_argument, NULL, 'G' },
+		{ "connect", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	char	*err = NULL;
-	int	 ch;
+	int	 ch, nopts = 0;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
@@ -238,16 +198,24 @@ control_options(struct cmd_opts *o, int argc, char **argv, int *done)
 			*done = 1;
 			return EXIT_OK;
 		}
+		if (ch == 'S') {
+			*connect = optarg;
+			continue;
+		}
+		nopts++;
 		if (cmd_opts_set(o, ch, optarg) != 0) {
 			control_usage(stderr);
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (*connect != NULL && nopts > 0)) {
+		if (*connect != NULL && nopts > 0)
+			fprintf(stderr, "ccw-supervisor control: --connect "
+			    "takes no other option\n");
 		control_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (cmd_opts_load(o, &err) != 0) {
+	if (*connect == NULL && cmd_opts_load(o, &err) != 0) {
 		fprintf(stderr, "ccw-supervisor control: %s\n", err);
 		free(err);
 		return EXIT_USAGE;
@@ -255,94 +223,123 @@ control_options(struct cmd_opts *o, int argc, char **argv, int *done)
 	return EXIT_OK;
 }
 
-/* The signals' events; then the deferred ones may come in. */
-static void
-control_signals(struct control *c)
+/*
+ * SIGTERM, SIGINT and SIGHUP as events calling fn (control's, and
+ * --connect's), then the deferred ones may come in.
+ */
+void
+control_signals(struct event_base *base, struct event **sigs,
+    void (*fn)(evutil_socket_t, short, void *), void *arg)
 {
 	static const int	signos[CONTROL_NSIG] = { SIGTERM, SIGINT, SIGHUP };
 	int			i;
 
 	for (i = 0; i < CONTROL_NSIG; i++) {
-		c->sigs[i] = evsignal_new(c->base, signos[i], control_signal, c);
-		if (c->sigs[i] == NULL || evsignal_add(c->sigs[i], NULL) != 0)
+		sigs[i] = evsignal_new(base, signos[i], fn, arg);
+		if (sigs[i] == NULL || evsignal_add(sigs[i], NULL) != 0)
 			fatalx("control: cannot handle signal %d", signos[i]);
 	}
 	sigfd_release();
 }
 
+/*
+ * A session without its input: the base, the agent table, the run lock,
+ * the host of loops and the api on them (tests/sock-serve.c mounts a
+ * control socket on one).  EXIT_OK, or an exit code with the reason
+ * printed.
+ */
 int
-cmd_control(int argc, char **argv)
+control_open(struct control *c, struct cmd_opts *o)
 {
 	struct api_host	 host;
 	struct host_cfg	 hc;
-	struct cmd_opts	 o;
-	struct control	 c;
 	char		*err = NULL;
-	int		 rc, done = 0, i;
+	int		 rc;
 
-	cmd_opts_init(&o);
-	if ((rc = control_options(&o, argc, argv, &done)) != EXIT_OK ||
-	    done) {
-		cmd_opts_free(&o);
-		return rc;
-	}
-	memset(&c, 0, sizeof c);
-	c.opts = &o;
-	c.grace_ms = o.have_grace ? o.grace_ms : API_GRACE_MS;
-	if ((c.base = chan_base_new()) == NULL)
+	memset(c, 0, sizeof *c);
+	c->opts = o;
+	c->grace_ms = o->have_grace ? o->grace_ms : API_GRACE_MS;
+	if ((c->base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
-	if (sup_init(&c.sup, c.base, NULL, o.state_dir, o.loop_id,
+	if (sup_init(&c->sup, c->base, NULL, o->state_dir, o->loop_id,
 	    &err) != 0)
 		fatalx("%s", err);
 	/* one driver per loop, held until we exit */
-	if ((rc = loopguard_open(&c.guard, c.sup.state_dir, c.sup.loop_id,
-	    &err)) != 0 || loopguard_workers(&c.guard, NULL, &err) != 0) {
+	if ((rc = loopguard_open(&c->guard, c->sup.state_dir, c->sup.loop_id,
+	    &err)) != 0 || loopguard_workers(&c->guard, NULL, &err) != 0) {
 		fprintf(stderr, "ccw-supervisor control: %s\n", err);
 		free(err);
-		loopguard_close(&c.guard);
-		sup_free(&c.sup);
-		event_base_free(c.base);
-		cmd_opts_free(&o);
+		loopguard_close(&c->guard);
+		sup_free(&c->sup);
+		event_base_free(c->base);
 		return rc > 0 ? EXIT_FAILED : EXIT_USAGE;
 	}
 	memset(&hc, 0, sizeof hc);
-	hc.config = &o.cfg;
-	hc.state_dir = c.sup.state_dir;
-	hc.root = o.cwd;
-	hc.children = c.sup.children;	/* the process's one reaper */
-	cmd_opts_overrides(&o, &hc.over);
-	if ((c.host = host_new(c.base, &hc, &err)) == NULL)
+	hc.config = &o->cfg;
+	hc.state_dir = c->sup.state_dir;
+	hc.root = o->cwd;
+	hc.children = c->sup.children;	/* the process's one reaper */
+	cmd_opts_overrides(o, &hc.over);
+	if ((c->host = host_new(c->base, &hc, &err)) == NULL)
 		fatalx("control: %s", err);
 	memset(&host, 0, sizeof host);
-	host.loops = c.host;
+	host.loops = c->host;
 	host.loop_end = control_loop_end;
-	host.loop_end_arg = &c;
-	host.sup = &c.sup;
-	host.state_dir = c.sup.state_dir;
-	host.grace_ms = c.grace_ms;
+	host.loop_end_arg = c;
+	host.sup = &c->sup;
+	host.state_dir = c->sup.state_dir;
+	host.grace_ms = c->grace_ms;
 	host.plan = control_plan;
-	host.plan_arg = &c;
-	c.api = api_new(&host);
-	control_signals(&c);
-	c.in = evbuffer_new();
-	evutil_make_socket_nonblocking(0);
-	c.in_ev = event_new(c.base, 0, EV_READ | EV_PERSIST, control_read_cb,
-	    &c);
-	if (event_add(c.in_ev, NULL) != 0)
+	host.plan_arg = c;
+	c->api = api_new(&host);
+	c->sup.done_extra = control_on_done;
+	c->sup.done_extra_arg = c;
+	return EXIT_OK;
+}
+
+/* Everything control_open made; the api may have been freed already. */
+void
+control_close(struct control *c)
+{
+	api_free(c->api);
+	host_free(c->host);	/* before the reaper it borrows (sup's) */
+	sup_free(&c->sup);
+	loopguard_close(&c->guard);
+	event_base_free(c->base);
+}
+
+int
+cmd_control(int argc, char **argv)
+{
+	struct cmd_opts	 o;
+	struct control	 c;
+	const char	*connect = NULL;
+	int		 rc, done = 0, i;
+
+	cmd_opts_init(&o);
+	if ((rc = control_options(&o, argc, argv, &done, &connect)) !=
+	    EXIT_OK || done) {
+		cmd_opts_free(&o);
+		return rc;
+	}
+	if (connect != NULL) {
+		cmd_opts_free(&o);
+		return control_connect(connect);
+	}
+	if ((rc = control_open(&c, &o)) != EXIT_OK) {
+		cmd_opts_free(&o);
+		return rc;
+	}
+	control_signals(c.base, c.sigs, control_signal, &c);
+	if ((c.in = linein_new(c.base, 0, control_line, control_eof,
+	    &c)) == NULL)
 		fatalx("control: stdin must be a pipe, socket or terminal");
-	c.sup.done_extra = control_on_done;
-	c.sup.done_extra_arg = &c;
 	event_base_dispatch(c.base);
 
 	for (i = 0; i < CONTROL_NSIG; i++)
 		event_free(c.sigs[i]);
-	event_free(c.in_ev);
-	evbuffer_free(c.in);
-	api_free(c.api);
-	host_free(c.host);	/* before the reaper it borrows (sup's) */
-	sup_free(&c.sup);
-	loopguard_close(&c.guard);
-	event_base_free(c.base);
+	linein_free(c.in);
+	control_close(&c);
 	cmd_opts_free(&o);
 	return c.exit_code;
 }

@@ -94,6 +94,20 @@ sample_msg(enum msg_type type, struct msg *m)
 		m->u.error.code = xstrdup("E_TOOL");
 		m->u.error.message = xstrdup("tool 'codex' not found on PATH");
 		break;
+	case MSG_REQUEST:
+		m->u.call.body = json_pack("{s:i, s:s, s:[s], s:i}", "id", 7,
+		    "verb", "wait", "targets", "agent-1", "timeout_ms", 5000);
+		break;
+	case MSG_REPLY:
+		m->u.call.body = json_pack("{s:b, s:s, s:n}", "ok", 0, "error",
+		    "no agent 'caf\u00e9'", "id");
+		break;
+	case MSG_EVENT:
+		m->u.event.seq = 42;
+		m->u.event.type = xstrdup("LOOP_STATE_UPDATE");
+		m->u.event.data = json_pack("{s:s, s:i}", "loop_id", "l-1",
+		    "iteration", 3);
+		break;
 	default:
 		break;
 	}

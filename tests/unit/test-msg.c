@@ -323,5 +323,10 @@ main(void)
 	tap_is_str(msg_name(77), "?", "unknown type name");
 	tap_is_int(msg_dir(MSG_ERROR), MSG_DIR_TO_SUPERVISOR | MSG_DIR_TO_WORKER,
 	    "ERROR travels both ways");
+	tap_is_int(msg_dir(MSG_REQUEST) & (MSG_DIR_TO_SUPERVISOR |
+	    MSG_DIR_TO_WORKER), 0, "a control socket's REQUEST never travels "
+	    "between supervisor and worker");
+	tap_is_int(msg_dir(MSG_EVENT), MSG_DIR_TO_CLIENT,
+	    "EVENT goes to a control socket's client only");
 	return tap_done();
 }

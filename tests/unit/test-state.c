@@ -23,7 +23,6 @@
 
 #include "clock.h"
 #include "ccw-loop.h"
-#include "clock.h"
 #include "state.h"
 #include "statefix.h"
 #include "tap.h"

@@ -1,0 +1,446 @@
+/*
+ * sock.c: the control socket's connections: the peer's uid checked at
+ * accept, proto/ frames in and out through a chan (its limits, its
+ * reader), each REQUEST to the verb table or to subscribe, each reply
+ * and bus event out as a frame; a client past its unsent-bytes bound is
+ * dropped, and a reply whose client left is let go.
+ */
+#include <config.h>
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "api.h"
+#include "bus.h"
+#include "chan.h"
+#include "log.h"
+#include "sock.h"
+#include "xmalloc.h"
+
+#define SOCK_RETRY_MS	100	/* accept paused after EMFILE and the like */
+
+struct sock_conn {
+	TAILQ_ENTRY(sock_conn)	 entry;
+	struct sock		*sock;
+	struct chan		*chan;
+	struct bus_observer	*obs;		/* subscribed */
+	size_t			 npending;	/* calls to the verb table */
+	int			 replaying;	/* the bound is judged after */
+};
+TAILQ_HEAD(sock_conns, sock_conn);
+
+/* A call to the verb table; conn is NULL once its client left. */
+struct sock_call {
+	TAILQ_ENTRY(sock_call)	 entry;
+	struct sock		*sock;
+	struct sock_conn	*conn;
+};
+TAILQ_HEAD(sock_calls, sock_call);
+
+struct sock {
+	struct event_base	*base;
+	struct sock_cfg		 cfg;
+	char			*path;
+	struct evconnlistener	*lev;
+	struct event		*retry_ev;
+	int			 lockfd;
+	dev_t			 dev;
+	ino_t			 ino;
+	struct sock_conns	 conns;
+	struct sock_calls	 calls;
+	struct sock_stats	 st;
+};
+
+/*
+ * Close a connection now: its calls are orphaned (their replies are let
+ * go), it leaves the bus; safe from inside its chan's or the bus's
+ * callbacks (both defer their own frees).
+ */
+static void
+sock_conn_close(struct sock_conn *cn)
+{
+	struct sock		*s = cn->sock;
+	struct sock_call	*call;
+
+	if (cn->npending > 0)
+		TAILQ_FOREACH(call, &s->calls, entry)
+			if (call->conn == cn)
+				call->conn = NULL;
+	if (cn->obs != NULL) {
+		bus_unobserve(s->cfg.bus, cn->obs);
+		s->st.subscribers--;
+	}
+	TAILQ_REMOVE(&s->conns, cn, entry);
+	s->st.open--;
+	chan_free(cn->chan);
+	free(cn);
+}
+
+/*
+ * After a frame was queued (e its chan_send's result): a client whose
+ * unsent bytes pass out_max is dropped, never waited for, so the others
+ * go on; so is one whose socket failed.  -1 when the conn is gone.
+ */
+static int
+sock_conn_judge(struct sock_conn *cn, enum proto_err e)
+{
+	struct sock	*s = cn->sock;
+
+	if (e != PROTO_OK) {
+		log_warnx("control socket: a frame not sent: %s",
+		    proto_strerror(e));
+		if (e != PROTO_E_TOOBIG) {
+			sock_conn_close(cn);
+			return -1;
+		}
+	}
+	if (!cn->replaying && chan_queued(cn->chan) > s->cfg.out_max) {
+		log_warnx("control socket: a client fell %zu bytes behind; "
+		    "dropped", chan_queued(cn->chan));
+		s->st.dropped_slow++;
+		sock_conn_close(cn);
+		return -1;
+	}
+	return 0;
+}
+
+/* A reply frame; one the frame limit refuses becomes an error reply. */
+static int
+sock_conn_reply(struct sock_conn *cn, json_t *body)
+{
+	struct msg	 m;
+	json_t		*err;
+	enum proto_err	 e;
+
+	msg_init(&m, MSG_REPLY);
+	m.u.call.body = body;
+	if ((e = chan_send(cn->chan, &m)) == PROTO_E_TOOBIG) {
+		err = api_error_new(json_object_get(body, "id"), "the reply is "
+		    "over the socket's frame limit (%u bytes)", SOCK_FRAME_MAX);
+		m.u.call.body = err;
+		e = chan_send(cn->chan, &m);
+		json_decref(err);
+	}
+	return sock_conn_judge(cn, e);
+}
+
+/* The verb table answered: to the client, or let go if it left. */
+static void
+sock_replied(json_t *body, void *arg)
+{
+	struct sock_call	*call = arg;
+	struct sock		*s = call->sock;
+
+	TAILQ_REMOVE(&s->calls, call, entry);
+	s->st.pending--;
+	if (call->conn == NULL) {
+		s->st.orphaned++;
+	} else {
+		call->conn->npending--;
+		(void)sock_conn_reply(call->conn, body);
+	}
+	free(call);
+}
+
+/* One bus event to a subscriber (live or replayed). */
+static void
+sock_event(void *arg, uint64_t seq, const char *type, const json_t *fields)
+{
+	struct sock_conn	*cn = arg;
+	struct msg		 m;
+
+	msg_init(&m, MSG_EVENT);
+	m.u.event.seq = seq;
+	m.u.event.type = (char *)type;
+	m.u.event.data = (json_t *)fields;
+	(void)sock_conn_judge(cn, chan_send(cn->chan, &m));
+}
+
+/* Answer a request of our own (the id added); -1 when the conn is gone. */
+static int
+sock_answer(struct sock_conn *cn, const json_t *req, json_t *body)
+{
+	int	rc;
+
+	json_object_set(body, "id", json_object_get(req, "id") != NULL ?
+	    json_object_get(req, "id") : json_null());
+	rc = sock_conn_reply(cn, body);
+	json_decref(body);
+	return rc;
+}
+
+/*
+ * {"verb": "subscribe", "after": SEQ}: the reply ({"last": the bus's
+ * latest number}), then the kept events after SEQ (or a "reset" event
+ * when the ring no longer reaches back), then every new event.  Without
+ * "after", only the new ones.
+ */
+static void
+sock_subscribe(struct sock_conn *cn, const json_t *req)
+{
+	struct sock	*s = cn->sock;
+	const json_t	*after = json_object_get(req, "after");
+	struct msg	 m;
+	json_t		*data;
+	int		 gap;
+
+	if (s->cfg.bus == NULL || cn->obs != NULL) {
+		(void)sock_answer(cn, req, api_error_new(NULL, "%s",
+		    s->cfg.bus == NULL ? "this server has no events" :
+		    "already subscribed"));
+		return;
+	}
+	if (after != NULL && (!json_is_integer(after) ||
+	    json_integer_value(after) < 0)) {
+		(void)sock_answer(cn, req, api_error_new(NULL, "\"after\" must "
+		    "be a non-negative integer"));
+		return;
+	}
+	if (sock_answer(cn, req, json_pack("{s:b, s:I}", "ok", 1, "last",
+	    (json_int_t)bus_last(s->cfg.bus))) != 0)
+		return;
+	cn->replaying = 1;
+	gap = after == NULL ? 0 : bus_replay(s->cfg.bus,
+	    (uint64_t)json_integer_value(after), sock_event, cn);
+	if (gap != 0) {
+		data = json_pack("{s:I}", "after",
+		    (json_int_t)json_integer_value(after));
+		msg_init(&m, MSG_EVENT);
+		m.u.event.seq = bus_last(s->cfg.bus);
+		m.u.event.type = (char *)"reset";
+		m.u.event.data = data;
+		(void)chan_send(cn->chan, &m);
+		json_decref(data);
+	}
+	cn->replaying = 0;
+	if (sock_conn_judge(cn, PROTO_OK) != 0)
+		return;
+	cn->obs = bus_observe(s->cfg.bus, sock_event, cn);
+	s->st.subscribers++;
+}
+
+/* One request: ours (subscribe, sock_stats), the host's, the verb table's. */
+static void
+sock_request(struct sock_conn *cn, const json_t *req)
+{
+	struct sock		*s = cn->sock;
+	struct sock_call	*call;
+	const char		*verb;
+	json_t			*reply = NULL;
+
+	s->st.requests++;
+	if (!json_is_object(req)) {
+		(void)sock_answer(cn, req, api_error_new(NULL,
+		    "a request must be a JSON object"));
+		return;
+	}
+	verb = json_string_value(json_object_get(req, "verb"));
+	if (verb != NULL && strcmp(verb, "subscribe") == 0) {
+		sock_subscribe(cn, req);
+		return;
+	}
+	if (verb != NULL && strcmp(verb, "sock_stats") == 0) {
+		reply = sock_stats_json(s);
+		json_object_set_new(reply, "ok", json_true());
+	} else if (s->cfg.local != NULL &&
+	    s->cfg.local(s->cfg.local_arg, req, &reply) == 1) {
+		/* answered by the host */
+	}
+	if (reply != NULL) {
+		(void)sock_answer(cn, req, reply);
+		return;
+	}
+	call = xcalloc(1, sizeof *call);
+	call->sock = s;
+	call->conn = cn;
+	TAILQ_INSERT_TAIL(&s->calls, call, entry);
+	cn->npending++;
+	s->st.pending++;
+	/* the reply may come at once and drop the conn: cn is not used after */
+	api_call(s->cfg.api, req, sock_replied, call);
+}
+
+/* A frame from a client: the chan only passes REQUESTs (MSG_DIR_TO_SERVER). */
+static void
+sock_on_msg(struct chan *ch, struct msg *m, void *arg)
+{
+	(void)ch;
+	sock_request(arg, m->u.call.body);
+}
+
+/* The client left, or sent what proto/ refuses: closed, counted. */
+static void
+sock_on_end(struct chan *ch, enum proto_err e, const char *why, void *arg)
+{
+	struct sock_conn	*cn = arg;
+
+	(void)ch;
+	if (e != PROTO_OK && e != PROTO_E_IO) {
+		cn->sock->st.bad_frames++;
+		log_warnx("control socket: closed a connection: %s", why);
+	}
+	sock_conn_close(cn);
+}
+
+/* A new connection: only our own user's, and only up to conns_max. */
+static void
+sock_accept(struct evconnlistener *lev, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct sock		*s = arg;
+	struct sock_conn	*cn;
+	struct ucred		 cr;
+	socklen_t		 crlen = sizeof cr;
+
+	(void)lev;
+	(void)sa;
+	(void)salen;
+	memset(&cr, 0, sizeof cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 ||
+	    cr.uid != geteuid()) {
+		s->st.refused_uid++;
+		log_warnx("control socket: refused a connection from uid %ld "
+		    "(pid %ld): not ours", (long)cr.uid, (long)cr.pid);
+		close(fd);
+		return;
+	}
+	if (s->st.open >= s->cfg.conns_max) {
+		s->st.refused_full++;
+		log_warnx("control socket: refused a connection: %zu open",
+		    s->st.open);
+		close(fd);
+		return;
+	}
+	cn = xcalloc(1, sizeof *cn);
+	cn->sock = s;
+	cn->chan = chan_new(s->base, fd, MSG_DIR_TO_SERVER, SOCK_FRAME_MAX,
+	    sock_on_msg, sock_on_end, cn);
+	if (cn->chan == NULL) {
+		close(fd);
+		free(cn);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&s->conns, cn, entry);
+	s->st.open++;
+	s->st.accepted++;
+}
+
+/* accept(2) failed (out of descriptors): pause, so as not to spin. */
+static void
+sock_accept_error(struct evconnlistener *lev, void *arg)
+{
+	struct sock	*s = arg;
+
+	log_warnx("control socket: accept: %s", strerror(errno));
+	evconnlistener_disable(lev);
+	chan_arm_ms(s->retry_ev, SOCK_RETRY_MS);
+}
+
+/* The pause is over. */
+static void
+sock_retry(evutil_socket_t fd, short what, void *arg)
+{
+	struct sock	*s = arg;
+
+	(void)fd;
+	(void)what;
+	evconnlistener_enable(s->lev);
+}
+
+/* Listen at cfg->path on base: the sock, or NULL and *err (naming the path). */
+struct sock *
+sock_listen(struct event_base *base, const struct sock_cfg *cfg, char **err)
+{
+	struct sock	*s = xcalloc(1, sizeof *s);
+	int		 fd;
+
+	s->base = base;
+	s->cfg = *cfg;
+	if (s->cfg.conns_max == 0)
+		s->cfg.conns_max = SOCK_CONNS_MAX;
+	if (s->cfg.out_max == 0)
+		s->cfg.out_max = SOCK_OUT_MAX;
+	s->path = xstrdup(cfg->path);
+	s->cfg.path = s->path;
+	TAILQ_INIT(&s->conns);
+	TAILQ_INIT(&s->calls);
+	if (sockbind_open(s->path, &fd, &s->lockfd, &s->dev, &s->ino,
+	    err) != 0) {
+		free(s->path);
+		free(s);
+		return NULL;
+	}
+	s->lev = evconnlistener_new(base, sock_accept, s,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+	if (s->lev == NULL) {
+		xasprintf(err, "%s: cannot accept connections", s->path);
+		close(fd);
+		sockbind_close(s->path, s->lockfd, s->dev, s->ino);
+		free(s->path);
+		free(s);
+		return NULL;
+	}
+	evconnlistener_set_error_cb(s->lev, sock_accept_error);
+	s->retry_ev = evtimer_new(base, sock_retry, s);
+	return s;
+}
+
+/*
+ * Close every connection and the socket, remove the path if it is still
+ * ours.  Free the api first (its pending calls hold our calls; api_free
+ * drops them without a reply) and the bus after (we leave it here).
+ */
+void
+sock_free(struct sock *s)
+{
+	struct sock_call	*call;
+
+	if (s == NULL)
+		return;
+	while (!TAILQ_EMPTY(&s->conns))
+		sock_conn_close(TAILQ_FIRST(&s->conns));
+	while ((call = TAILQ_FIRST(&s->calls)) != NULL) {
+		TAILQ_REMOVE(&s->calls, call, entry);
+		free(call);
+	}
+	evconnlistener_free(s->lev);
+	event_free(s->retry_ev);
+	sockbind_close(s->path, s->lockfd, s->dev, s->ino);
+	free(s->path);
+	free(s);
+}
+
+/* The counters. */
+void
+sock_stats(const struct sock *s, struct sock_stats *st)
+{
+	*st = s->st;
+}
+
+/* The counters as a JSON object (the sock_stats verb, a metrics page). */
+json_t *
+sock_stats_json(const struct sock *s)
+{
+	const struct sock_stats	*st = &s->st;
+
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+	    "s:I}", "path", s->path,
+	    "accepted", (json_int_t)st->accepted,
+	    "refused_uid", (json_int_t)st->refused_uid,
+	    "refused_full", (json_int_t)st->refused_full,
+	    "bad_frames", (json_int_t)st->bad_frames,
+	    "dropped_slow", (json_int_t)st->dropped_slow,
+	    "requests", (json_int_t)st->requests,
+	    "orphaned", (json_int_t)st->orphaned,
+	    "open", (json_int_t)st->open,
+	    "subscribers", (json_int_t)st->subscribers,
+	    "pending", (json_int_t)st->pending);
+}
