@@ -517,6 +517,7 @@ test_next(void)
 	free(s);
 	json_decref(r);
 	r = J("{\"status\": \"running\", \"current_iteration\": 2,"
+	    " \"updated_at\": \"2026-01-22T10:00:00.000Z\","
 	    " \"skill_state\": {\"action_index\": 3, \"mode\": \"auto\"}}");
 	ev = merge_state_event(r, NULL, 0);
 	json_decref(r);
@@ -524,8 +525,9 @@ test_next(void)
 	is_json(r, "", "{\"status\": \"running\", \"state_status\":"
 	    " \"running\", \"current_iteration\": 2, \"action_index\": 3,"
 	    " \"mode\": \"auto\", \"max_iterations\": null,"
-	    " \"current_action\": null, \"passed\": null}",
-	    "LOOP_STATE_UPDATE fields");
+	    " \"current_action\": null, \"passed\": null,"
+	    " \"updated_at\": \"2026-01-22T10:00:00.000Z\"}",
+	    "LOOP_STATE_UPDATE fields, CCW's updated_at among them");
 	json_decref(r);
 	json_decref(ok);
 	json_decref(ss);

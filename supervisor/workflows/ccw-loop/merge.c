@@ -737,7 +737,8 @@ merge_event(const char *role, const json_t *res)
 
 /*
  * The fields of LOOP_STATE_UPDATE (ended NULL) or LOOP_COMPLETED (how the
- * run ended, its exit status), from the state as committed.
+ * run ended, its exit status), from the state as committed; updated_at is
+ * CCW's field, and tells a front end how late the event is.
  */
 json_t *
 merge_state_event(const json_t *st, const char *ended, int exit_code)
@@ -745,8 +746,9 @@ merge_state_event(const json_t *st, const char *ended, int exit_code)
 	const json_t	*ss = json_object_get(st, "skill_state");
 	json_t		*o;
 
-	o = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}",
+	o = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}",
 	    "state_status", json_object_get(st, "status"),
+	    "updated_at", json_object_get(st, "updated_at"),
 	    "current_iteration", json_object_get(st, "current_iteration"),
 	    "max_iterations", json_object_get(st, "max_iterations"),
 	    "action_index", json_object_get(ss, "action_index"),
