@@ -7,10 +7,12 @@
 # agrees), a title holding <script> stays text.  The screenshot is kept
 # as tests/regress/serve-page.png in the build tree.  Without node,
 # chromium or the npm registry the whole test is one SKIP.
+# CCW_PAGE_NPM_DIR: playwright-core's install elsewhere (CI keeps one);
+# CCW_CHROMIUM: another browser binary.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
 
-PW_DIR=$top_builddir/tests/page-npm
+PW_DIR=${CCW_PAGE_NPM_DIR:-$top_builddir/tests/page-npm}
 PW_VERSION=1.65.1
 CHROMIUM=${CCW_CHROMIUM:-$(command -v chromium || true)}
 PNG=$top_builddir/tests/regress/serve-page.png
