@@ -22,7 +22,7 @@
 #include "sup.h"
 #include "xmalloc.h"
 
-/* A route: no auth for /health, /metrics and the token itself. */
+/* A route: no auth for the page, /health, /metrics and the token. */
 struct serve_route {
 	enum http_method	 method;
 	const char		*pattern;
@@ -43,6 +43,7 @@ static void	serve_agents(struct serve *, struct http_req *,
 
 /* Every route; a path matching none is 404, a method not listed 405. */
 static const struct serve_route serve_routes[] = {
+	{ HTTP_GET, "/", serve_page, 1 },
 	{ HTTP_GET, "/health", serve_health, 1 },
 	{ HTTP_GET, "/metrics", serve_metrics, 1 },
 	{ HTTP_GET, "/api/auth/token", serve_token, 1 },

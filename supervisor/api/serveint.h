@@ -87,5 +87,8 @@ void	serve_tasks_list(struct serve *, struct http_req *,
 void	serve_tasks_add(struct serve *, struct http_req *,
 	    const struct serve_match *);
 struct serve_root *serve_root_of(struct serve *, const char *);
+/* servepage.c: the status page at / */
+void	serve_page(struct serve *, struct http_req *,
+	    const struct serve_match *);
 
 #endif

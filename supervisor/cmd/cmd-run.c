@@ -99,6 +99,9 @@ run_ui_event(void *arg, const char *name, const json_t *o)
 {
 	struct run_ui	*ui = arg;
 
+	/* run's own tick reports progress (once a second, on change) */
+	if (strcmp(name, "worker_progress") == 0)
+		return;
 	run_ui_emit(ui, name, o);
 	if (!ui->tty || ui->json)
 		return;

@@ -166,6 +166,8 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 		free(a->last_progress);
 		a->last_progress = m->u.progress.text;
 		m->u.progress.text = NULL;
+		if (a->sup->progress != NULL)
+			a->sup->progress(a, a->sup->progress_arg);
 		break;
 	case MSG_INPUT_ACK:
 		if (a->sup->hooks.input_ack != NULL)

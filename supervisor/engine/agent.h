@@ -139,6 +139,9 @@ struct sup {
 	/* a second done hook, for the command driving the verbs */
 	void			(*done_extra)(struct agent *, void *);
 	void			*done_extra_arg;
+	/* each PROGRESS, for a loop's worker_progress event */
+	void			(*progress)(struct agent *, void *);
+	void			*progress_arg;
 };
 
 /* supervisor/engine/agent.c */

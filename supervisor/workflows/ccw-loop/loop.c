@@ -56,6 +56,18 @@ loop_event(struct loop *l, const char *name, json_t *o)
 	json_decref(o);
 }
 
+/*
+ * A worker's PROGRESS: its line as a worker_progress event, so a front
+ * end (serve's /api/events, its status page) sees each worker live.
+ */
+static void
+loop_progress(struct agent *a, void *arg)
+{
+	loop_event(arg, "worker_progress", json_pack("{s:s, s:s?, s:s?, "
+	    "s:s?}", "agent_id", a->id, "role", a->role, "tool", a->tool,
+	    "text", a->last_progress));
+}
+
 /* max_iterations is the front end's: read it from the last commit. */
 static json_int_t
 loop_max_iter(struct loop *l)
@@ -658,6 +670,8 @@ loop_new(struct event_base *base, struct state_store *store,
 		return NULL;
 	}
 	l->verbs = verbs_new(&l->sup);
+	l->sup.progress = loop_progress;
+	l->sup.progress_arg = l;
 	l->kick = event_new(base, -1, 0, loop_kick_cb, l);
 	l->retry_ev = evtimer_new(base, loop_retry_cb, l);
 	if ((l->watch = state_watch_new(base, store, cfg->watch_poll ?

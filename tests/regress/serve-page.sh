@@ -1,0 +1,116 @@
+#!/bin/bash
+# serve-page.sh: serve's status page (GET /) in a real browser: Debian's
+# chromium, headless, driven by playwright-core from npm (installed into
+# the build tree, tests/page-npm, never committed) through
+# serve-page.mjs: a loop of slow fake agents shows with its worker's live
+# progress line, pause/resume/stop clicks change the status (the API
+# agrees), a title holding <script> stays text.  The screenshot is kept
+# as tests/regress/serve-page.png in the build tree.  Without node,
+# chromium or the npm registry the whole test is one SKIP.
+# CCW_PAGE_NPM_DIR: playwright-core's install elsewhere (CI keeps one);
+# CCW_CHROMIUM: another browser binary.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve-lib.sh"
+
+PW_DIR=${CCW_PAGE_NPM_DIR:-$top_builddir/tests/page-npm}
+PW_VERSION=1.65.1
+CHROMIUM=${CCW_CHROMIUM:-$(command -v chromium || true)}
+PNG=$top_builddir/tests/regress/serve-page.png
+
+# skip WHY: the whole test is one SKIP (automake counts it as such).
+skip() {
+	echo "1..0 # SKIP $1"
+	exit 0
+}
+command -v node >/dev/null 2>&1 || skip "node is not installed"
+[ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ] ||
+    skip "chromium is not installed (apt-get install chromium)"
+if [ ! -f "$PW_DIR/node_modules/playwright-core/package.json" ] ||
+    [ "$(jget "$PW_DIR/node_modules/playwright-core/package.json" \
+    'd["version"]')" != "$PW_VERSION" ]; then
+	command -v npm >/dev/null 2>&1 || skip "npm is not installed"
+	mkdir -p "$PW_DIR" && echo '{"private": true}' >"$PW_DIR/package.json"
+	(cd "$PW_DIR" && timeout 300 npm install --no-audit --no-fund \
+	    --no-update-notifier --no-save --loglevel=error \
+	    "playwright-core@$PW_VERSION" >install.log 2>&1) ||
+	    skip "npm install playwright-core failed (no registry access?): $(tail -n 2 "$PW_DIR/install.log" | tr '\n' ' ')"
+fi
+
+t_watchdog 60
+t_valgrind_worker
+t_marker M srvp
+t_slack
+
+OK="exec '$FAKE' --marker $M result success"
+R=$T_TMP/proj
+# develop prints one line, then works until stopped
+DEV="touch '$R.dev'; exec '$FAKE' --marker $M print 'dev: compiling step 1' hang"
+t_run_config "$R" "$OK init" "$DEV" "$OK dbg" "$OK 'all good'" "$OK done" \
+    '{"grace_ms": 500}'
+
+srv_start "$T_TMP/srv" -C "$R"
+ok $? "serve listens ($SRV_PORT)"
+
+# --- the page's HTTP side: no token, HEAD, other methods
+noauth GET /
+is "$(jr '[d["status"], d["type"]]')" '[200,"text/html; charset=utf-8"]' \
+    "GET / without a token: 200 text/html"
+like "$(jr 'd["body"]')" '<title>ccw-supervisor serve</title>' "it is the page"
+RES=$(python3 - "$SRV_PORT" <<'PYEOF'
+import http.client, json, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
+c.request("HEAD", "/")
+r = c.getresponse()
+print(json.dumps({"status": r.status, "len": r.getheader("Content-Length"),
+    "body": len(r.read()), "csp": r.getheader("Content-Security-Policy")}))
+PYEOF
+)
+is "$(jr '[d["status"], d["body"], int(d["len"]) > 1000]')" '[200,0,true]' \
+    "HEAD /: 200, the length, no body"
+like "$(jr 'd["csp"]')" "^default-src 'none'; script-src 'sha256-" \
+    "a Content-Security-Policy by hash"
+noauth POST / '{}'
+is "$(jr '[d["status"], d["allow"], d["body"]["success"]]')" \
+    '[405,"GET",false]' "POST /: 405, Allow: GET, a JSON error"
+
+# --- a running loop of a slow worker, and a hostile title never started
+TITLE="Page loop"
+req POST /api/loops/v2 "{\"title\": \"$TITLE\"}"
+ID=$(jr 'd["body"]["data"]["loop_id"]')
+req POST "/api/loops/v2/$ID/start"
+is "$(jr 'd["status"]')" 200 "the loop started"
+XTITLE='<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
+req POST /api/loops/v2 "$(python3 -c 'import json,sys; print(json.dumps({"title": sys.argv[1]}))' "$XTITLE")"
+XID=$(jr 'd["body"]["data"]["loop_id"]')
+is "$(jr 'd["status"]')" 200 "a loop whose title holds <script>"
+t_wait_file "$R.dev" 10000
+ok $? "its develop worker runs"
+
+# --- the browser
+T0=$(t_now_ms)
+rm -f "$PNG"
+node "$srcdir/tests/regress/serve-page.mjs" "$PW_DIR" "$CHROMIUM" \
+    "$SRV_PORT" "$SRV_TOKEN" "$ID" "$XID" "$TITLE" "$XTITLE" "$PNG" \
+    "$(t_ms 10000)" >"$T_TMP/page.out" 2>&1
+rc=$?
+EL=$(( $(t_now_ms) - T0 ))
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok 0 "page: ${line#ok }" ;;
+	"not ok "*) ok 1 "page: ${line#not ok }" ;;
+	*) printf '#   %s\n' "$line" ;;
+	esac
+done <"$T_TMP/page.out"
+is "$rc" 0 "the browser script ran to its end"
+grep -q '^ok a stopped loop' "$T_TMP/page.out"
+ok $? "every browser step ran"
+[ -s "$PNG" ] && [ "$(head -c 4 "$PNG" | tail -c 3)" = PNG ]
+ok $? "a screenshot is kept: $PNG"
+t_within "$EL" 15000 "the browser part took $EL ms"
+
+t_wait_gone "$M" 10000
+ok $? "the stop closed the workers"
+kill -TERM "$SRV_PID"
+t_wait_pid "$SRV_PID" 10000
+ok $? "serve exits on SIGTERM"
+t_done
