@@ -37,6 +37,7 @@ struct sse_slot {
 	TAILQ_ENTRY(sse_slot)	 entry;
 	char			*type;
 	char			*loop;
+	char			*agent;	/* a worker's event: per agent */
 	uint64_t		 seq;
 	json_t			*fields;
 };
@@ -150,6 +151,7 @@ sse_slot_drop(struct sse *s, struct sse_slot *sl)
 	json_decref(sl->fields);
 	free(sl->type);
 	free(sl->loop);
+	free(sl->agent);
 	free(sl);
 }
 
@@ -196,28 +198,34 @@ sse_beat_cb(evutil_socket_t fd, short what, void *arg)
 
 /*
  * A bus event.  A coalesced type replaces its (type, loop) slot and waits
- * for the flush; any other event first sends its loop's pending slots so
- * that a client never sees a loop's events out of order.
+ * for the flush; a worker's event has a slot per agent, so that the
+ * parallel workers of one loop each keep their latest line.  Any other
+ * event first sends its loop's pending slots so that a client never sees
+ * a loop's events out of order.
  */
 static void
 sse_bus_cb(void *arg, uint64_t seq, const char *type, const json_t *fields)
 {
 	struct sse	*s = arg;
 	struct sse_slot	*sl;
-	const char	*loop;
+	const char	*loop, *agent;
 
 	if (s->nclients == 0)
 		return;
 	loop = json_string_value(json_object_get(fields, "loop_id"));
 	if (loop == NULL)
 		loop = "";
+	agent = json_string_value(json_object_get(fields, "agent_id"));
+	if (agent == NULL)
+		agent = "";
 	if (!sse_coalesced_type(type)) {
 		sse_flush(s, loop);
 		sse_write_all(s, seq, type, fields);
 		return;
 	}
 	TAILQ_FOREACH(sl, &s->slots, entry)
-		if (strcmp(sl->type, type) == 0 && strcmp(sl->loop, loop) == 0)
+		if (strcmp(sl->type, type) == 0 &&
+		    strcmp(sl->loop, loop) == 0 && strcmp(sl->agent, agent) == 0)
 			break;
 	if (sl != NULL) {
 		TAILQ_REMOVE(&s->slots, sl, entry);
@@ -226,6 +234,7 @@ sse_bus_cb(void *arg, uint64_t seq, const char *type, const json_t *fields)
 		sl = xcalloc(1, sizeof *sl);
 		sl->type = xstrdup(type);
 		sl->loop = xstrdup(loop);
+		sl->agent = xstrdup(agent);
 	}
 	sl->seq = seq;
 	sl->fields = json_deep_copy(fields);

@@ -359,6 +359,10 @@ def case_events(keep):
             for i in range(20)]
     evs += [{"type": "LOOP_STATE_UPDATE", "loop_id": "L2",
              "current_iteration": i} for i in range(1, 51)]
+    # two parallel workers of one loop: each keeps its own latest line
+    evs += [{"type": "worker_progress", "loop_id": "L2", "agent_id": a,
+             "text": "%s %d" % (a, i)} for i in range(10)
+            for a in ("agent-1", "agent-2")]
     evs.append({"type": "LOOP_COMPLETED", "loop_id": "L2",
                 "final_status": "completed"})
     last = publish(evs)
@@ -382,6 +386,9 @@ def case_events(keep):
     s2 = [g[2]["current_iteration"] for g in got
           if g[1] == "LOOP_STATE_UPDATE" and g[2]["loop_id"] == "L2"]
     say(s2 == [50], "the other loop's updates: its last value (%s)" % s2)
+    wp = sorted(g[2]["text"] for g in got if g[1] == "worker_progress")
+    say(wp == ["agent-1 9", "agent-2 9"],
+        "a loop's parallel workers: each one's last line (%s)" % wp)
     say(all(g[2]["type"] == g[1] and "timestamp" in g[2] for g in got),
         "each data object has its type and a timestamp")
     # a lone update is flushed without anything after it
