@@ -85,6 +85,21 @@ metrics_one(struct evbuffer *b, const char *name, const char *type,
 	metrics_sample(b, name, NULL, NULL, n);
 }
 
+/* A listener's open and accepted connections: ccw_WHO_connections... */
+static void
+metrics_conns(struct evbuffer *b, const char *who, const char *what,
+    unsigned long long open, unsigned long long accepted)
+{
+	char	name[64], help[128];
+
+	snprintf(name, sizeof name, "ccw_%s_connections", who);
+	snprintf(help, sizeof help, "Open %s connections.", what);
+	metrics_one(b, name, "gauge", help, open);
+	snprintf(name, sizeof name, "ccw_%s_accepted_total", who);
+	snprintf(help, sizeof help, "%s connections accepted.", what);
+	metrics_one(b, name, "counter", help, accepted);
+}
+
 /* On the I/O thread: every root's loop files, counted by status. */
 static void
 metrics_scan_run(void *arg)
@@ -153,10 +168,7 @@ metrics_sock(struct serve *s, struct evbuffer *b)
 	if (s->cfg.sock == NULL)
 		return;
 	sock_stats(s->cfg.sock, &st);
-	metrics_one(b, "ccw_socket_connections", "gauge",
-	    "Open control socket connections.", st.open);
-	metrics_one(b, "ccw_socket_accepted_total", "counter",
-	    "Control socket connections accepted.", st.accepted);
+	metrics_conns(b, "socket", "control socket", st.open, st.accepted);
 	metrics_family(b, "ccw_socket_refused_total", "counter",
 	    "Control socket connections refused, by reason.");
 	metrics_sample(b, "ccw_socket_refused_total", "reason", "uid",
@@ -220,10 +232,7 @@ metrics_live(struct serve *s, struct evbuffer *b)
 	    "--jobs slot; serve queues none.", s->jobs_refused);
 	metrics_sock(s, b);
 	http_server_stats(s->http, &st);
-	metrics_one(b, "ccw_http_connections", "gauge",
-	    "Open HTTP connections.", st.open);
-	metrics_one(b, "ccw_http_accepted_total", "counter",
-	    "HTTP connections accepted.", st.accepted);
+	metrics_conns(b, "http", "HTTP", st.open, st.accepted);
 	metrics_one(b, "ccw_http_refused_total", "counter",
 	    "HTTP connections refused (the cap).", st.refused);
 	metrics_family(b, "ccw_http_replies_total", "counter",
