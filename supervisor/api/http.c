@@ -706,6 +706,17 @@ http_stream_write(struct http_req *r, const void *data, size_t len)
 	return 0;
 }
 
+/* Bytes written to a stream its client has not read yet (/metrics). */
+size_t
+http_stream_queued(const struct http_req *r)
+{
+	const struct http_conn	*c = r->conn;
+
+	if (c == NULL || c->phase != HTTP_STREAM)
+		return 0;
+	return evbuffer_get_length(bufferevent_get_output(c->bev));
+}
+
 /* The stream is complete: flushed, then the connection closes. */
 void
 http_stream_end(struct http_req *r)

@@ -68,6 +68,7 @@ void	http_reply_error(struct http_req *, int, const char *, ...)
 int	http_stream_begin(struct http_req *, const char *);
 int	http_stream_write(struct http_req *, const void *, size_t);
 void	http_stream_end(struct http_req *);
+size_t	http_stream_queued(const struct http_req *);
 const char	*http_status_text(int);
 
 #endif

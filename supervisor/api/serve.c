@@ -32,8 +32,6 @@ struct serve_route {
 
 static void	serve_health(struct serve *, struct http_req *,
 		    const struct serve_match *);
-static void	serve_metrics(struct serve *, struct http_req *,
-		    const struct serve_match *);
 static void	serve_token(struct serve *, struct http_req *,
 		    const struct serve_match *);
 static void	serve_events(struct serve *, struct http_req *,
@@ -208,71 +206,6 @@ serve_health(struct serve *s, struct http_req *r, const struct serve_match *m)
 	    (json_int_t)n, "roots", (json_int_t)s->cfg.nroots);
 	http_reply_json(r, 200, j);
 	json_decref(j);
-}
-
-/* GET /metrics: Prometheus text exposition (format 0.0.4). */
-static void
-serve_metrics(struct serve *s, struct http_req *r, const struct serve_match *m)
-{
-	static const char *const cls[] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
-	struct http_stats	 st;
-	struct evbuffer		*b = evbuffer_new();
-	size_t			 i, loops = 0, live = 0, agents = 0;
-	struct agent		*a;
-
-	(void)m;
-	for (i = 0; i < s->cfg.nroots; i++) {
-		loops += host_nloops(s->cfg.roots[i].host);
-		if (s->cfg.roots[i].sup == NULL)
-			continue;
-		live += s->cfg.roots[i].sup->nlive;
-		TAILQ_FOREACH(a, &s->cfg.roots[i].sup->agents, entry)
-			agents++;
-	}
-	http_server_stats(s->http, &st);
-	evbuffer_add_printf(b,
-	    "# HELP ccw_loops_hosted Loops this process drives now.\n"
-	    "# TYPE ccw_loops_hosted gauge\n"
-	    "ccw_loops_hosted{status=\"running\"} %zu\n"
-	    "# HELP ccw_agents Agents of /api/agents by state.\n"
-	    "# TYPE ccw_agents gauge\n"
-	    "ccw_agents{state=\"live\"} %zu\n"
-	    "ccw_agents{state=\"ended\"} %zu\n"
-	    "# HELP ccw_front_end_commits_total State commits made for "
-	    "HTTP requests.\n"
-	    "# TYPE ccw_front_end_commits_total counter\n"
-	    "ccw_front_end_commits_total %llu\n"
-	    "# HELP ccw_events_total Events published on the bus.\n"
-	    "# TYPE ccw_events_total counter\n"
-	    "ccw_events_total %llu\n"
-	    "# HELP ccw_sse_subscribers Clients streaming /api/events.\n"
-	    "# TYPE ccw_sse_subscribers gauge\n"
-	    "ccw_sse_subscribers %zu\n"
-	    "# HELP ccw_sse_events_sent_total Events written to streams.\n"
-	    "# TYPE ccw_sse_events_sent_total counter\n"
-	    "ccw_sse_events_sent_total %llu\n"
-	    "# HELP ccw_http_connections Open HTTP connections.\n"
-	    "# TYPE ccw_http_connections gauge\n"
-	    "ccw_http_connections %llu\n"
-	    "# HELP ccw_http_accepted_total Connections accepted.\n"
-	    "# TYPE ccw_http_accepted_total counter\n"
-	    "ccw_http_accepted_total %llu\n"
-	    "# HELP ccw_http_refused_total Connections refused (cap).\n"
-	    "# TYPE ccw_http_refused_total counter\n"
-	    "ccw_http_refused_total %llu\n"
-	    "# HELP ccw_http_replies_total Replies by status class.\n"
-	    "# TYPE ccw_http_replies_total counter\n",
-	    loops, live, agents - live, (unsigned long long)s->writes,
-	    (unsigned long long)bus_last(s->cfg.bus), sse_nclients(s->sse),
-	    (unsigned long long)sse_sent(s->sse),
-	    (unsigned long long)st.open, (unsigned long long)st.accepted,
-	    (unsigned long long)st.refused);
-	for (i = 0; i < 5; i++)
-		evbuffer_add_printf(b, "ccw_http_replies_total{class=\"%s\"} "
-		    "%llu\n", cls[i], (unsigned long long)st.by_class[i + 1]);
-	http_reply(r, 200, "text/plain; version=0.0.4", NULL,
-	    evbuffer_pullup(b, -1), evbuffer_get_length(b));
-	evbuffer_free(b);
 }
 
 /* GET /api/auth/token: CCW's scheme, to loopback peers only. */

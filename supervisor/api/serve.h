@@ -18,6 +18,7 @@ struct bus;
 struct event_base;
 struct host;
 struct serve;
+struct sock;
 struct sup;
 
 /* One project root: its state directory, the host and api on it. */
@@ -36,6 +37,7 @@ struct serve_cfg {
 	struct bus		*bus;		/* every host's events */
 	const char		*token;		/* the bearer token */
 	size_t			 jobs;		/* loops run at once; 0: any */
+	struct sock		*sock;		/* the control socket or NULL */
 	struct http_limits	 limits;
 };
 

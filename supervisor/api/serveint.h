@@ -28,6 +28,7 @@ struct serve {
 	struct committer	*io;		/* scans, deletes: off the loop */
 	struct serve_calls	 calls;		/* waiting for a verb's reply */
 	uint64_t		 writes;	/* front-end commits made here */
+	uint64_t		 jobs_refused;	/* starts, resumes over --jobs */
 	int			 freeing;
 };
 
@@ -87,8 +88,12 @@ void	serve_tasks_list(struct serve *, struct http_req *,
 void	serve_tasks_add(struct serve *, struct http_req *,
 	    const struct serve_match *);
 struct serve_root *serve_root_of(struct serve *, const char *);
+void	serve_scan_dir(const char *, json_t *);
 /* servepage.c: the status page at / */
 void	serve_page(struct serve *, struct http_req *,
+	    const struct serve_match *);
+/* servemetrics.c: GET /metrics */
+void	serve_metrics(struct serve *, struct http_req *,
 	    const struct serve_match *);
 
 #endif

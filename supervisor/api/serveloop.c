@@ -222,6 +222,7 @@ serve_loop_act(struct serve *s, struct http_req *r, const char *id,
 	if ((strcmp(action, "start") == 0 || strcmp(action, "resume") == 0) &&
 	    s->cfg.jobs != 0 && serve_hosted(s) >= s->cfg.jobs &&
 	    host_loop_find(root->host, id) == NULL) {
+		s->jobs_refused++;
 		serve_ccw_error(r, 503, 0, "too many loops running (--jobs)");
 		return;
 	}
@@ -410,7 +411,7 @@ struct serve_job {
 };
 
 /* Every loop file of one directory (a bad or half-written one skipped). */
-static void
+void
 serve_scan_dir(const char *path, json_t *out)
 {
 	struct dirent	*de;
@@ -678,6 +679,7 @@ serve_resume(struct serve *s)
 			if (strcmp(st, "running") != 0)
 				continue;
 			if (s->cfg.jobs != 0 && (size_t)n >= s->cfg.jobs) {
+				s->jobs_refused++;
 				log_warnx("loop %s not resumed: --jobs %zu",
 				    json_string_value(json_object_get(l,
 				    "loop_id")), s->cfg.jobs);

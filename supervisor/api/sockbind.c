@@ -231,8 +231,8 @@ sockbind_close(const char *path, int lockfd, dev_t dev, ino_t ino)
 
 /*
  * Where a socket goes when the command line names none: the user's
- * runtime directory (private to them, cleared at logout), else the
- * state directory.  A new string.
+ * runtime directory (private to them, cleared at logout; the caller
+ * makes its ccw-supervisor/), else the state directory.  A new string.
  */
 char *
 sock_default_path(const char *runtime_dir, const char *state_dir)
@@ -240,7 +240,7 @@ sock_default_path(const char *runtime_dir, const char *state_dir)
 	char	*p;
 
 	if (runtime_dir != NULL && runtime_dir[0] == '/')
-		xasprintf(&p, "%s/ccw-supervisor.sock", runtime_dir);
+		xasprintf(&p, "%s/ccw-supervisor/serve.sock", runtime_dir);
 	else
 		xasprintf(&p, "%s/serve.sock", state_dir != NULL ? state_dir :
 		    ".");

@@ -369,3 +369,28 @@ sse_sent(const struct sse *s)
 {
 	return s->sent;
 }
+
+/* The deepest client queue: bytes written that its reader has not taken. */
+size_t
+sse_queued_max(const struct sse *s)
+{
+	const struct sse_client	*cl;
+	size_t			 n, max = 0;
+
+	TAILQ_FOREACH(cl, &s->clients, entry)
+		if ((n = http_stream_queued(cl->req)) > max)
+			max = n;
+	return max;
+}
+
+/* Coalesced events waiting for the next flush. */
+size_t
+sse_pending(const struct sse *s)
+{
+	const struct sse_slot	*sl;
+	size_t			 n = 0;
+
+	TAILQ_FOREACH(sl, &s->slots, entry)
+		n++;
+	return n;
+}

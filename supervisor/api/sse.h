@@ -23,6 +23,8 @@ void		 sse_free(struct sse *);
 int		 sse_attach(struct sse *, struct http_req *);
 size_t		 sse_nclients(const struct sse *);
 uint64_t	 sse_sent(const struct sse *);
+size_t		 sse_queued_max(const struct sse *);
+size_t		 sse_pending(const struct sse *);
 int		 sse_coalesced_type(const char *);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * cmd-serve.c: `ccw-supervisor serve`: options, one host and verb table
  * per project root (every host on one bus), the token, the HTTP server
- * (supervisor/api/serve.c), the loops a killed serve left running
+ * (supervisor/api/serve.c), the control socket (supervisor/api/sock.c)
+ * on the first root's verb table, the loops a killed serve left running
  * resumed, signals (every loop and agent stopped, exit 4).
  */
 #include <config.h>
@@ -29,6 +30,7 @@
 #include "log.h"
 #include "serve.h"
 #include "sigfd.h"
+#include "sock.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -53,6 +55,7 @@ struct serve_cmd {
 	size_t			 n;
 	struct bus		*bus;
 	struct serve		*srv;
+	struct sock		*sock;		/* NULL: --no-socket */
 	struct event		*sigs[SERVE_NSIG];
 	char			*token;
 	int			 stopping;
@@ -65,7 +68,8 @@ serve_usage(FILE *fp)
 {
 	fprintf(fp,
 "usage: ccw-supervisor serve [-C ROOT]... [--http ADDR:PORT]\n"
-"           [--token-file F] [--jobs N] [--config F] [--grace-ms N]\n"
+"           [--socket PATH | --no-socket] [--token-file F] [--jobs N]\n"
+"           [--config F] [--grace-ms N]\n"
 "\n"
 "Host every loop of the project roots (default: the current directory)\n"
 "in one process and serve them over HTTP/JSON (default 127.0.0.1:3456):\n"
@@ -75,8 +79,13 @@ serve_usage(FILE *fp)
 "loopback clients.  The token is random per start, or the content of\n"
 "--token-file (mode 0600), which an address beyond loopback requires.\n"
 "Loops left running by a serve that died are resumed.  --jobs N: at\n"
-"most N loops run at once (a start beyond is 503).  SIGTERM or\n"
-"SIGINT stops every loop and agent and exits 4.  See ccw-supervisor(1).\n");
+"most N loops run at once (a start beyond is 503).  The control\n"
+"socket (`control --connect PATH` is its client) listens at --socket\n"
+"PATH, default $XDG_RUNTIME_DIR/ccw-supervisor/serve.sock, without\n"
+"XDG_RUNTIME_DIR the first root's state directory's serve.sock; a\n"
+"live one is never taken over (exit 1), a stale one is replaced.\n"
+"SIGTERM or SIGINT stops every loop and agent and exits 4.\n"
+"See ccw-supervisor(1).\n");
 }
 
 /* Close to the hard limit of open files: every client is a descriptor. */
@@ -275,7 +284,12 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	return 0;
 }
 
-/* Everything, in reverse: api, host, agent table (root 0's reaper last). */
+/*
+ * Everything, in reverse: HTTP (it reads the socket's counters), every
+ * api (it drops the socket's calls), the socket (it leaves the bus the
+ * hosts publish on), then each host and agent table (root 0's reaper
+ * last).
+ */
 static void
 serve_cmd_free(struct serve_cmd *sc)
 {
@@ -287,6 +301,10 @@ serve_cmd_free(struct serve_cmd *sc)
 			event_free(sc->sigs[i]);
 	for (i = sc->n; i-- > 0; ) {
 		api_free(sc->sides[i].api);
+		sc->sides[i].api = NULL;
+	}
+	sock_free(sc->sock);
+	for (i = sc->n; i-- > 0; ) {
 		host_free(sc->sides[i].host);
 		sup_free(&sc->sides[i].sup);
 		loopguard_close(&sc->sides[i].guard);
@@ -297,6 +315,43 @@ serve_cmd_free(struct serve_cmd *sc)
 	free(sc->roots);
 	free(sc->token);
 	event_base_free(sc->base);
+}
+
+/*
+ * The control socket on root 0's verb table and the one bus: at path, or
+ * by default in the user's runtime directory (its ccw-supervisor/ made
+ * 0700), else in the first root's state directory.  0, or -1 said.
+ */
+static int
+serve_cmd_socket(struct serve_cmd *sc, const char *path)
+{
+	const char	*run = getenv("XDG_RUNTIME_DIR");
+	struct sock_cfg	 cfg;
+	char		*def = NULL, *dir, *err = NULL;
+
+	if (path == NULL) {
+		def = sock_default_path(run, sc->sides[0].o.state_dir);
+		if (run != NULL && run[0] == '/') {
+			xasprintf(&dir, "%s/ccw-supervisor", run);
+			if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+				log_warn("mkdir %s", dir);
+			free(dir);
+		}
+		path = def;
+	}
+	memset(&cfg, 0, sizeof cfg);
+	cfg.path = path;
+	cfg.api = sc->sides[0].api;
+	cfg.bus = sc->bus;
+	if ((sc->sock = sock_listen(sc->base, &cfg, &err)) == NULL) {
+		fprintf(stderr, "ccw-supervisor serve: --socket: %s\n", err);
+		free(err);
+		free(def);
+		return -1;
+	}
+	printf("ccw-supervisor serve: control socket %s\n", path);
+	free(def);
+	return 0;
 }
 
 /* The signals' events; then the deferred ones may come in. */
@@ -324,6 +379,8 @@ cmd_serve(int argc, char **argv)
 		{ "config", required_argument, NULL, 'f' },
 		{ "grace-ms", required_argument, NULL, 'G' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "no-socket", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -332,10 +389,11 @@ cmd_serve(int argc, char **argv)
 	struct serve_cmd	 sc;
 	const char		*roots[SERVE_ROOTS_MAX], *addr = "127.0.0.1:3456";
 	const char		*token_file = NULL, *config = NULL, *grace = NULL;
+	const char		*sock_path = NULL;
 	char			*err = NULL, *end;
 	unsigned long		 jobs = 0;
 	size_t			 nroots = 0, i;
-	int			 ch, rc = EXIT_USAGE;
+	int			 ch, no_sock = 0, rc = EXIT_USAGE;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
@@ -352,6 +410,8 @@ cmd_serve(int argc, char **argv)
 		case 'k': token_file = optarg; break;
 		case 'f': config = optarg; break;
 		case 'G': grace = optarg; break;
+		case 'S': sock_path = optarg; break;
+		case 'N': no_sock = 1; break;
 		case 'j':
 			jobs = strtoul(optarg, &end, 10);
 			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
@@ -369,7 +429,7 @@ cmd_serve(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (no_sock && sock_path != NULL)) {
 		serve_usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -385,6 +445,7 @@ cmd_serve(int argc, char **argv)
 	if (sc.token == NULL)
 		sc.token = serve_token_random();
 	serve_raise_nofile();
+	signal(SIGPIPE, SIG_IGN);	/* a client gone mid-write: EPIPE */
 	if ((sc.base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	sc.bus = bus_new(HOST_BUS_KEEP);
@@ -396,12 +457,18 @@ cmd_serve(int argc, char **argv)
 			goto out;
 	if (sc.sides[0].o.have_grace)
 		sc.grace_ms = sc.sides[0].o.grace_ms;
+	/* before HTTP: a second serve on a live socket stops here (exit 1) */
+	if (!no_sock && serve_cmd_socket(&sc, sock_path) != 0) {
+		rc = EXIT_FAILED;
+		goto out;
+	}
 	memset(&cfg, 0, sizeof cfg);
 	cfg.roots = sc.roots;
 	cfg.nroots = sc.n;
 	cfg.bus = sc.bus;
 	cfg.token = sc.token;
 	cfg.jobs = jobs;
+	cfg.sock = sc.sock;
 	cfg.limits = lim;
 	if ((sc.srv = serve_new(sc.base, &cfg, &err)) == NULL ||
 	    serve_listen(sc.srv, addr, &err) != 0) {

@@ -63,6 +63,7 @@ struct host {
 	int			 dirfd;
 	struct host_loops	 loops;
 	size_t			 nloops;
+	uint64_t		 commits;	/* of the loops gone */
 };
 
 /*
@@ -108,6 +109,15 @@ host_new(struct event_base *base, const struct host_cfg *cfg, char **err)
 	return h;
 }
 
+/* The loop's store goes: its commits stay counted (host_commits). */
+static void
+host_loop_close(struct host_loop *hl)
+{
+	if (hl->lo.store != NULL)
+		hl->h->commits += state_store_commits(hl->lo.store);
+	loopopen_close(&hl->lo);
+}
+
 /*
  * The one free path of a hosted loop (open refused, ended, or the host
  * going): its engine, its hold on the loop, the handle.
@@ -118,7 +128,7 @@ host_loop_free(struct host_loop *hl)
 	committer_free(hl->opener);
 	if (hl->run != NULL)
 		hl->wf->driver->free(hl->run);
-	loopopen_close(&hl->lo);
+	host_loop_close(hl);
 	if (hl->done_ev != NULL)
 		event_free(hl->done_ev);
 	free((char *)hl->spec.id);
@@ -177,6 +187,37 @@ host_nloops(const struct host *h)
 	return h->nloops;
 }
 
+/* State commits of every loop it ran and runs (the engine's own). */
+uint64_t
+host_commits(const struct host *h)
+{
+	const struct host_loop	*hl;
+	uint64_t		 n = h->commits;
+
+	/* an opening loop's store is its opener thread's until it lands */
+	TAILQ_FOREACH(hl, &h->loops, entry)
+		if (hl->state != HL_OPENING && hl->lo.store != NULL)
+			n += state_store_commits(hl->lo.store);
+	return n;
+}
+
+/* Every agent of its running loops, for counts by state. */
+void
+host_agents(const struct host *h, host_agent_fn fn, void *arg)
+{
+	const struct host_loop	*hl;
+	const struct sup	*sup;
+	const struct agent	*a;
+
+	TAILQ_FOREACH(hl, &h->loops, entry) {
+		if (hl->run == NULL || hl->wf->driver->agents == NULL ||
+		    (sup = hl->wf->driver->agents(hl->run)) == NULL)
+			continue;
+		TAILQ_FOREACH(a, &sup->agents, entry)
+			fn(a, arg);
+	}
+}
+
 /* A loop's event: numbered on the bus with its loop id, to the observer. */
 static void
 host_loop_event(void *arg, const char *name, const json_t *fields)
@@ -229,7 +270,7 @@ host_loop_done_cb(evutil_socket_t fd, short ev, void *arg)
 	if (hl->run != NULL)
 		hl->wf->driver->free(hl->run);
 	hl->run = NULL;
-	loopopen_close(&hl->lo);
+	host_loop_close(hl);
 	if (hl->obs.done != NULL)
 		hl->obs.done(hl->obs.arg, hl, hl->code);
 	host_loop_free(hl);

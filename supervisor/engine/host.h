@@ -21,8 +21,10 @@
 #include "loopopen.h"
 #include "plan.h"
 
+struct agent;
 struct bus;
 struct children;
+struct sup;
 struct event_base;
 struct host;
 struct host_loop;
@@ -93,7 +95,12 @@ struct workflow_driver {
 	void	 (*start)(void *);
 	void	 (*stop)(void *, const char *);	/* ends with done(4) */
 	void	 (*free)(void *);	/* workers still alive are killed */
+	/* its agent table, for counts (/metrics); NULL: it shows none */
+	const struct sup *(*agents)(void *);
 };
+
+/* One agent of a hosted loop, as host_agents walks them (borrowed). */
+typedef void	(*host_agent_fn)(const struct agent *, void *);
 
 struct host	*host_new(struct event_base *, const struct host_cfg *,
 		    char **);
@@ -101,6 +108,8 @@ void		 host_free(struct host *);
 struct bus	*host_bus(struct host *);
 struct children	*host_children(struct host *);
 size_t		 host_nloops(const struct host *);
+uint64_t	 host_commits(const struct host *);
+void		 host_agents(const struct host *, host_agent_fn, void *);
 
 struct host_loop *host_loop_open(struct host *, const struct loop_spec *,
 		    const struct workflow *, const struct host_observer *,

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # http-probe.py PORT CASE: one probe of serve's HTTP server (tests/http-serve)
-# for http-limits.sh, over raw sockets so that it can send what no HTTP
-# library would.  Prints "ok 1|0 DESCRIPTION" lines (and "ms N DESC" for
-# the one timing the script judges with t_within); exit 0 unless it crashed.
+# for http-limits.sh (idle also of serve itself, for serve-sock.sh), over
+# raw sockets so that it can send what no HTTP library would.  Prints
+# "ok 1|0 DESCRIPTION" lines (and "ms N DESC" for the one timing the
+# script judges with t_within); exit 0 unless it crashed.
 import json
 import resource
 import socket
@@ -200,6 +201,18 @@ def case_trickle(deadline_ms):
     print("ms %d trickler closed (deadline %d ms)" % (el, deadline_ms))
 
 
+def open_conns():
+    """Open connections: the harness's /stats, or serve's /metrics."""
+    r = ask(get("/stats"))
+    if r is not None and r[0] == 200:
+        return json.loads(r[2])["open"]
+    r = ask(get("/metrics"))
+    for ln in (r[2].decode() if r is not None else "").splitlines():
+        if ln.startswith("ccw_http_connections "):
+            return int(ln.split()[1])
+    return -1
+
+
 def case_idle(n):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < n + 64:
@@ -216,8 +229,8 @@ def case_idle(n):
     say(r is not None and r[0] == 200, "%d idle connections: /health "
         "answers" % n)
     print("ms %d /health beside %d idle connections" % (el, n))
-    st = json.loads(ask(get("/stats"))[2])
-    say(st["open"] >= n, "the server holds them all open (%d)" % st["open"])
+    say(open_conns() >= n, "the server holds them all open (%d)" %
+        open_conns())
     for s in socks:
         s.close()
 

@@ -6,12 +6,17 @@ HTTPC="$srcdir/tests/regress/serve-http.py"
 
 # srv_start OUT ARGS...: serve ARGS --http 127.0.0.1:0 in the background;
 # stdout OUT, stderr OUT.err; $SRV_PID, $SRV_PORT, $SRV_TOKEN (from
-# /api/auth/token).  Fails if it does not listen within 10 s.
+# /api/auth/token).  Its control socket is OUT.sock unless ARGS name one
+# (or --no-socket): two serves on one root each get their own.  Fails if
+# it does not listen within 10 s.
 srv_start() {
-	local out=$1 end
+	local out=$1 end sock
 	shift
+	sock=(--socket "$out.sock")
+	case " $* " in *" --socket "*|*" --no-socket "*) sock=() ;; esac
 	: >"$out"
-	$WRAP "$SUP" -v serve "$@" --http 127.0.0.1:0 >"$out" 2>"$out.err" &
+	$WRAP "$SUP" -v serve "$@" "${sock[@]}" --http 127.0.0.1:0 \
+	    >"$out" 2>"$out.err" &
 	SRV_PID=$!
 	SRV_PORT=
 	end=$(t_until 10000)

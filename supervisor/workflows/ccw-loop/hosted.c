@@ -9,7 +9,7 @@
 
 #include "ccw-loop.h"
 #include "host.h"
-#include "loop.h"
+#include "loopint.h"
 #include "xmalloc.h"
 
 /* The mode word of skill_state.mode: 0, or -1 for one a host cannot run. */
@@ -77,9 +77,17 @@ hosted_free(void *l)
 	loop_free(l);
 }
 
+/* The loop's agent table, for serve's counts by state. */
+static const struct sup *
+hosted_agents(void *l)
+{
+	return &((struct loop *)l)->sup;
+}
+
 const struct workflow_driver ccw_loop_driver = {
 	.open = hosted_open,
 	.start = hosted_start,
 	.stop = hosted_stop,
 	.free = hosted_free,
+	.agents = hosted_agents,
 };

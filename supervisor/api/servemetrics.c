@@ -1,0 +1,285 @@
+/*
+ * servemetrics.c: GET /metrics in Prometheus text (format 0.0.4): the
+ * loop files of the hosted roots by status (read on serve's I/O thread),
+ * the workers of every hosted loop and of /api/agents by state, state
+ * commits, event subscribers, queues, the socket's and HTTP's counters.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "agent.h"
+#include "bus.h"
+#include "committer.h"
+#include "host.h"
+#include "serveint.h"
+#include "sock.h"
+#include "sse.h"
+#include "xmalloc.h"
+
+#define METRICS_NSTATUS	(AS_SHUTDOWN + 1)	/* enum agent_status */
+
+/* The loop statuses CCW knows; a file with another is not counted. */
+static const char *const metrics_loop_status[] = {
+	"created", "running", "paused", "completed", "failed"
+};
+#define METRICS_NLOOP	(sizeof metrics_loop_status / \
+			    sizeof metrics_loop_status[0])
+
+/* One scrape: the files counted on the I/O thread, the reply after. */
+struct metrics_job {
+	struct serve_call	*c;
+	size_t			 loops[METRICS_NLOOP];
+};
+
+/* A label value or HELP text escaped as the format wants (\\, \", \n). */
+static void
+metrics_escape(struct evbuffer *b, const char *v, int quote)
+{
+	for (; *v != '\0'; v++) {
+		if (*v == '\\')
+			evbuffer_add(b, "\\\\", 2);
+		else if (*v == '\n')
+			evbuffer_add(b, "\\n", 2);
+		else if (*v == '"' && quote)
+			evbuffer_add(b, "\\\"", 2);
+		else
+			evbuffer_add(b, v, 1);
+	}
+}
+
+/* A family's HELP and TYPE lines: once per name, before its samples. */
+static void
+metrics_family(struct evbuffer *b, const char *name, const char *type,
+    const char *help)
+{
+	evbuffer_add_printf(b, "# HELP %s ", name);
+	metrics_escape(b, help, 0);
+	evbuffer_add_printf(b, "\n# TYPE %s %s\n", name, type);
+}
+
+/* One sample; label: NULL, or one name with its value (escaped). */
+static void
+metrics_sample(struct evbuffer *b, const char *name, const char *label,
+    const char *value, unsigned long long n)
+{
+	evbuffer_add_printf(b, "%s", name);
+	if (label != NULL) {
+		evbuffer_add_printf(b, "{%s=\"", label);
+		metrics_escape(b, value, 1);
+		evbuffer_add(b, "\"}", 2);
+	}
+	evbuffer_add_printf(b, " %llu\n", n);
+}
+
+/* A family of one unlabelled sample. */
+static void
+metrics_one(struct evbuffer *b, const char *name, const char *type,
+    const char *help, unsigned long long n)
+{
+	metrics_family(b, name, type, help);
+	metrics_sample(b, name, NULL, NULL, n);
+}
+
+/* A listener's open and accepted connections: ccw_WHO_connections... */
+static void
+metrics_conns(struct evbuffer *b, const char *who, const char *what,
+    unsigned long long open, unsigned long long accepted)
+{
+	char	name[64], help[128];
+
+	snprintf(name, sizeof name, "ccw_%s_connections", who);
+	snprintf(help, sizeof help, "Open %s connections.", what);
+	metrics_one(b, name, "gauge", help, open);
+	snprintf(name, sizeof name, "ccw_%s_accepted_total", who);
+	snprintf(help, sizeof help, "%s connections accepted.", what);
+	metrics_one(b, name, "counter", help, accepted);
+}
+
+/* On the I/O thread: every root's loop files, counted by status. */
+static void
+metrics_scan_run(void *arg)
+{
+	struct metrics_job	*j = arg;
+	json_t			*loops, *l;
+	const char		*st;
+	size_t			 i, k, s;
+
+	loops = json_array();
+	for (i = 0; i < j->c->s->cfg.nroots; i++)
+		serve_scan_dir(j->c->s->cfg.roots[i].state_dir, loops);
+	json_array_foreach(loops, k, l) {
+		st = json_string_value(json_object_get(l, "status"));
+		for (s = 0; s < METRICS_NLOOP; s++)
+			if (strcmp(st, metrics_loop_status[s]) == 0)
+				j->loops[s]++;
+	}
+	json_decref(loops);
+}
+
+/* host_agents' walk: one more agent in its status's count. */
+static void
+metrics_count_agent(const struct agent *a, void *arg)
+{
+	size_t	*n = arg;
+
+	if ((unsigned)a->status < METRICS_NSTATUS)
+		n[a->status]++;
+}
+
+/* Workers by source and state: the hosted loops', /api/agents'. */
+static void
+metrics_workers(struct serve *s, struct evbuffer *b)
+{
+	size_t		 loop[METRICS_NSTATUS], api[METRICS_NSTATUS], i, k;
+	struct agent	*a;
+
+	memset(loop, 0, sizeof loop);
+	memset(api, 0, sizeof api);
+	for (i = 0; i < s->cfg.nroots; i++) {
+		host_agents(s->cfg.roots[i].host, metrics_count_agent, loop);
+		if (s->cfg.roots[i].sup != NULL)
+			TAILQ_FOREACH(a, &s->cfg.roots[i].sup->agents, entry)
+				metrics_count_agent(a, api);
+	}
+	metrics_family(b, "ccw_workers", "gauge", "Workers by source (the "
+	    "hosted loops' or /api/agents') and state (the agent status).");
+	for (k = 0; k < METRICS_NSTATUS; k++) {
+		/* the fixed first label rides in the name of the second */
+		metrics_sample(b, "ccw_workers", "source=\"loop\",state",
+		    agent_status_name((enum agent_status)k),
+		    (unsigned long long)loop[k]);
+		metrics_sample(b, "ccw_workers", "source=\"api\",state",
+		    agent_status_name((enum agent_status)k),
+		    (unsigned long long)api[k]);
+	}
+}
+
+/* The control socket's counters, when serve mounted one. */
+static void
+metrics_sock(struct serve *s, struct evbuffer *b)
+{
+	struct sock_stats	st;
+
+	if (s->cfg.sock == NULL)
+		return;
+	sock_stats(s->cfg.sock, &st);
+	metrics_conns(b, "socket", "control socket", st.open, st.accepted);
+	metrics_family(b, "ccw_socket_refused_total", "counter",
+	    "Control socket connections refused, by reason.");
+	metrics_sample(b, "ccw_socket_refused_total", "reason", "uid",
+	    st.refused_uid);
+	metrics_sample(b, "ccw_socket_refused_total", "reason", "full",
+	    st.refused_full);
+	metrics_one(b, "ccw_socket_requests_total", "counter",
+	    "Requests read from the control socket.", st.requests);
+	metrics_one(b, "ccw_socket_pending_calls", "gauge",
+	    "Control socket requests waiting for the verb table.",
+	    st.pending);
+}
+
+/* Everything but the loop files: read now, on the event loop. */
+static void
+metrics_live(struct serve *s, struct evbuffer *b)
+{
+	static const char *const cls[] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
+	struct sock_stats	 ss;
+	struct http_stats	 st;
+	uint64_t		 commits = 0;
+	size_t			 i;
+
+	memset(&ss, 0, sizeof ss);
+	if (s->cfg.sock != NULL)
+		sock_stats(s->cfg.sock, &ss);
+	for (i = 0; i < s->cfg.nroots; i++)
+		commits += host_commits(s->cfg.roots[i].host);
+	metrics_one(b, "ccw_loops_hosted", "gauge",
+	    "Loops this process drives now.", serve_hosted(s));
+	metrics_workers(s, b);
+	metrics_family(b, "ccw_state_commits_total", "counter",
+	    "State file commits: the hosted loops' engine, front-end writes.");
+	metrics_sample(b, "ccw_state_commits_total", "by", "engine", commits);
+	metrics_sample(b, "ccw_state_commits_total", "by", "front_end",
+	    s->writes);
+	metrics_one(b, "ccw_events_total", "counter",
+	    "Events published on the bus.", bus_last(s->cfg.bus));
+	metrics_family(b, "ccw_event_subscribers", "gauge",
+	    "Event subscribers: /api/events streams, control socket "
+	    "subscriptions.");
+	metrics_sample(b, "ccw_event_subscribers", "via", "sse",
+	    sse_nclients(s->sse));
+	metrics_sample(b, "ccw_event_subscribers", "via", "socket",
+	    ss.subscribers);
+	metrics_one(b, "ccw_sse_subscribers", "gauge",
+	    "Clients streaming /api/events.", sse_nclients(s->sse));
+	metrics_one(b, "ccw_sse_events_sent_total", "counter",
+	    "Events written to streams, each client's copy counted.",
+	    sse_sent(s->sse));
+	metrics_one(b, "ccw_sse_queue_bytes_max", "gauge",
+	    "The deepest /api/events client queue: bytes not yet read.",
+	    sse_queued_max(s->sse));
+	metrics_one(b, "ccw_sse_pending_events", "gauge",
+	    "Coalesced events waiting for the next flush.",
+	    sse_pending(s->sse));
+	metrics_one(b, "ccw_jobs_limit", "gauge",
+	    "Loops run at once (--jobs; 0: no limit).", s->cfg.jobs);
+	metrics_one(b, "ccw_jobs_refused_total", "counter",
+	    "Starts (503) and start-up resumes refused for want of a "
+	    "--jobs slot; serve queues none.", s->jobs_refused);
+	metrics_sock(s, b);
+	http_server_stats(s->http, &st);
+	metrics_conns(b, "http", "HTTP", st.open, st.accepted);
+	metrics_one(b, "ccw_http_refused_total", "counter",
+	    "HTTP connections refused (the cap).", st.refused);
+	metrics_family(b, "ccw_http_replies_total", "counter",
+	    "HTTP replies by status class.");
+	for (i = 0; i < 5; i++)
+		metrics_sample(b, "ccw_http_replies_total", "class", cls[i],
+		    st.by_class[i + 1]);
+}
+
+/* Back on the loop: the page, unless the client left. */
+static void
+metrics_scan_done(void *arg)
+{
+	struct metrics_job	*j = arg;
+	struct serve_call	*c = j->c;
+	struct evbuffer		*b;
+	size_t			 i;
+
+	if (c->r != NULL && !c->s->freeing) {
+		b = evbuffer_new();
+		metrics_family(b, "ccw_loops", "gauge",
+		    "Loop files in the hosted roots by status.");
+		for (i = 0; i < METRICS_NLOOP; i++)
+			metrics_sample(b, "ccw_loops", "status",
+			    metrics_loop_status[i],
+			    (unsigned long long)j->loops[i]);
+		metrics_live(c->s, b);
+		http_reply(c->r, 200, "text/plain; version=0.0.4; "
+		    "charset=utf-8", NULL, evbuffer_pullup(b, -1),
+		    evbuffer_get_length(b));
+		evbuffer_free(b);
+	}
+	serve_call_end(c);
+	free(j);
+}
+
+/* GET /metrics: the files counted off the loop, then the page. */
+void
+serve_metrics(struct serve *s, struct http_req *r, const struct serve_match *m)
+{
+	struct metrics_job	*j = xcalloc(1, sizeof *j);
+
+	(void)m;
+	j->c = serve_call_new(s, r, &s->cfg.roots[0], NULL);
+	if (committer_submit(s->io, metrics_scan_run, metrics_scan_done,
+	    j) != 0) {
+		metrics_scan_run(j);
+		metrics_scan_done(j);
+	}
+}
