@@ -90,7 +90,7 @@ jsonl_ok() {
 import json, sys
 raw = open(sys.argv[1], "rb").read()
 assert raw.endswith(b"\n"), "no final newline"
-print([json.loads(l)["task_id"] for l in raw.decode().split("\n")[:-1]])
+print([json.loads(l).get("task_id") for l in raw.decode().split("\n")[:-1]])
 PYEOF
 }
 is "$(jsonl_ok "$TF")" "['$A', '$B', '$C']" "PUT: the file rewritten, valid JSONL, newline-terminated"
@@ -130,6 +130,22 @@ is "$(jsonl_ok "$TF")" "['$C', '$B']" "DELETE: the file valid JSONL, newline-ter
 req GET "/api/loops/v2/tasks/$A"
 is "$(jr 'd["status"]')" 404 "DELETE: the task is gone"
 
+# --- the engine's layout ({id}.tasks.jsonl, key "id"): rewritten in
+# place while it is the only file; with CCW's file too, merged into it
+req POST /api/loops/v2 '{"title": "Engine layout"}'
+L3=$(jr 'd["body"]["data"]["loop_id"]')
+printf '%s\n%s\n' '{"id":"t-one","description":"One","order":0}' \
+    '{"id":"t-two","description":"Two","order":1}' >"$D/$L3.tasks.jsonl"
+req DELETE "/api/loops/v2/tasks/t-one?loop_id=$L3"
+is "$(jr 'd["status"]'):$(cat "$D/$L3.tasks.jsonl"):$(ls -d "$D/$L3" 2>/dev/null)" \
+    '200:{"id":"t-two","description":"Two","order":0}:' "engine layout: rewritten in place"
+mkdir "$D/$L3"
+printf '%s' '{"task_id":"t-ccw","description":"Ccw","order":0}' >"$D/$L3/tasks.jsonl"
+req PUT /api/loops/v2/tasks/t-ccw "{\"loop_id\": \"$L3\", \"description\": \"Ccw two\"}"
+is "$(jr 'd["status"]'):$(jsonl_ok "$D/$L3/tasks.jsonl"):$(ls "$D/$L3.tasks.jsonl" 2>&1 | grep -c 'No such')" \
+    "200:['t-ccw', None]:1" "both layouts: merged into CCW's file, the engine's removed"
+is "$(sed -n 2p "$D/$L3/tasks.jsonl" | jget - 'd["id"]')" t-two "both layouts: ... nothing lost"
+
 # --- the events
 srv_wait_grep "$T_TMP/ev" "TASK_DELETED" 5000
 ok $? "/api/events: TASK_DELETED"
@@ -138,8 +154,8 @@ ev() {
 import json, sys
 for l in sys.stdin:
     d = json.loads(l)
-    if d.get("type") == sys.argv[1]:
-        print(json.dumps(eval(sys.argv[2]), separators=(",", ":")))' "$1" "$2"
+    if d.get("type") == sys.argv[1] and d.get("loop_id") == sys.argv[3]:
+        print(json.dumps(eval(sys.argv[2]), separators=(",", ":")))' "$1" "$2" "$ID"
 }
 is "$(ev TASK_UPDATED '[d["loop_id"], d["task_id"], d["task"]["description"]]')" \
     "[\"$ID\",\"$B\",\"Beta two\"]" "/api/events: TASK_UPDATED {loop_id, task_id, task}"
