@@ -22,13 +22,8 @@ D=$R/.loop
 
 srv_start "$T_TMP/srv" -C "$R"
 ok $? "serve listens"
-python3 "$HTTPC" "$SRV_PORT" GET /api/events -t "$SRV_TOKEN" -s "$T_TMP/ev" &
-EVPID=$!
-end=$(t_until 5000)
-until grep -q 'ccw_sse_subscribers 1' <(python3 "$HTTPC" "$SRV_PORT" GET /metrics | jget - 'd["body"]'); do
-	[ "$(t_now_ms)" -ge "$end" ] && break
-	sleep 0.05
-done
+srv_events "$T_TMP/ev"
+ok $? "/api/events: subscribed"
 
 req POST /api/loops/v2 '{"title": "Task ids"}'
 ID=$(jr 'd["body"]["data"]["loop_id"]')
