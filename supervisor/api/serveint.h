@@ -56,6 +56,7 @@ struct serve_call {
 	char			*id;		/* the loop's */
 	const char		*op;		/* the route's verb */
 	int			 step;
+	int			 body;		/* CCW's body route: {"error"} */
 	json_t			*keep;		/* a reply kept for later */
 };
 
@@ -82,10 +83,18 @@ void	serve_loops_action(struct serve *, struct http_req *,
 	    const struct serve_match *);
 void	serve_loops_status(struct serve *, struct http_req *,
 	    const struct serve_match *);
-/* servetask.c: a loop's tasks */
+/* servetask.c: CCW's task routes */
 void	serve_tasks_list(struct serve *, struct http_req *,
 	    const struct serve_match *);
 void	serve_tasks_add(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_tasks_get(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_tasks_update(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_tasks_delete(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_tasks_reorder(struct serve *, struct http_req *,
 	    const struct serve_match *);
 struct serve_root *serve_root_of(struct serve *, const char *);
 void	serve_scan_dir(const char *, json_t *);

@@ -112,12 +112,14 @@ serve_loop_final(struct serve_call *c, json_t *reply)
 	json_t	*extra;
 
 	if (!json_is_true(json_object_get(reply, "ok"))) {
-		serve_verb_error(c, reply, 0);
+		serve_verb_error(c, reply, c->body);
 		return;
 	}
 	extra = json_pack("{s:O}", "data", json_object_get(reply, "loop"));
 	if (c->op != NULL) {
-		json_object_set_new(extra, "message", json_string(c->op));
+		if (!c->body)	/* PATCH answers {success, data} */
+			json_object_set_new(extra, "message",
+			    json_string(c->op));
 		c->s->writes++;
 		serve_publish_state(c->s, json_object_get(reply, "loop"));
 	}
@@ -130,7 +132,7 @@ static void
 serve_loop_reread(struct serve_call *c, json_t *reply)
 {
 	if (!json_is_true(json_object_get(reply, "ok"))) {
-		serve_verb_error(c, reply, 0);
+		serve_verb_error(c, reply, c->body);
 		return;
 	}
 	serve_call_api(c, serve_verb("loop_status", c->id), serve_loop_final);
@@ -153,7 +155,7 @@ serve_loop_launch(struct serve_call *c, json_t *reply)
 	json_t	*req;
 
 	if (reply != NULL && !json_is_true(json_object_get(reply, "ok"))) {
-		serve_verb_error(c, reply, 0);
+		serve_verb_error(c, reply, c->body);
 		return;
 	}
 	if (host_loop_find(c->root->host, c->id) != NULL) {
@@ -178,7 +180,7 @@ serve_loop_started(struct serve_call *c, json_t *reply)
 	int		 resume = strcmp(c->op, "Loop resumed") == 0;
 
 	if (!json_is_true(json_object_get(reply, "ok"))) {
-		serve_verb_error(c, reply, 0);
+		serve_verb_error(c, reply, c->body);
 		return;
 	}
 	st = json_string_value(json_object_get(reply, "status"));
@@ -192,7 +194,7 @@ serve_loop_started(struct serve_call *c, json_t *reply)
 	else {
 		snprintf(msg, sizeof msg, "Cannot %s loop with status: %s",
 		    resume ? "resume" : "start", st);
-		serve_ccw_error(c->r, 400, 0, msg);
+		serve_ccw_error(c->r, 400, c->body, msg);
 		serve_call_end(c);
 	}
 }
@@ -209,36 +211,31 @@ serve_loop_stopped(struct serve_call *c, json_t *reply)
 	serve_loop_reread(c, reply);
 }
 
-/* Start a loop route's action (op: the reply's message). */
+/* A loop route's action on a call made for it (op: the reply's message). */
 static void
-serve_loop_act(struct serve *s, struct http_req *r, const char *id,
-    const char *action)
+serve_loop_dispatch(struct serve_call *c, const char *action)
 {
-	struct serve_root	*root;
-	struct serve_call	*c;
+	struct serve	*s = c->s;
 
-	if ((root = serve_loop_root(s, r, id, 0)) == NULL)
-		return;
 	if ((strcmp(action, "start") == 0 || strcmp(action, "resume") == 0) &&
 	    s->cfg.jobs != 0 && serve_hosted(s) >= s->cfg.jobs &&
-	    host_loop_find(root->host, id) == NULL) {
+	    host_loop_find(c->root->host, c->id) == NULL) {
 		s->jobs_refused++;
-		serve_ccw_error(r, 503, 0, "too many loops running (--jobs)");
-		return;
-	}
-	c = serve_call_new(s, r, root, id);
-	if (strcmp(action, "pause") == 0) {
+		serve_ccw_error(c->r, 503, c->body, "too many loops running "
+		    "(--jobs)");
+		serve_call_end(c);
+	} else if (strcmp(action, "pause") == 0) {
 		c->op = "Loop paused";
-		serve_call_api(c, serve_verb("loop_pause", id),
+		serve_call_api(c, serve_verb("loop_pause", c->id),
 		    serve_loop_reread);
 	} else if (strcmp(action, "stop") == 0) {
 		c->op = "Loop stopped";
-		serve_call_api(c, serve_verb("loop_stop", id),
+		serve_call_api(c, serve_verb("loop_stop", c->id),
 		    serve_loop_stopped);
 	} else {
 		c->op = strcmp(action, "resume") == 0 ? "Loop resumed" :
 		    "Loop started";
-		serve_call_api(c, serve_verb("loop_status", id),
+		serve_call_api(c, serve_verb("loop_status", c->id),
 		    serve_loop_started);
 	}
 }
@@ -248,36 +245,96 @@ void
 serve_loops_action(struct serve *s, struct http_req *r,
     const struct serve_match *m)
 {
-	const char	*path = http_req_head(r)->path;
+	const char		*path = http_req_head(r)->path;
+	struct serve_root	*root;
 
-	serve_loop_act(s, r, m->cap[0], strrchr(path, '/') + 1);
+	if ((root = serve_loop_root(s, r, m->cap[0], 0)) != NULL)
+		serve_loop_dispatch(serve_call_new(s, r, root, m->cap[0]),
+		    strrchr(path, '/') + 1);
+}
+
+/*
+ * The moves PATCH .../status allows (CCW checks none): to running from
+ * created or paused (start, resume), to paused from running, to failed
+ * from created, running or paused (stop); created and completed are
+ * never set by a front end, and a loop that ended stays ended.
+ */
+static const struct serve_move {
+	const char	*to;
+	const char	*from[4];
+	const char	*action;
+} serve_moves[] = {
+	{ "running", { "created", "paused", NULL }, "start" },
+	{ "paused", { "running", NULL }, "pause" },
+	{ "failed", { "created", "running", "paused", NULL }, "stop" },
+	{ "created", { NULL }, NULL },
+	{ "completed", { NULL }, NULL },
+};
+#define SERVE_NMOVES	(sizeof serve_moves / sizeof serve_moves[0])
+
+/* PATCH's status read: the move made if serve_moves allows it, else 400. */
+static void
+serve_loop_patched(struct serve_call *c, json_t *reply)
+{
+	const struct serve_move	*mv = &serve_moves[c->step];
+	const char		*st;
+	char			 msg[96];
+	size_t			 i;
+
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		serve_verb_error(c, reply, 1);
+		return;
+	}
+	if ((st = json_string_value(json_object_get(reply, "status"))) == NULL)
+		st = "none";
+	for (i = 0; mv->from[i] != NULL; i++)
+		if (strcmp(st, mv->from[i]) == 0) {
+			serve_loop_dispatch(c, mv->action);
+			return;
+		}
+	snprintf(msg, sizeof msg, "Cannot change loop status from %s to %s",
+	    st, mv->to);
+	serve_ccw_error(c->r, 400, 1, msg);
+	serve_call_end(c);
 }
 
 /*
  * PATCH /api/loops/v2/:id/status {status}: the route of that move
- * (paused: pause; running: start or resume; failed: stop).
+ * (running: start or resume; paused: pause; failed: stop), answered
+ * {success, data} and, as CCW's body routes, {"error"}.
  */
 void
 serve_loops_status(struct serve *s, struct http_req *r,
     const struct serve_match *m)
 {
-	json_t		*b;
-	const char	*st;
+	struct serve_root	*root;
+	struct serve_call	*c;
+	json_t			*b;
+	const char		*st;
+	char			 msg[80];
+	size_t			 i;
 
-	if ((b = serve_body(r, 0)) == NULL)
+	if (serve_id_check(r, m->cap[0], 0) != 0 ||
+	    (b = serve_body(r, 0)) == NULL)
 		return;
 	st = json_string_value(json_object_get(b, "status"));
-	if (st == NULL)
+	for (i = 0; st != NULL && i < SERVE_NMOVES; i++)
+		if (strcmp(st, serve_moves[i].to) == 0)
+			break;
+	if (st == NULL || *st == '\0')
 		serve_ccw_error(r, 400, 1, "status is required");
-	else if (strcmp(st, "paused") == 0)
-		serve_loop_act(s, r, m->cap[0], "pause");
-	else if (strcmp(st, "running") == 0)
-		serve_loop_act(s, r, m->cap[0], "start");
-	else if (strcmp(st, "failed") == 0)
-		serve_loop_act(s, r, m->cap[0], "stop");
-	else
-		serve_ccw_error(r, 400, 1, "status: only paused, running or "
-		    "failed can be set (completed is the engine's)");
+	else if (i == SERVE_NMOVES) {
+		snprintf(msg, sizeof msg, "Invalid status: %.40s", st);
+		serve_ccw_error(r, 400, 1, msg);
+	} else if ((root = serve_root_of(s, m->cap[0])) == NULL)
+		serve_ccw_error(r, 404, 1, "Loop not found");
+	else {
+		c = serve_call_new(s, r, root, m->cap[0]);
+		c->body = 1;
+		c->step = (int)i;
+		serve_call_api(c, serve_verb("loop_status", c->id),
+		    serve_loop_patched);
+	}
 	json_decref(b);
 }
 

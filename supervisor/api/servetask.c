@@ -1,143 +1,138 @@
 /*
- * servetask.c: CCW's task routes of a loop (GET and POST
- * /api/loops/v2/:id/tasks) on the engine's tasks file readers and
- * writers (progress.c: CCW's {id}/tasks.jsonl, every line newline-
- * terminated, a torn last line mended), run on serve's I/O thread.
+ * servetask.c: CCW's task routes (ccw-api.md section 1): a loop's list,
+ * add and reorder, and one task by its id alone (get, update, delete);
+ * the request checked here with CCW's words and error shapes, the file
+ * work a job on serve's I/O thread (servetaskio.c).
  */
 #include <config.h>
 
-#include <sys/stat.h>
-
-#include <errno.h>
-#include <fcntl.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "bus.h"
 #include "clock.h"
-#include "committer.h"
-#include "progress.h"
+#include "httphead.h"
 #include "serveint.h"
+#include "servetask.h"
 #include "state.h"
 #include "xmalloc.h"
 
-/* One task job: the loop's directory, the task to add (or NULL: read). */
-struct serve_task_job {
-	struct serve_call	*c;
-	char			*dir;
-	json_t			*task;		/* POST: the new task */
-	json_t			*tasks;		/* the list read */
-	int			 rc;
-	char			*err;
+/* A task field: required on POST; a word list, or free text. */
+struct serve_task_field {
+	const char		*key;
+	const char *const	*words;		/* NULL: text */
+	const char		*one_of;	/* the words, for the error */
+	int			 required;	/* by POST */
+	int			 trim;		/* POST trims it (CCW) */
 };
 
-/*
- * CCW's layout for a new tasks file: {id}/tasks.jsonl (created empty
- * unless the loop has a tasks file already), so CCW sees what we add.
- */
+static const char *const serve_modes[] = { "analysis", "write", "review",
+    NULL };
+static const char *const serve_on_error[] = { "continue", "pause",
+    "fail_fast", NULL };
+static const char *const serve_tools[] = { "bash", "codex", "claude",
+    "gemini", "qwen", "opencode", NULL };
+
+/* The fields a task route takes; any other member of a body is ignored. */
+static const struct serve_task_field serve_task_fields[] = {
+	{ "description", NULL, NULL, 1, 1 },
+	{ "tool", serve_tools, "tool must be one of enabled tools: bash, "
+	    "codex, claude, gemini, qwen, opencode", 1, 0 },
+	{ "mode", serve_modes, "mode must be one of: analysis, write, "
+	    "review", 1, 0 },
+	{ "prompt_template", NULL, NULL, 1, 1 },
+	{ "command", NULL, NULL, 0, 0 },
+	{ "on_error", serve_on_error, "on_error must be one of: continue, "
+	    "pause, fail_fast", 0, 0 },
+};
+#define SERVE_NFIELDS	(sizeof serve_task_fields / sizeof serve_task_fields[0])
+
+/* CCW answers these routes' errors {"error"}, the others {success:false}. */
+int
+serve_task_body_route(enum serve_task_op op)
+{
+	return op == STO_ADD || op == STO_UPDATE || op == STO_REORDER;
+}
+
+/* Only blanks (CCW's trim().length === 0)? */
 static int
-serve_tasks_file(int dfd, const char *id, char **err)
+serve_blank(const char *s)
 {
-	struct stat	 sb;
-	char		*name;
-	int		 lfd = -1, fd, rc = 0;
-
-	xasprintf(&name, "%s.tasks.jsonl", id);
-	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
-		free(name);
-		return 0;
-	}
-	free(name);
-	if (progress_open_dir(dfd, id, 1, &lfd, err) != 0)
-		return -1;
-	fd = openat(lfd, "tasks.jsonl", O_WRONLY | O_CREAT | O_NOFOLLOW |
-	    O_CLOEXEC, 0644);
-	if (fd < 0) {
-		xasprintf(err, "%s/tasks.jsonl: %s", id, strerror(errno));
-		rc = -1;
-	} else
-		close(fd);
-	close(lfd);
-	return rc;
+	while (isspace((unsigned char)*s))
+		s++;
+	return *s == '\0';
 }
 
-/* On the I/O thread: read the tasks; for a POST, append the new one. */
-static void
-serve_tasks_run(void *arg)
+/* s without its leading and trailing blanks, as CCW's trim(). */
+static json_t *
+serve_trimmed(const char *s)
 {
-	struct serve_task_job	*j = arg;
-	const char		*id = j->c->id;
-	int			 dfd;
+	size_t	n;
 
-	if ((dfd = state_dir_open(j->dir, 0, &j->err)) < 0) {
-		j->rc = -1;
-		return;
-	}
-	if (progress_tasks_read(dfd, id, &j->tasks, &j->err) < 0)
-		j->rc = -1;
-	else if (j->task != NULL) {
-		free(j->err);
-		j->err = NULL;
-		json_object_set_new(j->task, "order", json_integer(
-		    (json_int_t)json_array_size(j->tasks)));
-		if (serve_tasks_file(dfd, id, &j->err) != 0 ||
-		    progress_tasks_append(dfd, id, j->task, &j->err) != 0)
-			j->rc = -1;
-	}
-	close(dfd);
+	while (isspace((unsigned char)*s))
+		s++;
+	n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		n--;
+	return json_stringn(s, n);
 }
 
-/* Back on the loop: the reply (and TASK_ADDED for a POST). */
-static void
-serve_tasks_done(void *arg)
+/*
+ * A body's task fields checked as CCW's POST checks them (post: the
+ * required ones present; a PUT checks only those given, null meaning
+ * absent as CCW's "??" reads it): a new object of the fields, or NULL
+ * with the reply sent (400).
+ */
+static json_t *
+serve_task_check(struct http_req *r, const json_t *b, int post)
 {
-	struct serve_task_job	*j = arg;
-	struct serve_call	*c = j->c;
-	char			 now[40];
+	const struct serve_task_field	*f;
+	const json_t			*v;
+	const char			*s;
+	json_t				*out = json_object();
+	char				 msg[96];
+	size_t				 i, k;
 
-	if (j->rc == 0 && j->task != NULL)
-		bus_publish(c->s->cfg.bus, "TASK_ADDED", json_pack("{s:s,s:O,"
-		    "s:O}", "loop_id", c->id, "task_id", json_object_get(
-		    j->task, "task_id"), "task", j->task));
-	if (c->r != NULL && j->rc != 0)
-		serve_ccw_error(c->r, 500, j->task != NULL, j->err != NULL ?
-		    j->err : "tasks file failed");
-	else if (c->r != NULL && j->task != NULL)
-		serve_ok(c->r, json_pack("{s:O}", "data", j->task));
-	else if (c->r != NULL) {
-		clock_iso(NULL, 1, now, sizeof now);
-		serve_ok(c->r, json_pack("{s:O,s:I,s:s,s:s}", "data",
-		    j->tasks, "total", (json_int_t)json_array_size(j->tasks),
-		    "loop_id", c->id, "timestamp", now));
+	for (i = 0; i < SERVE_NFIELDS; i++) {
+		f = &serve_task_fields[i];
+		v = json_object_get(b, f->key);
+		if (v == NULL || json_is_null(v)) {
+			if (!post || !f->required)
+				continue;
+			snprintf(msg, sizeof msg, "%s is required", f->key);
+			goto bad;
+		}
+		s = json_string_value(v);
+		if (f->words != NULL) {
+			for (k = 0; s != NULL && f->words[k] != NULL; k++)
+				if (strcmp(s, f->words[k]) == 0)
+					break;
+			if (s == NULL || f->words[k] == NULL) {
+				snprintf(msg, sizeof msg, "%s", f->one_of);
+				goto bad;
+			}
+		} else if (s == NULL || (f->required && serve_blank(s))) {
+			snprintf(msg, sizeof msg, post && f->required ?
+			    "%s is required" : f->required ?
+			    "%s must be a non-empty string" :
+			    "%s must be a string", f->key);
+			goto bad;
+		}
+		json_object_set_new(out, f->key, post && f->trim ?
+		    serve_trimmed(s) : json_string(s));
 	}
-	serve_call_end(c);
-	json_decref(j->task);
-	json_decref(j->tasks);
-	free(j->err);
-	free(j->dir);
-	free(j);
+	return out;
+bad:
+	serve_ccw_error(r, 400, 1, msg);
+	json_decref(out);
+	return NULL;
 }
 
-/* Queue a task job for the loop's root. */
-static void
-serve_tasks_submit(struct serve *s, struct http_req *r,
-    struct serve_root *root, const char *id, json_t *task)
-{
-	struct serve_task_job	*j = xcalloc(1, sizeof *j);
-
-	j->c = serve_call_new(s, r, root, id);
-	j->dir = xstrdup(root->state_dir);
-	j->task = task;
-	if (committer_submit(s->io, serve_tasks_run, serve_tasks_done,
-	    j) != 0) {
-		serve_tasks_run(j);
-		serve_tasks_done(j);
-	}
-}
-
-/* The root of an existing loop, or the reply sent (400, 404). */
+/*
+ * The root of an existing loop, or the reply sent: 400 (CCW writes it
+ * {success:false} on every task route), 404 in the route's shape.
+ */
 static struct serve_root *
 serve_tasks_root(struct serve *s, struct http_req *r, const char *id,
     int body_route)
@@ -145,12 +140,34 @@ serve_tasks_root(struct serve *s, struct http_req *r, const char *id,
 	struct serve_root	*root;
 
 	if (!state_id_valid(id)) {
-		serve_ccw_error(r, 400, body_route, "Invalid loop ID format");
+		serve_ccw_error(r, 400, 0, "Invalid loop ID format");
 		return NULL;
 	}
 	if ((root = serve_root_of(s, id)) == NULL)
 		serve_ccw_error(r, 404, body_route, "Loop not found");
 	return root;
+}
+
+/* A job for op on the task id (may be NULL) and arg (taken). */
+static struct serve_task_job *
+serve_task_job(enum serve_task_op op, const char *tid, json_t *arg)
+{
+	struct serve_task_job	*j = xcalloc(1, sizeof *j);
+
+	j->op = op;
+	j->task_id = tid != NULL ? xstrdup(tid) : NULL;
+	j->arg = arg;
+	return j;
+}
+
+/* The task id of the path, or the reply sent (400, CCW's words). */
+static const char *
+serve_task_id(struct http_req *r, const struct serve_match *m)
+{
+	if (state_id_valid(m->cap[0]))
+		return m->cap[0];
+	serve_ccw_error(r, 400, 0, "Invalid task ID format");
+	return NULL;
 }
 
 /* GET /api/loops/v2/:id/tasks: {success, data (by order), total, ...} */
@@ -161,25 +178,8 @@ serve_tasks_list(struct serve *s, struct http_req *r,
 	struct serve_root	*root;
 
 	if ((root = serve_tasks_root(s, r, m->cap[0], 0)) != NULL)
-		serve_tasks_submit(s, r, root, m->cap[0], NULL);
-}
-
-/* Is v a string member that, when present, is one of words? */
-static int
-serve_task_word(const json_t *b, const char *key, const char *const *words,
-    int required)
-{
-	const json_t	*v = json_object_get(b, key);
-	size_t		 i;
-
-	if (v == NULL)
-		return !required;
-	if (!json_is_string(v) || json_string_length(v) == 0)
-		return 0;
-	for (i = 0; words != NULL && words[i] != NULL; i++)
-		if (strcmp(json_string_value(v), words[i]) == 0)
-			return 1;
-	return words == NULL;
+		serve_task_submit(s, r, root, m->cap[0],
+		    serve_task_job(STO_LIST, NULL, NULL));
 }
 
 /*
@@ -190,40 +190,18 @@ void
 serve_tasks_add(struct serve *s, struct http_req *r,
     const struct serve_match *m)
 {
-	static const char *const modes[] = { "analysis", "write", "review",
-	    NULL };
-	static const char *const on_error[] = { "continue", "pause",
-	    "fail_fast", NULL };
-	static const char *const tools[] = { "bash", "codex", "claude",
-	    "gemini", "qwen", "opencode", NULL };
 	struct serve_root	*root;
 	struct timespec		 ts;
 	json_t			*b, *t;
 	char			*gen, tid[64], now[40];
-	const char		*bad = NULL;
 
 	if ((root = serve_tasks_root(s, r, m->cap[0], 1)) == NULL ||
 	    (b = serve_body(r, 0)) == NULL)
 		return;
-	if (!serve_task_word(b, "description", NULL, 1))
-		bad = "description is required";
-	else if (!serve_task_word(b, "tool", tools, 1))
-		bad = "tool is required (bash, codex, claude, gemini, qwen, "
-		    "opencode)";
-	else if (!serve_task_word(b, "mode", modes, 1))
-		bad = "mode is required (analysis, write, review)";
-	else if (!serve_task_word(b, "prompt_template", NULL, 1))
-		bad = "prompt_template is required";
-	else if (!serve_task_word(b, "on_error", on_error, 0))
-		bad = "on_error must be continue, pause or fail_fast";
-	else if (json_object_get(b, "command") != NULL &&
-	    !json_is_string(json_object_get(b, "command")))
-		bad = "command must be a string";
-	if (bad != NULL) {
-		serve_ccw_error(r, 400, 1, bad);
-		json_decref(b);
+	t = serve_task_check(r, b, 1);
+	json_decref(b);
+	if (t == NULL)
 		return;
-	}
 	/* CCW's id: task-<ms since the epoch>-<8 hex> */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gen = state_id_generate();
@@ -231,13 +209,129 @@ serve_tasks_add(struct serve *s, struct http_req *r,
 	    ts.tv_nsec / 1000000, gen + strlen(gen) - 8);
 	free(gen);
 	clock_iso(NULL, 1, now, sizeof now);
-	t = json_pack("{s:s,s:O,s:O,s:O,s:O,s:s,s:s,s:O?,s:O?}", "task_id",
-	    tid, "description", json_object_get(b, "description"), "tool",
-	    json_object_get(b, "tool"), "mode", json_object_get(b, "mode"),
-	    "prompt_template", json_object_get(b, "prompt_template"),
+	/* CCW's member order: the line reads as CCW writes it */
+	b = json_pack("{s:s,s:O,s:O,s:O,s:O,s:s,s:s,s:O?,s:O?}", "task_id",
+	    tid, "description", json_object_get(t, "description"), "tool",
+	    json_object_get(t, "tool"), "mode", json_object_get(t, "mode"),
+	    "prompt_template", json_object_get(t, "prompt_template"),
 	    "created_at", now, "updated_at", now, "command",
-	    json_object_get(b, "command"), "on_error", json_object_get(b,
+	    json_object_get(t, "command"), "on_error", json_object_get(t,
 	    "on_error"));
+	json_decref(t);
+	serve_task_submit(s, r, root, m->cap[0], serve_task_job(STO_ADD, NULL,
+	    b));
+}
+
+/* GET /api/loops/v2/tasks/:taskId: found in any loop of any root. */
+void
+serve_tasks_get(struct serve *s, struct http_req *r,
+    const struct serve_match *m)
+{
+	const char	*tid;
+
+	if ((tid = serve_task_id(r, m)) != NULL)
+		serve_task_submit(s, r, NULL, NULL, serve_task_job(STO_FIND,
+		    tid, NULL));
+}
+
+/*
+ * PUT /api/loops/v2/tasks/:taskId {loop_id, description?, tool?, mode?,
+ * prompt_template?, command?, on_error?}: the fields given, checked as
+ * POST checks them; other members ignored (CCW ignores them).
+ */
+void
+serve_tasks_update(struct serve *s, struct http_req *r,
+    const struct serve_match *m)
+{
+	struct serve_root	*root;
+	const char		*tid, *lid;
+	json_t			*b, *f;
+
+	if ((tid = serve_task_id(r, m)) == NULL ||
+	    (b = serve_body(r, 0)) == NULL)
+		return;
+	lid = json_string_value(json_object_get(b, "loop_id"));
+	if (lid == NULL || *lid == '\0')
+		serve_ccw_error(r, 400, 1, "loop_id is required");
+	else if (!state_id_valid(lid))
+		serve_ccw_error(r, 400, 1, "Invalid loop_id format");
+	else if ((f = serve_task_check(r, b, 0)) == NULL)
+		;	/* answered */
+	else if ((root = serve_root_of(s, lid)) == NULL) {
+		serve_ccw_error(r, 404, 1, "Loop not found");
+		json_decref(f);
+	} else
+		serve_task_submit(s, r, root, lid, serve_task_job(STO_UPDATE,
+		    tid, f));
 	json_decref(b);
-	serve_tasks_submit(s, r, root, m->cap[0], t);
+}
+
+/* DELETE /api/loops/v2/tasks/:taskId?loop_id=ID: the rest renumbered. */
+void
+serve_tasks_delete(struct serve *s, struct http_req *r,
+    const struct serve_match *m)
+{
+	struct serve_root	*root;
+	const char		*tid;
+	char			 lid[STATE_ID_MAX + 1];
+
+	if ((tid = serve_task_id(r, m)) == NULL)
+		return;
+	if (http_query_get(http_req_head(r)->query, "loop_id", lid,
+	    sizeof lid) != 1 || !state_id_valid(lid)) {
+		serve_ccw_error(r, 400, 0, "loop_id query parameter is "
+		    "required");
+		return;
+	}
+	if ((root = serve_tasks_root(s, r, lid, 0)) != NULL)
+		serve_task_submit(s, r, root, lid, serve_task_job(STO_DELETE,
+		    tid, NULL));
+}
+
+/*
+ * PUT /api/loops/v2/:id/tasks/reorder {ordered_task_ids}: every id a
+ * task of the loop (else 400 "Task not found: X"), none twice.
+ */
+void
+serve_tasks_reorder(struct serve *s, struct http_req *r,
+    const struct serve_match *m)
+{
+	struct serve_root	*root;
+	json_t			*b, *ids, *seen, *set, *v;
+	char			 msg[STATE_ID_MAX + 32];
+	const char		*bad = NULL;
+	size_t			 i;
+
+	if ((root = serve_tasks_root(s, r, m->cap[0], 1)) == NULL ||
+	    (b = serve_body(r, 0)) == NULL)
+		return;
+	ids = json_object_get(b, "ordered_task_ids");
+	seen = json_array();
+	set = json_object();
+	if (!json_is_array(ids))
+		bad = "ordered_task_ids must be an array";
+	else if (json_array_size(ids) == 0)
+		bad = "ordered_task_ids cannot be empty";
+	json_array_foreach(bad == NULL ? ids : NULL, i, v) {
+		if (!json_is_string(v)) {
+			bad = "ordered_task_ids must hold task id strings";
+			break;
+		}
+		if (json_object_get(set, json_string_value(v)) != NULL) {
+			snprintf(msg, sizeof msg, "Task listed twice: %s",
+			    json_string_value(v));
+			bad = msg;
+			break;
+		}
+		json_object_set_new(set, json_string_value(v), json_true());
+		json_array_append(seen, v);
+	}
+	json_decref(set);
+	if (bad != NULL) {
+		serve_ccw_error(r, 400, 1, bad);
+		json_decref(seen);
+	} else
+		serve_task_submit(s, r, root, m->cap[0], serve_task_job(
+		    STO_REORDER, NULL, seen));
+	json_decref(b);
 }

@@ -652,13 +652,49 @@ progress_write_all(int fd, const char *label, const char *p, size_t len,
 	return 0;
 }
 
-/* Temp, fsync, rename, fsync the directory: old or new is seen, never half. */
+/*
+ * name in wfd replaced by data: temp (pid in its name), fsync, rename,
+ * fsync the directory: a reader sees the old or the new, never half.
+ */
+static int
+progress_replace(int wfd, const char *name, const char *label,
+    const char *data, size_t len, char **err)
+{
+	char	*tmp;
+	int	 fd, rc = -1;
+
+	xasprintf(&tmp, "%s.%ld.tmp", name, (long)getpid());
+	unlinkat(wfd, tmp, 0);		/* ours (pid in the name): a crash */
+	if ((fd = openat(wfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0644)) == -1)
+		xasprintf(err, "%s.tmp: %s", label, strerror(errno));
+	else if (progress_write_all(fd, label, data, len, err) == 0) {
+		if (fsync(fd) == -1)
+			xasprintf(err, "%s: fsync: %s", label, strerror(errno));
+		else
+			rc = 0;
+	}
+	if (fd != -1)
+		close(fd);
+	if (rc == 0 && renameat(wfd, tmp, wfd, name) == -1) {
+		xasprintf(err, "%s: rename: %s", label, strerror(errno));
+		rc = -1;
+	}
+	if (rc == 0)
+		fsync(wfd);
+	else
+		unlinkat(wfd, tmp, 0);
+	free(tmp);
+	return rc;
+}
+
+/* A worker's output in {id}.workers/{role}.output.json, replaced whole. */
 int
 progress_output_save(int dfd, const char *id, const char *role,
     const json_t *output, char **err)
 {
-	char	*dir, *name, *tmp, *label, *s = NULL;
-	int	 wfd = -1, fd = -1, rc = -1;
+	char	*dir, *name, *label, *s;
+	int	 wfd = -1, rc = -1;
 
 	*err = NULL;
 	if (progress_check_id(id, err) == -1)
@@ -671,48 +707,77 @@ progress_output_save(int dfd, const char *id, const char *role,
 		xasprintf(err, "%s output: must be a JSON object", role);
 		return -1;
 	}
+	if ((s = json_dumps(output, JSON_INDENT(2))) == NULL) {
+		xasprintf(err, "%s output: cannot encode it", role);
+		return -1;
+	}
 	xasprintf(&dir, "%s.workers", id);
 	xasprintf(&name, "%s.output.json", role);
-	xasprintf(&tmp, "%s.output.json.%ld.tmp", role, (long)getpid());
 	xasprintf(&label, "%s/%s", dir, name);
-	if (progress_open_dir(dfd, dir, 1, &wfd, err) == -1)
-		goto out;
-	unlinkat(wfd, tmp, 0);		/* ours (pid in the name): a crash */
-	if ((fd = openat(wfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0644)) == -1) {
-		xasprintf(err, "%s/%s: %s", dir, tmp, strerror(errno));
-		goto out;
-	}
-	if ((s = json_dumps(output, JSON_INDENT(2))) == NULL) {
-		xasprintf(err, "%s: cannot encode the output", label);
-		goto out;
-	}
-	if (progress_write_all(fd, label, s, strlen(s), err) == -1 ||
-	    progress_write_all(fd, label, "\n", 1, err) == -1)
-		goto out;
-	if (fsync(fd) == -1) {
-		xasprintf(err, "%s: fsync: %s", label, strerror(errno));
-		goto out;
-	}
-	close(fd);
-	fd = -1;
-	if (renameat(wfd, tmp, wfd, name) == -1) {
-		xasprintf(err, "%s: rename: %s", label, strerror(errno));
-		goto out;
-	}
-	fsync(wfd);
-	rc = 0;
-out:
-	if (fd != -1)
-		close(fd);
-	if (rc == -1 && wfd != -1)
-		unlinkat(wfd, tmp, 0);
-	if (wfd != -1)
+	if (progress_open_dir(dfd, dir, 1, &wfd, err) == 0) {
+		s = xreallocarray(s, 1, strlen(s) + 2);
+		strcat(s, "\n");
+		rc = progress_replace(wfd, name, label, s, strlen(s), err);
 		close(wfd);
+	}
 	free(s);
 	free(label);
-	free(tmp);
 	free(name);
 	free(dir);
+	return rc;
+}
+
+/*
+ * The whole list, one compact object a line, every line newline-
+ * terminated, replacing CCW's {id}/tasks.jsonl (the engine's
+ * {id}.tasks.jsonl when only it exists); the other layout, whose lines
+ * would override these on the next read, is removed after the rename.
+ * The caller serialises its rewrites (serve's I/O thread).
+ */
+int
+progress_tasks_write(int dfd, const char *id, const json_t *tasks,
+    char **err)
+{
+	struct sbuf	 sb = { NULL, 0, 0 };
+	struct stat	 st;
+	const json_t	*t;
+	char		*legacy, *label, *line;
+	size_t		 i;
+	int		 lfd = -1, own, rc = -1;
+
+	*err = NULL;
+	if (progress_check_id(id, err) == -1)
+		return -1;
+	json_array_foreach(tasks, i, t) {
+		if (!json_is_object(t) || (line = json_dumps(t,
+		    JSON_COMPACT)) == NULL) {
+			xasprintf(err, "%s tasks: task %zu is not an object",
+			    id, i);
+			free(sb.p);
+			return -1;
+		}
+		progress_sb_printf(&sb, "%s\n", line);
+		free(line);
+	}
+	progress_sb_grow(&sb, 0);
+	xasprintf(&legacy, "%s.tasks.jsonl", id);
+	xasprintf(&label, "%s/tasks.jsonl", id);
+	own = fstatat(dfd, legacy, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (own && (rc = progress_open_dir(dfd, id, 0, &lfd, err)) != -1 &&
+	    (lfd == -1 || fstatat(lfd, "tasks.jsonl", &st,
+	    AT_SYMLINK_NOFOLLOW) == -1))
+		rc = progress_replace(dfd, legacy, legacy, sb.p, sb.len, err);
+	else if (*err == NULL && (lfd != -1 || progress_open_dir(dfd, id, 1,
+	    &lfd, err) == 0) && (rc = progress_replace(lfd, "tasks.jsonl",
+	    label, sb.p, sb.len, err)) == 0 && own &&
+	    unlinkat(dfd, legacy, 0) == -1 && errno != ENOENT) {
+		xasprintf(err, "%s: unlink: %s", legacy, strerror(errno));
+		rc = -1;
+	}
+	if (lfd != -1)
+		close(lfd);
+	free(label);
+	free(legacy);
+	free(sb.p);
 	return rc;
 }

@@ -32,6 +32,7 @@ int	 progress_log(const struct workflow_state *, int, const char *,
 	    char **);	/* one of the workflow's logs, one object */
 int	 progress_tasks_read(int, const char *, json_t **, char **);	/* array of task objects */
 int	 progress_tasks_append(int, const char *, const json_t *, char **);
+int	 progress_tasks_write(int, const char *, const json_t *, char **);	/* the whole list, atomically */
 int	 progress_output_save(int, const char *, const char *, const json_t *, char **);	/* role, worker output */
 int	 progress_history_append(int, const char *, const json_t *,
 	    const atomic_int *, char **);

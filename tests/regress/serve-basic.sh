@@ -47,13 +47,8 @@ is "$(jr '[d["status"], d["allow"], d["body"]["success"]]')" \
     '[405,"GET, POST",false]' "wrong method: 405 with Allow, JSON body"
 
 # --- events from here on
-python3 "$HTTPC" "$SRV_PORT" GET /api/events -t "$SRV_TOKEN" -s "$T_TMP/ev" &
-EVPID=$!
-end=$(t_until 5000)
-until grep -q 'ccw_sse_subscribers 1' <(python3 "$HTTPC" "$SRV_PORT" GET /metrics | jget - 'd["body"]'); do
-	[ "$(t_now_ms)" -ge "$end" ] && break
-	sleep 0.05
-done
+srv_events "$T_TMP/ev"
+ok $? "/api/events: subscribed"
 
 # --- create
 req POST /api/loops/v2 '{"title": ""}'

@@ -85,3 +85,18 @@ srv_wait_grep() {
 		sleep 0.05
 	done
 }
+
+# srv_events FILE: stream /api/events into FILE in the background ($EVPID)
+# and wait (5 s at most) until the server counts the subscriber, so that
+# no event published after this returns is missed.
+srv_events() {
+	local end
+	python3 "$HTTPC" "$SRV_PORT" GET /api/events -t "$SRV_TOKEN" -s "$1" &
+	EVPID=$!
+	end=$(t_until 5000)
+	until grep -q 'ccw_sse_subscribers 1' <(python3 "$HTTPC" "$SRV_PORT" \
+	    GET /metrics | jget - 'd["body"]'); do
+		[ "$(t_now_ms)" -ge "$end" ] && return 1
+		sleep 0.05
+	done
+}
