@@ -26,6 +26,7 @@ IDLE_N=${BENCH_IDLE_AGENTS:-1000}
 IDLE_S=${BENCH_IDLE_S:-10}
 FLOOD_MIB=${BENCH_FLOOD_MIB:-1024}
 COMMIT_N=200
+SERVE_N=${BENCH_SERVE_LOOPS:-200}
 
 marker=ccwbench-$$-$RANDOM
 tmp=
@@ -482,8 +483,45 @@ fig_prompts() {
 	    "$(ratio "$2" "$3")" "<= 0.3x" "$(meets "$(ratio "$2" "$3")" "<=" 0.3)"
 }
 
+# Figure 7: SERVE_N loops of fake agents (init, develop, validate,
+# complete) hosted at once by one serve, against the same loops as
+# SERVE_N `run` processes at once; the lag from each LOOP_STATE_UPDATE's
+# updated_at (set before its commit's fsync) to its arrival on a client
+# of /api/events; serve's peak RSS.
+fig_serve() {
+	local i out o=() r=() l=() m=() mo mr ml mm
+	echo "bench: serve: $RUNS x $SERVE_N loops, serve and run" >&2
+	for i in $(seq "$RUNS"); do
+		if out=$(python3 "$bench/servebench.py" serve "$SUP" "$FAKE" \
+		    "$tmp/serve$i" "$SERVE_N" "$SERVE_N" 2>>"$tmp/errors"); then
+			o+=("$(jget loops_per_s <<<"$out")")
+			l+=("$(jget lag_p99_ms <<<"$out")")
+			m+=("$(awk -v k="$(jget rss_kib <<<"$out")" \
+			    'BEGIN { printf "%.1f\n", k / 1024 }')")
+		else
+			warn "serve: our run $i failed"
+		fi
+		if out=$(python3 "$bench/servebench.py" run "$SUP" "$FAKE" \
+		    "$tmp/run$i" "$SERVE_N" "$SERVE_N" 2>>"$tmp/errors"); then
+			r+=("$(jget loops_per_s <<<"$out")")
+		fi
+		rm -rf "$tmp/serve$i" "$tmp/run$i"
+	done
+	mo=$(printf '%s\n' "${o[@]}" | median)
+	mr=$(printf '%s\n' "${r[@]}" | median)
+	ml=$(printf '%s\n' "${l[@]}" | median)
+	mm=$(printf '%s\n' "${m[@]}" | sort -g | tail -n 1)
+	row "$SERVE_N loops: serve vs run processes" "${mo:-n/a}" "${mr:-n/a}" \
+	    "loops/s" "$(ratio "$mo" "$mr")" ">= 2x" \
+	    "$(meets "$(ratio "$mo" "$mr")" ">=" 2)"
+	row "  state change to SSE, p99" "${ml:-n/a}" "-" "ms" "-" "<= 50 ms" \
+	    "$(meets "${ml:-n/a}" "<=" 50)"
+	row "  serve's peak RSS" "${mm:-n/a}" "-" "MiB" "-" "<= 64 MiB" \
+	    "$(meets "${mm:-n/a}" "<=" 64)"
+}
+
 setup
-for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts}; do
+for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts serve}; do
 	"fig_$f"
 done
 report
