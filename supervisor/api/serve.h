@@ -21,6 +21,8 @@ struct serve;
 struct sock;
 struct sup;
 
+struct config;
+
 /* One project root: its state directory, the host and api on it. */
 struct serve_root {
 	const char	*root;		/* the project (workers' cwd) */
@@ -28,6 +30,7 @@ struct serve_root {
 	struct host	*host;		/* runs its loops */
 	struct api	*api;		/* the verb table on that directory */
 	struct sup	*sup;		/* its agent table (counts for metrics) */
+	const struct config *config;	/* its tools (a task's tool checked) */
 };
 
 /* What serve_new is given; all borrowed for the server's life. */

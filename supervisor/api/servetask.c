@@ -16,6 +16,7 @@
 #include "serveint.h"
 #include "servetask.h"
 #include "state.h"
+#include "toolconfig.h"
 #include "xmalloc.h"
 
 /* A task field: required on POST; a word list, or free text. */
@@ -31,14 +32,12 @@ static const char *const serve_modes[] = { "analysis", "write", "review",
     NULL };
 static const char *const serve_on_error[] = { "continue", "pause",
     "fail_fast", NULL };
-static const char *const serve_tools[] = { "bash", "codex", "claude",
-    "gemini", "qwen", "opencode", NULL };
 
 /* The fields a task route takes; any other member of a body is ignored. */
 static const struct serve_task_field serve_task_fields[] = {
 	{ "description", NULL, NULL, 1, 1 },
-	{ "tool", serve_tools, "tool must be one of enabled tools: bash, "
-	    "codex, claude, gemini, qwen, opencode", 1, 0 },
+	/* words NULL and one_of set: the root's enabled tools, or bash */
+	{ "tool", NULL, "tool must be one of enabled tools: ", 1, 0 },
 	{ "mode", serve_modes, "mode must be one of: analysis, write, "
 	    "review", 1, 0 },
 	{ "prompt_template", NULL, NULL, 1, 1 },
@@ -78,20 +77,52 @@ serve_trimmed(const char *s)
 	return json_stringn(s, n);
 }
 
+/* bash, or a tool the configuration enables (none: any of ours). */
+static int
+serve_tool_enabled(const struct config *cfg, const char *name)
+{
+	size_t	i;
+
+	if (strcmp(name, "bash") == 0)
+		return 1;
+	for (i = 0; cfg != NULL && i < cfg->ntools; i++)
+		if (strcmp(cfg->tools[i].name, name) == 0)
+			return cfg->tools[i].enabled;
+	return 0;
+}
+
+/* The error for a tool refused: the words, then bash and every enabled. */
+static void
+serve_tools_list(const struct config *cfg, const char *lead, char *buf,
+    size_t len)
+{
+	size_t	i, n;
+
+	n = (size_t)snprintf(buf, len, "%sbash", lead);
+	for (i = 0; cfg != NULL && i < cfg->ntools && n < len; i++)
+		if (cfg->tools[i].enabled && strcmp(cfg->tools[i].name,
+		    "bash") != 0)
+			n += (size_t)snprintf(buf + n, len - n, ", %s",
+			    cfg->tools[i].name);
+}
+
 /*
  * A body's task fields checked as CCW's POST checks them (post: the
  * required ones present; a PUT checks only those given, null meaning
  * absent as CCW's "??" reads it): a new object of the fields, or NULL
- * with the reply sent (400).
+ * with the reply sent (400).  The tool is bash or one the loop's root
+ * enables (its configuration, CCW's cli-tools.json included), as CCW
+ * checks it against its enabled tools.
  */
 static json_t *
-serve_task_check(struct http_req *r, const json_t *b, int post)
+serve_task_check(struct http_req *r, const json_t *b, int post,
+    const struct config *cfg)
 {
 	const struct serve_task_field	*f;
 	const json_t			*v;
 	const char			*s;
 	json_t				*out = json_object();
-	char				 msg[96];
+	char				 msg[512];
 	size_t				 i, k;
 
 	for (i = 0; i < SERVE_NFIELDS; i++) {
@@ -104,7 +135,13 @@ serve_task_check(struct http_req *r, const json_t *b, int post)
 			goto bad;
 		}
 		s = json_string_value(v);
-		if (f->words != NULL) {
+		if (f->words == NULL && f->one_of != NULL) {
+			if (s == NULL || !serve_tool_enabled(cfg, s)) {
+				serve_tools_list(cfg, f->one_of, msg,
+				    sizeof msg);
+				goto bad;
+			}
+		} else if (f->words != NULL) {
 			for (k = 0; s != NULL && f->words[k] != NULL; k++)
 				if (strcmp(s, f->words[k]) == 0)
 					break;
@@ -198,7 +235,7 @@ serve_tasks_add(struct serve *s, struct http_req *r,
 	if ((root = serve_tasks_root(s, r, m->cap[0], 1)) == NULL ||
 	    (b = serve_body(r, 0)) == NULL)
 		return;
-	t = serve_task_check(r, b, 1);
+	t = serve_task_check(r, b, 1, root->config);
 	json_decref(b);
 	if (t == NULL)
 		return;
@@ -255,12 +292,11 @@ serve_tasks_update(struct serve *s, struct http_req *r,
 		serve_ccw_error(r, 400, 1, "loop_id is required");
 	else if (!state_id_valid(lid))
 		serve_ccw_error(r, 400, 1, "Invalid loop_id format");
-	else if ((f = serve_task_check(r, b, 0)) == NULL)
-		;	/* answered */
-	else if ((root = serve_root_of(s, lid)) == NULL) {
+	else if ((root = serve_root_of(s, lid)) == NULL)
 		serve_ccw_error(r, 404, 1, "Loop not found");
-		json_decref(f);
-	} else
+	else if ((f = serve_task_check(r, b, 0, root->config)) == NULL)
+		;	/* answered */
+	else
 		serve_task_submit(s, r, root, lid, serve_task_job(STO_UPDATE,
 		    tid, f));
 	json_decref(b);

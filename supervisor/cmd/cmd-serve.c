@@ -280,6 +280,7 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	sc->roots[i].host = sd->host;
 	sc->roots[i].api = sd->api;
 	sc->roots[i].sup = &sd->sup;
+	sc->roots[i].config = &sd->o.cfg;
 	sc->n = i + 1;
 	return 0;
 }
