@@ -301,7 +301,7 @@ run_ui_eof(struct run_ui *ui)
 		loop_choose(ui->l, "exit");
 	} else if (ui->want == UI_ASK) {
 		ui->want = UI_IDLE;
-		rec = merge_recommended(ui->qs, &why);
+		rec = clarify_recommended(ui->qs, &why);
 		free(why);
 		loop_answer(ui->l, rec);
 		json_decref(rec);

@@ -261,6 +261,42 @@ test_develop(void)
 	is_json(ss, "develop.total", "3", "develop: no new task for it");
 	json_decref(r);
 	json_decref(tasks);
+
+	/* CCW's tasks, then a front end deletes one and reorders the rest */
+	tasks = J("[{\"task_id\": \"C1\", \"prompt_template\": \"p1\"},"
+	    " {\"task_id\": \"C2\", \"prompt_template\": \"p2\"},"
+	    " {\"task_id\": \"C3\", \"prompt_template\": \"p3\"}]");
+	merge_tasks(ss, tasks, LATER);
+	json_decref(tasks);
+	is_json(ss, "develop.total", "6", "CCW's three tasks added");
+	tasks = J("[{\"task_id\": \"C3\", \"prompt_template\": \"p3\"},"
+	    " {\"task_id\": \"C1\", \"prompt_template\": \"p1\"}]");
+	merge_tasks(ss, tasks, LATER);
+	json_decref(tasks);
+	is_json(ss, "develop.total", "5", "a pending task deleted from the "
+	    "file leaves the list");
+	is_json(ss, "develop.tasks.3.id", "\"C3\"", "the file's order: C3 "
+	    "first, in the places its tasks hold");
+	is_json(ss, "develop.tasks.4.id", "\"C1\"", "then C1");
+	is_json(ss, "develop.tasks.0.id", "\"task-001\"", "the engine's own "
+	    "tasks stay where they were");
+	/* C3 begun, then gone from the file: it stays, and C1 keeps its place */
+	json_object_set_new(json_array_get(json_object_get(json_object_get(ss,
+	    "develop"), "tasks"), 3), "status", json_string("in_progress"));
+	tasks = J("[{\"task_id\": \"C1\", \"prompt_template\": \"p1\"}]");
+	merge_tasks(ss, tasks, LATER);
+	json_decref(tasks);
+	is_json(ss, "develop.tasks.3.id", "\"C3\"", "a task begun stays when "
+	    "the file drops it");
+	is_json(ss, "develop.tasks.4.id", "\"C1\"", "and the rest keep "
+	    "their places, none twice");
+	json_object_set_new(json_array_get(json_object_get(json_object_get(ss,
+	    "develop"), "tasks"), 3), "status", json_string("pending"));
+	tasks = J("[]");
+	merge_tasks(ss, tasks, LATER);
+	json_decref(tasks);
+	is_json(ss, "develop.total", "3", "every CCW task deleted: only the "
+	    "engine's own and the done ones are left");
 	json_decref(ss);
 }
 
@@ -421,18 +457,18 @@ test_clarify(void)
 	    " \"recommended\": \"postgres\"},"
 	    " {\"id\": \"Q2\", \"question\": \"Port?\", \"options\": [\"80\"],"
 	    " \"recommended\": null}]");
-	a = merge_recommended(qs, &why);
+	a = clarify_recommended(qs, &why);
 	is_json(a, "", "[\"postgres\", \"80\"]",
 	    "clarify: recommended, else the first option");
 	tap_ok(why == NULL, "clarify: no reason when answered");
-	text = merge_answer_text(qs, a);
+	text = clarify_answer_text(qs, a);
 	tap_ok(strstr(text, "- Q1: Which database? -> postgres\n") != NULL,
 	    "clarify: the answer text names question and answer");
 	free(text);
-	merge_questions(ss, "develop", qs, NULL);
+	clarify_questions(ss, "develop", qs, NULL);
 	is_json(ss, "open_questions.0.status", "\"open\"", "clarify: open");
 	is_json(ss, "open_questions.1.phase", "\"develop\"", "clarify: phase");
-	merge_questions(ss, "develop", qs, a);
+	clarify_questions(ss, "develop", qs, a);
 	is_json(ss, "open_questions.0.answer", "\"postgres\"",
 	    "clarify: answered");
 	is_json(ss, "open_questions.1.status", "\"answered\"",
@@ -442,13 +478,13 @@ test_clarify(void)
 
 	qs = J("[{\"id\": \"Q1\", \"question\": \"Why?\", \"options\": [],"
 	    " \"recommended\": null}]");
-	a = merge_recommended(qs, &why);
+	a = clarify_recommended(qs, &why);
 	tap_ok(a == NULL && why != NULL && strstr(why, "Q1: Why?") != NULL,
 	    "clarify: no option: refused, naming the question");
 	free(why);
 	json_decref(qs);
 	qs = json_array();
-	a = merge_recommended(qs, &why);
+	a = clarify_recommended(qs, &why);
 	tap_ok(a == NULL && why != NULL, "clarify: no question read: refused");
 	free(why);
 	json_decref(qs);

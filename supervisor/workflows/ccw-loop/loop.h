@@ -1,9 +1,10 @@
 /*
  * loop.h: the run engine (loop.c: the auto, parallel and interactive
  * modes over the four verbs), a role's result into its skill_state
- * section (merge.c), a worker's prompt and side files (prompt.c) and its
- * log: TAP, last line (tap.c).  merge.c and tap.c are pure: no event
- * loop, no agents, no state file.
+ * section (merge.c), clarification questions (clarify.c), a worker's
+ * prompt and side files (prompt.c) and its log: TAP, last line (tap.c).
+ * merge.c, clarify.c and tap.c are pure: no event loop, no agents, no
+ * state file.
  */
 #ifndef CCW_LOOP_H
 #define CCW_LOOP_H
@@ -92,15 +93,16 @@ void		 merge_parallel(json_t *, const char *const *,
 		    const json_t *const *, size_t, const char *);
 int		 merge_next(int, const json_t *, const json_t *);
 char		*merge_fail_reason(const char *, const json_t *);
-char		*merge_clarify_reason(const char *, const json_t *,
-		    const char *);
 json_t		*merge_event(const char *, const json_t *);
 json_t		*merge_state_event(const json_t *, const char *, int);
 void		 merge_tasks(json_t *, const json_t *, const char *);
-json_t		*merge_recommended(const json_t *, char **);
-char		*merge_answer_text(const json_t *, const json_t *);
-void		 merge_questions(json_t *, const char *, const json_t *,
+
+/* --- clarify.c: a worker's clarification questions */
+json_t		*clarify_recommended(const json_t *, char **);
+char		*clarify_answer_text(const json_t *, const json_t *);
+void		 clarify_questions(json_t *, const char *, const json_t *,
 		    const json_t *);
+char		*clarify_reason(const char *, const json_t *, const char *);
 
 /* --- tap.c: a worker's log */
 json_t		*tap_parse_text(const char *, size_t);

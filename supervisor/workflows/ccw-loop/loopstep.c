@@ -22,7 +22,7 @@ static void
 loop_clarify_fail(struct loop *l, const char *role, const json_t *qs,
     const char *why)
 {
-	char	*reason = merge_clarify_reason(role, qs, why);
+	char	*reason = clarify_reason(role, qs, why);
 
 	loop_end(l, EXIT_FAILED, "failed", reason);
 	free(reason);
@@ -37,10 +37,10 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
 	char		*text;
 	uint64_t	 left = 0, nudge = 0, spent;
 
-	merge_questions(l->ss, loop_role(l, r->role), qs, answers);
+	clarify_questions(l->ss, loop_role(l, r->role), qs, answers);
 	if (l->phase == LP_PAUSING || l->phase == LP_ENDING)
 		return;		/* the step is redone on resume */
-	text = merge_answer_text(qs, answers);
+	text = clarify_answer_text(qs, answers);
 	if (l->batch) {
 		/* the batch deadline holds for the re-run too */
 		spent = clock_mono_ms() - l->batch_start;
@@ -72,7 +72,7 @@ loop_clarify(struct loop *l, int slot)
 	int		 may;
 
 	may = !l->cfg.clarify_fail && r->rounds < LOOP_MAX_CLARIFY;
-	merge_questions(l->ss, role, qs, NULL);
+	clarify_questions(l->ss, role, qs, NULL);
 	if (may && l->cfg.mode == LOOP_INTERACTIVE && l->cfg.hooks.ask) {
 		/* pausing: not asked now; the step is redone on resume */
 		if (loop_transition(l, LE_ASK, slot) != 0)
@@ -81,7 +81,7 @@ loop_clarify(struct loop *l, int slot)
 		return 1;
 	}
 	if (may)
-		ans = merge_recommended(qs, &why);
+		ans = clarify_recommended(qs, &why);
 	if (ans == NULL) {
 		loop_clarify_fail(l, role, qs, l->cfg.clarify_fail ? NULL :
 		    why != NULL ? why : "still asking after 3 answers");

@@ -2,7 +2,7 @@
  * merge.c: a role's result into its own section of skill_state (develop
  * tasks, debug hypotheses, validate test results), the deterministic
  * merge of a parallel step (role order, never arrival order) with its
- * file conflicts, and the answers to a worker's clarification questions.
+ * file conflicts; the tasks file's tasks.  Questions: clarify.c.
  */
 #include <config.h>
 
@@ -376,7 +376,7 @@ merge_role(json_t *ss, const char *role, const json_t *res, const char *now)
 		return -1;
 	outcome = merge_outcome(role, res);
 	if (strcmp(outcome, "needs_input") == 0) {
-		merge_questions(ss, role, json_object_get(res, "questions"),
+		clarify_questions(ss, role, json_object_get(res, "questions"),
 		    NULL);
 		return 0;
 	}
@@ -390,12 +390,63 @@ merge_role(json_t *ss, const char *role, const json_t *res, const char *now)
 	return 0;
 }
 
+/* The id of a tasks file's line: CCW's task_id, or our own id. */
+static const char *
+merge_task_id(const json_t *t)
+{
+	return merge_s(t, "task_id") != NULL ? merge_s(t, "task_id") :
+	    merge_s(t, "id");
+}
+
+/*
+ * A front end deleted or reordered tasks of the file.  A pending task
+ * that came from it (only CCW's task lines carry a prompt_template) and
+ * is no longer there goes; CCW's tasks take the file's order in the
+ * places they hold.  A task begun or done, or the engine's own, stays.
+ */
+static void
+merge_tasks_follow(json_t *tasks, const json_t *in)
+{
+	json_t		*order = json_array(), *nt;
+	const json_t	*t;
+	const char	*id, *st;
+	size_t		 i, k, n;
+
+	for (i = json_array_size(tasks); i-- > 0; ) {
+		t = json_array_get(tasks, i);
+		st = merge_s(t, "status");
+		if (json_object_get(t, "prompt_template") == NULL ||
+		    st == NULL || strcmp(st, "pending") != 0)
+			continue;
+		json_array_foreach(in, k, nt)
+			if (merge_task_id(nt) != NULL && merge_s(t, "id") !=
+			    NULL && strcmp(merge_task_id(nt), merge_s(t,
+			    "id")) == 0)
+				break;
+		if (k == json_array_size(in))
+			json_array_remove(tasks, i);
+	}
+	json_array_foreach(in, k, t)
+		if ((id = merge_task_id(t)) != NULL &&
+		    (nt = merge_find_id(tasks, id)) != NULL &&
+		    json_object_get(nt, "prompt_template") != NULL &&
+		    merge_find_id(order, id) == NULL)
+			json_array_append(order, nt);
+	n = 0;
+	json_array_foreach(tasks, i, t)
+		if (merge_s(t, "id") != NULL && n < json_array_size(order) &&
+		    merge_find_id(order, merge_s(t, "id")) != NULL)
+			json_array_set(tasks, i, json_array_get(order, n++));
+	json_decref(order);
+}
+
 /*
  * The tasks file's tasks (after every action): those not in the list yet
  * are added as they are planned, pending unless the file says otherwise;
  * CCW's key is "task_id", and its description, prompt_template, command
  * and on_error go along for the develop prompt.  A task already listed
- * keeps its status; its description and instructions follow the file.
+ * keeps its status; its description and instructions follow the file,
+ * and so do deletions and the order (merge_tasks_follow).
  */
 void
 merge_tasks(json_t *ss, const json_t *in, const char *now)
@@ -413,9 +464,7 @@ merge_tasks(json_t *ss, const json_t *in, const char *now)
 	int		 k;
 
 	json_array_foreach(in, i, t) {
-		if ((id = merge_s(t, "task_id")) == NULL)
-			id = merge_s(t, "id");
-		if (id == NULL)
+		if ((id = merge_task_id(t)) == NULL)
 			continue;	/* the reader reported it */
 		if ((nt = merge_find_id(tasks, id)) != NULL) {
 			if (merge_s(t, "description") != NULL)
@@ -445,6 +494,7 @@ merge_tasks(json_t *ss, const json_t *in, const char *now)
 				    json_object_get(t, carried[k]));
 		json_array_append_new(tasks, nt);
 	}
+	merge_tasks_follow(tasks, in);
 	merge_count_tasks(dev);
 }
 
@@ -547,101 +597,6 @@ merge_parallel(json_t *ss, const char *const *roles,
 }
 
 /*
- * Headless answers: each question's Recommended option, else its first
- * option.  NULL, with the question named in *why, when one has neither.
- */
-json_t *
-merge_recommended(const json_t *questions, char **why)
-{
-	const json_t	*q, *rec;
-	json_t		*out;
-	size_t		 i;
-
-	*why = NULL;
-	if (json_array_size(questions) == 0) {
-		*why = xstrdup("the worker asked for clarification but no "
-		    "question could be read");
-		return NULL;
-	}
-	out = json_array();
-	json_array_foreach(questions, i, q) {
-		rec = json_object_get(q, "recommended");
-		if (!json_is_string(rec))
-			rec = json_array_get(json_object_get(q, "options"), 0);
-		if (!json_is_string(rec) || json_string_length(rec) == 0) {
-			xasprintf(why, "%s: %s (no recommended option)",
-			    merge_s(q, "id") != NULL ? merge_s(q, "id") : "Q",
-			    merge_s(q, "question") != NULL ?
-			    merge_s(q, "question") : "?");
-			json_decref(out);
-			return NULL;
-		}
-		json_array_append(out, (json_t *)rec);
-	}
-	return out;
-}
-
-/* The answers as the text appended to the role's prompt for its re-run. */
-char *
-merge_answer_text(const json_t *questions, const json_t *answers)
-{
-	const json_t	*q;
-	char		*s, *t;
-	size_t		 i;
-
-	s = xstrdup("\n## CLARIFICATION ANSWERS\n\nYour questions were "
-	    "answered:\n");
-	json_array_foreach(questions, i, q) {
-		xasprintf(&t, "%s- %s: %s -> %s\n", s,
-		    merge_s(q, "id") != NULL ? merge_s(q, "id") : "Q",
-		    merge_s(q, "question") != NULL ?
-		    merge_s(q, "question") : "?",
-		    json_string_value(json_array_get(answers, i)) != NULL ?
-		    json_string_value(json_array_get(answers, i)) : "(none)");
-		free(s);
-		s = t;
-	}
-	xasprintf(&t, "%s\nContinue with these answers; do not ask again. "
-	    "End with the WORKER_RESULT block.\n", s);
-	free(s);
-	return t;
-}
-
-/*
- * skill_state.open_questions: a role's questions while they are open
- * (answers NULL), marked answered once answers come; the capsule shows
- * the open ones to a resumed worker.
- */
-void
-merge_questions(json_t *ss, const char *role, const json_t *questions,
-    const json_t *answers)
-{
-	json_t		*list = json_array(), *e;
-	const json_t	*q;
-	size_t		 i;
-
-	json_array_foreach(questions, i, q) {
-		if (!json_is_object(q))
-			continue;
-		e = json_pack("{s:s?, s:s?, s:O?, s:O?, s:s, s:b}",
-		    "id", merge_s(q, "id"), "question", merge_s(q, "question"),
-		    "options", json_object_get(q, "options"),
-		    "recommended", json_object_get(q, "recommended"),
-		    "phase", role, "blocking", 1);
-		if (answers != NULL && json_is_string(json_array_get(answers,
-		    i))) {
-			json_object_set_new(e, "status",
-			    json_string("answered"));
-			json_object_set(e, "answer",
-			    json_array_get(answers, i));
-		} else
-			json_object_set_new(e, "status", json_string("open"));
-		json_array_append_new(list, e);
-	}
-	json_object_set_new(ss, "open_questions", list);
-}
-
-/*
  * A validation that answered "failed" (its tests fail) is the loop's
  * normal way back, not the end of the loop: only a validate worker that
  * timed out or never gave a result (errored) ends it.
@@ -700,23 +655,6 @@ merge_fail_reason(const char *role, const json_t *res)
 	else
 		xasprintf(&reason, "%s failed: %s", role, sum != NULL &&
 		    *sum != '\0' ? sum : why != NULL ? why : "no reason given");
-	return reason;
-}
-
-/* The failure_reason of a loop ended by a question: why, or the first one. */
-char *
-merge_clarify_reason(const char *role, const json_t *qs, const char *why)
-{
-	const json_t	*q = json_array_get(qs, 0);
-	char		*reason;
-
-	if (why != NULL)
-		xasprintf(&reason, "%s: clarification needed: %s", role, why);
-	else
-		xasprintf(&reason, "%s: clarification needed: %s: %s", role,
-		    merge_s(q, "id") != NULL ? merge_s(q, "id") : "Q1",
-		    merge_s(q, "question") != NULL ? merge_s(q, "question") :
-		    "?");
 	return reason;
 }
 
