@@ -21,6 +21,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "chan.h"
 #include "clock.h"
 #include "cmdutil.h"
 #include "log.h"
@@ -697,7 +698,8 @@ cmd_run(int argc, char **argv)
 		goto out;
 	}
 	id = ra.o.loop_id != NULL ? xstrdup(ra.o.loop_id) : state_id_generate();
-	if ((base = event_base_new()) == NULL)
+	/* the precise clock: a retry's wait is never cut by a tick */
+	if ((base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	if ((code = run_open(&ra, base, dirfd, id, &lo)) >= 0)
 		goto out;
