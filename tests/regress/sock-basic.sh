@@ -12,13 +12,7 @@ t_watchdog 90
 t_valgrind_worker
 t_marker M sockb
 t_slack
-: "${CCW_WORKER:=$WRK}"
-export CCW_WORKER
-SS="$top_builddir/tests/sock-serve"
-P="$srcdir/tests/regress/sock-probe.py"
-R=$T_TMP/proj
-mkdir -p "$R/.loop"
-echo '{"default_tool": "bash"}' >"$R/.loop/config.json"
+. "${srcdir:-.}/tests/regress/sock-lib.sh"
 
 # ss_start NAME SOCKET ARGS: the harness in the background ($SPID); its
 # stdout NAME.out, stderr NAME.err; true once it said "ready".

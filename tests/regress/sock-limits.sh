@@ -10,13 +10,7 @@ t_watchdog 120
 t_valgrind_worker
 t_marker M sockl
 t_slack
-: "${CCW_WORKER:=$WRK}"
-export CCW_WORKER
-SS="$top_builddir/tests/sock-serve"
-P="$srcdir/tests/regress/sock-probe.py"
-R=$T_TMP/proj
-mkdir -p "$R/.loop"
-echo '{"default_tool": "bash"}' >"$R/.loop/config.json"
+. "${srcdir:-.}/tests/regress/sock-lib.sh"
 S=$T_TMP/l.sock
 
 $WRAP "$SS" "$S" -C "$R" -o 131072 >"$T_TMP/ss.out" 2>"$T_TMP/ss.err" &
