@@ -33,6 +33,8 @@ static int	cmd_version(int, char **);
 static const struct subcmd subcmds[] = {
 	{ "agent", cmd_agent,
 	    "run one agent: spawn, wait, nudge, close; print JSON", 1 },
+	{ "batch", cmd_batch,
+	    "run many loops headlessly: JSONL or a CCW issue queue", 1 },
 	{ "capsule", cmd_capsule, "print the resume capsule of a loop", 0 },
 	{ "control", cmd_control,
 	    "the verb table as JSON lines on stdin/stdout", 1 },

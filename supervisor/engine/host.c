@@ -134,6 +134,8 @@ host_loop_free(struct host_loop *hl)
 	free((char *)hl->spec.id);
 	free((char *)hl->spec.task);
 	free((char *)hl->spec.mode);
+	free((char *)hl->spec.tool);
+	free((char *)hl->spec.model);
 	free(hl->open_err);
 	free(hl->id);
 	free(hl->mode);
@@ -294,6 +296,10 @@ host_loop_run_cfg(struct host_loop *hl, struct host_run *r)
 	r->workflow = hl->wf;
 	r->root = h->cfg.root;
 	r->over = h->cfg.over;
+	if (hl->spec.tool != NULL)
+		r->over.tool = hl->spec.tool;
+	if (hl->spec.model != NULL)
+		r->over.model = hl->spec.model;
 	r->children = h->children;
 	r->batch_ms = h->cfg.batch_ms;
 	r->batch_nudge_ms = h->cfg.batch_nudge_ms;
@@ -419,6 +425,8 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
 	hl->spec.id = xstrdup(spec->id);
 	hl->spec.task = spec->task != NULL ? xstrdup(spec->task) : NULL;
 	hl->spec.mode = spec->mode != NULL ? xstrdup(spec->mode) : NULL;
+	hl->spec.tool = spec->tool != NULL ? xstrdup(spec->tool) : NULL;
+	hl->spec.model = spec->model != NULL ? xstrdup(spec->model) : NULL;
 	if (hl->spec.state == NULL)
 		hl->spec.state = wf->state;
 	hl->lo.guard.lock_fd = hl->lo.guard.workers_fd = hl->lo.guard.dirfd =

@@ -21,6 +21,7 @@ struct loop_spec {
 	const char	*mode;		/* a new loop's skill_state.mode */
 	long long	 max_iterations; /* a new loop's; 0: 10 */
 	const struct workflow_state *state; /* its workflow's (flowdef.h) */
+	const char	*tool, *model;	/* this loop's, above the host's; NULL: theirs */
 };
 
 /* Why a loop cannot be driven now (LOOPOPEN_RUN: it can). */

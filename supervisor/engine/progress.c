@@ -656,7 +656,7 @@ progress_write_all(int fd, const char *label, const char *p, size_t len,
  * name in wfd replaced by data: temp (pid in its name), fsync, rename,
  * fsync the directory: a reader sees the old or the new, never half.
  */
-static int
+int
 progress_replace(int wfd, const char *name, const char *label,
     const char *data, size_t len, char **err)
 {

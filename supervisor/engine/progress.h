@@ -34,6 +34,8 @@ int	 progress_tasks_read(int, const char *, json_t **, char **);	/* array of tas
 int	 progress_tasks_append(int, const char *, const json_t *, char **);
 int	 progress_tasks_write(int, const char *, const json_t *, char **);	/* the whole list, atomically */
 int	 progress_output_save(int, const char *, const char *, const json_t *, char **);	/* role, worker output */
+int	 progress_replace(int, const char *, const char *, const char *,
+	    size_t, char **);	/* name, label, data: temp, fsync, rename, fsync dir */
 int	 progress_history_append(int, const char *, const json_t *,
 	    const atomic_int *, char **);
 /* skill_state rebuilt from the side files; unrecovered names the fields it could not recover. */

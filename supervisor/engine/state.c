@@ -51,6 +51,13 @@ state_id_valid(const char *id)
 char *
 state_id_generate(void)
 {
+	return state_id_make("loop-v2");
+}
+
+/* PREFIX-YYYYMMDDTHHMMSS-xxxxxxxx: a loop's, or a batch's (batch-...). */
+char *
+state_id_make(const char *prefix)
+{
 	struct tm	 tm;
 	time_t		 now = time(NULL);
 	uint32_t	 r = 0;
@@ -65,7 +72,7 @@ state_id_generate(void)
 	if (r == 0)
 		r = (uint32_t)getpid() * 2654435761u ^ (uint32_t)now;
 	gmtime_r(&now, &tm);
-	xasprintf(&id, "loop-v2-%04d%02d%02dT%02d%02d%02d-%08x",
+	xasprintf(&id, "%s-%04d%02d%02dT%02d%02d%02d-%08x", prefix,
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec, r);
 	return id;

@@ -27,6 +27,7 @@ struct workflow_state;		/* flowdef.h: a workflow's sections and rules */
 /* --- ids and the directory (state.c) */
 int	 state_id_valid(const char *);		/* [A-Za-z0-9][A-Za-z0-9._-]{0,127}, no ".." */
 char	*state_id_generate(void);		/* loop-v2-YYYYMMDDTHHMMSS-xxxxxxxx */
+char	*state_id_make(const char *);	/* PREFIX-YYYYMMDDTHHMMSS-xxxxxxxx */
 int	 state_dir_open(const char *, int, char **);	/* O_DIRECTORY fd; create if asked */
 void	 state_dir_made(const char *);	/* a new one: .gitignore in a git tree */
 char	*state_dir_default(const char *);	/* new loops: ROOT/.workflow/.loop in a CCW project, else ROOT/.loop */

@@ -55,6 +55,7 @@ enum ladder_phase ladder_phase(const struct ladder *);
 void		 ladder_free(struct ladder *);
 
 int		 cmd_agent(int, char **);
+int		 cmd_batch(int, char **);
 int		 cmd_control(int, char **);
 int		 cmd_state(int, char **);
 int		 cmd_capsule(int, char **);

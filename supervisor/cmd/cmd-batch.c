@@ -1,0 +1,398 @@
+/*
+ * cmd-batch.c: `ccw-supervisor batch`: its options, the input read and
+ * checked before anything starts, one host per project root (one bus,
+ * one reaper), signals, and the outputs: --json events, the terminal
+ * view (batch-view.c), the summary, the JUnit report, the exit status.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "batch.h"
+#include "batch-junit.h"
+#include "batch-view.h"
+#include "batchstate.h"
+#include "bqinput.h"
+#include "bus.h"
+#include "chan.h"
+#include "clock.h"
+#include "cmdutil.h"
+#include "host.h"
+#include "log.h"
+#include "sigfd.h"
+#include "sup.h"
+#include "xmalloc.h"
+
+#define BATCH_MAX_ROOTS	64	/* distinct project roots in one batch */
+#define BATCH_MAX_JOBS	1024
+
+/* One project root's host and the options it was loaded with. */
+struct batch_root {
+	struct cmd_opts	 o;
+	struct host	*host;
+};
+
+struct batch_cmd {
+	struct event_base	*base;
+	struct bus		*bus;
+	const char		*config_path;
+	struct batch_root	 roots[BATCH_MAX_ROOTS];
+	size_t			 nroots;
+	struct batch		*b;
+	struct batch_view	*view;
+	int			 json;
+	int			 code;
+};
+
+/* The --help text. */
+static void
+batch_usage(FILE *fp)
+{
+	fprintf(fp,
+"usage: ccw-supervisor batch FILE [-C ROOT] [--jobs N] [--json] [--junit F]\n"
+"           [--max-cost-usd X] [--max-tokens N] [--config F]\n"
+"       ccw-supervisor batch --resume ID [-C ROOT] [options]\n"
+"\n"
+"Runs many loops headlessly: FILE is JSONL (one loop a line: title,\n"
+"description, mode, max_iterations, tool, model, root) or a CCW issue\n"
+"queue (.workflow/issues/queues/QUE-*.json).  The batch's state is\n"
+"ROOT/.workflow/.batch/ID/state.json; --resume ID continues a batch that\n"
+"was killed or stopped: no completed item runs again.\n"
+"\n"
+"  -C ROOT            the project (default .); item roots may differ\n"
+"  --jobs N           items at once (default 4)\n"
+"  --json             NDJSON events on stdout\n"
+"  --junit F          a JUnit XML report, one testcase per item\n"
+"  --max-cost-usd X   stop starting work and stop loops at X USD\n"
+"  --max-tokens N     the same for input plus output tokens\n"
+"  --config F         the configuration file for every root\n"
+"  --resume ID        continue batch ID (FILE may be left out)\n"
+"\n"
+"Exit status: 0 every item completed, 1 some did not, 2 usage or bad\n"
+"input (nothing started), 4 stopped by a signal, 70 internal error.\n");
+}
+
+/* The host of a root, opened on first use with its own configuration. */
+static struct host *
+batch_host_for(void *arg, const char *root, char **err)
+{
+	struct batch_cmd	*bc = arg;
+	struct batch_root	*r;
+	struct host_cfg		 hc;
+	char			*real;
+	size_t			 i;
+
+	*err = NULL;
+	if ((real = realpath(root, NULL)) == NULL) {
+		xasprintf(err, "%s: %s", root, strerror(errno));
+		return NULL;
+	}
+	for (i = 0; i < bc->nroots; i++)
+		if (strcmp(bc->roots[i].o.cwd, real) == 0) {
+			free(real);
+			return bc->roots[i].host;
+		}
+	free(real);
+	if (bc->nroots == BATCH_MAX_ROOTS) {
+		xasprintf(err, "more than %d project roots in one batch",
+		    BATCH_MAX_ROOTS);
+		return NULL;
+	}
+	r = &bc->roots[bc->nroots];
+	cmd_opts_init(&r->o);
+	r->o.root = root;
+	r->o.config_path = bc->config_path;
+	if (cmd_opts_load(&r->o, err) != 0) {
+		cmd_opts_free(&r->o);
+		return NULL;
+	}
+	memset(&hc, 0, sizeof hc);
+	hc.config = &r->o.cfg;
+	hc.state_dir = r->o.state_dir;
+	hc.root = r->o.cwd;
+	hc.bus = bc->bus;
+	hc.children = bc->nroots > 0 ? host_children(bc->roots[0].host) : NULL;
+	if ((r->host = host_new(bc->base, &hc, err)) == NULL) {
+		cmd_opts_free(&r->o);
+		return NULL;
+	}
+	bc->nroots++;
+	return r->host;
+}
+
+/* NDJSON on stdout: {"event": NAME, ...fields, "timestamp"}. */
+static void
+batch_cmd_event(void *arg, const char *name, const json_t *fields)
+{
+	struct batch_cmd	*bc = arg;
+	json_t			*o;
+	char			 now[40], *s;
+
+	if (bc->view != NULL)
+		batch_view_event(bc->view, name, fields);
+	if (!bc->json)
+		return;
+	o = json_pack("{s:s}", "event", name);
+	json_object_update(o, (json_t *)fields);
+	clock_iso(NULL, 1, now, sizeof now);
+	json_object_set_new(o, "timestamp", json_string(now));
+	if ((s = json_dumps(o, JSON_COMPACT)) != NULL) {
+		puts(s);
+		fflush(stdout);
+		free(s);
+	}
+	json_decref(o);
+}
+
+static void
+batch_cmd_done(void *arg, int code)
+{
+	struct batch_cmd	*bc = arg;
+
+	bc->code = code;
+	event_base_loopbreak(bc->base);
+}
+
+/* SIGINT, SIGTERM, SIGHUP: every loop stopped; the batch is resumable. */
+static void
+batch_cmd_signal(evutil_socket_t sig, short ev, void *arg)
+{
+	struct batch_cmd	*bc = arg;
+	char			 why[32];
+
+	(void)ev;
+	snprintf(why, sizeof why, "signal %d", (int)sig);
+	batch_stop(bc->b, why);
+}
+
+/* A positive number option, or a usage error. */
+static int
+batch_num(const char *opt, const char *s, double max, double *out)
+{
+	char	*end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !isfinite(*out) ||
+	    *out <= 0 || *out > max) {
+		fprintf(stderr, "ccw-supervisor batch: %s: \"%s\" is not a "
+		    "number above 0 (at most %.0f)\n", opt, s, max);
+		return -1;
+	}
+	return 0;
+}
+
+/* The items as the JUnit report and the summary take them. */
+static json_t *
+batch_cmd_items(const json_t *st)
+{
+	json_t		*a = json_array(), *e;
+	const json_t	*q = json_object_get(st, "queue");
+	size_t		 i;
+
+	json_array_foreach(q, i, e)
+		json_array_append_new(a, json_pack("{s:O, s:O, s:O, s:O?,"
+		    " s:I}", "id", json_object_get(e, "item_id"), "title",
+		    json_object_get(e, "title"), "status",
+		    json_object_get(e, "status"), "failure_reason",
+		    json_object_get(e, "failure_reason"), "duration_ms",
+		    json_integer_value(json_object_get(e, "duration_ms"))));
+	return a;
+}
+
+/* Everything the command opened, in reverse. */
+static void
+batch_cmd_free(struct batch_cmd *bc)
+{
+	size_t	i;
+
+	batch_view_free(bc->view);
+	batch_free(bc->b);
+	/* root 0's host owns the reaper the others share: freed last */
+	for (i = bc->nroots; i-- > 0;) {
+		host_free(bc->roots[i].host);
+		cmd_opts_free(&bc->roots[i].o);
+	}
+	bus_free(bc->bus);
+	if (bc->base != NULL)
+		event_base_free(bc->base);
+}
+
+int
+cmd_batch(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "junit", required_argument, NULL, 'U' },
+		{ "max-cost-usd", required_argument, NULL, 'c' },
+		{ "max-tokens", required_argument, NULL, 't' },
+		{ "resume", required_argument, NULL, 'r' },
+		{ "config", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const int signos[3] = { SIGINT, SIGTERM, SIGHUP };
+	struct batch_cmd	 bc;
+	struct batch_cfg	 cfg;
+	struct bq_input		 in;
+	struct event		*sigs[3] = { NULL, NULL, NULL };
+	const char		*root = ".", *junit = NULL, *resume = NULL;
+	char			*file = NULL, *err = NULL, *real;
+	double			 jobs = 4, cost = 0, tokens = 0;
+	json_t			*items;
+	int			 ch, i, loaded = 0;
+
+	memset(&bc, 0, sizeof bc);
+	memset(&in, 0, sizeof in);
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'C':
+			root = optarg;
+			break;
+		case 'j':
+			if (batch_num("--jobs", optarg, BATCH_MAX_JOBS,
+			    &jobs) != 0 || jobs != floor(jobs))
+				return EXIT_USAGE;
+			break;
+		case 'J':
+			bc.json = 1;
+			break;
+		case 'U':
+			junit = optarg;
+			break;
+		case 'c':
+			if (batch_num("--max-cost-usd", optarg, 1e9, &cost) != 0)
+				return EXIT_USAGE;
+			break;
+		case 't':
+			if (batch_num("--max-tokens", optarg, 1e15,
+			    &tokens) != 0 || tokens != floor(tokens))
+				return EXIT_USAGE;
+			break;
+		case 'r':
+			resume = optarg;
+			break;
+		case 'f':
+			bc.config_path = optarg;
+			break;
+		case 'h':
+			batch_usage(stdout);
+			return EXIT_OK;
+		default:
+			batch_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind > 1 || (argc - optind == 0 && resume == NULL)) {
+		batch_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if ((real = realpath(root, NULL)) == NULL) {
+		fprintf(stderr, "ccw-supervisor batch: -C %s: %s\n", root,
+		    strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (resume != NULL &&
+	    (file = batchstate_input_path(real, resume, &err)) == NULL)
+		goto usage_err;
+	if (argc - optind == 1) {
+		char *given = realpath(argv[optind], NULL);
+
+		if (given == NULL) {
+			xasprintf(&err, "%s: %s", argv[optind],
+			    strerror(errno));
+			goto usage_err;
+		}
+		if (file != NULL && strcmp(file, given) != 0) {
+			xasprintf(&err, "batch %s ran %s, not %s", resume,
+			    file, given);
+			free(given);
+			goto usage_err;
+		}
+		free(file);
+		file = given;
+	}
+	if (bqinput_load(file, real, &in, &err) != 0)
+		goto usage_err;
+	loaded = 1;
+	signal(SIGPIPE, SIG_IGN);
+	if ((bc.base = chan_base_new()) == NULL)
+		fatalx("cannot create the event loop");
+	bc.bus = bus_new(HOST_BUS_KEEP);
+	/* the batch's own root first: its host owns the one reaper */
+	if (batch_host_for(&bc, real, &err) == NULL)
+		goto usage_err;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.in = &in;
+	cfg.root = real;
+	cfg.resume_id = resume;
+	cfg.jobs = (unsigned)jobs;
+	cfg.max_cost_usd = cost;
+	cfg.max_tokens = (long long)tokens;
+	cfg.wf = bc.roots[0].o.cfg.wf;
+	cfg.host_for = batch_host_for;
+	cfg.event = batch_cmd_event;
+	cfg.done = batch_cmd_done;
+	cfg.arg = &bc;
+	if (!bc.json && isatty(STDERR_FILENO))
+		bc.view = batch_view_new(bc.base, stderr);
+	if ((bc.b = batch_new(bc.base, &cfg, &err)) == NULL) {
+		fprintf(stderr, "ccw-supervisor batch: %s\n", err);
+		free(err);
+		bc.code = EXIT_FAILED;
+		goto out;
+	}
+	batch_view_attach(bc.view, bc.b);
+	fprintf(stderr, "ccw-supervisor batch: %s %s: %zu items, state in "
+	    "%s/state.json\n", resume != NULL ? "resuming" : "started",
+	    batch_id(bc.b), in.nitems, batch_dir(bc.b));
+	for (i = 0; i < 3; i++) {
+		sigs[i] = evsignal_new(bc.base, signos[i], batch_cmd_signal,
+		    &bc);
+		evsignal_add(sigs[i], NULL);
+	}
+	sigfd_release();
+	bc.code = EXIT_INTERNAL;
+	batch_start(bc.b);
+	event_base_dispatch(bc.base);
+	batch_view_end(bc.view);
+	items = batch_cmd_items(batch_state(bc.b));
+	if (!bc.json)
+		batch_view_summary(stdout, batch_state(bc.b));
+	if (junit != NULL && junit_write(junit, batch_id(bc.b), items,
+	    &err) != 0) {
+		fprintf(stderr, "ccw-supervisor batch: --junit %s: %s\n",
+		    junit, err);
+		free(err);
+		if (bc.code == EXIT_OK)
+			bc.code = EXIT_FAILED;
+	}
+	json_decref(items);
+	goto out;
+usage_err:
+	fprintf(stderr, "ccw-supervisor batch: %s\n", err);
+	free(err);
+	bc.code = EXIT_USAGE;
+out:
+	for (i = 0; i < 3; i++)
+		if (sigs[i] != NULL)
+			event_free(sigs[i]);
+	batch_cmd_free(&bc);
+	if (loaded)
+		bqinput_free(&in);
+	free(file);
+	free(real);
+	return bc.code;
+}

@@ -1,0 +1,45 @@
+/*
+ * batch.h: the issue-queue workflow's driver (seed 001, DESIGN.md
+ * section 7): a batch of items, each one loop on its root's host, run
+ * in their groups' order with their dependencies, at most jobs at once,
+ * within a budget, committed to the batch's state file as they go.
+ */
+#ifndef CCW_BATCH_H
+#define CCW_BATCH_H
+
+#include <jansson.h>
+
+struct batch;
+struct bq_input;
+struct event_base;
+struct host;
+struct workflow;
+
+struct batch_cfg {
+	const struct bq_input	*in;		/* borrowed for the batch's life */
+	const char		*root;		/* its state under ROOT/.workflow/.batch */
+	const char		*resume_id;	/* NULL: a new batch */
+	unsigned		 jobs;		/* items at once; 0: 4 */
+	double			 max_cost_usd;	/* 0: no budget */
+	long long		 max_tokens;	/* 0: no budget */
+	const struct workflow	*wf;		/* what a loop item runs */
+	/* the host of a root (the caller opens them); NULL and *err if not */
+	struct host		*(*host_for)(void *, const char *, char **);
+	/* the batch's events and its loops' (name, fields borrowed) */
+	void			(*event)(void *, const char *, const json_t *);
+	/* the end: an EXIT_* code, once, after the last save */
+	void			(*done)(void *, int);
+	void			*arg;
+};
+
+struct batch	*batch_new(struct event_base *, const struct batch_cfg *,
+		    char **);
+const char	*batch_id(const struct batch *);
+const char	*batch_dir(const struct batch *);
+void		 batch_start(struct batch *);
+void		 batch_stop(struct batch *, const char *);	/* resumable */
+const json_t	*batch_state(const struct batch *);
+json_t		*batch_live(const struct batch *);	/* running items */
+void		 batch_free(struct batch *);
+
+#endif
