@@ -27,6 +27,8 @@ IDLE_S=${BENCH_IDLE_S:-10}
 FLOOD_MIB=${BENCH_FLOOD_MIB:-1024}
 COMMIT_N=200
 SERVE_N=${BENCH_SERVE_LOOPS:-200}
+BATCH_N=${BENCH_BATCH_ITEMS:-1000}
+BATCH_J=8
 
 marker=ccwbench-$$-$RANDOM
 tmp=
@@ -520,8 +522,53 @@ fig_serve() {
 	    "$(meets "${mm:-n/a}" "<=" 64)"
 }
 
+# Figure 8: BATCH_N trivial items (each a loop of five bash workers that
+# print their WORKER_RESULT at once) through `batch --jobs BATCH_J`,
+# against GNU parallel -j BATCH_J running the same five commands of each
+# item one after another: what the engine costs per item (workers over
+# a channel, five state commits, the batch's own state) over bare
+# processes.  Items per second, the median of RUNS.
+fig_batch() {
+	local i d o=() p=() mo mp t role
+	echo "bench: batch: $RUNS x $BATCH_N items, batch and GNU parallel" >&2
+	if ! command -v parallel >/dev/null 2>&1; then
+		warn "batch: GNU parallel missing"
+		return
+	fi
+	for i in $(seq "$RUNS"); do
+		d=$tmp/batch$i
+		mkdir -p "$d/.loop"
+		python3 - "$d" "$BATCH_N" <<'PYEOF'
+import json, sys
+d, n = sys.argv[1], int(sys.argv[2])
+cmd = "printf 'WORKER_RESULT:\\n- status: success\\n- summary: ok\\n'"
+roles = {r: {"command": cmd} for r in ("init", "develop", "debug", "validate", "complete")}
+json.dump({"default_tool": "bash", "roles": roles}, open(d + "/.loop/config.json", "w"))
+with open(d + "/items.jsonl", "w") as f:
+    for k in range(n):
+        f.write(json.dumps({"title": "item %d" % k, "max_iterations": 1}) + "\n")
+PYEOF
+		if t=$(timed "$SUP" batch "$d/items.jsonl" -C "$d" --jobs "$BATCH_J"); then
+			o+=("$(awk -v n="$BATCH_N" -v t="$t" 'BEGIN { printf "%.2f\n", n / t }')")
+		else
+			warn "batch: our run $i failed"
+		fi
+		role="printf 'WORKER_RESULT:\\n- status: success\\n- summary: ok\\n'"
+		if t=$(timed parallel -j "$BATCH_J" --will-cite \
+		    "for r in init develop debug validate complete; do bash -c \"$role\" </dev/null; done" \
+		    ::: $(seq "$BATCH_N")); then
+			p+=("$(awk -v n="$BATCH_N" -v t="$t" 'BEGIN { printf "%.2f\n", n / t }')")
+		fi
+		rm -rf "$d"
+	done
+	mo=$(printf '%s\n' "${o[@]}" | median)
+	mp=$(printf '%s\n' "${p[@]}" | median)
+	row "$BATCH_N items: batch vs GNU parallel -j $BATCH_J" "${mo:-n/a}" \
+	    "${mp:-n/a}" "items/s" "$(ratio "$mo" "$mp")" "-" "n/a"
+}
+
 setup
-for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts serve}; do
+for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts serve batch}; do
 	"fig_$f"
 done
 report

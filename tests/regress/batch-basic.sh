@@ -1,0 +1,172 @@
+#!/bin/bash
+# batch-basic.sh: `ccw-supervisor batch` over JSONL: 20 items at --jobs 4
+# (never more than 4 tools alive), the state file in seed 001's shape and
+# its history, --json events, the JUnit report, bad input refused before
+# anything starts, a second driver of one batch refused, and kill -9 at
+# random moments then --resume: no completed item runs again.
+. "$(dirname "$0")/lib.sh"
+t_watchdog 240
+t_valgrind_worker
+t_slack
+
+# role.sh ROLE: one worker of an item: its id (ITEM-N in the task text)
+# and role logged when it starts and ends, in between SLEEP seconds.
+cat >"$T_TMP/role.sh" <<'EOF'
+#!/bin/bash
+role=$1
+id=$(grep -o 'ITEM-[0-9][0-9]*' | head -n 1)
+echo "s $role $id" >>"$LOG"
+sleep "${SLEEP:-0.1}"
+echo "e $role $id" >>"$LOG"
+printf 'WORKER_RESULT:\n- status: success\n- summary: %s of %s done\n' "$role" "$id"
+EOF
+cfg() {
+	local r=$1
+	t_run_config "$r" "bash $T_TMP/role.sh init" "bash $T_TMP/role.sh develop" \
+	    "bash $T_TMP/role.sh debug" "bash $T_TMP/role.sh validate" \
+	    "bash $T_TMP/role.sh complete" '{"grace_ms": 500}'
+}
+# items FILE N: N JSONL lines, ITEM-1 .. ITEM-N
+items() {
+	local i
+	: >"$1"
+	for i in $(seq 1 "$2"); do
+		printf '{"title": "item %d", "description": "ITEM-%d: do thing %d", "max_iterations": 3}\n' \
+		    "$i" "$i" "$i" >>"$1"
+	done
+}
+# the most tools alive at once, from the start/end log
+maxlive() {
+	awk '$1 == "s" { n++; if (n > m) m = n } $1 == "e" { n-- } END { print m + 0 }' "$1"
+}
+bid() { sed -n 's/.*batch: \(started\|resuming\) \(batch-[0-9T]*-[0-9a-f]*\):.*/\2/p' "$1" | head -n 1; }
+
+# --- 20 items, 4 at once
+R=$T_TMP/twenty
+mkdir -p "$R"
+cfg "$R"
+items "$R/items.jsonl" 20
+export LOG=$R.log
+: >"$LOG"
+timeout -k 2 120 $WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --jobs 4 --json \
+    --junit "$R/junit.xml" >"$R.out" 2>"$R.err"
+is "$?" 0 "20 items: exit 0"
+ID=$(bid "$R.err")
+like "$ID" '^batch-[0-9]{8}T[0-9]{6}-[0-9a-f]{8}$' "the batch id is printed when it starts ($ID)"
+S=$R/.workflow/.batch/$ID/state.json
+is "$(jget "$S" '[d["status"], d["phase"], d["context"]["total_issues"], d["context"]["completed_count"], d["context"]["failed_count"]]')" \
+    '["completed","complete",20,20,0]' "state: completed, 20 of 20"
+is "$(jget "$S" 'sorted(k for k in ("status","phase","work_dir","issues","queue","completed_actions","context","errors","created_at","updated_at") if k in d) == sorted(["status","phase","work_dir","issues","queue","completed_actions","context","errors","created_at","updated_at"])')" \
+    true "state: every member of seed 001's schema"
+is "$(jget "$S" '[d["completed_actions"][0], d["completed_actions"][-1], d["work_dir"].endswith(".workflow/.batch/" + d["batch_id"])]')" \
+    '["init","complete",true]' "state: init .. complete; work_dir is the batch's directory"
+is "$(jget "$S" 'sorted(set(q["status"] for q in d["queue"])) + [len(set(q["loop_id"] for q in d["queue"]))]')" \
+    '["completed",20]' "state: every item completed, each with a loop of its own"
+is "$(jget "$R/.workflow/.batch/$ID/state-history.json" '[type(d).__name__, d[0]["phase"], d[-1]["phase"], d[-1]["completed_count"]]')" \
+    '["list","executing","complete",20]' "state-history.json: from executing to complete"
+is "$(maxlive "$LOG")" 4 "never more than 4 tools alive at once (and 4 reached)"
+is "$(grep -c '^e complete' "$LOG")" 20 "each item's loop completed once"
+is "$(python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+names = [e["event"] for e in ev]
+print(names[0], names.count("item_started"), names.count("item_done"), names[-1], ev[-1]["exit_code"])' "$R.out")" \
+    "batch_started 20 20 batch_completed 0" "--json: batch_started, 20 items started and done, batch_completed"
+is "$(python3 -c '
+import sys, xml.etree.ElementTree as ET
+s = ET.parse(sys.argv[1]).getroot()
+s = s if s.tag == "testsuite" else s.find("testsuite")
+print(s.get("tests"), s.get("failures"), len(s.findall("testcase")))' "$R/junit.xml")" \
+    "20 0 20" "--junit: 20 testcases, no failure"
+L=$(jget "$S" 'd["queue"][0]["loop_id"]')
+is "$(jget "$R/.loop/$L.json" 'd["status"]')" completed "an item's loop state file is completed"
+
+# --- bad input: a clear error, exit 2, nothing started
+R=$T_TMP/bad
+mkdir -p "$R"
+cfg "$R"
+printf '{"title": "a"}\n{"title": "b", "colour": "red"}\n' >"$R/unknown.jsonl"
+$WRAP "$SUP" batch "$R/unknown.jsonl" -C "$R" >"$R.out" 2>"$R.err"
+is "$?" 2 "an unknown key: exit 2"
+like "$(cat "$R.err")" 'unknown.jsonl:2:.*colour' "an unknown key: named with its line"
+printf '{"title": "a"}\n\n{"title": "b",\n' >"$R/broken.jsonl"
+$WRAP "$SUP" batch "$R/broken.jsonl" -C "$R" >"$R.out" 2>"$R.err"
+is "$?" 2 "a malformed line: exit 2"
+like "$(cat "$R.err")" 'broken.jsonl:3' "a malformed line: named with its number"
+$WRAP "$SUP" batch "$R/.workflow/issues/queues/QUE-none.json" -C "$R" >"$R.out" 2>"$R.err"
+is "$?" 2 "a missing queue file: exit 2"
+like "$(cat "$R.err")" 'QUE-none.json' "a missing queue file: named"
+$WRAP "$SUP" batch "$R/unknown.jsonl" -C "$R" --jobs 0 >"$R.out" 2>"$R.err"
+is "$?" 2 "--jobs 0: exit 2"
+[ ! -e "$R/.workflow/.batch" ] && [ ! -e "$R/.loop/loop-v2-"* ]
+ok $? "bad input: no batch and no loop was made"
+
+# --- kill -9 at random moments, then --resume until it completes
+R=$T_TMP/kill
+mkdir -p "$R"
+cfg "$R"
+items "$R/items.jsonl" 8
+export LOG=$R.log SLEEP=0.15
+: >"$LOG"
+# start ARGS...: the batch driver in the background, $pid
+start() {
+	$WRAP "$SUP" batch "$@" -C "$R" >"$R.out" 2>>"$R.err" &
+	pid=$!
+}
+# runs N: how many workers of ITEM-N started so far
+runs() { grep -c " ITEM-$1\$" "$LOG"; }
+# snapshot: "item count" for every item completed now
+snapshot() {
+	local it
+	for it in $(jget "$S" '" ".join(q["item_id"] for q in d["queue"] if q["status"] == "completed")'); do
+		echo "$it $(runs $((10#${it#item-})))"
+	done
+}
+# check SNAP: items completed then whose workers ran again since
+check() {
+	local it before
+	while read -r it before; do
+		[ -z "$it" ] && continue
+		[ "$(runs $((10#${it#item-})))" = "$before" ] || twice=$((twice + 1))
+	done <<<"$1"
+}
+start "$R/items.jsonl" --jobs 3
+end=$(t_until 10000)
+while [ -z "$(bid "$R.err")" ] && [ "$(t_now_ms)" -lt "$end" ]; do sleep 0.05; done
+ID=$(bid "$R.err")
+S=$R/.workflow/.batch/$ID/state.json
+# a second driver of the same batch while the first runs
+$WRAP "$SUP" batch --resume "$ID" -C "$R" >"$R.two" 2>&1
+is "$?" 1 "a second driver of a running batch: exit 1"
+like "$(cat "$R.two")" 'driven by another process \(pid [0-9]+\)' \
+    "a second driver: refused, the first one's pid named"
+rounds=0 twice=0 snap=
+while [ "$rounds" -lt 8 ]; do
+	# a random 0.3-1.2 s, then kill -9 (its workers see the channel
+	# close and take their tools down)
+	sleep "0.$((RANDOM % 10 + 3))"
+	kill -KILL "$pid" 2>/dev/null
+	t_wait_pid "$pid" 10000
+	t_wait_gone "$T_TMP/role.sh" 10000 || echo "# tools left after kill -9"
+	rounds=$((rounds + 1))
+	check "$snap"
+	[ "$(jget "$S" 'd["status"]')" = completed ] && break
+	snap=$(snapshot)
+	start --resume "$ID"
+done
+# the last resume to the end, undisturbed
+if [ "$(jget "$S" 'd["status"]')" != completed ]; then
+	timeout -k 2 120 $WRAP "$SUP" batch --resume "$ID" -C "$R" >"$R.out" 2>>"$R.err"
+	check "$snap"
+fi
+is "$(jget "$S" '[d["status"], d["context"]["completed_count"]]')" '["completed",8]' \
+    "kill -9 x$rounds then --resume: all 8 completed"
+is "$twice" 0 "no completed item ran a worker again after a resume"
+is "$(jget "$S" 'max(q["attempts"] for q in d["queue"]) >= 1')" true "attempts are counted"
+for it in $(seq 1 8); do
+	L=$(jget "$S" "d['queue'][$((it - 1))]['loop_id']")
+	[ "$(jget "$R/.loop/$L.json" 'd["status"]')" = completed ] || echo "# item $it: loop $L not completed"
+done
+is "$(jget "$S" 'all(q["status"] == "completed" for q in d["queue"])')" true "every item's loop completed"
+
+t_done
