@@ -119,6 +119,7 @@ static const struct {
 	{ "gemini", "gemini-quota.jsonl", NULL, 1, "rate_limited", 0, 0 },
 	{ "opencode", "opencode-429.jsonl", NULL, 1, "rate_limited", 3000,
 	    0 },
+	{ "qwen", "qwen-429.jsonl", NULL, 1, "rate_limited", 0, 0 },
 	{ "opencode", "opencode-quota.jsonl", NULL, 1, "rate_limited", 0,
 	    0 },
 };
