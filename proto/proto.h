@@ -158,6 +158,8 @@ struct msg_result {
 	uint64_t	 turns;		/* tool runs in this worker (0: old peer) */
 	uint64_t	 tool_pid;	/* the latest turn's */
 	struct strv	 argv;		/* the latest turn's */
+	uint64_t	 retry_after_ms; /* rate_limited: wait this long from
+					   when the worker saw it (0: unknown) */
 };
 
 struct msg_close {

@@ -43,6 +43,9 @@ struct tool_stream {
 	char		*error;		/* error text reported in-stream, if any */
 	const char	*error_kind;	/* auth|model|rate_limited|network|... */
 	char		*retry;		/* a retry to report now (PROGRESS "retry") */
+	uint64_t	 retry_after_ms; /* rate limit: the wait the CLI or API
+					   named, from when it was read (0: none) */
+	uint64_t	 now_ms;	/* wall clock for reset epochs (0: read it) */
 	uint64_t	 tokens_in;
 	uint64_t	 tokens_out;
 	double		 cost;
@@ -102,6 +105,10 @@ enum permission	 adapter_permission(const struct tool_spec *);
 void		 adapter_api_error(struct tool_stream *, long, const char *,
 		    uint64_t, uint64_t);
 int		 adapter_stderr_line(struct tool_stream *, const char *, size_t);
+
+/* retryafter.c: the wait a rate-limit message names (ms, 0: none). */
+uint64_t	 retryafter_parse(const char *, uint64_t);
+void		 retryafter_note(struct tool_stream *, const char *);
 
 /* tool-claude.c: one stream-json line; qwen speaks the same dialect. */
 void		 claude_dialect_line(struct tool_stream *, const char *, size_t,

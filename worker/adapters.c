@@ -418,6 +418,8 @@ adapter_api_error(struct tool_stream *ts, long status, const char *msg,
 	xasprintf(&text, "API error%s%s%s%s%s%s", st[0] ? " " : "", st,
 	    msg != NULL ? ": " : "", msg != NULL ? msg : "", at[0] ? ", " : "",
 	    at);
+	if (strcmp(kind, "rate_limited") == 0)
+		retryafter_note(ts, msg);
 	if (strcmp(kind, "auth") == 0 || strcmp(kind, "model") == 0) {
 		ts->final_seen = 1;
 		ts->final_failed = 1;
@@ -446,6 +448,9 @@ adapter_stderr_line(struct tool_stream *ts, const char *line, size_t len)
 	if (len < 16 || len > 4096)
 		return 0;
 	s = xstrndup(line, len);
+	/* gemini: "Suggested retry after 7s.. Retrying after 7345ms..." */
+	if (strstr(s, "Suggested retry after") != NULL)
+		retryafter_note(ts, s);
 	if ((p = strstr(s, "Attempt ")) == NULL ||
 	    (attempt = strtoul(p + 8, &end, 10)) == 0 ||
 	    strncmp(end, " failed", 7) != 0) {

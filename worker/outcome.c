@@ -92,6 +92,7 @@ outcome_next_turn(struct worker *w)
 	adapter_set(&ts->error, NULL);
 	adapter_set(&ts->retry, NULL);
 	ts->error_kind = NULL;
+	ts->retry_after_ms = 0;
 	ts->final_seen = ts->final_failed = 0;
 }
 
@@ -158,9 +159,17 @@ outcome_why(struct worker *w, struct msg_result *r, int found)
 		return;
 	r->error_kind = xstrdup(w->ts.error_kind != NULL ? w->ts.error_kind :
 	    fallback_kind(r->reason));
+	/* The wait the CLI or API named; else perhaps stderr names one. */
+	if (strcmp(r->error_kind, "rate_limited") == 0) {
+		r->retry_after_ms = w->ts.retry_after_ms;
+		if (r->retry_after_ms == 0)
+			r->retry_after_ms = retryafter_parse(r->reason, 0);
+		if (r->retry_after_ms == 0)
+			r->retry_after_ms = retryafter_parse(r->stderr_tail, 0);
+	}
 }
 
-/* Usage over all turns; the cost only when the CLI reported one. */
+/* Usage over all turns; cost_usd null unless the CLI reported one. */
 static json_t *
 outcome_usage(const struct worker *w)
 {
@@ -170,8 +179,8 @@ outcome_usage(const struct worker *w)
 		return NULL;
 	u = json_pack("{s:I, s:I}", "input_tokens", (json_int_t)w->acc_in,
 	    "output_tokens", (json_int_t)w->acc_out);
-	if (w->acc_cost_seen)
-		json_object_set_new(u, "cost_usd", json_real(w->acc_cost));
+	json_object_set_new(u, "cost_usd", w->acc_cost_seen ?
+	    json_real(w->acc_cost) : json_null());
 	return u;
 }
 

@@ -165,9 +165,14 @@ claude_result(struct tool_stream *ts, const json_t *ev, int dialect)
 		adapter_set(&ts->final_text, text);
 	adapter_set(&ts->error, ts->final_failed ? claude_result_error(ev) :
 	    NULL);
-	if (ts->final_failed)
+	if (ts->final_failed) {
 		ts->error_kind = fallback_kind_status((long)adapter_uint(ev,
 		    "api_error_status"));
+		if (ts->error_kind == NULL)
+			ts->error_kind = fallback_kind(ts->error);
+		if (strcmp(ts->error_kind, "rate_limited") == 0)
+			retryafter_note(ts, ts->error);
+	}
 	adapter_session(ts, adapter_str(ev, "session_id"));
 	usage = json_object_get(ev, "usage");
 	ts->tokens_in = adapter_uint(usage, "input_tokens");
@@ -180,6 +185,23 @@ claude_result(struct tool_stream *ts, const json_t *ev, int dialect)
 	ts->cost_seen = adapter_has_number(ev, "total_cost_usd");
 	adapter_progress(ts, ts->final_failed ? "failed" : "result",
 	    ts->final_failed ? ts->error : text);
+}
+
+/*
+ * A 429 api_retry's retry_delay_ms is claude's wait before its next try,
+ * the API's Retry-After when it sent one (claude-429-retryafter.jsonl).
+ */
+static void
+claude_retry_delay(struct tool_stream *ts, const json_t *ev)
+{
+	const char	*err = adapter_str(ev, "error");
+	double		 ms = adapter_real(ev, "retry_delay_ms");
+
+	if (adapter_uint(ev, "error_status") != 429 &&
+	    (err == NULL || strcmp(err, "rate_limit") != 0))
+		return;
+	if (ms >= 1.0)
+		ts->retry_after_ms = (uint64_t)(ms + 0.5);
 }
 
 /* Lines that are not JSON objects (warnings, banners) are not events. */
@@ -199,11 +221,13 @@ claude_dialect_line(struct tool_stream *ts, const char *line, size_t len,
 		if (sub != NULL && strcmp(sub, "init") == 0) {
 			adapter_session(ts, adapter_str(ev, "session_id"));
 			adapter_progress(ts, "init", adapter_str(ev, "model"));
-		} else if (sub != NULL && strcmp(sub, "api_retry") == 0)
+		} else if (sub != NULL && strcmp(sub, "api_retry") == 0) {
+			claude_retry_delay(ts, ev);
 			adapter_api_error(ts, (long)adapter_uint(ev,
 			    "error_status"), adapter_str(ev, "error"),
 			    adapter_uint(ev, "attempt"),
 			    adapter_uint(ev, "max_retries"));
+		}
 	} else if (strcmp(type, "assistant") == 0)
 		claude_assistant(ts, ev);
 	else if (strcmp(type, "user") == 0)

@@ -10,6 +10,7 @@
 
 #include "xmalloc.h"
 #include "adapter.h"
+#include "result.h"
 
 /* Headless 0.61 exits 55 in an untrusted folder: --skip-trust by default. */
 static void
@@ -88,6 +89,12 @@ gemini_result(struct tool_stream *ts, const json_t *ev)
 		msg = adapter_str(json_object_get(ev, "error"), "message");
 		if (msg != NULL)
 			adapter_set(&ts->error, msg);
+		/* "[API Error: ...\nSuggested retry after 7s.]" */
+		if (ts->error != NULL && strcmp(fallback_kind(ts->error),
+		    "rate_limited") == 0) {
+			ts->error_kind = "rate_limited";
+			retryafter_note(ts, ts->error);
+		}
 		else if (ts->error == NULL) {
 			xasprintf(&why, "result status %s",
 			    status != NULL ? status : "missing");

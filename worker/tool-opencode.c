@@ -11,6 +11,7 @@
 
 #include "xmalloc.h"
 #include "adapter.h"
+#include "result.h"
 
 /*
  * Prompt on stdin (run quotes spaced args); without --auto it rejects
@@ -96,6 +97,38 @@ opencode_tool(struct tool_stream *ts, const json_t *part)
 		    adapter_tool_detail(json_object_get(state, "input")));
 }
 
+/*
+ * An APIError carries the HTTP status and the response headers: a 429's
+ * retry-after(-ms) is the API's own word on the wait (opencode-429.jsonl).
+ */
+static void
+opencode_error_kind(struct tool_stream *ts, const json_t *data)
+{
+	json_t		*hdr;
+	const char	*v;
+	char		*text;
+
+	ts->error_kind = fallback_kind_status((long)adapter_uint(data,
+	    "statusCode"));
+	if (ts->error_kind == NULL || strcmp(ts->error_kind,
+	    "rate_limited") != 0)
+		return;
+	hdr = json_object_get(data, "responseHeaders");
+	if ((v = adapter_str(hdr, "retry-after-ms")) != NULL) {
+		xasprintf(&text, "retry after %sms", v);
+		retryafter_note(ts, text);
+		free(text);
+	}
+	if (ts->retry_after_ms == 0 &&
+	    (v = adapter_str(hdr, "retry-after")) != NULL) {
+		xasprintf(&text, "retry after %s", v);
+		retryafter_note(ts, text);
+		free(text);
+	}
+	if (ts->retry_after_ms == 0)
+		retryafter_note(ts, adapter_str(data, "responseBody"));
+}
+
 /* session.error ends the run: opencode exits 1 right after it. */
 static void
 opencode_error(struct tool_stream *ts, const json_t *ev)
@@ -104,6 +137,7 @@ opencode_error(struct tool_stream *ts, const json_t *ev)
 	const char	*msg;
 
 	err = json_object_get(ev, "error");
+	opencode_error_kind(ts, json_object_get(err, "data"));
 	msg = adapter_str(json_object_get(err, "data"), "message");
 	if (msg == NULL)
 		msg = adapter_str(err, "name");

@@ -101,6 +101,8 @@ report_result(json_t *o, const struct agent *a)
 	    report_str(have ? r->stderr_tail : NULL));
 	json_object_set_new(o, "error_kind",
 	    report_str(have ? r->error_kind : NULL));
+	json_object_set_new(o, "retry_after_ms", have && r->retry_after_ms > 0 ?
+	    json_integer((json_int_t)r->retry_after_ms) : json_null());
 	json_object_set_new(o, "files_source",
 	    report_str(have ? r->files_source : NULL));
 	json_object_set_new(o, "turns", have && r->turns > 0 ?

@@ -171,6 +171,38 @@ e2e_case_retry() {
 	ok $? "$f: the retries show as progress"
 }
 
+# e2e_case_ratelimit: every request gets HTTP 429 with Retry-After: 7.
+# With the CLI's own retries cut to one, the agent fails within seconds
+# and the report says rate_limited, with the stand-in's 7 s where the CLI
+# prints it (claude's retry_delay_ms, gemini's "Suggested retry after";
+# codex prints none: null).  tests/streams/README.md has the streams.
+# Run by default for claude and codex (10 s each); gemini's took 102 s
+# through ccw-supervisor (its model router), so only with E2E_CASES.
+e2e_case_ratelimit() {
+	local p=$T_TMP/rl-p o=$T_TMP/ratelimit.json want=7000
+	e2e_project "$p"
+	mock_start --fault http429 --retry-after 7
+	case $E2E_CLI in
+	claude) export CLAUDE_CODE_MAX_RETRIES=1 ;;
+	codex)
+		sed -i 's/^request_max_retries = .*/request_max_retries = 1/; s/^stream_max_retries = .*/stream_max_retries = 1/' \
+		    "$CODEX_HOME/config.toml"
+		want=null ;;
+	gemini)
+		python3 -c 'import json, sys; p = sys.argv[1]; s = json.load(open(p)); s["general"]["maxAttempts"] = 2; json.dump(s, open(p, "w"))' \
+		    "$HOME/.gemini/settings.json" ;;
+	*)	want=null ;;
+	esac
+	e2e_agent "$o" develop -C "$p" --timeout-ms 120000 --nudge-ms 5000 \
+	    --grace-ms 2000 "$E2E_DEV_MSG"
+	ok $(( $? == 0 )) "ratelimit: the agent reports"
+	unset CLAUDE_CODE_MAX_RETRIES
+	echo "# ratelimit: ${E2E_MS} ms"
+	is "$(jget "$o" 'd.get("status")')" failed "ratelimit: status failed"
+	is "$(jget "$o" 'd.get("error_kind")')" rate_limited "ratelimit: error_kind rate_limited"
+	is "$(jget "$o" 'd.get("retry_after_ms")')" "$want" "ratelimit: retry_after_ms $want"
+}
+
 # e2e_case_pwd: started from another directory with -C, the CLI works in
 # the -C directory (PWD says so), not in the caller's.
 e2e_case_pwd() {
@@ -207,7 +239,7 @@ e2e_cases_all() {
 	fi
 	if [ "$cases" = all ] || { [ -z "$cases" ] &&
 	    case $E2E_CLI in claude | codex) true ;; *) false ;; esac; }; then
-		cases="agent pwd run-auto run-parallel followup close http401 badmodel http500 http429"
+		cases="agent pwd run-auto run-parallel followup close http401 badmodel http500 http429 ratelimit"
 	elif [ -z "$cases" ] && [ "$E2E_CLI" = gemini ]; then
 		cases="agent pwd run-auto followup close http401 http500 http429"
 	elif [ -z "$cases" ]; then

@@ -11,6 +11,7 @@
 
 #include "adapter.h"
 #include "result.h"
+#include "streamfeed.h"
 #include "tap.h"
 #include "xmalloc.h"
 
@@ -257,52 +258,6 @@ test_table(void)
 	ad = adapter_find("codex");
 	tap_ok(ad != NULL && ad->line != NULL && ad->prompt_stdin &&
 	    !ad->live_input, "codex: JSON lines, prompt on stdin");
-}
-
-/* Feed through an exact-size copy: valgrind sees any read past a line. */
-static void
-feed_line(const struct adapter *ad, struct tool_stream *ts, const char *s,
-    size_t n)
-{
-	char	*buf;
-
-	buf = xmalloc(n);
-	memcpy(buf, s, n);
-	ad->line(ts, buf, n);
-	free(buf);
-}
-
-/* Read tests/streams/NAME under $srcdir and feed it line by line. */
-static int
-feed(const char *tool, const char *name, struct tool_stream *ts)
-{
-	const struct adapter	*ad;
-	const char		*srcdir;
-	char			*path, *line = NULL;
-	size_t			 cap = 0;
-	ssize_t			 n;
-	FILE			*fp;
-
-	memset(ts, 0, sizeof *ts);
-	if ((ad = adapter_find(tool)) == NULL)
-		return -1;
-	if ((srcdir = getenv("srcdir")) == NULL)
-		srcdir = ".";
-	xasprintf(&path, "%s/tests/streams/%s", srcdir, name);
-	fp = fopen(path, "r");
-	free(path);
-	if (fp == NULL) {
-		tap_diag("cannot open %s (set srcdir)", name);
-		return -1;
-	}
-	while ((n = getline(&line, &cap, fp)) != -1) {
-		if (n > 0 && line[n - 1] == '\n')
-			n--;
-		feed_line(ad, ts, line, (size_t)n);
-	}
-	free(line);
-	fclose(fp);
-	return 0;
 }
 
 /* The parsed answer must carry the block result.c reads as success. */
@@ -649,88 +604,6 @@ test_session(void)
 	tool_stream_clear(&ts);
 }
 
-/*
- * API errors (real streams, tests/streams/README.md): auth and a missing
- * model end the turn with a kind; 429/5xx are retries reported as such.
- */
-static void
-test_api_errors(void)
-{
-	const struct adapter	*ad;
-	struct tool_stream	 ts;
-
-	feed("claude", "claude-401.jsonl", &ts);
-	tap_ok(ts.final_seen && ts.final_failed && ts.error_kind != NULL &&
-	    strcmp(ts.error_kind, "auth") == 0, "claude 401 api_retry: final, "
-	    "failed, kind auth");
-	tap_is_str(ts.error, "API error HTTP 401: authentication_failed, "
-	    "attempt 1/10", "claude 401: the reason names status and attempt");
-	tool_stream_clear(&ts);
-
-	feed("claude", "claude-429.jsonl", &ts);
-	tap_ok(!ts.final_seen && ts.retry != NULL && strstr(ts.retry,
-	    "HTTP 429") != NULL && strstr(ts.retry, "attempt 3/10") != NULL,
-	    "claude 429 api_retry: not final, a retry \"%s\"",
-	    ts.retry ? ts.retry : "(null)");
-	tool_stream_clear(&ts);
-
-	feed("claude", "claude-404.jsonl", &ts);
-	tap_ok(ts.final_failed && ts.error_kind != NULL &&
-	    strcmp(ts.error_kind, "model") == 0,
-	    "claude 404 result: failed, kind model");
-	tool_stream_clear(&ts);
-
-	feed("codex", "codex-401.jsonl", &ts);
-	tap_ok(ts.final_failed && ts.error_kind != NULL &&
-	    strcmp(ts.error_kind, "auth") == 0 && ts.error != NULL &&
-	    strstr(ts.error, "401 Unauthorized") != NULL,
-	    "codex 401 Reconnecting: failed, kind auth, the CLI's message");
-	tool_stream_clear(&ts);
-
-	feed("codex", "codex-429.jsonl", &ts);
-	tap_ok(!ts.final_seen && ts.retry != NULL &&
-	    strstr(ts.retry, "429") != NULL && strstr(ts.retry, "2/5") != NULL,
-	    "codex 429 Reconnecting: a retry \"%s\"",
-	    ts.retry ? ts.retry : "(null)");
-	tool_stream_clear(&ts);
-
-	feed("codex", "codex-offline.jsonl", &ts);
-	tap_ok(!ts.final_seen && ts.retry != NULL,
-	    "codex offline: retries, not final");
-	tool_stream_clear(&ts);
-
-	memset(&ts, 0, sizeof ts);
-	ad = adapter_find("codex");
-	feed_line(ad, &ts, L("{\"type\":\"item.completed\",\"item\":{\"id\":"
-	    "\"item_0\",\"type\":\"error\",\"message\":\"Model metadata for "
-	    "`m` not found.\"}}"));
-	tap_ok(ts.error == NULL && !ts.final_seen,
-	    "codex warning item: no error, not final");
-	tool_stream_clear(&ts);
-
-	tap_ok(adapter_stderr_line(&ts, L("Attempt 2 failed with status 500. "
-	    "Retrying with backoff... _ApiError: x")) && !ts.final_seen &&
-	    ts.retry != NULL && strstr(ts.retry, "HTTP 500") != NULL &&
-	    strstr(ts.retry, "attempt 2") != NULL,
-	    "gemini stderr 500: a retry \"%s\"", ts.retry ? ts.retry : "");
-	tool_stream_clear(&ts);
-	tap_ok(adapter_stderr_line(&ts, L("Attempt 1 failed: mock rate limit "
-	    "exceeded, retry later")) && !ts.final_seen && ts.retry != NULL &&
-	    strstr(ts.retry, "rate limit") != NULL,
-	    "gemini stderr 429: a retry");
-	tool_stream_clear(&ts);
-	tap_ok(!adapter_stderr_line(&ts, L("Attempting to connect")) &&
-	    ts.retry == NULL, "other stderr lines are not retries");
-	tool_stream_clear(&ts);
-
-	tap_ok(feed("claude", "claude-success.jsonl", &ts) == 0 &&
-	    ts.cost_seen, "claude reports a cost");
-	tool_stream_clear(&ts);
-	tap_ok(feed("codex", "codex-success.jsonl", &ts) == 0 &&
-	    !ts.cost_seen, "codex reports no cost");
-	tool_stream_clear(&ts);
-}
-
 /* Summary, reason and error kind when the agent did not state them. */
 static void
 test_fallback(void)
@@ -785,7 +658,6 @@ main(void)
 	test_unicode();
 	test_session();
 	test_permission();
-	test_api_errors();
 	test_fallback();
 	return tap_done();
 }

@@ -212,8 +212,25 @@ _ERR = {400: "invalid_request_error", 401: "authentication_error",
         529: "overloaded_error"}
 
 
-def error(req, status, message, retry_after):
-    """An error body as api.anthropic.com shapes it."""
+def error(req, status, message, retry_after, quota=False):
+    """An error body as api.anthropic.com shapes it.  quota: a plan's
+    usage limit, told by the unified rate-limit headers (status rejected,
+    the reset as a Unix epoch, the limit that was hit)."""
+    if quota:
+        reset = int(time.time()) + (retry_after or 3600)
+        headers = {"request-id": "req_mock_error",
+                   "anthropic-ratelimit-unified-status": "rejected",
+                   "anthropic-ratelimit-unified-reset": str(reset),
+                   "anthropic-ratelimit-unified-representative-claim": "five_hour",
+                   "anthropic-ratelimit-unified-5h-utilization": "1.0",
+                   "anthropic-ratelimit-unified-5h-reset": str(reset)}
+        if retry_after is not None:
+            headers["retry-after"] = str(retry_after)
+        req.send_json(429, {"type": "error",
+                            "error": {"type": "rate_limit_error",
+                                      "message": "mock usage limit reached for this plan"},
+                            "request_id": "req_mock_error"}, headers)
+        return
     if status == 401 and not message:
         message = "invalid x-api-key"
     if status == 404 and not message:

@@ -131,7 +131,13 @@ def reply(req, turn):
     req.end()
 
 
-def error(req, status, message, retry_after):
+def error(req, status, message, retry_after, quota=False):
+    if quota:  # OpenAI's "out of credit": 429, type insufficient_quota
+        headers = {"retry-after": str(retry_after)} if retry_after else None
+        req.send_json(429, {"error": {
+            "message": "You exceeded your current quota, please check your plan and billing details.",
+            "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}, headers)
+        return
     kind = {401: "invalid_request_error", 404: "invalid_request_error",
             429: "rate_limit_exceeded", 500: "server_error"}.get(status, "api_error")
     code = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}.get(status)

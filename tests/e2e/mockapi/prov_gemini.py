@@ -215,10 +215,16 @@ _STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED",
            429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
 
 
-def error(req, status, message, retry_after):
+def error(req, status, message, retry_after, quota=False):
     """A google.rpc.Status body as generativelanguage.googleapis.com
-    shapes it; 429 carries a RetryInfo detail and a retry-after header."""
+    shapes it; 429 carries a RetryInfo detail and a retry-after header.
+    quota: the free tier's per-day quota, RESOURCE_EXHAUSTED."""
     model, _ = _route(req)
+    if quota:
+        message = "You exceeded your current quota, please check your plan " \
+            "and billing details. Quota exceeded for metric: " \
+            "generativelanguage.googleapis.com/generate_content_free_tier_requests, " \
+            "limit: 50"
     if status == 404 and not message:
         message = "models/%s is not found for API version v1beta, or is " \
             "not supported for generateContent." % (model or "?")
@@ -235,8 +241,8 @@ def error(req, status, message, retry_after):
             {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
              "violations": [{"quotaMetric": "generativelanguage.googleapis"
                              ".com/generate_content_free_tier_requests",
-                             "quotaId": "GenerateRequestsPerMinutePerProject"
-                             "PerModel-FreeTier"}]},
+                             "quotaId": "GenerateRequests%sPerProject"
+                             "PerModel-FreeTier" % ("PerDay" if quota else "PerMinute")}]},
             {"@type": "type.googleapis.com/google.rpc.RetryInfo",
              "retryDelay": "%ss" % retry_after}]
     # The API answers a failed stream call with a JSON array of errors.

@@ -229,8 +229,17 @@ _ERR = {401: ("invalid_request_error", "invalid_api_key"),
         503: ("server_error", None)}
 
 
-def error(req, status, message, retry_after):
-    """An error body as api.openai.com shapes it."""
+def error(req, status, message, retry_after, quota=False):
+    """An error body as api.openai.com shapes it; quota: 429 with type
+    insufficient_quota (no Retry-After unless --retry-after says)."""
+    if quota:
+        headers = {"x-request-id": "req_mock"}
+        if retry_after is not None:
+            headers["retry-after"] = str(retry_after)
+        req.send_json(429, {"error": {
+            "message": "You exceeded your current quota, please check your plan and billing details.",
+            "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}, headers)
+        return
     typ, code = _ERR.get(status, ("server_error", None))
     if status == 401 and not message:
         message = "Incorrect API key provided."

@@ -137,6 +137,12 @@ class State:
                 return self.args.fault
             return "none"
 
+    def retry_after(self):
+        """The Retry-After seconds a 429 carries (--retry-after; "none":
+        no header at all)."""
+        ra = self.args.retry_after
+        return None if ra == "none" else int(ra)
+
     def write_log(self, rec):
         if not self.log:
             return
@@ -206,7 +212,14 @@ class Handler(BaseHTTPRequestHandler):
                    401: "mock invalid API key (401 Unauthorized)"}[status]
             rec["decision"] = fault
             st.write_log(rec)
-            mod.error(req, status, msg, 1 if status == 429 else None)
+            mod.error(req, status, msg, st.retry_after() if status == 429 else None)
+            return
+        if fault == "quota":
+            # HTTP 429 the way each provider says "out of quota" (billing
+            # or a plan's usage limit), not a short-term rate limit.
+            rec["decision"] = fault
+            st.write_log(rec)
+            mod.error(req, 429, None, st.retry_after(), quota=True)
             return
         if fault == "stall":
             rec["decision"] = "stall"
@@ -248,8 +261,11 @@ def main():
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log")
     ap.add_argument("--fault", default="none",
-                    choices=["none", "http500", "http429", "http401", "stall", "badmodel"])
+                    choices=["none", "http500", "http429", "http401", "stall", "badmodel",
+                             "quota"])
     ap.add_argument("--fault-count", type=int, default=None)
+    ap.add_argument("--retry-after", default="1",
+                    help="seconds in a 429's Retry-After (and retryDelay); none: omit it")
     ap.add_argument("--script")
     args = ap.parse_args()
 
