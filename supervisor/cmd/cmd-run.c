@@ -24,6 +24,7 @@
 #include "chan.h"
 #include "clock.h"
 #include "cmdutil.h"
+#include "gate.h"
 #include "log.h"
 #include "loop.h"
 #include "run.h"
@@ -114,6 +115,9 @@ run_ui_event(void *arg, const char *name, const json_t *o)
 		fprintf(stderr, "[%s] %s: %s%s%s\n", run_s(o, "role"),
 		    run_s(o, "agent_id"), run_s(o, "status"),
 		    *run_s(o, "summary") ? " - " : "", run_s(o, "summary"));
+	else if (strcmp(name, "provider_hold") == 0)
+		fprintf(stderr, "[%s] rate limited: no start before %s\n",
+		    run_s(o, "provider"), run_s(o, "until"));
 }
 
 /*
@@ -618,6 +622,9 @@ run_drive(struct run_args *ra, struct event_base *base,
 	cfg->hooks.ask = run_ui_ask;
 	cfg->hooks.done = run_ui_done;
 	cfg->hooks.arg = &ui;
+	/* its own gate: a rate limit holds the tool, the action runs again */
+	cfg->gate = gate_new(base, run_ui_event, &ui);
+	gate_set_caps(cfg->gate, cfg->config);
 	ui.base = base;
 	ui.code = -1;
 	if ((ui.l = loop_new(base, store, cfg, &err)) == NULL) {
@@ -660,6 +667,8 @@ run_drive(struct run_args *ra, struct event_base *base,
 		event_free(ui.in_ev);
 	loop_free(ui.l);
 out:
+	gate_free(cfg->gate);	/* after the loop: its runs leave it */
+	cfg->gate = NULL;
 	evbuffer_free(ui.in);
 	json_decref(ui.seen);
 	json_decref(ui.qs);
