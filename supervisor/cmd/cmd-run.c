@@ -446,7 +446,10 @@ run_usage(FILE *fp)
 "at once; interactive: a menu between actions).  With --loop-id and no\n"
 "TASK, resume that loop from its saved action.  One run drives a loop at\n"
 "a time (ID.run.lock); a parallel step failed in every role is retried\n"
-"after its roles' retry policy's wait (config roles.ROLE.retry).\n"
+"after its roles' retry policy's wait (config roles.ROLE.retry).  A\n"
+"rate-limited worker holds its tool until the provider's reset (else a\n"
+"backoff) and runs again: never a failure (config tools.NAME.max_workers\n"
+"caps a tool's workers alive at once).\n"
 "Exit: 0 completed, 1 failed or another process drives the loop, 2 usage,\n"
 "3 paused, 4 stopped, 5 timed out, 70 internal error.\n");
 }

@@ -6,7 +6,8 @@
 # completes, nothing counts as failed, provider_hold is in the --json
 # events and no attempt starts before its hold ends.  Then
 # tools.claude.max_workers 1 in the parallel mode: never two claude
-# workers alive at once.
+# workers alive at once.  A parallel step failed on auth everywhere is
+# not retried (retry.non_retryable); the configuration's checks.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 150
 t_valgrind_worker
@@ -33,6 +34,10 @@ echo "start \$\$ \$(now)" >>"$T_TMP/claude.log"
 trap 'echo "end \$\$ \$(now)" >>"$T_TMP/claude.log"' EXIT
 if [ -n "\$CLAUDE_SLOW" ]; then
 	'$FAKE' --marker $M sleep \$CLAUDE_SLOW
+fi
+if [ -e "$T_TMP/auth.on" ]; then
+	'$FAKE' --marker $M replay "$S/claude-401.jsonl"
+	exit 1
 fi
 if [ -e "$T_TMP/t0" ] && [ \$((\$(now) - \$(cat "$T_TMP/t0"))) -lt 2000 ]; then
 	'$FAKE' --marker $M replay "$T_TMP/429.jsonl"
@@ -139,6 +144,21 @@ for kind, pid, t in ev:
 print(starts >= 3, most)
 PYEOF
 )" "True 1" "cap: three claude workers, never two alive at once"
+
+# --- every role of the parallel step failed on auth (non-retryable by
+# default): the loop fails at once, naming the kind, nothing retried
+R=$T_TMP/auth
+cfg "$R" par
+touch "$T_TMP/auth.on"
+timeout -k 2 60 $WRAP "$SUP" run -m parallel -C "$R" --loop-id auth-1 \
+    --json "No key" >"$R.out" 2>"$R.err"
+is "$?" 1 "non-retryable: the loop fails"
+F=$R/.loop/auth-1.json
+like "$(jget "$F" 'd["failure_reason"]')" "error kind auth" \
+    "non-retryable: the reason names the kind"
+is "$(grep -c '"event":"worker_started".*"role":"develop"' "$R.out")" 1 \
+    "non-retryable: the step is not tried again"
+rm -f "$T_TMP/auth.on"
 
 # --- the configuration: rate_limited is never non-retryable
 R=$T_TMP/conf
