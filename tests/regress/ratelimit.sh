@@ -24,8 +24,9 @@ sed -n '$p' "$S/claude-404.jsonl" | sed -e 's/"api_error_status":404/"api_error_
     -e 's/"result":"[^"]*"/"result":"API Error: 429 {\\"type\\":\\"error\\",\\"error\\":{\\"type\\":\\"rate_limit_error\\",\\"message\\":\\"Rate limited\\"}}"/' \
     >>"$T_TMP/429.jsonl"
 
-# claude.sh: rate limited while $T_TMP/t0 (ms) is younger than 2 s; every
-# start and end written to $T_TMP/claude.log as "start|end PID MS"
+# claude.sh: with $T_TMP/rl.on, rate limited for 2 s from its first start
+# (its time in $T_TMP/t0, ms); every start and end written to
+# $T_TMP/claude.log as "start|end PID MS"
 cat >"$T_TMP/claude" <<EOF
 #!/bin/bash
 cat >/dev/null
@@ -39,7 +40,10 @@ if [ -e "$T_TMP/auth.on" ]; then
 	'$FAKE' --marker $M replay "$S/claude-401.jsonl"
 	exit 1
 fi
-if [ -e "$T_TMP/t0" ] && [ \$((\$(now) - \$(cat "$T_TMP/t0"))) -lt 2000 ]; then
+if [ -e "$T_TMP/rl.on" ] && [ ! -s "$T_TMP/t0" ]; then
+	now >"$T_TMP/t0"
+fi
+if [ -e "$T_TMP/rl.on" ] && [ \$((\$(now) - \$(cat "$T_TMP/t0"))) -lt 2000 ]; then
 	'$FAKE' --marker $M replay "$T_TMP/429.jsonl"
 	exit 1
 fi
@@ -71,7 +75,7 @@ PYEOF
 R=$T_TMP/rl
 cfg "$R"
 : >"$T_TMP/claude.log"
-echo "$(t_now_ms)" >"$T_TMP/t0"
+touch "$T_TMP/rl.on"
 t_loop_run "$R" rl-1 --json "Survive a 429"
 is "$RC" 0 "rate limited: the loop completes (exit 0)"
 is "$(jget "$F" 'd["status"]')" completed "rate limited: status completed"
@@ -96,6 +100,13 @@ print(len(res) >= 2 and all(r["error_kind"] == "rate_limited" for r in res[:-1])
     any(e["event"] == "provider_open" for e in ev))
 PYEOF
 )" True "rate limited: develop requeued until it succeeds (step_requeued, provider_open)"
+python3 - "$E" <<'PYEOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+print("# develop attempts %d, holds %s ms" % (
+    sum(e["event"] == "worker_started" and e["role"] == "develop" for e in ev),
+    [e["hold_ms"] for e in ev if e["event"] == "provider_hold"]))
+PYEOF
 # each attempt after a hold starts no earlier than the hold's end
 is "$(python3 - "$E" <<'PYEOF'
 import json, sys
@@ -127,7 +138,7 @@ ok $? "usage: the state file with usage is valid"
 # --- tools.claude.max_workers 1: the parallel group one claude at a time
 R=$T_TMP/cap
 cfg "$R" par
-rm -f "$T_TMP/t0"
+rm -f "$T_TMP/rl.on"
 : >"$T_TMP/claude.log"
 CLAUDE_SLOW=300 timeout -k 2 60 $WRAP "$SUP" run -m parallel -C "$R" \
     --loop-id cap-1 --json "One at a time" >"$R.out" 2>"$R.err"

@@ -483,14 +483,11 @@ loop_end(struct loop *l, int code, const char *to, const char *reason)
 	l->end_reason = reason != NULL ? xstrdup(reason) : NULL;
 	if (reason != NULL)
 		log_info("loop %s: %s", l->cfg.id, reason);
+	loop_unqueue(l);	/* never started: out of their gates */
 	TAILQ_FOREACH(r, &l->runs, entry) {
 		if (loop_run_done(r))
 			continue;
 		r->cancelled = 1;
-		if (r->gating) {	/* never started: out of the queue */
-			loop_run_release(r);
-			continue;
-		}
 		g = code == EXIT_STOPPED && r->grace_ms > LOOP_STOP_GRACE_MS ?
 		    LOOP_STOP_GRACE_MS : r->grace_ms;
 		ladder_close(r->ladder, g);
@@ -517,6 +514,8 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	if (l->phase == LP_DONE)
 		return;
+	if (l->phase == LP_PAUSING)	/* a held start is not waited for */
+		loop_unqueue(l);
 	if (l->phase != LP_ENDING && l->ncur > 0 && loop_step_runs(l))
 		return;
 	if (l->phase == LP_ENDING) {

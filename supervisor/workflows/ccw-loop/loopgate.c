@@ -62,6 +62,22 @@ loop_run_release(struct loop_run *r)
 	r->slot = 0;
 }
 
+/*
+ * A loop pausing or ending starts nothing more: its runs still queued at
+ * a gate leave the queue, interrupted (a pause redoes them on resume).
+ */
+void
+loop_unqueue(struct loop *l)
+{
+	struct loop_run	*r;
+
+	TAILQ_FOREACH(r, &l->runs, entry)
+		if (r->gating) {
+			r->cancelled = 1;
+			loop_run_release(r);
+		}
+}
+
 /* A worker's usage into skill_state.usage, the loop's total. */
 static void
 loop_usage_add(struct loop *l, const json_t *u)

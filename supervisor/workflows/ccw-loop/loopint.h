@@ -115,6 +115,7 @@ const char	*loop_phase_name(enum loop_phase);
 
 /* loopgate.c */
 void		 loop_run_release(struct loop_run *);
+void		 loop_unqueue(struct loop *);
 int		 loop_requeue(struct loop *, int);
 void		 loop_batch_left(const struct loop *, uint64_t *, uint64_t *);
 
