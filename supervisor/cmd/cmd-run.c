@@ -24,6 +24,7 @@
 #include "chan.h"
 #include "clock.h"
 #include "cmdutil.h"
+#include "gate.h"
 #include "log.h"
 #include "loop.h"
 #include "run.h"
@@ -114,6 +115,9 @@ run_ui_event(void *arg, const char *name, const json_t *o)
 		fprintf(stderr, "[%s] %s: %s%s%s\n", run_s(o, "role"),
 		    run_s(o, "agent_id"), run_s(o, "status"),
 		    *run_s(o, "summary") ? " - " : "", run_s(o, "summary"));
+	else if (strcmp(name, "provider_hold") == 0)
+		fprintf(stderr, "[%s] rate limited: no start before %s\n",
+		    run_s(o, "provider"), run_s(o, "until"));
 }
 
 /*
@@ -442,7 +446,10 @@ run_usage(FILE *fp)
 "at once; interactive: a menu between actions).  With --loop-id and no\n"
 "TASK, resume that loop from its saved action.  One run drives a loop at\n"
 "a time (ID.run.lock); a parallel step failed in every role is retried\n"
-"after its roles' retry policy's wait (config roles.ROLE.retry).\n"
+"after its roles' retry policy's wait (config roles.ROLE.retry).  A\n"
+"rate-limited worker holds its tool until the provider's reset (else a\n"
+"backoff) and runs again: never a failure (config tools.NAME.max_workers\n"
+"caps a tool's workers alive at once).\n"
 "Exit: 0 completed, 1 failed or another process drives the loop, 2 usage,\n"
 "3 paused, 4 stopped, 5 timed out, 70 internal error.\n");
 }
@@ -618,6 +625,9 @@ run_drive(struct run_args *ra, struct event_base *base,
 	cfg->hooks.ask = run_ui_ask;
 	cfg->hooks.done = run_ui_done;
 	cfg->hooks.arg = &ui;
+	/* its own gate: a rate limit holds the tool, the action runs again */
+	cfg->gate = gate_new(base, run_ui_event, &ui);
+	gate_set_caps(cfg->gate, cfg->config);
 	ui.base = base;
 	ui.code = -1;
 	if ((ui.l = loop_new(base, store, cfg, &err)) == NULL) {
@@ -660,6 +670,8 @@ run_drive(struct run_args *ra, struct event_base *base,
 		event_free(ui.in_ev);
 	loop_free(ui.l);
 out:
+	gate_free(cfg->gate);	/* after the loop: its runs leave it */
+	cfg->gate = NULL;
 	evbuffer_free(ui.in);
 	json_decref(ui.seen);
 	json_decref(ui.qs);

@@ -39,6 +39,9 @@
  *   model	string or null; default null (the tool's own default).
  *   options	object handed to the worker (sandbox, permission_mode,
  *		approval_mode, extra_args, ...); default none.
+ *   max_workers  workers of this tool alive at once in one host (run,
+ *		serve, control, batch), over all its loops; more wait in
+ *		FIFO order.  0 (the default): no cap.
  * roles	keys are the workflow's roles (its table, flowdef.h; for
  *		ccw-loop: init develop debug validate complete).
  *   tool	one of the tools, or null for default_tool.
@@ -65,6 +68,9 @@
  *		before try n+1 is initial * coefficient^(n-1), at most
  *		the maximum.  A parallel step takes the smallest attempts
  *		and the largest intervals and coefficient of its roles.
+ *		"non_retryable": error kinds (auth, model, network,
+ *		tool_error; default ["auth"]) whose failures are not tried
+ *		again; rate_limited is refused (it waits for the gate).
  *
  * Strings are non-empty strings or null (null: the default); the *_ms
  * keys are non-negative integers.  Unknown top-level keys are ignored;
@@ -238,6 +244,7 @@ config_defaults(struct config *cfg, const struct workflow *wf)
 		cfg->roles[i].retry.initial_ms = 1000;
 		cfg->roles[i].retry.coefficient = 2.0;
 		cfg->roles[i].retry.maximum_ms = 30000;
+		cfg->roles[i].retry.non_retryable = CONFIG_EK_AUTH;
 		cfg->roles[i].permission = xstrdup(wf->roles[i].permission);
 	}
 }
@@ -350,11 +357,12 @@ config_tool_entry(struct cload *ld, struct config *cfg, const char *name,
     json_t *obj)
 {
 	static const char *const known[] = {
-		"path", "enabled", "model", "options", NULL
+		"path", "enabled", "model", "options", "max_workers", NULL
 	};
 	struct tool_cfg	*t;
 	char		*where;
 	json_t		*v;
+	uint64_t	 cap;
 	int		 idx, rc = -1, set = 0;
 
 	xasprintf(&where, "tools.%s", name);
@@ -392,12 +400,75 @@ config_tool_entry(struct cload *ld, struct config *cfg, const char *name,
 		json_decref(t->options);
 		t->options = json_is_null(v) ? NULL : json_incref(v);
 	}
+	cap = t->max_workers;
+	if (config_ms(ld, obj, "max_workers", where, &cap) == -1)
+		goto out;
+	if (cap > 100000) {
+		config_error(ld, "%s.max_workers: expected 0 (no cap) to "
+		    "100000", where);
+		goto out;
+	}
+	t->max_workers = (unsigned)cap;
 	if (t->path == NULL)
 		t->path = xstrdup(t->name);
 	rc = 0;
 out:
 	free(where);
 	return rc;
+}
+
+/* The CONFIG_EK_* bit of an error kind; 0 for one a policy cannot name. */
+unsigned
+config_error_kind(const char *kind)
+{
+	static const struct {
+		const char	*word;
+		unsigned	 bit;
+	} kinds[] = {
+		{ "auth", CONFIG_EK_AUTH }, { "model", CONFIG_EK_MODEL },
+		{ "network", CONFIG_EK_NETWORK },
+		{ "tool_error", CONFIG_EK_TOOL_ERROR },
+	};
+	size_t	i;
+
+	for (i = 0; kind != NULL && i < sizeof kinds / sizeof kinds[0]; i++)
+		if (strcmp(kind, kinds[i].word) == 0)
+			return kinds[i].bit;
+	return 0;
+}
+
+/*
+ * retry.non_retryable: an array of error kinds.  rate_limited is refused:
+ * a rate limit waits for its provider's gate, it is never a failure.
+ */
+static int
+config_non_retryable(struct cload *ld, json_t *v, const char *where,
+    unsigned *out)
+{
+	json_t		*e;
+	size_t		 i;
+	unsigned	 bits = 0, bit;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_array(v))
+		return config_error(ld, "%s.non_retryable: expected an array "
+		    "of error kinds", where);
+	json_array_foreach(v, i, e) {
+		if (json_is_string(e) && strcmp(json_string_value(e),
+		    "rate_limited") == 0)
+			return config_error(ld, "%s.non_retryable[%zu]: "
+			    "rate_limited cannot be non-retryable (a rate "
+			    "limit waits for its provider's gate and is tried "
+			    "again)", where, i);
+		if ((bit = config_error_kind(json_string_value(e))) == 0)
+			return config_error(ld, "%s.non_retryable[%zu]: "
+			    "expected one of auth, model, network, tool_error",
+			    where, i);
+		bits |= bit;
+	}
+	*out = bits;
+	return 0;
 }
 
 /* roles.ROLE.retry: what it names replaces the default, checked. */
@@ -407,7 +478,7 @@ config_retry(struct cload *ld, json_t *obj, const char *role,
 {
 	static const char *const known[] = {
 		"attempts", "initial_interval_ms", "backoff_coefficient",
-		"maximum_interval_ms", NULL
+		"maximum_interval_ms", "non_retryable", NULL
 	};
 	json_t		*v = json_object_get(obj, "retry");
 	uint64_t	 n;
@@ -443,6 +514,9 @@ config_retry(struct cload *ld, json_t *obj, const char *role,
 	}
 	if (obj != NULL)
 		rt->coefficient = json_number_value(obj);
+	if (config_non_retryable(ld, json_object_get(v, "non_retryable"),
+	    where, &rt->non_retryable) == -1)
+		goto out;
 	rc = 0;
 out:
 	free(where);

@@ -2,7 +2,8 @@
  * host.c: a host of loops on the caller's event base: the reaper, the
  * bus, the state directory and the loops it runs; each loop opened
  * (loopopen.c), handed to its workflow's driver, its events numbered on
- * the bus, its end reported by callback and its memory freed after.
+ * the bus, its end reported by callback and its memory freed after; the
+ * provider gate (gate.c) every loop's workers start through.
  */
 #include <config.h>
 
@@ -18,6 +19,7 @@
 #include "children.h"
 #include "committer.h"
 #include "flowdef.h"
+#include "gate.h"
 #include "host.h"
 #include "state.h"
 #include "sup.h"
@@ -59,12 +61,22 @@ struct host {
 	int			 own_children;
 	struct bus		*bus;
 	int			 own_bus;	/* else shared: serve's hosts */
+	struct gate		*gate;		/* caps and holds per tool */
 	int			 freeing;	/* opens ending now are dropped */
 	int			 dirfd;
 	struct host_loops	 loops;
 	size_t			 nloops;
 	uint64_t		 commits;	/* of the loops gone */
 };
+
+/* The gate's provider_hold and provider_open, numbered on the bus. */
+static void
+host_gate_event(void *arg, const char *name, const json_t *fields)
+{
+	struct host	*h = arg;
+
+	bus_publish(h->bus, name, json_deep_copy(fields));
+}
 
 /*
  * The host on the caller's base: the state directory opened (created),
@@ -106,6 +118,8 @@ host_new(struct event_base *base, const struct host_cfg *cfg, char **err)
 		    HOST_BUS_KEEP);
 		h->own_bus = 1;
 	}
+	h->gate = gate_new(base, host_gate_event, h);
+	gate_set_caps(h->gate, cfg->config);	/* tools.NAME.max_workers */
 	return h;
 }
 
@@ -159,6 +173,7 @@ host_free(struct host *h)
 		TAILQ_REMOVE(&h->loops, hl, entry);
 		host_loop_free(hl);
 	}
+	gate_free(h->gate);	/* after the loops: they leave it */
 	if (h->own_bus)
 		bus_free(h->bus);
 	if (h->own_children)
@@ -166,6 +181,13 @@ host_free(struct host *h)
 	if (h->dirfd >= 0)
 		close(h->dirfd);
 	free(h);
+}
+
+/* The provider gate every loop's workers start through. */
+struct gate *
+host_gate(struct host *h)
+{
+	return h->gate;
 }
 
 /* The bus every loop's events go through (observe it for all of them). */
@@ -301,6 +323,7 @@ host_loop_run_cfg(struct host_loop *hl, struct host_run *r)
 	if (hl->spec.model != NULL)
 		r->over.model = hl->spec.model;
 	r->children = h->children;
+	r->gate = h->gate;
 	r->batch_ms = h->cfg.batch_ms;
 	r->batch_nudge_ms = h->cfg.batch_nudge_ms;
 	r->event = host_loop_event;

@@ -26,6 +26,7 @@ struct bus;
 struct children;
 struct sup;
 struct event_base;
+struct gate;
 struct host;
 struct host_loop;
 struct workflow;
@@ -77,6 +78,7 @@ struct host_run {
 	const char		*root;
 	struct plan_overrides	 over;
 	struct children		*children;
+	struct gate		*gate;		/* the host's: caps, holds */
 	uint64_t		 batch_ms, batch_nudge_ms;
 	/* the run's events and its end (once, never from inside start) */
 	void	(*event)(void *, const char *, const json_t *);
@@ -106,6 +108,7 @@ struct host	*host_new(struct event_base *, const struct host_cfg *,
 		    char **);
 void		 host_free(struct host *);
 struct bus	*host_bus(struct host *);
+struct gate	*host_gate(struct host *);
 struct children	*host_children(struct host *);
 size_t		 host_nloops(const struct host *);
 uint64_t	 host_commits(const struct host *);

@@ -275,5 +275,6 @@ loopopen_retry(const struct config *c, struct retry_cfg *out)
 			out->coefficient = r->coefficient;
 		if (r->maximum_ms > out->maximum_ms)
 			out->maximum_ms = r->maximum_ms;
+		out->non_retryable |= r->non_retryable;
 	}
 }

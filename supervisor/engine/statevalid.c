@@ -51,8 +51,14 @@ static const struct state_vrule state_r_head[] = {
 	R("completed_actions", V_STRS, V_REQ),
 	R_ENUM("mode", V_REQ, state_modes), R_END
 };
+/* skill_state.usage: the engine's sum of its workers' (loopgate.c). */
+static const struct state_vrule state_r_usage[] = {
+	R_INT("input_tokens", V_REQ, 0), R_INT("output_tokens", V_REQ, 0),
+	R("cost_usd", V_NUM, V_REQ | V_NULL), R_END
+};
 static const struct state_vrule state_r_tail[] = {
-	R_SUB("errors", V_LIST, V_REQ, state_r_error), R_END
+	R_SUB("errors", V_LIST, V_REQ, state_r_error),
+	R_SUB("usage", V_OBJ, V_NULL, state_r_usage), R_END
 };
 /* skill_state is checked on its own, against the rules built for it. */
 static const struct state_vrule state_r_loop[] = {
@@ -228,10 +234,11 @@ state_vskill(const struct workflow_state *ws, struct state_vrule *out)
 		out[0].names = ws->roles;
 	}
 	for (r = ws != NULL ? ws->rules : NULL; r != NULL && r->key != NULL &&
-	    n < SKILL_MAX - 2; r++)
+	    n < SKILL_MAX - 3; r++)
 		out[n++] = *r;
-	out[n++] = state_r_tail[0];
-	out[n] = state_r_tail[1];
+	for (r = state_r_tail; r->key != NULL; r++)
+		out[n++] = *r;
+	out[n] = *r;
 	return n;
 }
 

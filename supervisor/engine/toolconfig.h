@@ -19,19 +19,30 @@ struct tool_cfg {
 	int		 enabled;
 	char		*model;		/* default model or NULL */
 	json_t		*options;	/* passed to the worker as ASSIGN.options */
+	unsigned	 max_workers;	/* alive at once per host; 0: no cap */
 };
 
 /*
  * How a failing step of the role is retried (Temporal's RetryPolicy):
  * at most attempts tries in a row, the first included; before try n+1
- * a wait of initial_ms * coefficient^(n-1), at most maximum_ms.
+ * a wait of initial_ms * coefficient^(n-1), at most maximum_ms.  A step
+ * whose every failure is of a non_retryable kind (bits of the error
+ * kinds below) is not tried again.  rate_limited is never one: such an
+ * attempt waits for its provider's gate (gate.h) instead.
  */
 struct retry_cfg {
 	unsigned	 attempts;
 	uint64_t	 initial_ms;
 	double		 coefficient;
 	uint64_t	 maximum_ms;
+	unsigned	 non_retryable;	/* CONFIG_EK_* bits; default auth */
 };
+
+/* The error kinds of a result's error_kind a retry policy may name. */
+#define CONFIG_EK_AUTH		0x1
+#define CONFIG_EK_MODEL		0x2
+#define CONFIG_EK_NETWORK	0x4
+#define CONFIG_EK_TOOL_ERROR	0x8
 
 struct role_cfg {
 	char		*tool;		/* NULL: config default tool */
@@ -74,6 +85,7 @@ int		 config_role_index(const struct config *, const char *);
 const struct tool_cfg *config_tool(const struct config *, const char *);
 char		*config_resolve_path(const char *, const char *);
 uint64_t	 config_retry_delay(const struct retry_cfg *, unsigned);
+unsigned	 config_error_kind(const char *);
 void		 config_warn(struct config *, char *);
 char		*config_ccw_path(const char *, const char *);
 int		 config_env_parse(const char *, json_t *, char **);

@@ -368,7 +368,7 @@ static void
 test_retry(void)
 {
 	struct config	 cfg;
-	struct retry_cfg r = { 5, 200, 3.0, 1000 };
+	struct retry_cfg r = { 5, 200, 3.0, 1000, 0 };
 	char		*err = NULL, *f;
 
 	if (load(NULL, &cfg, &err) == 0) {
@@ -410,6 +410,32 @@ test_retry(void)
 	    "retry: unknown key");
 	expect_error("{\"roles\": {\"develop\": {\"retry\": 3}}}",
 	    "roles.develop.retry", "retry: not an object");
+	f = put("{\"roles\": {\"debug\": {\"retry\": {\"non_retryable\": "
+	    "[\"model\", \"network\"]}}}, \"tools\": {\"claude\": "
+	    "{\"max_workers\": 2}}}", 0644, "%s/nr.json", tmp);
+	if (load(f, &cfg, &err) == 0) {
+		tap_ok(cfg.roles[1].retry.non_retryable == CONFIG_EK_AUTH &&
+		    cfg.roles[2].retry.non_retryable == (CONFIG_EK_MODEL |
+		    CONFIG_EK_NETWORK), "retry: non_retryable default auth, "
+		    "a file's list replaces it");
+		tap_ok(config_tool(&cfg, "claude")->max_workers == 2 &&
+		    config_tool(&cfg, "codex")->max_workers == 0,
+		    "tools.claude.max_workers 2, the others no cap");
+		config_free(&cfg);
+	} else
+		tap_ok(0, "retry: non_retryable loads: %s", err);
+	free(err);
+	free(f);
+	expect_error("{\"roles\": {\"develop\": {\"retry\": "
+	    "{\"non_retryable\": [\"rate_limited\"]}}}}",
+	    "rate_limited cannot be non-retryable",
+	    "retry: rate_limited is never non-retryable");
+	expect_error("{\"roles\": {\"develop\": {\"retry\": "
+	    "{\"non_retryable\": [\"oops\"]}}}}",
+	    "roles.develop.retry.non_retryable[0]",
+	    "retry: an unknown error kind");
+	expect_error("{\"tools\": {\"claude\": {\"max_workers\": -1}}}",
+	    "tools.claude.max_workers", "max_workers: negative");
 }
 
 /* CCW's enabled is "=== true"; the default tool follows CCW's rules. */

@@ -561,9 +561,31 @@ test_next(void)
 	is_json(r, "", "{\"status\": \"running\", \"state_status\":"
 	    " \"running\", \"current_iteration\": 2, \"action_index\": 3,"
 	    " \"mode\": \"auto\", \"max_iterations\": null,"
-	    " \"current_action\": null, \"passed\": null,"
+	    " \"current_action\": null, \"passed\": null, \"usage\": null,"
 	    " \"updated_at\": \"2026-01-22T10:00:00.000Z\"}",
 	    "LOOP_STATE_UPDATE fields, CCW's updated_at among them");
+	json_decref(r);
+	r = J("{\"status\": \"running\", \"skill_state\": {\"usage\": "
+	    "{\"input_tokens\": 5, \"output_tokens\": 7, \"cost_usd\": "
+	    "null}}}");
+	ev = merge_state_event(r, NULL, 0);
+	json_decref(r);
+	r = ev;
+	is_json(json_object_get(r, "usage"), "", "{\"input_tokens\": 5, "
+	    "\"output_tokens\": 7, \"cost_usd\": null}",
+	    "LOOP_STATE_UPDATE carries the loop's usage");
+	json_decref(r);
+	r = J("{\"status\": \"failed\", \"error_kind\": \"rate_limited\", "
+	    "\"usage\": {\"input_tokens\": 1, \"output_tokens\": 2, "
+	    "\"cost_usd\": 0.5}}");
+	ev = merge_event("develop", r);
+	json_decref(r);
+	r = ev;
+	tap_ok(json_string_value(json_object_get(r, "error_kind")) != NULL &&
+	    strcmp(json_string_value(json_object_get(r, "error_kind")),
+	    "rate_limited") == 0 && json_integer_value(json_object_get(
+	    json_object_get(r, "usage"), "output_tokens")) == 2,
+	    "worker_result carries the worker's error_kind and usage");
 	json_decref(r);
 	json_decref(ok);
 	json_decref(ss);

@@ -51,6 +51,7 @@ hosted_open(struct event_base *base, const struct host_run *r, char **err)
 	cfg.root = r->root;
 	cfg.over = r->over;
 	cfg.children = r->children;
+	cfg.gate = r->gate;	/* the host's: every loop's workers */
 	cfg.workflow = r->workflow;
 	cfg.hooks.event = r->event;
 	cfg.hooks.done = r->done;

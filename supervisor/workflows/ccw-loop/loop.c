@@ -38,11 +38,12 @@ loop_role(const struct loop *l, int role)
 	return workflow_role_name(l->wf, role);
 }
 
-/* Is the run over (its ladder's done callback ran)? */
+/* Is the run over (out of its gate's queue, its ladder's done ran)? */
 int
 loop_run_done(const struct loop_run *r)
 {
-	return r->ladder == NULL || ladder_phase(r->ladder) == LADDER_DONE;
+	return !r->gating && (r->ladder == NULL ||
+	    ladder_phase(r->ladder) == LADDER_DONE);
 }
 
 
@@ -76,20 +77,6 @@ loop_max_iter(struct loop *l)
 			    state_store_get(l->store), "max_iterations"));
 
 	return m > 0 ? m : 10;
-}
-
-/* The state as a worker should see it: the last commit with our fields. */
-static json_t *
-loop_view(struct loop *l)
-{
-	json_t	*st = json_deep_copy(state_store_get(l->store));
-
-	if (st == NULL)
-		st = json_object();
-	json_object_set(st, "skill_state", l->ss);
-	json_object_set_new(st, "current_iteration",
-	    json_integer(l->iteration));
-	return st;
 }
 
 /* Runs not yet done. */
@@ -142,99 +129,6 @@ loop_save(struct loop *l, const char *to, const char *reason,
 	if (to != NULL && state_store_transition(l->store, to, reason) != 0)
 		log_warnx("state %s: transition to %s refused", l->cfg.id, to);
 	state_store_commit(l->store, cb, l);
-}
-
-/*
- * A run is done: its result, completed by the workflow from the
- * worker's answer or log (ccw-loop: the TAP of a validate run) unless
- * the run was stopped.
- */
-static void
-loop_closed(struct agent *a, void *arg)
-{
-	struct loop_run	*r = arg;
-	struct loop	*l = r->l;
-
-	(void)a;
-	r->result = report_agent(r->a);
-	if (!r->cancelled && l->wf->collect != NULL)
-		l->wf->collect(r->role, r->result, r->a->tool, r->a->log_path,
-		    r->a->id);
-	if (!r->cancelled)
-		loop_event(l, "worker_result", merge_event(loop_role(l,
-		    r->role), r->result));
-	loop_kick(l);
-}
-
-/*
- * Start one worker for a role.  wait_ms 0: the role's own deadlines;
- * else the parallel batch's.  NULL (the loop ends failed) when the
- * prompt or the role's tool cannot be set up.
- */
-struct loop_run *
-loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
-    uint64_t nudge_ms, int rounds)
-{
-	struct prompt_req	 pr;
-	struct agent_req	 req;
-	struct plan_deadlines	 dl;
-	struct loop_run		*r;
-	json_t			*view;
-	char			*prompt, *capsule, *err = NULL;
-	char			 now[32];
-	int			 rc;
-
-	if (l->wf->refresh != NULL) {	/* before the prompt is built */
-		clock_iso(NULL, 1, now, sizeof now);
-		l->wf->refresh(role, l->ss, l->cfg.dirfd, l->cfg.id, now);
-	}
-	view = loop_view(l);
-	memset(&pr, 0, sizeof pr);
-	pr.state = view;
-	pr.state_dir = l->cfg.state_dir;
-	pr.loop_id = l->cfg.id;
-	pr.role = loop_role(l, role);
-	pr.mode = loop_mode_name(l->cfg.mode);
-	pr.extra = extra;
-	pr.force_capsule = l->cfg.resumed;
-	rc = prompt_request(&l->cfg, &pr, &req, &dl, &prompt, &capsule,
-	    &err);
-	json_decref(view);
-	/* a fresh agent-N.log, N above every id the loop has seen */
-	if (rc == 0 && l->cfg.guard != NULL &&
-	    loopguard_reserve(l->cfg.guard, &l->sup, &err) != 0) {
-		json_decref(req.options);
-		free(prompt);
-		free(capsule);
-		rc = -1;
-	}
-	if (rc != 0) {
-		loop_end(l, EXIT_FAILED, "failed", err);
-		free(err);
-		return NULL;
-	}
-	r = xcalloc(1, sizeof *r);
-	r->l = l;
-	r->role = role;
-	r->rounds = rounds;
-	r->nudge_ms = nudge_ms != 0 ? nudge_ms : dl.nudge_ms;
-	r->grace_ms = dl.grace_ms;
-	if (wait_ms == 0)
-		wait_ms = dl.timeout_ms;
-	r->a = agent_spawn(&l->sup, &req);
-	TAILQ_INSERT_TAIL(&l->runs, r, entry);
-	json_decref(req.options);
-	free(prompt);
-	free(capsule);
-	loop_event(l, "worker_started", json_pack("{s:s, s:s, s:s, s:s,"
-	    " s:I}", "agent_id", r->a->id, "role", loop_role(l, role), "tool",
-	    r->a->tool, "log_path", r->a->log_path, "timeout_ms",
-	    (json_int_t)wait_ms));
-	/* the deadlines count from now, not from before a slow write */
-	event_base_update_cache_time(l->base);
-	r->ladder = ladder_start(l->verbs, r->a, wait_ms, r->nudge_ms,
-	    r->grace_ms, loop_closed, r);
-	return r;
 }
 
 /*
@@ -318,6 +212,12 @@ loop_step_runs(struct loop *l)
 		}
 		if (l->cur[i]->cancelled || l->phase == LP_ASKING)
 			continue;
+		if (loop_requeue(l, i)) {	/* rate limited: again */
+			if (l->phase == LP_ENDING)
+				return 1;
+			busy = 1;
+			continue;
+		}
 		if (strcmp(l->wf->outcome(loop_role(l, l->cur[i]->role),
 		    l->cur[i]->result), "needs_input") == 0 &&
 		    loop_clarify(l, i))
@@ -328,7 +228,7 @@ loop_step_runs(struct loop *l)
 	if (busy || l->phase == LP_ASKING)
 		return 1;
 	for (i = 0; i < l->ncur; i++)
-		if (l->cur[i]->cancelled ||
+		if (l->cur[i]->cancelled || l->cur[i]->rate_limited ||
 		    strcmp(l->wf->outcome(loop_role(l, l->cur[i]->role),
 		    l->cur[i]->result), "needs_input") == 0) {
 			l->ncur = 0;	/* interrupted: redone on resume */
@@ -583,6 +483,7 @@ loop_end(struct loop *l, int code, const char *to, const char *reason)
 	l->end_reason = reason != NULL ? xstrdup(reason) : NULL;
 	if (reason != NULL)
 		log_info("loop %s: %s", l->cfg.id, reason);
+	loop_unqueue(l);	/* never started: out of their gates */
 	TAILQ_FOREACH(r, &l->runs, entry) {
 		if (loop_run_done(r))
 			continue;
@@ -613,6 +514,8 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	if (l->phase == LP_DONE)
 		return;
+	if (l->phase == LP_PAUSING)	/* a held start is not waited for */
+		loop_unqueue(l);
 	if (l->phase != LP_ENDING && l->ncur > 0 && loop_step_runs(l))
 		return;
 	if (l->phase == LP_ENDING) {
@@ -708,7 +611,7 @@ loop_live(struct loop *l)
 	uint64_t	 now = clock_mono_ms();
 
 	TAILQ_FOREACH(r, &l->runs, entry)
-		if (!loop_run_done(r))
+		if (!loop_run_done(r) && r->a != NULL)
 			json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s,"
 			    " s:I, s:s, s:b, s:s?}", "loop_id", l->cfg.id,
 			    "agent_id", r->a->id,
@@ -738,7 +641,10 @@ loop_free(struct loop *l)
 		event_free(l->retry_ev);
 	while ((r = TAILQ_FIRST(&l->runs)) != NULL) {
 		TAILQ_REMOVE(&l->runs, r, entry);
+		loop_run_release(r);
 		json_decref(r->result);
+		free(r->tool);
+		free(r->extra);
 		if (r->ladder != NULL)
 			ladder_free(r->ladder);
 		free(r);

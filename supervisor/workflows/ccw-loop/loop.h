@@ -21,6 +21,7 @@
 struct agent_req;
 struct children;
 struct event_base;
+struct gate;
 struct loop;
 struct loop_guard;
 struct state_store;
@@ -63,6 +64,8 @@ struct loop_cfg {
 	const char		*root;		/* the project: workers' cwd */
 	struct plan_overrides	 over;		/* the host's, above config */
 	struct children		*children;	/* the process's reaper; NULL: own */
+	struct gate		*gate;		/* caps, rate-limit holds; NULL:
+						   none (a rate limit fails) */
 	int			 watch_poll;	/* 1: poll for front ends' writes (NFS) */
 	const struct workflow	*workflow;	/* NULL: ccw-loop */
 	struct loop_hooks	 hooks;

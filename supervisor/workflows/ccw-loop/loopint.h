@@ -1,7 +1,9 @@
 /*
  * loopint.h: the run engine's insides, shared by loop.c (the driving of
- * steps) and loopstep.c (a step's runs that end short: questions, and
- * the retry of a step that failed in every role).  Not for callers.
+ * steps), loopgate.c (a worker's start through its tool's gate, its end,
+ * a rate-limited run again) and loopstep.c (a step's runs that end
+ * short: questions, and the retry of a step that failed in every role).
+ * Not for callers.
  */
 #ifndef CCW_LOOPINT_H
 #define CCW_LOOPINT_H
@@ -13,14 +15,26 @@
 #include "loop.h"
 #include "sup.h"
 
+struct gate_wait;
+
 #define LOOP_MAX_CLARIFY	3	/* answered re-runs of one action */
 
-/* One worker: spawned, waited for, nudged, closed; its result kept. */
+/*
+ * One worker: queued at its tool's gate, spawned, waited for, nudged,
+ * closed; its result kept.
+ */
 struct loop_run {
 	TAILQ_ENTRY(loop_run)	 entry;
 	struct loop		*l;
 	int			 role;
-	struct agent		*a;
+	char			*tool;		/* its gate's provider */
+	char			*extra;		/* appended to the prompt */
+	uint64_t		 want_wait_ms, want_nudge_ms; /* 0: the role's */
+	struct gate_wait	*wait;		/* queued at the gate */
+	int			 gating;	/* not started yet */
+	int			 slot;		/* holds a slot of the gate */
+	int			 rate_limited;	/* ended so: run it again */
+	struct agent		*a;		/* NULL until started */
 	struct ladder		*ladder;	/* wait, nudge, wait, close */
 	uint64_t		 nudge_ms, grace_ms;
 	int			 cancelled;	/* closed by a pause or stop */
@@ -98,6 +112,12 @@ void		 loop_watch_cb(const char *, const json_t *, void *);
 /* loopphase.c */
 int		 loop_transition(struct loop *, enum loop_event, int);
 const char	*loop_phase_name(enum loop_phase);
+
+/* loopgate.c */
+void		 loop_run_release(struct loop_run *);
+void		 loop_unqueue(struct loop *);
+int		 loop_requeue(struct loop *, int);
+void		 loop_batch_left(const struct loop *, uint64_t *, uint64_t *);
 
 /* loopstep.c */
 int		 loop_clarify(struct loop *, int);

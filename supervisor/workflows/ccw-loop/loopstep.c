@@ -2,7 +2,8 @@
  * loopstep.c: a step whose runs end short of success: a worker's
  * questions (answered by the person, the Recommended options, or the
  * loop fails) and its re-run; a parallel step that failed in every role
- * tried again after the retry policy's wait, or the loop fails.
+ * tried again after the retry policy's wait, or the loop fails (attempts
+ * spent, or every failure of a kind the policy does not retry).
  */
 #include <config.h>
 
@@ -35,19 +36,14 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
 	struct loop_run	*r = l->cur[slot];
 	const json_t	*qs = json_object_get(r->result, "questions");
 	char		*text;
-	uint64_t	 left = 0, nudge = 0, spent;
+	uint64_t	 left, nudge;
 
 	clarify_questions(l->ss, loop_role(l, r->role), qs, answers);
 	if (l->phase == LP_PAUSING || l->phase == LP_ENDING)
 		return;		/* the step is redone on resume */
 	text = clarify_answer_text(qs, answers);
-	if (l->batch) {
-		/* the batch deadline holds for the re-run too */
-		spent = clock_mono_ms() - l->batch_start;
-		left = l->cfg.batch_ms > spent + 1000 ?
-		    l->cfg.batch_ms - spent : 1000;
-		nudge = l->cfg.batch_nudge_ms;
-	}
+	/* the batch deadline holds for the re-run too */
+	loop_batch_left(l, &left, &nudge);
 	l->cur[slot] = loop_spawn(l, r->role, text, left, nudge,
 	    r->rounds + 1);
 	free(text);
@@ -111,6 +107,28 @@ loop_answer(struct loop *l, const json_t *answers)
 }
 
 /*
+ * The error kind that makes the failed step final: every run's is one
+ * the retry policy names non-retryable (NULL: it may be tried again).
+ */
+static const char *
+loop_final_kind(const struct loop *l)
+{
+	const char	*kind, *first = NULL;
+	int		 i;
+
+	for (i = 0; i < l->ncur; i++) {
+		kind = json_string_value(json_object_get(l->cur[i]->result,
+		    "error_kind"));
+		if ((config_error_kind(kind) & l->cfg.retry.non_retryable) ==
+		    0)
+			return NULL;
+		if (first == NULL)
+			first = kind;
+	}
+	return first;
+}
+
+/*
  * The parallel step failed in every role: the next try only after the
  * retry policy's wait, armed from the clock now (a commit may just have
  * taken long); the loop fails once the attempts are spent.
@@ -120,8 +138,17 @@ loop_retry(struct loop *l)
 {
 	const struct retry_cfg	*rt = &l->cfg.retry;
 	uint64_t		 ms;
+	const char		*kind;
 	char			*reason;
 
+	if ((kind = loop_final_kind(l)) != NULL) {
+		xasprintf(&reason, "the parallel step failed in every role "
+		    "with error kind %s, which the retry policy does not retry "
+		    "(roles.ROLE.retry.non_retryable)", kind);
+		loop_end(l, EXIT_FAILED, "failed", reason);
+		free(reason);
+		return;
+	}
 	if (l->failures >= rt->attempts) {
 		xasprintf(&reason, "the parallel step failed in every role "
 		    "%u times in a row (retry policy: %u attempts)",

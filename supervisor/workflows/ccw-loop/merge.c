@@ -663,14 +663,16 @@ json_t *
 merge_event(const char *role, const json_t *res)
 {
 	return json_pack("{s:O?, s:s, s:O?, s:s, s:O?, s:O?, s:O?, s:O?,"
-	    " s:O?}", "agent_id", json_object_get(res, "agent_id"),
+	    " s:O?, s:O?, s:O?}", "agent_id", json_object_get(res, "agent_id"),
 	    "role", role, "tool", json_object_get(res, "tool"),
 	    "status", merge_outcome(role, res),
 	    "summary", json_object_get(res, "summary"),
 	    "files_changed", json_object_get(res, "files_changed"),
 	    "loop_back_to", json_object_get(res, "loop_back_to"),
 	    "timed_out", json_object_get(res, "timed_out"),
-	    "duration_ms", json_object_get(res, "duration_ms"));
+	    "duration_ms", json_object_get(res, "duration_ms"),
+	    "error_kind", json_object_get(res, "error_kind"),
+	    "usage", json_object_get(res, "usage"));
 }
 
 /*
@@ -684,7 +686,8 @@ merge_state_event(const json_t *st, const char *ended, int exit_code)
 	const json_t	*ss = json_object_get(st, "skill_state");
 	json_t		*o;
 
-	o = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}",
+	o = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, "
+	    "s:O?}",
 	    "state_status", json_object_get(st, "status"),
 	    "updated_at", json_object_get(st, "updated_at"),
 	    "current_iteration", json_object_get(st, "current_iteration"),
@@ -693,7 +696,7 @@ merge_state_event(const json_t *st, const char *ended, int exit_code)
 	    "current_action", json_object_get(ss, "current_action"),
 	    "mode", json_object_get(ss, "mode"),
 	    "passed", json_object_get(json_object_get(ss, "validate"),
-	    "passed"));
+	    "passed"), "usage", json_object_get(ss, "usage"));
 	if (ended == NULL) {
 		json_object_set(o, "status", json_object_get(st, "status"));
 		return o;
