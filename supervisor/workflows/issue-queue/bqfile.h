@@ -1,0 +1,25 @@
+/*
+ * bqfile.h: the file chores of the batch's inputs and reports: a whole
+ * file read under a size cap, a file replaced crash-safely (temp, fsync,
+ * rename, fsync of the directory), and JSON written the way CCW's
+ * JSON.stringify(v, null, 2) writes it.
+ */
+#ifndef CCW_BQFILE_H
+#define CCW_BQFILE_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#define BQ_FILE_MAX	(16u * 1024 * 1024)	/* a batch FILE, a queue, an issues file */
+
+int	 bqfile_read(const char *, size_t, char **, size_t *, struct stat *,
+	    char **);
+int	 bqfile_read_fd(int, const char *, size_t, char **, size_t *, char **);
+int	 bqfile_write_atomic(const char *, const char *, size_t,
+	    const struct stat *, char **);
+char	*bqfile_json_text(const json_t *);
+void	 bqfile_iso_now(char *, size_t);
+
+#endif
