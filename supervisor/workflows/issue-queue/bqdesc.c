@@ -49,11 +49,13 @@ bqbuf_add(struct bqbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-/* A string member, or NULL. */
+/* A non-empty string member, or NULL. */
 static const char *
 bq_s(const json_t *o, const char *key)
 {
-	return json_string_value(json_object_get(o, key));
+	const char	*s = json_string_value(json_object_get(o, key));
+
+	return s != NULL && s[0] != '\0' ? s : NULL;
 }
 
 /* "label: value" when the member is a non-empty string. */

@@ -13,6 +13,10 @@
 #include "bqint.h"
 #include "xmalloc.h"
 
+/* where CCW keeps queues: {root}/.workflow/issues/queues (issue.ts
+ * getQueuesDir); the issues are in the directory above */
+#define BQ_QDIR	"/issues/queues"
+
 /* issue.ts VALID_ITEM_STATUSES */
 static const char *const bq_item_statuses[] = {
 	"pending", "ready", "executing", "completed", "failed", "blocked",
@@ -388,7 +392,8 @@ bqinput_queue(struct bq_input *in, json_t *q, const char *name,
 		    strcmp(base + len - 5, ".json") == 0 ? len - 5 : len);
 	qdir = bq_dirname(in->path);
 	len = strlen(qdir);
-	if (len > 15 && strcmp(qdir + len - 15, "/issues/queues") == 0)
+	if (len > strlen(BQ_QDIR) && strcmp(qdir + len - strlen(BQ_QDIR),
+	    BQ_QDIR) == 0)
 		idir = bq_dirname(qdir);
 	else if (root != NULL)
 		xasprintf(&idir, "%s/.workflow/issues", root);
