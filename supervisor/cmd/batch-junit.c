@@ -35,6 +35,13 @@ jbuf_put(struct jbuf *b, const char *s, size_t n)
 	b->s[b->len] = '\0';
 }
 
+/* A string appended. */
+static void
+jbuf_str(struct jbuf *b, const char *s)
+{
+	jbuf_put(b, s, strlen(s));
+}
+
 /* Formatted text appended (numbers and fixed words only). */
 static void __attribute__((format(printf, 2, 3)))
 jbuf_add(struct jbuf *b, const char *fmt, ...)
@@ -95,11 +102,11 @@ junit_esc(struct jbuf *b, const char *str, int attr)
 	for (; *s != '\0'; s += n) {
 		n = 1;
 		switch (*s) {
-		case '&': jbuf_put(b, "&amp;", 5); continue;
-		case '<': jbuf_put(b, "&lt;", 4); continue;
-		case '>': jbuf_put(b, "&gt;", 4); continue;
-		case '"': jbuf_put(b, "&quot;", 6); continue;
-		case '\'': jbuf_put(b, "&apos;", 6); continue;
+		case '&': jbuf_str(b, "&amp;"); continue;
+		case '<': jbuf_str(b, "&lt;"); continue;
+		case '>': jbuf_str(b, "&gt;"); continue;
+		case '"': jbuf_str(b, "&quot;"); continue;
+		case '\'': jbuf_str(b, "&apos;"); continue;
 		case '\t': case '\n': case '\r':
 			if (attr)
 				jbuf_add(b, "&#%d;", *s);
@@ -172,44 +179,44 @@ junit_text(const char *suite, const json_t *items, char **err)
 	jbuf_add(&b, "<testsuites tests=\"%zu\" failures=\"%zu\" "
 	    "skipped=\"%zu\" time=\"%.3f\">\n", json_array_size(items), nfail,
 	    nskip, total);
-	jbuf_put(&b, "  <testsuite name=\"", 19);
+	jbuf_str(&b, "  <testsuite name=\"");
 	junit_esc(&b, suite, 1);
 	jbuf_add(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
 	    "skipped=\"%zu\" time=\"%.3f\">\n", json_array_size(items), nfail,
 	    nskip, total);
 	json_array_foreach(items, i, it) {
 		st = junit_str(it, "status");
-		jbuf_put(&b, "    <testcase classname=\"", 26);
+		jbuf_str(&b, "    <testcase classname=\"");
 		junit_esc(&b, suite, 1);
-		jbuf_put(&b, "\" name=\"", 8);
+		jbuf_str(&b, "\" name=\"");
 		junit_esc(&b, junit_str(it, "id"), 1);
 		if (junit_str(it, "title")[0] != '\0') {
-			jbuf_put(&b, ": ", 2);
+			jbuf_str(&b, ": ");
 			junit_esc(&b, junit_str(it, "title"), 1);
 		}
 		jbuf_add(&b, "\" time=\"%.3f\"", junit_secs(it));
 		if (strcmp(st, "completed") == 0) {
-			jbuf_put(&b, "/>\n", 3);
+			jbuf_str(&b, "/>\n");
 			continue;
 		}
-		jbuf_put(&b, ">\n", 2);
+		jbuf_str(&b, ">\n");
 		if (strcmp(st, "blocked") == 0 || strcmp(st, "skipped") == 0) {
-			jbuf_put(&b, "      <skipped message=\"", 24);
+			jbuf_str(&b, "      <skipped message=\"");
 			junit_esc(&b, st, 1);
-			jbuf_put(&b, "\"/>\n", 4);
+			jbuf_str(&b, "\"/>\n");
 		} else {
 			reason = junit_str(it, "failure_reason");
-			jbuf_put(&b, "      <failure message=\"", 24);
+			jbuf_str(&b, "      <failure message=\"");
 			junit_esc(&b, reason[0] != '\0' ? reason : st, 1);
-			jbuf_put(&b, "\" type=\"", 8);
+			jbuf_str(&b, "\" type=\"");
 			junit_esc(&b, st, 1);
-			jbuf_put(&b, "\">", 2);
+			jbuf_str(&b, "\">");
 			junit_esc(&b, reason[0] != '\0' ? reason : st, 0);
-			jbuf_put(&b, "</failure>\n", 11);
+			jbuf_str(&b, "</failure>\n");
 		}
-		jbuf_put(&b, "    </testcase>\n", 16);
+		jbuf_str(&b, "    </testcase>\n");
 	}
-	jbuf_put(&b, "  </testsuite>\n</testsuites>\n", 29);
+	jbuf_str(&b, "  </testsuite>\n</testsuites>\n");
 	return b.s;
 }
 
