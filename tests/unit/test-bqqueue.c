@@ -262,17 +262,19 @@ t_errors(const char *dir)
 	json_t	*q, *f;
 	struct dirent *de;
 	DIR	*d;
-	int	 n = 0;
+	int	 n = 0, rc;
 
 	xasprintf(&p, "%s/%s", dir, QUE_REL);
 	q = bqfix_load(dir, QUE_REL);
 	before = json_dumps(q, JSON_COMPACT);
 	json_decref(q);
-	tap_ok(bqqueue_update(p, "S-9", "completed", NULL, &err) == -1 &&
+	rc = bqqueue_update(p, "S-9", "completed", NULL, &err);
+	tap_ok(rc == -1 &&
 	    strstr(err, "no item S-9 in the queue") != NULL, "an unknown "
 	    "item: %s", err);
 	free(err);
-	tap_ok(bqqueue_update(p, "S-1", "done", NULL, &err) == -1 &&
+	rc = bqqueue_update(p, "S-1", "done", NULL, &err);
+	tap_ok(rc == -1 &&
 	    strcmp(err, "invalid item status \"done\"") == 0, "a bad status");
 	free(err);
 	f = bqfix_J("[1]");
@@ -288,13 +290,15 @@ t_errors(const char *dir)
 	free(after);
 	free(p);
 	xasprintf(&p, "%s/nope.json", dir);
-	tap_ok(bqqueue_update(p, "S-1", "completed", NULL, &err) == -1 &&
+	rc = bqqueue_update(p, "S-1", "completed", NULL, &err);
+	tap_ok(rc == -1 &&
 	    strstr(err, "nope.json: No such file") != NULL, "a missing queue");
 	free(err);
 	free(p);
 	bqfix_put(dir, "bad.json", "{\"solutions\": [");
 	xasprintf(&p, "%s/bad.json", dir);
-	tap_ok(bqqueue_update(p, "S-1", "completed", NULL, &err) == -1 &&
+	rc = bqqueue_update(p, "S-1", "completed", NULL, &err);
+	tap_ok(rc == -1 &&
 	    strstr(err, "bad.json") != NULL, "a malformed queue: %s", err);
 	free(err);
 	free(p);
@@ -363,6 +367,7 @@ t_junit(const char *dir)
 	    "x < y\", \"duration_ms\": 250}, {\"id\": \"S-3\", \"title\": \"t\", "
 	    "\"status\": \"blocked\", \"failure_reason\": null, \"duration_ms\": 0}]");
 	char	*err = NULL, *text, *p, *cmd;
+	int	 rc;
 	const char *want =
 	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 	    "<testsuites tests=\"3\" failures=\"1\" skipped=\"1\" time=\"1.750\">\n"
@@ -408,7 +413,8 @@ t_junit(const char *dir)
 	free(text);
 	json_decref(items);
 	items = bqfix_J("{}");
-	tap_ok(junit_write(p, "s", items, &err) == -1 && err != NULL,
+	rc = junit_write(p, "s", items, &err);
+	tap_ok(rc == -1 && err != NULL,
 	    "junit: items must be an array");
 	free(err);
 	json_decref(items);

@@ -254,7 +254,7 @@ bq_describe(struct bq_item *it, const char *queue_id, const json_t *issue,
 	if (it->task_id != NULL)
 		xasprintf(&it->title, "%.4096s: %s", title, it->task_id);
 	else
-		it->title = xstrndup(title, 4096);
+		it->title = xstrndup(title, strnlen(title, 4096));
 	return 0;
 }
 
