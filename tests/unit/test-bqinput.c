@@ -446,6 +446,28 @@ t_queue_files(const char *dir)
 	free(err);
 }
 
+/* examples/queue loads as the README says (read in place, not written). */
+static void
+t_example(void)
+{
+	struct bq_input	 in;
+	char		*err = NULL;
+	int		 rc;
+
+	rc = bqinput_load(FIXTURES "/../../examples/queue/.workflow/issues/"
+	    "queues/QUE-20260201-120000.json", NULL, &in, &err);
+	tap_is_int(rc, 0, "examples/queue loads: %s", err ? err : "");
+	tap_ok(rc == 0 && in.nitems == 4 && in.ngroups == 2 &&
+	    in.groups[0].parallel && !in.groups[1].parallel &&
+	    in.items[2].ndeps == 1 && in.items[2].deps[0] == 0 &&
+	    strncmp(in.items[2].description, "Execute solution "
+	    "SOL-ISS-20260201-003-1 for issue ISS-20260201-003 ", 66) == 0,
+	    "examples/queue: P1 parallel, S2 sequential, S-3 after S-1, the "
+	    "first line its roles read");
+	bqinput_free(&in);
+	free(err);
+}
+
 int
 main(void)
 {
@@ -457,6 +479,7 @@ main(void)
 	t_queue(dir);
 	t_queue_edits(dir);
 	t_queue_files(dir);
+	t_example();
 	bqfix_rm(dir);
 	free(dir);
 	return tap_done();
