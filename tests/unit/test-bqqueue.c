@@ -2,7 +2,8 @@
  * test-bqqueue.c: CCW queue files written as CCW's tools write them
  * (bqqueue.c): item statuses, failure_details and failure_history,
  * _metadata counts, the queue's status, index.json, unknown members
- * kept, concurrent writers; and batch's JUnit report (batch-junit.c),
+ * kept, concurrent writers; issues.jsonl and issue-history.jsonl in
+ * step (bqissue.c); and batch's JUnit report (batch-junit.c),
  * checked exactly and parsed back by python3's xml.etree.
  */
 #include <config.h>
@@ -18,6 +19,7 @@
 
 #include "batch-junit.h"
 #include "bqfix.h"
+#include "bqinput.h"
 #include "bqqueue.h"
 #include "tap.h"
 #include "xmalloc.h"
@@ -356,6 +358,100 @@ t_concurrent(const char *dir)
 	json_decref(ix);
 }
 
+/* The lines of dir/rel, NUL-separated count; the text in *textp. */
+static int
+lines(const char *dir, const char *rel, char **textp)
+{
+	char	*p, buf[65536];
+	FILE	*f;
+	size_t	 n = 0;
+	int	 c = 0;
+
+	xasprintf(&p, "%s/%s", dir, rel);
+	if ((f = fopen(p, "r")) != NULL) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	free(p);
+	for (p = buf; *p != '\0'; p++)
+		c += *p == '\n';
+	*textp = xstrdup(buf);
+	return c;
+}
+
+/* issues.jsonl in step with the items (updateIssue, moveIssueToHistory). */
+static void
+t_issues(const char *dir)
+{
+	struct bq_input	 in;
+	char		*idir, *err = NULL, *text, *before;
+	int		 rc;
+
+	xasprintf(&idir, "%s/.workflow/issues", dir);
+	bqfix_put(dir, ".workflow/issues/issue-history.jsonl",
+	    "{\"id\":\"ISS-20251201-009\",\"status\":\"completed\"}");
+	lines(dir, ".workflow/issues/issues.jsonl", &before);
+	tap_is_int(bqqueue_issue_update(idir, "ISS-20260110-002", "executing",
+	    &err), 0, "issue executing");
+	tap_is_int(lines(dir, ".workflow/issues/issues.jsonl", &text), 4,
+	    "still four issues");
+	tap_ok(strstr(text, "\n{\"id\":\"ISS-20260110-002\",\"title\":\"Add "
+	    "rate limit headers to the API\",\"status\":\"executing\",") !=
+	    NULL, "status in place, one JSON.stringify line");
+	tap_ok(strstr(text, "\"updated_at\":\"2026-01-10T09:29:40.010Z\"") ==
+	    NULL, "updated_at now");
+	tap_ok(strncmp(text, before, strchr(before, '\n') - before + 1) == 0,
+	    "the other lines as they were");
+	free(text);
+	bqqueue_issue_update(idir, "ISS-20260110-003", "failed", &err);
+	bqqueue_issue_update(idir, "ISS-20260110-004", "pending", &err);
+	lines(dir, ".workflow/issues/issues.jsonl", &text);
+	tap_ok(strstr(text, "\"ISS-20260110-003\",\"title\":\"Session store "
+	    "leaks expired entries\",\"status\":\"failed\"") != NULL &&
+	    strstr(text, "\"ISS-20260110-004\",\"title\":\"Document the "
+	    "session lifecycle\",\"status\":\"queued\"") != NULL,
+	    "failed -> failed, a retry (pending) -> queued");
+	free(text);
+	tap_is_int(bqqueue_issue_update(idir, "ISS-20260110-001", "completed",
+	    &err), 0, "issue completed");
+	tap_is_int(lines(dir, ".workflow/issues/issues.jsonl", &text), 3,
+	    "it left issues.jsonl");
+	tap_ok(strstr(text, "ISS-20260110-001") == NULL, "gone from it");
+	free(text);
+	bqqueue_issue_update(idir, "ISS-20260110-002", "completed", &err);
+	tap_is_int(lines(dir, ".workflow/issues/issue-history.jsonl", &text), 3,
+	    "appended to issue-history.jsonl (a newline added first)");
+	tap_ok(strstr(text, "\"completed\"}\n{\"id\":\"ISS-20260110-001\",")
+	    != NULL && strstr(text, "}\n{\"id\":\"ISS-20260110-002\",") != NULL &&
+	    strstr(text, "\"status\":\"completed\"") != NULL &&
+	    strstr(text, "\"completed_at\":\"20") != NULL,
+	    "with status completed and completed_at");
+	free(text);
+	free(before);
+	lines(dir, ".workflow/issues/issues.jsonl", &before);
+	tap_is_int(bqqueue_issue_update(idir, "ISS-20990101-001", "failed",
+	    &err), 0, "an unknown issue: nothing to do");
+	lines(dir, ".workflow/issues/issues.jsonl", &text);
+	tap_is_str(text, before, "issues.jsonl unchanged");
+	free(text);
+	free(before);
+	tap_is_int(bqqueue_issue_update(idir, "ISS-20260110-003", "blocked",
+	    &err), 0, "blocked: no issue status for it");
+	free(idir);
+	xasprintf(&idir, "%s/nowhere", dir);
+	tap_is_int(bqqueue_issue_update(idir, "ISS-20260110-003", "failed",
+	    &err), 0, "no issues.jsonl: nothing to do");
+	free(idir);
+	xasprintf(&idir, "%s/%s", dir, QUE_REL);
+	rc = bqinput_load(idir, NULL, &in, &err);
+	tap_ok(rc == 0 && in.nitems == 4, "the queue still loads: finished "
+	    "issues found in issue-history.jsonl: %s", err ? err : "");
+	bqinput_free(&in);
+	free(err);
+	free(idir);
+}
+
 /* The JUnit report: exact text, escaping, then python3's parser. */
 static void
 t_junit(const char *dir)
@@ -375,7 +471,8 @@ t_junit(const char *dir)
 	    "skipped=\"1\" time=\"1.750\">\n"
 	    "    <testcase classname=\"q&amp;1\" name=\"S-1: a &amp; &lt;b&gt;\" "
 	    "time=\"1.500\"/>\n"
-	    "    <testcase classname=\"q&amp;1\" name=\"S-2: it&apos;s &quot;q&quot;\" "
+	    "    <testcase classname=\"q&amp;1\" "
+	    "name=\"S-2: it&apos;s &quot;q&quot;\" "
 	    "time=\"0.250\">\n"
 	    "      <failure message=\"tests failed&#10;x &lt; y\" type=\"failed\">"
 	    "tests failed\nx &lt; y</failure>\n"
@@ -396,7 +493,8 @@ t_junit(const char *dir)
 	    "c = s.findall(\"testcase\"); "
 	    "sys.exit(0 if (s.get(\"tests\"), s.get(\"failures\"), "
 	    "s.get(\"skipped\"), len(c), c[1].find(\"failure\").get(\"message\"), "
-	    "c[0].get(\"name\")) == (\"3\", \"1\", \"1\", 3, \"tests failed\\nx < y\", "
+	    "c[0].get(\"name\")) == (\"3\", \"1\", \"1\", 3, "
+	    "\"tests failed\\nx < y\", "
 	    "\"S-1: a & <b>\") else 1)' '%s'", p);
 	if (system("command -v python3 >/dev/null") != 0)
 		tap_skip("python3 not installed");
@@ -431,6 +529,7 @@ main(void)
 	t_queue_end(dir);
 	t_errors(dir);
 	t_concurrent(dir);
+	t_issues(dir);
 	t_junit(dir);
 	bqfix_rm(dir);
 	free(dir);

@@ -92,9 +92,9 @@ bq_list(struct bqbuf *b, const json_t *v, const char *head, int numbered)
 		}
 }
 
-/* A JSONL file of objects (issues, solutions) as one array. */
-static int
-bq_jsonl_read(const char *path, json_t **out, char **err)
+/* A JSONL file of objects (issues, solutions) as one array (its stat). */
+int
+bq_jsonl_read(const char *path, json_t **out, struct stat *stp, char **err)
 {
 	json_error_t	 je;
 	json_t		*arr, *o;
@@ -102,7 +102,7 @@ bq_jsonl_read(const char *path, json_t **out, char **err)
 	size_t		 len;
 	unsigned	 lineno = 0;
 
-	if (bqfile_read(path, BQ_FILE_MAX, &buf, &len, NULL, err) != 0)
+	if (bqfile_read(path, BQ_FILE_MAX, &buf, &len, stp, err) != 0)
 		return -1;
 	arr = json_array();
 	for (line = buf; line < buf + len; line = end + 1) {
@@ -274,11 +274,12 @@ bqdesc_build_all(struct bq_input *in, const char *idir, char **err)
 
 	sols = json_object();
 	xasprintf(&path, "%s/issues.jsonl", idir);
-	if (bq_jsonl_read(path, &issues, err) != 0)
+	if (bq_jsonl_read(path, &issues, NULL, err) != 0)
 		goto out;
 	free(path);
 	xasprintf(&path, "%s/issue-history.jsonl", idir);
-	if (access(path, F_OK) == 0 && bq_jsonl_read(path, &hist, err) != 0)
+	if (access(path, F_OK) == 0 &&
+	    bq_jsonl_read(path, &hist, NULL, err) != 0)
 		goto out;
 	for (i = 0; i < in->nitems; i++) {
 		it = &in->items[i];
@@ -291,7 +292,7 @@ bqdesc_build_all(struct bq_input *in, const char *idir, char **err)
 		free(path);
 		xasprintf(&path, "%s/solutions/%s.jsonl", idir, it->issue_id);
 		if ((arr = json_object_get(sols, it->issue_id)) == NULL) {
-			if (bq_jsonl_read(path, &arr, err) != 0)
+			if (bq_jsonl_read(path, &arr, NULL, err) != 0)
 				goto out;
 			json_object_set_new(sols, it->issue_id, arr);
 		}

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,39 @@ out:
 	return rc;
 }
 
+/*
+ * Our writers one at a time: an exclusive flock on the file itself, taken
+ * again when a rename replaced the inode while we waited.  CCW takes no
+ * lock (writeFileSync in place); bqfile_write_atomic's check covers it.
+ * Returns the locked descriptor, -2 when the file does not exist.
+ */
+int
+bqfile_lock(const char *path, char **err)
+{
+	struct stat	 a, b;
+	int		 fd, i;
+
+	for (i = 0; i < 100; i++) {
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			if (errno == ENOENT)
+				return -2;
+			xasprintf(err, "%s: %s", path, strerror(errno));
+			return -1;
+		}
+		if (flock(fd, LOCK_EX) != 0) {
+			xasprintf(err, "lock %s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		if (fstat(fd, &a) == 0 && stat(path, &b) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return fd;
+		close(fd);
+	}
+	xasprintf(err, "%s keeps being replaced", path);
+	return -1;
+}
+
 /* The fewest digits that read back as v (JavaScript prints those). */
 static int
 bqfile_real_digits(double v)
@@ -243,6 +277,14 @@ char *
 bqfile_json_text(const json_t *j)
 {
 	return json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+	    JSON_REAL_PRECISION(bqfile_max_digits(j)));
+}
+
+/* j as one JSONL line (JSON.stringify(j), issue.ts writeIssues), no LF. */
+char *
+bqfile_json_line(const json_t *j)
+{
+	return json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER |
 	    JSON_REAL_PRECISION(bqfile_max_digits(j)));
 }
 

@@ -12,7 +12,8 @@
 
 #include <jansson.h>
 
-#define BQ_FILE_MAX	(16u * 1024 * 1024)	/* a batch FILE, a queue, an issues file */
+/* the largest batch FILE, queue or issues file read */
+#define BQ_FILE_MAX	(16u * 1024 * 1024)
 
 int	 bqfile_read(const char *, size_t, char **, size_t *, struct stat *,
 	    char **);
@@ -20,6 +21,8 @@ int	 bqfile_read_fd(int, const char *, size_t, char **, size_t *, char **);
 int	 bqfile_write_atomic(const char *, const char *, size_t,
 	    const struct stat *, char **);
 char	*bqfile_json_text(const json_t *);
+char	*bqfile_json_line(const json_t *);
+int	 bqfile_lock(const char *, char **);
 void	 bqfile_iso_now(char *, size_t);
 
 #endif

@@ -5,6 +5,8 @@
 #ifndef CCW_BQINT_H
 #define CCW_BQINT_H
 
+#include <sys/stat.h>
+
 #include <jansson.h>
 
 #include "bqinput.h"
@@ -15,5 +17,6 @@ int	 bqdesc_build_all(struct bq_input *, const char *, char **);
 int	 bq_word(const char *);
 int	 bq_executor(struct bq_item *, const char *);
 char	*bq_dirname(const char *);
+int	 bq_jsonl_read(const char *, json_t **, struct stat *, char **);
 
 #endif

@@ -30,39 +30,6 @@ static const char *const bqq_statuses[] = {
 typedef int (*bqq_apply_fn)(json_t *, void *, char **);
 
 /*
- * Our writers one at a time: an exclusive flock on the file itself, taken
- * again when a rename replaced the inode while we waited.  CCW takes no
- * lock (writeFileSync in place); bqfile_write_atomic's check covers it.
- * Returns the locked descriptor, -2 when the file does not exist.
- */
-static int
-bqq_lock(const char *path, char **err)
-{
-	struct stat	 a, b;
-	int		 fd, i;
-
-	for (i = 0; i < 100; i++) {
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-			if (errno == ENOENT)
-				return -2;
-			xasprintf(err, "%s: %s", path, strerror(errno));
-			return -1;
-		}
-		if (flock(fd, LOCK_EX) != 0) {
-			xasprintf(err, "lock %s: %s", path, strerror(errno));
-			close(fd);
-			return -1;
-		}
-		if (fstat(fd, &a) == 0 && stat(path, &b) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-			return fd;
-		close(fd);
-	}
-	xasprintf(err, "%s keeps being replaced", path);
-	return -1;
-}
-
-/*
  * Read, change, write back path's JSON: the change applied to what is on
  * disk right before the write, again when the file changed meanwhile.
  * A missing file starts from dflt when there is one (index.json).
@@ -78,7 +45,7 @@ bqq_rmw(const char *path, const char *dflt, bqq_apply_fn apply, void *arg,
 	size_t		 len;
 	int		 lfd, round, rc = -1, w;
 
-	if ((lfd = bqq_lock(path, err)) == -1)
+	if ((lfd = bqfile_lock(path, err)) == -1)
 		return -1;
 	for (round = 0; round < BQQ_ROUNDS; round++) {
 		if (lfd == -2 && dflt != NULL) {
@@ -173,7 +140,10 @@ bqq_metadata(json_t *q, json_t *items, const char *now)
 	json_object_set_new(m, "updated_at", json_string(now));
 }
 
-/* parseFailureReason's object: task_id, error_type, message, stack_trace, timestamp. */
+/*
+ * parseFailureReason's object: task_id, error_type, message, stack_trace,
+ * timestamp (the caller's, else done --fail's defaults).
+ */
 static json_t *
 bqq_details(const json_t *fd, const char *now)
 {
