@@ -224,6 +224,43 @@ bqfile_lock(const char *path, char **err)
 	return -1;
 }
 
+/*
+ * path edited under bqfile_lock: edit reads it (exists says whether it
+ * does; it fills st when it reads) and returns the new text (0), or 1
+ * when there is nothing to write, or -1; the text replaces the file only
+ * if the file is still what edit read, else edit runs again on what is
+ * there now.
+ */
+int
+bqfile_edit(const char *path, bqfile_edit_fn edit, void *arg, char **err)
+{
+	struct stat	 st;
+	char		*text;
+	int		 lfd, round, rc = -1, w;
+
+	if ((lfd = bqfile_lock(path, err)) == -1)
+		return -1;
+	for (round = 0; round < BQFILE_ROUNDS; round++) {
+		text = NULL;
+		if ((w = edit(path, lfd != -2, &st, arg, &text, err)) != 0) {
+			rc = w == 1 ? 0 : -1;
+			goto out;
+		}
+		w = bqfile_write_atomic(path, text, strlen(text),
+		    lfd == -2 ? NULL : &st, err);
+		free(text);
+		if (w <= 0) {
+			rc = w;
+			goto out;
+		}
+	}
+	xasprintf(err, "%s keeps changing under us", path);
+out:
+	if (lfd >= 0)
+		close(lfd);
+	return rc;
+}
+
 /* The fewest digits that read back as v (JavaScript prints those). */
 static int
 bqfile_real_digits(double v)

@@ -20,6 +20,12 @@ int	 bqfile_read(const char *, size_t, char **, size_t *, struct stat *,
 int	 bqfile_read_fd(int, const char *, size_t, char **, size_t *, char **);
 int	 bqfile_write_atomic(const char *, const char *, size_t,
 	    const struct stat *, char **);
+/* edit(path, exists, st, arg, &text, err): 0 text, 1 nothing, -1 error */
+typedef int (*bqfile_edit_fn)(const char *, int, struct stat *, void *,
+	    char **, char **);
+#define BQFILE_ROUNDS	8	/* re-reads when another writer got in first */
+
+int	 bqfile_edit(const char *, bqfile_edit_fn, void *, char **);
 char	*bqfile_json_text(const json_t *);
 char	*bqfile_json_line(const json_t *);
 int	 bqfile_lock(const char *, char **);

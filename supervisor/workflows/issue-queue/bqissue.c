@@ -15,8 +15,6 @@
 #include "bqqueue.h"
 #include "xmalloc.h"
 
-#define BQI_ROUNDS	8
-
 /* A JSONL text: one JSON.stringify line each, an LF after each. */
 static char *
 bqi_text(const json_t *arr, size_t *lenp)
@@ -66,6 +64,56 @@ out:
 	return rc;
 }
 
+struct bqi_req {
+	const char	*idir, *issue_id, *status;
+	int		 moved;		/* already in issue-history.jsonl */
+};
+
+/* issues.jsonl's edit for bqfile_edit: the issue's status, or nothing. */
+static int
+bqi_edit(const char *path, int exists, struct stat *st, void *arg,
+    char **textp, char **err)
+{
+	struct bqi_req	*r = arg;
+	json_t		*arr, *o, *issue = NULL;
+	const char	*id;
+	char		 now[40];
+	size_t		 i, len;
+
+	if (!exists)
+		return 1;
+	if (bq_jsonl_read(path, &arr, st, err) != 0)
+		return -1;
+	json_array_foreach(arr, i, o)
+		if ((id = json_string_value(json_object_get(o, "id"))) != NULL &&
+		    strcmp(id, r->issue_id) == 0) {
+			issue = o;
+			break;
+		}
+	if (issue == NULL) {
+		json_decref(arr);
+		return 1;
+	}
+	bqfile_iso_now(now, sizeof(now));
+	json_object_set_new(issue, "status", json_string(r->status));
+	if (strcmp(r->status, "completed") == 0)
+		json_object_set_new(issue, "completed_at", json_string(now));
+	json_object_set_new(issue, "updated_at", json_string(now));
+	if (strcmp(r->status, "completed") == 0) {
+		/* history first: a crash leaves the issue in both files,
+		 * never in neither */
+		if (!r->moved && bqi_history(r->idir, issue, err) != 0) {
+			json_decref(arr);
+			return -1;
+		}
+		r->moved = 1;
+		json_array_remove(arr, i);
+	}
+	*textp = bqi_text(arr, &len);
+	json_decref(arr);
+	return 0;
+}
+
 /*
  * Issue issue_id of the issues directory idir brought in step with its
  * queue item's new status: executing -> executing, failed -> failed,
@@ -78,69 +126,21 @@ int
 bqqueue_issue_update(const char *idir, const char *issue_id,
     const char *item_status, char **err)
 {
-	struct stat	 st;
-	json_t		*arr = NULL, *o, *issue = NULL;
-	const char	*status, *id;
-	char		*path, *text, now[40];
-	size_t		 i, len;
-	int		 lfd, round, rc = -1, moved = 0, w;
+	struct bqi_req	 r = { idir, issue_id, NULL, 0 };
+	char		*path;
+	int		 rc;
 
 	*err = NULL;
 	if (strcmp(item_status, "pending") == 0)
-		status = "queued";
+		r.status = "queued";
 	else if (strcmp(item_status, "executing") == 0 ||
 	    strcmp(item_status, "completed") == 0 ||
 	    strcmp(item_status, "failed") == 0)
-		status = item_status;
+		r.status = item_status;
 	else
 		return 0;
 	xasprintf(&path, "%s/issues.jsonl", idir);
-	if ((lfd = bqfile_lock(path, err)) < 0) {
-		rc = lfd == -2 ? 0 : -1;
-		free(path);
-		return rc;
-	}
-	for (round = 0; round < BQI_ROUNDS; round++) {
-		json_decref(arr);
-		if (bq_jsonl_read(path, &arr, &st, err) != 0)
-			goto out;
-		issue = NULL;
-		json_array_foreach(arr, i, o)
-			if ((id = json_string_value(json_object_get(o, "id"))) !=
-			    NULL && strcmp(id, issue_id) == 0) {
-				issue = o;
-				break;
-			}
-		if (issue == NULL) {
-			rc = 0;
-			goto out;
-		}
-		bqfile_iso_now(now, sizeof(now));
-		json_object_set_new(issue, "status", json_string(status));
-		if (strcmp(status, "completed") == 0)
-			json_object_set_new(issue, "completed_at",
-			    json_string(now));
-		json_object_set_new(issue, "updated_at", json_string(now));
-		if (strcmp(status, "completed") == 0) {
-			/* history first: a crash leaves the issue in both
-			 * files, never in neither */
-			if (!moved && bqi_history(idir, issue, err) != 0)
-				goto out;
-			moved = 1;
-			json_array_remove(arr, i);
-		}
-		text = bqi_text(arr, &len);
-		w = bqfile_write_atomic(path, text, len, &st, err);
-		free(text);
-		if (w <= 0) {
-			rc = w;
-			goto out;
-		}
-	}
-	xasprintf(err, "%s keeps changing under us", path);
-out:
-	json_decref(arr);
-	close(lfd);
+	rc = bqfile_edit(path, bqi_edit, &r, err);
 	free(path);
 	return rc;
 }

@@ -8,19 +8,14 @@
  */
 #include <config.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "bqfile.h"
 #include "bqqueue.h"
 #include "xmalloc.h"
-
-#define BQQ_ROUNDS	8	/* re-reads when another writer got in first */
 
 /* issue.ts VALID_ITEM_STATUSES */
 static const char *const bqq_statuses[] = {
@@ -29,63 +24,61 @@ static const char *const bqq_statuses[] = {
 
 typedef int (*bqq_apply_fn)(json_t *, void *, char **);
 
+struct bqq_rmw {
+	const char	*dflt;	/* the file's text when it is missing */
+	bqq_apply_fn	 apply;
+	void		*arg;
+};
+
 /*
- * Read, change, write back path's JSON: the change applied to what is on
- * disk right before the write, again when the file changed meanwhile.
- * A missing file starts from dflt when there is one (index.json).
+ * A JSON file's edit for bqfile_edit: read (a missing file starts from
+ * dflt when there is one: index.json), change, serialise.
  */
+static int
+bqq_rmw_edit(const char *path, int exists, struct stat *st, void *arg,
+    char **textp, char **err)
+{
+	struct bqq_rmw	*r = arg;
+	json_error_t	 je;
+	json_t		*j;
+	char		*buf;
+	size_t		 len;
+
+	if (!exists && r->dflt != NULL)
+		j = json_loads(r->dflt, 0, NULL);
+	else {
+		if (bqfile_read(path, BQ_FILE_MAX, &buf, &len, st, err) != 0)
+			return -1;
+		j = json_loadb(buf, len, 0, &je);
+		free(buf);
+		if (!json_is_object(j)) {
+			xasprintf(err, "%s: %s", path, j == NULL ? je.text :
+			    "not a JSON object");
+			json_decref(j);
+			return -1;
+		}
+	}
+	if (r->apply(j, r->arg, err) != 0) {
+		json_decref(j);
+		return -1;
+	}
+	*textp = bqfile_json_text(j);
+	json_decref(j);
+	if (*textp == NULL) {
+		xasprintf(err, "%s: cannot be serialised", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read, change, write back path's JSON (bqfile_edit's rounds). */
 static int
 bqq_rmw(const char *path, const char *dflt, bqq_apply_fn apply, void *arg,
     char **err)
 {
-	json_error_t	 je;
-	struct stat	 st;
-	json_t		*j;
-	char		*buf, *text;
-	size_t		 len;
-	int		 lfd, round, rc = -1, w;
+	struct bqq_rmw	 r = { dflt, apply, arg };
 
-	if ((lfd = bqfile_lock(path, err)) == -1)
-		return -1;
-	for (round = 0; round < BQQ_ROUNDS; round++) {
-		if (lfd == -2 && dflt != NULL) {
-			j = json_loads(dflt, 0, NULL);
-		} else {
-			if (bqfile_read(path, BQ_FILE_MAX, &buf, &len, &st,
-			    err) != 0)
-				goto out;
-			j = json_loadb(buf, len, 0, &je);
-			free(buf);
-			if (!json_is_object(j)) {
-				xasprintf(err, "%s: %s", path, j == NULL ?
-				    je.text : "not a JSON object");
-				json_decref(j);
-				goto out;
-			}
-		}
-		if (apply(j, arg, err) != 0) {
-			json_decref(j);
-			goto out;
-		}
-		text = bqfile_json_text(j);
-		json_decref(j);
-		if (text == NULL) {
-			xasprintf(err, "%s: cannot be serialised", path);
-			goto out;
-		}
-		w = bqfile_write_atomic(path, text, strlen(text),
-		    lfd == -2 ? NULL : &st, err);
-		free(text);
-		if (w <= 0) {
-			rc = w;
-			goto out;
-		}
-	}
-	xasprintf(err, "%s keeps changing under us", path);
-out:
-	if (lfd >= 0)
-		close(lfd);
-	return rc;
+	return bqfile_edit(path, bqq_rmw_edit, &r, err);
 }
 
 /* queue.solutions || queue.tasks (issue.ts: a solutions array wins). */
