@@ -24,6 +24,7 @@
 #include "batchstate.h"
 #include "bqinput.h"
 #include "bus.h"
+#include "ccw-loop.h"
 #include "chan.h"
 #include "clock.h"
 #include "cmdutil.h"
@@ -82,9 +83,13 @@ batch_usage(FILE *fp)
 "input (nothing started), 4 stopped by a signal, 70 internal error.\n");
 }
 
-/* The host of a root, opened on first use with its own configuration. */
+/*
+ * The host of a root and loop directory, opened on first use with the
+ * root's configuration; sd NULL takes the root's default directory.
+ */
 static struct host *
-batch_host_for(void *arg, const char *root, char **err)
+batch_host_for(void *arg, const char *root, const char *sd, const char **used,
+    char **err)
 {
 	struct batch_cmd	*bc = arg;
 	struct batch_root	*r;
@@ -98,8 +103,10 @@ batch_host_for(void *arg, const char *root, char **err)
 		return NULL;
 	}
 	for (i = 0; i < bc->nroots; i++)
-		if (strcmp(bc->roots[i].o.cwd, real) == 0) {
+		if (strcmp(bc->roots[i].o.cwd, real) == 0 && (sd == NULL ||
+		    strcmp(bc->roots[i].o.state_dir, sd) == 0)) {
 			free(real);
+			*used = bc->roots[i].o.state_dir;
 			return bc->roots[i].host;
 		}
 	free(real);
@@ -112,6 +119,7 @@ batch_host_for(void *arg, const char *root, char **err)
 	cmd_opts_init(&r->o);
 	r->o.root = root;
 	r->o.config_path = bc->config_path;
+	r->o.state_dir_opt = sd;
 	if (cmd_opts_load(&r->o, err) != 0) {
 		cmd_opts_free(&r->o);
 		return NULL;
@@ -127,6 +135,7 @@ batch_host_for(void *arg, const char *root, char **err)
 		return NULL;
 	}
 	bc->nroots++;
+	*used = r->o.state_dir;
 	return r->host;
 }
 
@@ -249,6 +258,8 @@ cmd_batch(int argc, char **argv)
 	struct event		*sigs[3] = { NULL, NULL, NULL };
 	const char		*root = ".", *junit = NULL, *resume = NULL;
 	char			*file = NULL, *err = NULL, *real;
+	struct cmd_opts		 probe;
+	int			 rc;
 	double			 jobs = 4, cost = 0, tokens = 0;
 	json_t			*items;
 	int			 ch, i, loaded = 0;
@@ -331,8 +342,15 @@ cmd_batch(int argc, char **argv)
 	if ((bc.base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	bc.bus = bus_new(HOST_BUS_KEEP);
-	/* the batch's own root first: its host owns the one reaper */
-	if (batch_host_for(&bc, real, &err) == NULL)
+	/* the root's configuration checked before anything is made; its
+	 * host comes with the first item, after the batch's directory: a
+	 * new .workflow/ makes .workflow/.loop the loops' directory */
+	cmd_opts_init(&probe);
+	probe.root = real;
+	probe.config_path = bc.config_path;
+	rc = cmd_opts_load(&probe, &err);
+	cmd_opts_free(&probe);
+	if (rc != 0)
 		goto usage_err;
 	memset(&cfg, 0, sizeof cfg);
 	cfg.in = &in;
@@ -341,7 +359,7 @@ cmd_batch(int argc, char **argv)
 	cfg.jobs = (unsigned)jobs;
 	cfg.max_cost_usd = cost;
 	cfg.max_tokens = (long long)tokens;
-	cfg.wf = bc.roots[0].o.cfg.wf;
+	cfg.wf = &ccw_loop_workflow;
 	cfg.host_for = batch_host_for;
 	cfg.event = batch_cmd_event;
 	cfg.done = batch_cmd_done;

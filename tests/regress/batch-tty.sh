@@ -38,7 +38,7 @@ EOF
 OK="printf 'WORKER_RESULT:\n- status: success\n- summary: ok\n'"
 t_run_config "$R" "$OK" "bash $R/dev.sh" "$OK" "$OK" "$OK" '{"grace_ms": 500}'
 for i in 1 2 3; do
-	printf '{"title": "title number %d", "max_iterations": 2}\n' "$i"
+	printf '{"title": "title number %d", "max_iterations": 5}\n' "$i"
 done >"$R/items.jsonl"
 tm new-session -d -s b -x 160 -y 40 "cd '$R' && $WRAP '$SUP' batch items.jsonl \
 --jobs 2; echo EXIT=\$?; read x"

@@ -451,7 +451,7 @@ batch_item_start(struct batch_item *bi)
 	struct host		*h;
 	char			 now[40], *err = NULL;
 	const char		*root = it->root != NULL ? it->root :
-				    b->cfg.root;
+				    b->cfg.root, *sd, *used = NULL;
 
 	bi->phase = BI_OPEN;
 	b->nrun++;
@@ -464,7 +464,6 @@ batch_item_start(struct batch_item *bi)
 	batch_emit(b, "item_started", json_pack("{s:s, s:s, s:s?}", "item_id",
 	    it->id, "title", it->title, "loop_id", json_string_value(
 	    json_object_get(bi->rec, "loop_id"))));
-	batch_save(b);
 	memset(&spec, 0, sizeof spec);
 	spec.id = json_string_value(json_object_get(bi->rec, "loop_id"));
 	spec.task = it->description;
@@ -472,13 +471,19 @@ batch_item_start(struct batch_item *bi)
 	spec.max_iterations = it->max_iterations;
 	spec.tool = it->tool;
 	spec.model = it->model;
-	if ((h = b->cfg.host_for(b->cfg.arg, root, &err)) == NULL ||
+	sd = json_string_value(json_object_get(bi->rec, "state_dir"));
+	if ((h = b->cfg.host_for(b->cfg.arg, root, sd, &used, &err)) != NULL &&
+	    sd == NULL)
+		json_object_set_new(bi->rec, "state_dir", json_string(used));
+	if (h == NULL ||
 	    (bi->hl = host_loop_open(h, &spec, b->cfg.wf, &obs, &err)) ==
 	    NULL) {
 		batch_item_end(bi, "failed", err != NULL ? err :
 		    "cannot open the loop");
 		free(err);
+		return;
 	}
+	batch_save(b);
 }
 
 /* Has every item of every group before g ended? */

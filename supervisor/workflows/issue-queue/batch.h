@@ -23,8 +23,15 @@ struct batch_cfg {
 	double			 max_cost_usd;	/* 0: no budget */
 	long long		 max_tokens;	/* 0: no budget */
 	const struct workflow	*wf;		/* what a loop item runs */
-	/* the host of a root (the caller opens them); NULL and *err if not */
-	struct host		*(*host_for)(void *, const char *, char **);
+	/*
+	 * The host of a root and loop directory (the caller opens them):
+	 * root, the directory (NULL: the root's default), where the host
+	 * keeps its loops (borrowed); NULL and *err if it cannot.  The
+	 * batch records the directory, so a resume finds its loops even
+	 * when the root's default changed since (a .workflow/ made).
+	 */
+	struct host		*(*host_for)(void *, const char *, const char *,
+				    const char **, char **);
 	/* the batch's events and its loops' (name, fields borrowed) */
 	void			(*event)(void *, const char *, const json_t *);
 	/* the end: an EXIT_* code, once, after the last save */
