@@ -16,6 +16,7 @@
 #include "batch.h"
 #include "batchstate.h"
 #include "bqinput.h"
+#include "bqqueue.h"
 #include "clock.h"
 #include "committer.h"
 #include "flowdef.h"
@@ -187,6 +188,94 @@ batch_save(struct batch *b)
 	}
 }
 
+/* One write of CCW's queue file (and the item's issue) on the committer. */
+struct batch_qjob {
+	struct batch	*b;
+	char		*path, *idir, *item, *issue, *status;
+	json_t		*details;	/* the job's own: no one else holds it */
+	char		*err;
+	int		 rc;
+};
+
+static void
+batch_queue_run(void *arg)
+{
+	struct batch_qjob	*q = arg;
+
+	q->rc = bqqueue_update(q->path, q->item, q->status, q->details,
+	    &q->err);
+	if (q->rc == 0 && q->issue != NULL && q->idir != NULL)
+		q->rc = bqqueue_issue_update(q->idir, q->issue, q->status,
+		    &q->err);
+}
+
+/* A write CCW's files refused is said (errors[], an event), not fatal. */
+static void
+batch_queue_done(void *arg)
+{
+	struct batch_qjob	*q = arg;
+	struct batch		*b = q->b;
+
+	if (q->rc != 0) {
+		log_warnx("batch %s: %s: %s", b->id, q->path, q->err);
+		batch_error(b, q->item, q->err);
+		batch_emit(b, "batch_error", json_pack("{s:s, s:s}", "item_id",
+		    q->item, "message", q->err != NULL ? q->err : "?"));
+		batch_save(b);
+	}
+	json_decref(q->details);
+	free(q->path);
+	free(q->idir);
+	free(q->item);
+	free(q->issue);
+	free(q->status);
+	free(q->err);
+	free(q);
+}
+
+/*
+ * A queue item's new status into CCW's queue file as `ccw issue next`
+ * and `done` write it, and into its issue; after the state's saves
+ * before it (one committer: one order).  JSONL batches have no such file.
+ */
+static void
+batch_queue_sync(struct batch_item *bi, const char *status, const char *why)
+{
+	struct batch		*b = bi->b;
+	struct batch_qjob	*q;
+	char			 now[40], *slash;
+
+	if (!b->cfg.in->is_queue)
+		return;
+	q = xcalloc(1, sizeof *q);
+	q->b = b;
+	q->path = xstrdup(b->cfg.in->path);
+	q->item = xstrdup(bi->def->id);
+	q->status = xstrdup(status);
+	q->issue = bi->def->issue_id != NULL ? xstrdup(bi->def->issue_id) :
+	    NULL;
+	/* .../issues/queues/QUE-x.json: the issues directory is two up */
+	q->idir = xstrdup(q->path);
+	if ((slash = strrchr(q->idir, '/')) != NULL)
+		*slash = '\0';
+	if ((slash = strrchr(q->idir, '/')) != NULL &&
+	    strcmp(slash, "/queues") == 0)
+		*slash = '\0';
+	else {
+		free(q->idir);
+		xasprintf(&q->idir, "%s/.workflow/issues", b->cfg.root);
+	}
+	if (why != NULL) {
+		batch_now(now, sizeof now);
+		q->details = json_pack("{s:s?, s:s, s:s, s:s}", "task_id",
+		    bi->def->task_id, "error_type", strcmp(status, "blocked") ==
+		    0 ? "dependency" : "execution_error", "message", why,
+		    "timestamp", now);
+	}
+	if (committer_submit(b->cm, batch_queue_run, batch_queue_done, q) != 0)
+		batch_queue_done(q);
+}
+
 /* --- counts and the budget */
 
 /* context's counts from the queue's records. */
@@ -230,6 +319,20 @@ batch_usage_add(json_t *acc, const json_t *u)
 		json_object_set_new(acc, "cost_usd", json_real(
 		    json_number_value(json_object_get(acc, "cost_usd")) +
 		    json_number_value(v)));
+}
+
+/* context.usage: the items' usage summed. */
+static void
+batch_usage_sum(struct batch *b)
+{
+	json_t	*acc, *e;
+	size_t	 i;
+
+	acc = json_pack("{s:I, s:I, s:n}", "input_tokens", (json_int_t)0,
+	    "output_tokens", (json_int_t)0, "cost_usd");
+	json_array_foreach(json_object_get(b->st, "queue"), i, e)
+		batch_usage_add(acc, json_object_get(e, "usage"));
+	json_object_set_new(json_object_get(b->st, "context"), "usage", acc);
 }
 
 static void	batch_stop_all(struct batch *, enum batch_end, const char *);
@@ -315,12 +418,14 @@ batch_item_end(struct batch_item *bi, const char *status, const char *reason)
 	if (reason != NULL && strcmp(status, "completed") != 0)
 		batch_error(b, bi->def->id, reason);
 	batch_count(b);
+	batch_save(b);
+	batch_queue_sync(bi, status, strcmp(status, "completed") != 0 ?
+	    reason : NULL);
 	batch_emit(b, "item_done", json_pack("{s:s, s:s, s:s?, s:s?, s:I}",
 	    "item_id", bi->def->id, "status", status, "failure_reason", reason,
 	    "loop_id", json_string_value(json_object_get(bi->rec, "loop_id")),
 	    "duration_ms", (json_int_t)(bi->t0 != 0 ? clock_mono_ms() - bi->t0 :
 	    0)));
-	batch_save(b);
 	event_active(b->pump_ev, EV_TIMEOUT, 0);
 }
 
@@ -391,11 +496,14 @@ batch_loop_event(void *arg, struct host_loop *hl, uint64_t seq,
 		b->cfg.event(b->cfg.arg, name, o);
 		json_decref(o);
 	}
-	if (strcmp(name, "worker_result") == 0 &&
-	    json_is_object(u = json_object_get(fields, "usage"))) {
-		batch_usage_add(json_object_get(bi->rec, "usage"), u);
-		batch_usage_add(json_object_get(json_object_get(b->st,
-		    "context"), "usage"), u);
+	/* the loop's own total (skill_state.usage, kept across its resumes
+	 * and counting workers a stop closed): the item's, summed over all */
+	if ((strcmp(name, "LOOP_STATE_UPDATE") == 0 ||
+	    strcmp(name, "LOOP_COMPLETED") == 0) &&
+	    json_is_object(u = json_object_get(fields, "usage")) &&
+	    !json_equal(u, json_object_get(bi->rec, "usage"))) {
+		json_object_set_new(bi->rec, "usage", json_deep_copy(u));
+		batch_usage_sum(b);
 		batch_save(b);
 		batch_budget(b);
 	}
@@ -427,6 +535,7 @@ batch_loop_done(void *arg, struct host_loop *hl, int code)
 	if (code == EXIT_STOPPED && b->end == BE_BUDGET) {
 		batch_error(b, bi->def->id, b->end_reason);
 		batch_item_requeue(bi);
+		batch_queue_sync(bi, "pending", NULL);
 		return;
 	}
 	if (bi->reason != NULL)
@@ -484,6 +593,7 @@ batch_item_start(struct batch_item *bi)
 		return;
 	}
 	batch_save(b);
+	batch_queue_sync(bi, "executing", NULL);
 }
 
 /* Has every item of every group before g ended? */
@@ -732,6 +842,15 @@ batch_new(struct event_base *base, const struct batch_cfg *cfg, char **err)
 		    "status"));
 		b->items[i].phase = strcmp(s, "pending") == 0 ||
 		    strcmp(s, "executing") == 0 ? BI_WAIT : BI_DONE;
+		/* done before this batch (CCW or an earlier batch): not again */
+		if (cfg->resume_id == NULL && b->items[i].def->status != NULL &&
+		    strcmp(b->items[i].def->status, "completed") == 0) {
+			json_object_set_new(b->items[i].rec, "status",
+			    json_string("completed"));
+			json_object_set_new(b->items[i].rec, "note", json_string(
+			    "completed in the queue before this batch"));
+			b->items[i].phase = BI_DONE;
+		}
 	}
 	json_object_set_new(b->st, "status", json_string("running"));
 	json_object_set_new(b->st, "phase", json_string("executing"));
