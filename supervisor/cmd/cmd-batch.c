@@ -21,6 +21,7 @@
 #include "batch.h"
 #include "batch-junit.h"
 #include "batch-view.h"
+#include "batch-worker.h"
 #include "batchstate.h"
 #include "bqinput.h"
 #include "bus.h"
@@ -84,14 +85,14 @@ batch_usage(FILE *fp)
 }
 
 /*
- * The host of a root and loop directory, opened on first use with the
- * root's configuration; sd NULL takes the root's default directory.
+ * A root and loop directory's side (its options and host), opened on
+ * first use with the root's configuration; sd NULL takes the root's
+ * default directory.
  */
-static struct host *
-batch_host_for(void *arg, const char *root, const char *sd, const char **used,
+static struct batch_root *
+batch_root_for(struct batch_cmd *bc, const char *root, const char *sd,
     char **err)
 {
-	struct batch_cmd	*bc = arg;
 	struct batch_root	*r;
 	struct host_cfg		 hc;
 	char			*real;
@@ -106,8 +107,7 @@ batch_host_for(void *arg, const char *root, const char *sd, const char **used,
 		if (strcmp(bc->roots[i].o.cwd, real) == 0 && (sd == NULL ||
 		    strcmp(bc->roots[i].o.state_dir, sd) == 0)) {
 			free(real);
-			*used = bc->roots[i].o.state_dir;
-			return bc->roots[i].host;
+			return &bc->roots[i];
 		}
 	free(real);
 	if (bc->nroots == BATCH_MAX_ROOTS) {
@@ -135,8 +135,51 @@ batch_host_for(void *arg, const char *root, const char *sd, const char **used,
 		return NULL;
 	}
 	bc->nroots++;
+	return r;
+}
+
+/* batch_cfg's host_for: the side's host, and where it keeps loops. */
+static struct host *
+batch_host_for(void *arg, const char *root, const char *sd, const char **used,
+    char **err)
+{
+	struct batch_root	*r;
+
+	if ((r = batch_root_for(arg, root, sd, err)) == NULL)
+		return NULL;
 	*used = r->o.state_dir;
 	return r->host;
+}
+
+/* batch_cfg's worker_start: one worker on the root's side (batch-worker.c). */
+static void *
+batch_worker_start(void *arg, const char *root, const char *sd,
+    const char **used, const struct bq_item *it, const char *id,
+    void (*done)(void *, const char *, const char *, const json_t *, int),
+    void *done_arg, char **err)
+{
+	struct batch_cmd	*bc = arg;
+	struct batch_root	*r;
+
+	if ((r = batch_root_for(bc, root, sd, err)) == NULL)
+		return NULL;
+	*used = r->o.state_dir;
+	return bworker_start(bc->base, host_children(r->host), &r->o, id, it,
+	    done, done_arg, err);
+}
+
+static void
+batch_worker_stop(void *arg, void *w)
+{
+	(void)arg;
+	bworker_stop(w);
+}
+
+static void
+batch_worker_free(void *arg, void *w)
+{
+	(void)arg;
+	bworker_free(w);
 }
 
 /* NDJSON on stdout: {"event": NAME, ...fields, "timestamp"}. */
@@ -361,6 +404,9 @@ cmd_batch(int argc, char **argv)
 	cfg.max_tokens = (long long)tokens;
 	cfg.wf = &ccw_loop_workflow;
 	cfg.host_for = batch_host_for;
+	cfg.worker_start = batch_worker_start;
+	cfg.worker_stop = batch_worker_stop;
+	cfg.worker_free = batch_worker_free;
 	cfg.event = batch_cmd_event;
 	cfg.done = batch_cmd_done;
 	cfg.arg = &bc;

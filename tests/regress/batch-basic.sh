@@ -21,7 +21,9 @@ done
 echo "s $role $id" >>"$LOG"
 sleep "${SLEEP:-0.1}"
 echo "e $role $id" >>"$LOG"
-printf 'WORKER_RESULT:\n- status: success\n- summary: %s of %s done\n' "$role" "$id"
+st=success
+[ "$role $id" = "${FAILON:-}" ] && st=failed
+printf 'WORKER_RESULT:\n- status: %s\n- summary: %s of %s done\n' "$st" "$role" "$id"
 EOF
 cfg() {
 	local r=$1
@@ -84,6 +86,36 @@ print(s.get("tests"), s.get("failures"), len(s.findall("testcase")))' "$R/junit.
 L=$(jget "$S" 'd["queue"][0]["state_dir"] + "/" + d["queue"][0]["loop_id"]')
 is "$(jget "$L.json" 'd["status"]')" completed "an item's loop state file is completed"
 like "$L" '/\.workflow/\.loop/loop-v2-' "its loops are in .workflow/.loop (the batch made .workflow/)"
+
+# --- items that run as one worker each (kind worker), beside a loop item
+R=$T_TMP/workers
+mkdir -p "$R"
+cfg "$R"
+export LOG=$R.log SLEEP=0.05 FAILON="debug ITEM-3"
+: >"$LOG"
+cat >"$R/items.jsonl" <<'EOF'
+{"title": "one worker", "description": "ITEM-1: a develop worker", "kind": "worker"}
+{"title": "a validate worker", "description": "ITEM-2: validate it", "kind": "worker", "role": "validate"}
+{"title": "a failing worker", "description": "ITEM-3: fails", "kind": "worker", "role": "debug"}
+{"title": "a loop", "description": "ITEM-4: a whole loop", "max_iterations": 3}
+EOF
+timeout -k 2 60 $WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --junit "$R/junit.xml" >"$R.out" 2>"$R.err"
+is "$?" 1 "worker items: exit 1 (one failed)"
+unset FAILON
+ID=$(bid "$R.err")
+S=$R/.workflow/.batch/$ID/state.json
+is "$(jget "$S" '[q["status"] for q in d["queue"]]')" '["completed","completed","failed","completed"]' \
+    "worker items: two completed, one failed, the loop item completed"
+like "$(jget "$S" 'd["queue"][2]["failure_reason"]')" '^debug agent-[0-9]+: failed: debug of ITEM-3 done$' \
+    "worker items: the failure names the role, the agent and its summary"
+is "$(grep -c '^s ' "$LOG") $(grep -c '^s .* ITEM-1$' "$LOG") $(grep -c '^s validate ITEM-2$' "$LOG")" "8 1 1" \
+    "worker items: one worker each (plus the loop's five), in its role"
+is "$(jget "$S" '[d["queue"][0]["state_dir"] == d["queue"][3]["state_dir"], d["queue"][0]["loop_id"] != d["queue"][3]["loop_id"]]')" \
+    '[true,true]' "worker items: a workers directory of their own"
+W=$(jget "$S" 'd["queue"][0]["state_dir"] + "/" + d["queue"][0]["loop_id"] + ".workers"')
+[ -s "$(ls "$W"/agent-*.log 2>/dev/null | head -n 1)" ]
+ok $? "worker items: the worker's log is kept"
+like "$(cat "$R/junit.xml")" 'failure message="debug agent-[0-9]+: failed' "worker items: --junit has the failure"
 
 # --- bad input: a clear error, exit 2, nothing started
 R=$T_TMP/bad

@@ -48,6 +48,8 @@ struct batch_item {
 	char			*role;		/* the running worker's */
 	char			*progress;	/* its last line */
 	char			*reason;	/* LOOP_COMPLETED's failure_reason */
+	void			*worker;	/* a worker item's, the caller's */
+	void			*dead;		/* its handle, to free next turn */
 };
 
 /* How the batch ends, once no item runs. */
@@ -548,6 +550,61 @@ batch_loop_done(void *arg, struct host_loop *hl, int code)
 	free(why);
 }
 
+/* A worker item's outcome (its usage is the item's). */
+static void
+batch_worker_done(void *arg, const char *status, const char *why,
+    const json_t *usage, int stopped)
+{
+	struct batch_item	*bi = arg;
+	struct batch		*b = bi->b;
+
+	bi->dead = bi->worker;
+	bi->worker = NULL;
+	if (json_is_object(usage)) {
+		json_object_set_new(bi->rec, "usage", json_deep_copy(usage));
+		batch_usage_sum(b);
+		batch_budget(b);
+	}
+	if (stopped && b->end == BE_STOP) {
+		b->nrun--;
+		bi->phase = BI_WAIT;
+		event_active(b->pump_ev, EV_TIMEOUT, 0);
+		return;
+	}
+	if (stopped && b->end == BE_BUDGET) {
+		batch_error(b, bi->def->id, b->end_reason);
+		batch_item_requeue(bi);
+		batch_queue_sync(bi, "pending", NULL);
+		return;
+	}
+	batch_item_end(bi, status, why);
+}
+
+/* A worker item: the caller runs its one worker. */
+static int
+batch_worker_start(struct batch_item *bi, const char *root, char **err)
+{
+	struct batch	*b = bi->b;
+	const char	*sd, *used = NULL;
+
+	if (b->cfg.worker_start == NULL) {
+		*err = xstrdup("worker items are not supported here");
+		return -1;
+	}
+	sd = json_string_value(json_object_get(bi->rec, "state_dir"));
+	bi->worker = b->cfg.worker_start(b->cfg.arg, root, sd, &used, bi->def,
+	    json_string_value(json_object_get(bi->rec, "loop_id")),
+	    batch_worker_done, bi, err);
+	if (bi->worker == NULL)
+		return -1;
+	if (sd == NULL && used != NULL)
+		json_object_set_new(bi->rec, "state_dir", json_string(used));
+	free(bi->role);
+	bi->role = xstrdup(bi->def->role != NULL ? bi->def->role : "develop");
+	bi->phase = BI_RUN;
+	return 0;
+}
+
 /* Its loop opened on its root's host (created, or resumed by its id). */
 static void
 batch_item_start(struct batch_item *bi)
@@ -573,6 +630,16 @@ batch_item_start(struct batch_item *bi)
 	batch_emit(b, "item_started", json_pack("{s:s, s:s, s:s?}", "item_id",
 	    it->id, "title", it->title, "loop_id", json_string_value(
 	    json_object_get(bi->rec, "loop_id"))));
+	if (it->kind == BQ_WORKER) {
+		if (batch_worker_start(bi, root, &err) != 0) {
+			batch_item_end(bi, "failed", err);
+			free(err);
+			return;
+		}
+		batch_save(b);
+		batch_queue_sync(bi, "executing", NULL);
+		return;
+	}
 	memset(&spec, 0, sizeof spec);
 	spec.id = json_string_value(json_object_get(bi->rec, "loop_id"));
 	spec.task = it->description;
@@ -700,6 +767,11 @@ batch_pump(struct batch *b)
 	char			*why;
 	int			 blocked;
 
+	for (i = 0; i < b->nitems; i++)
+		if (b->items[i].dead != NULL) {
+			b->cfg.worker_free(b->cfg.arg, b->items[i].dead);
+			b->items[i].dead = NULL;
+		}
 	if (b->finishing)
 		return;
 	/* blocked first, until none is: a block may block another */
@@ -752,10 +824,13 @@ batch_stop_all(struct batch *b, enum batch_end why, const char *reason)
 	if (why == BE_BUDGET)
 		batch_emit(b, "budget_exceeded", json_pack("{s:s}", "reason",
 		    reason));
-	for (i = 0; i < b->nitems; i++)
-		if (b->items[i].phase == BI_RUN || b->items[i].phase ==
+	for (i = 0; i < b->nitems; i++) {
+		if (b->items[i].worker != NULL)
+			b->cfg.worker_stop(b->cfg.arg, b->items[i].worker);
+		else if (b->items[i].phase == BI_RUN || b->items[i].phase ==
 		    BI_OPEN)
 			host_loop_stop(b->items[i].hl, reason);
+	}
 	event_active(b->pump_ev, EV_TIMEOUT, 0);
 }
 
@@ -944,6 +1019,10 @@ batch_free(struct batch *b)
 		return;
 	committer_free(b->cm);
 	for (i = 0; i < b->nitems; i++) {
+		if (b->items[i].dead != NULL)
+			b->cfg.worker_free(b->cfg.arg, b->items[i].dead);
+		if (b->items[i].worker != NULL)
+			b->cfg.worker_free(b->cfg.arg, b->items[i].worker);
 		free(b->items[i].role);
 		free(b->items[i].progress);
 		free(b->items[i].reason);

@@ -11,6 +11,7 @@
 
 struct batch;
 struct bq_input;
+struct bq_item;
 struct event_base;
 struct host;
 struct workflow;
@@ -32,6 +33,21 @@ struct batch_cfg {
 	 */
 	struct host		*(*host_for)(void *, const char *, const char *,
 				    const char **, char **);
+	/*
+	 * An item of kind worker, run by the caller as one worker: root,
+	 * directory and where it went (as host_for), the item, the id of
+	 * its workers directory, and its outcome's callback (status
+	 * "completed" or "failed", the reason, its usage, whether a stop
+	 * ended it), called once, never from inside start.  A handle, or
+	 * NULL and *err.  stop climbs its kill ladder; free comes after.
+	 */
+	void			*(*worker_start)(void *, const char *,
+				    const char *, const char **,
+				    const struct bq_item *, const char *,
+				    void (*)(void *, const char *, const char *,
+				    const json_t *, int), void *, char **);
+	void			(*worker_stop)(void *, void *);
+	void			(*worker_free)(void *, void *);
 	/* the batch's events and its loops' (name, fields borrowed) */
 	void			(*event)(void *, const char *, const json_t *);
 	/* the end: an EXIT_* code, once, after the last save */

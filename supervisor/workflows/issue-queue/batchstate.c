@@ -394,7 +394,7 @@ batchstate_entry(const struct bq_item *it, const char *loop_id)
 	    "item_id", it->id, "issue_id", it->issue_id, "solution_id",
 	    it->solution_id, "status", "pending", "title", it->title,
 	    "kind", it->kind == BQ_WORKER ? "worker" : "loop",
-	    "loop_id", it->kind == BQ_WORKER ? NULL : loop_id,
+	    "loop_id", loop_id,
 	    "root", it->root != NULL ? it->root : "", "started_at",
 	    "ended_at", "attempts", (json_int_t)0, "failure_reason", "usage",
 	    "input_tokens", (json_int_t)0, "output_tokens", (json_int_t)0,
