@@ -1,0 +1,304 @@
+/*
+ * batchsave.c: what a batch writes as it goes: its state (on the
+ * committer thread, a change made during a write going in the next one),
+ * a CCW queue's item statuses and issues after them, the counts in
+ * context, the items' usage summed and held against the budget.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "batch.h"
+#include "batchint.h"
+#include "batchstate.h"
+#include "bqinput.h"
+#include "bqqueue.h"
+#include "clock.h"
+#include "committer.h"
+#include "flowdef.h"
+#include "host.h"
+#include "log.h"
+#include "proto.h"
+#include "state.h"
+#include "sup.h"
+#include "xmalloc.h"
+
+/* One save on the committer's thread: the texts, written there. */
+struct batch_save {
+	struct batch	*b;
+	int		 dirfd;
+	char		*state, *history, *err;
+	int		 rc;
+};
+
+
+/* --- saving */
+
+static void
+batch_save_run(void *arg)
+{
+	struct batch_save	*s = arg;
+
+	s->rc = batchstore_write(s->dirfd, s->state, s->history, &s->err);
+}
+
+/* Back on the loop: one more save if the state changed meanwhile. */
+static void
+batch_save_done(void *arg)
+{
+	struct batch_save	*s = arg;
+	struct batch		*b = s->b;
+
+	b->saving = 0;
+	if (s->rc != 0) {
+		log_warn("batch %s: %s", b->id, s->err);
+		b->save_failed = 1;
+		batch_emit(b, "batch_error", json_pack("{s:s}", "message",
+		    s->err));
+	}
+	free(s->state);
+	free(s->history);
+	free(s->err);
+	free(s);
+	if (b->dirty)
+		batch_save(b);
+	else if (b->finishing && !b->finished)
+		batch_finish(b);
+}
+
+/*
+ * The state committed: now, or after the save in flight (whatever
+ * changed meanwhile goes in one write).  A state that fails its check
+ * is an engine bug: said, never written.
+ */
+void
+batch_save(struct batch *b)
+{
+	struct batch_save	*s;
+	char			 now[40], *err = NULL;
+
+	b->dirty = 1;
+	if (b->saving)
+		return;
+	batch_now(now, sizeof now);
+	json_object_set_new(b->st, "updated_at", json_string(now));
+	s = xcalloc(1, sizeof *s);
+	s->b = b;
+	s->dirfd = b->store.dirfd;
+	if (batchstore_texts(&b->store, b->st, &s->state, &s->history,
+	    &err) != 0) {
+		log_warnx("batch %s: state not saved: %s", b->id, err);
+		free(err);
+		free(s->state);
+		free(s);
+		b->dirty = 0;
+		return;
+	}
+	b->dirty = 0;
+	b->saving = 1;
+	if (committer_submit(b->cm, batch_save_run, batch_save_done, s) != 0) {
+		b->saving = 0;
+		free(s->state);
+		free(s->history);
+		free(s);
+	}
+}
+
+/* One write of CCW's queue file (and the item's issue) on the committer. */
+struct batch_qjob {
+	struct batch	*b;
+	char		*path, *idir, *item, *issue, *status;
+	json_t		*details;	/* the job's own: no one else holds it */
+	char		*err;
+	int		 rc;
+};
+
+static void
+batch_queue_run(void *arg)
+{
+	struct batch_qjob	*q = arg;
+
+	q->rc = bqqueue_update(q->path, q->item, q->status, q->details,
+	    &q->err);
+	if (q->rc == 0 && q->issue != NULL && q->idir != NULL)
+		q->rc = bqqueue_issue_update(q->idir, q->issue, q->status,
+		    &q->err);
+}
+
+/* A write CCW's files refused is said (errors[], an event), not fatal. */
+static void
+batch_queue_done(void *arg)
+{
+	struct batch_qjob	*q = arg;
+	struct batch		*b = q->b;
+
+	if (q->rc != 0) {
+		log_warnx("batch %s: %s: %s", b->id, q->path, q->err);
+		batch_error(b, q->item, q->err);
+		batch_emit(b, "batch_error", json_pack("{s:s, s:s}", "item_id",
+		    q->item, "message", q->err != NULL ? q->err : "?"));
+		batch_save(b);
+	}
+	json_decref(q->details);
+	free(q->path);
+	free(q->idir);
+	free(q->item);
+	free(q->issue);
+	free(q->status);
+	free(q->err);
+	free(q);
+}
+
+/*
+ * A queue item's new status into CCW's queue file as `ccw issue next`
+ * and `done` write it, and into its issue; after the state's saves
+ * before it (one committer: one order).  JSONL batches have no such file.
+ */
+void
+batch_queue_sync(struct batch_item *bi, const char *status, const char *why)
+{
+	struct batch		*b = bi->b;
+	struct batch_qjob	*q;
+	char			 now[40], *slash;
+
+	if (!b->cfg.in->is_queue)
+		return;
+	q = xcalloc(1, sizeof *q);
+	q->b = b;
+	q->path = xstrdup(b->cfg.in->path);
+	q->item = xstrdup(bi->def->id);
+	q->status = xstrdup(status);
+	q->issue = bi->def->issue_id != NULL ? xstrdup(bi->def->issue_id) :
+	    NULL;
+	/* .../issues/queues/QUE-x.json: the issues directory is two up */
+	q->idir = xstrdup(q->path);
+	if ((slash = strrchr(q->idir, '/')) != NULL)
+		*slash = '\0';
+	if ((slash = strrchr(q->idir, '/')) != NULL &&
+	    strcmp(slash, "/queues") == 0)
+		*slash = '\0';
+	else {
+		free(q->idir);
+		xasprintf(&q->idir, "%s/.workflow/issues", b->cfg.root);
+	}
+	if (why != NULL) {
+		batch_now(now, sizeof now);
+		q->details = json_pack("{s:s?, s:s, s:s, s:s}", "task_id",
+		    bi->def->task_id, "error_type", strcmp(status, "blocked") ==
+		    0 ? "dependency" : "execution_error", "message", why,
+		    "timestamp", now);
+	}
+	if (committer_submit(b->cm, batch_queue_run, batch_queue_done, q) != 0)
+		batch_queue_done(q);
+}
+
+/* --- counts and the budget */
+
+/* context's counts from the queue's records. */
+void
+batch_count(struct batch *b)
+{
+	json_t		*ctx = json_object_get(b->st, "context"), *e;
+	json_int_t	 ok = 0, bad = 0, blocked = 0;
+	const char	*s;
+	size_t		 i;
+
+	json_array_foreach(json_object_get(b->st, "queue"), i, e) {
+		s = json_string_value(json_object_get(e, "status"));
+		if (strcmp(s, "completed") == 0)
+			ok++;
+		else if (strcmp(s, "failed") == 0)
+			bad++;
+		else if (strcmp(s, "blocked") == 0)
+			blocked++;
+	}
+	json_object_set_new(ctx, "completed_count", json_integer(ok));
+	json_object_set_new(ctx, "failed_count", json_integer(bad));
+	json_object_set_new(ctx, "blocked_count", json_integer(blocked));
+}
+
+/* A usage object's member added to acc's (a cost stays null till one). */
+static void
+batch_usage_add(json_t *acc, const json_t *u)
+{
+	static const char *const toks[] = { "input_tokens", "output_tokens",
+	    NULL };
+	const json_t	*v;
+	size_t		 i;
+
+	for (i = 0; toks[i] != NULL; i++)
+		if (json_is_integer(v = json_object_get(u, toks[i])))
+			json_object_set_new(acc, toks[i], json_integer(
+			    json_integer_value(json_object_get(acc, toks[i])) +
+			    json_integer_value(v)));
+	if (json_is_number(v = json_object_get(u, "cost_usd")))
+		json_object_set_new(acc, "cost_usd", json_real(
+		    json_number_value(json_object_get(acc, "cost_usd")) +
+		    json_number_value(v)));
+}
+
+/* context.usage: the items' usage summed. */
+void
+batch_usage_sum(struct batch *b)
+{
+	json_t	*acc, *e;
+	size_t	 i;
+
+	acc = json_pack("{s:I, s:I, s:n}", "input_tokens", (json_int_t)0,
+	    "output_tokens", (json_int_t)0, "cost_usd");
+	json_array_foreach(json_object_get(b->st, "queue"), i, e)
+		batch_usage_add(acc, json_object_get(e, "usage"));
+	json_object_set_new(json_object_get(b->st, "context"), "usage", acc);
+}
+
+
+/*
+ * The batch's usage against its budget: a warning at 50 % and at 80 %
+ * of each (once), and at 100 % no new start and every loop stopped.
+ */
+void
+batch_budget(struct batch *b)
+{
+	const json_t	*u = json_object_get(json_object_get(b->st, "context"),
+			    "usage");
+	double		 used[2], lim[2], pct;
+	static const char *const what[2] = { "cost_usd", "tokens" };
+	static const unsigned marks[2] = { 50, 80 };
+	char		*why;
+	int		 k, m;
+
+	used[0] = json_number_value(json_object_get(u, "cost_usd"));
+	used[1] = (double)(json_integer_value(json_object_get(u,
+	    "input_tokens")) + json_integer_value(json_object_get(u,
+	    "output_tokens")));
+	lim[0] = b->cfg.max_cost_usd;
+	lim[1] = (double)b->cfg.max_tokens;
+	for (k = 0; k < 2; k++) {
+		if (lim[k] <= 0)
+			continue;
+		pct = 100.0 * used[k] / lim[k];
+		for (m = 0; m < 2; m++) {
+			if (pct < marks[m] || (b->warned & (1u << (k * 2 + m))))
+				continue;
+			b->warned |= 1u << (k * 2 + m);
+			batch_emit(b, "budget_warning", json_pack("{s:s, s:f,"
+			    " s:f, s:i}", "budget", what[k], "used", used[k],
+			    "limit", lim[k], "percent", (int)marks[m]));
+		}
+		if (pct >= 100.0 && b->end == BE_NONE) {
+			if (k == 0)
+				xasprintf(&why, "budget: cost %.4f USD reached "
+				    "--max-cost-usd %.4f", used[0], lim[0]);
+			else
+				xasprintf(&why, "budget: %.0f tokens reached "
+				    "--max-tokens %.0f", used[1], lim[1]);
+			batch_stop_all(b, BE_BUDGET, why);
+			free(why);
+		}
+	}
+}
+
