@@ -182,28 +182,16 @@ batch_worker_free(void *arg, void *w)
 	bworker_free(w);
 }
 
-/* NDJSON on stdout: {"event": NAME, ...fields, "timestamp"}. */
+/* The terminal view's, and NDJSON on stdout with --json. */
 static void
 batch_cmd_event(void *arg, const char *name, const json_t *fields)
 {
 	struct batch_cmd	*bc = arg;
-	json_t			*o;
-	char			 now[40], *s;
 
 	if (bc->view != NULL)
 		batch_view_event(bc->view, name, fields);
-	if (!bc->json)
-		return;
-	o = json_pack("{s:s}", "event", name);
-	json_object_update(o, (json_t *)fields);
-	clock_iso(NULL, 1, now, sizeof now);
-	json_object_set_new(o, "timestamp", json_string(now));
-	if ((s = json_dumps(o, JSON_COMPACT)) != NULL) {
-		puts(s);
-		fflush(stdout);
-		free(s);
-	}
-	json_decref(o);
+	if (bc->json)
+		cmd_emit_event(name, fields);
 }
 
 static void

@@ -65,25 +65,12 @@ run_ui_clear(struct run_ui *ui)
 		fputs("\033[1A\033[2K", stderr);
 }
 
-/* NDJSON on stdout: {"event": NAME, ...fields, "timestamp"}. */
+/* NDJSON on stdout with --json. */
 static void
 run_ui_emit(struct run_ui *ui, const char *name, const json_t *fields)
 {
-	json_t	*o;
-	char	 now[40], *s;
-
-	if (!ui->json)
-		return;
-	o = json_pack("{s:s}", "event", name);
-	json_object_update(o, (json_t *)fields);
-	clock_iso(NULL, 1, now, sizeof now);
-	json_object_set_new(o, "timestamp", json_string(now));
-	if ((s = json_dumps(o, JSON_COMPACT)) != NULL) {
-		puts(s);
-		fflush(stdout);
-		free(s);
-	}
-	json_decref(o);
+	if (ui->json)
+		cmd_emit_event(name, fields);
 }
 
 /* A string field for messages, "" if absent. */

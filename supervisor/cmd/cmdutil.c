@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ccw-loop.h"
+#include "clock.h"
 #include "cmdutil.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -226,4 +227,24 @@ cmd_print_json(json_t *j, int compact)
 		free(s);
 	}
 	fflush(stdout);
+}
+
+/* An event as one NDJSON line on stdout: {"event": NAME, ...fields,
+ * "timestamp"}, flushed at once (a front end reads it live). */
+void
+cmd_emit_event(const char *name, const json_t *fields)
+{
+	json_t	*o;
+	char	 now[40], *s;
+
+	o = json_pack("{s:s}", "event", name);
+	json_object_update(o, (json_t *)fields);
+	clock_iso(NULL, 1, now, sizeof now);
+	json_object_set_new(o, "timestamp", json_string(now));
+	if ((s = json_dumps(o, JSON_COMPACT)) != NULL) {
+		puts(s);
+		fflush(stdout);
+		free(s);
+	}
+	json_decref(o);
 }

@@ -40,5 +40,6 @@ void	cmd_opts_free(struct cmd_opts *);
 int	cmd_plan_spawn(struct cmd_opts *, struct loop_guard *, struct sup *,
 	    const struct api_spawn *, struct agent_req *, char **);
 void	cmd_print_json(json_t *, int);
+void	cmd_emit_event(const char *, const json_t *);
 
 #endif

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "flowdef.h"
 #include "progress.h"
 #include "xmalloc.h"
@@ -635,21 +636,10 @@ static int
 progress_write_all(int fd, const char *label, const char *p, size_t len,
     char **err)
 {
-	ssize_t	n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			xasprintf(err, "%s: write: %s", label,
-			    n == 0 ? "no progress" : strerror(errno));
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	if (fd_write_all(fd, p, len) == 0)
+		return 0;
+	xasprintf(err, "%s: write: %s", label, strerror(errno));
+	return -1;
 }
 
 /*

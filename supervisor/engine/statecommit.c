@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fdio.h"
 #include "log.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -392,24 +393,6 @@ commit_judge(const struct workflow_state *ws, const char *id,
 	return rc;
 }
 
-/* Every byte, or an error. */
-static int
-commit_write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t	n;
-
-	while (len > 0) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * Our bytes in a fresh {id}.json.tmp, on disk before anyone sees them.
  * A failure removes the temp file and fails the commit.
@@ -440,7 +423,7 @@ commit_write_tmp(int dirfd, const char *tmp, const json_t *m, struct stat *st,
 		free(text);
 		return -1;
 	}
-	if (commit_write_all(fd, text, len) != 0) {
+	if (fd_write_all(fd, text, len) != 0) {
 		xasprintf(err, "write %s: %s", tmp, strerror(errno));
 		goto fail;
 	}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bqfile.h"
+#include "fdio.h"
 #include "xmalloc.h"
 
 /* Every byte of fd, refused past cap: a hostile file never fills memory. */
@@ -89,24 +90,6 @@ bqfile_read(const char *path, size_t cap, char **bufp, size_t *lenp,
 	return rc;
 }
 
-/* write(2) until done, through EINTR and short writes. */
-static int
-bqfile_write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t	 n;
-
-	while (len > 0) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The file is still the one stat'ed before (inode, size, mtime). */
 static int
 bqfile_same(const struct stat *a, const struct stat *b)
@@ -153,7 +136,7 @@ bqfile_write_atomic(const char *path, const char *data, size_t len,
 		xasprintf(err, "%s: %s", tmp, strerror(errno));
 		goto out;
 	}
-	if (fchmod(fd, mode) != 0 || bqfile_write_all(fd, data, len) != 0 ||
+	if (fchmod(fd, mode) != 0 || fd_write_all(fd, data, len) != 0 ||
 	    fsync(fd) != 0) {
 		xasprintf(err, "write %s: %s", tmp, strerror(errno));
 		close(fd);
