@@ -14,49 +14,9 @@
 #include <string.h>
 
 #include "batch-junit.h"
+#include "buf.h"
 #include "bqfile.h"
 #include "xmalloc.h"
-
-struct jbuf {
-	char	*s;
-	size_t	 len, cap;
-};
-
-/* n bytes appended. */
-static void
-jbuf_put(struct jbuf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->s = xreallocarray(b->s, b->cap, 1);
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-/* A string appended. */
-static void
-jbuf_str(struct jbuf *b, const char *s)
-{
-	jbuf_put(b, s, strlen(s));
-}
-
-/* Formatted text appended (numbers and fixed words only). */
-static void __attribute__((format(printf, 2, 3)))
-jbuf_add(struct jbuf *b, const char *fmt, ...)
-{
-	char	 tmp[256];
-	va_list	 ap;
-	int	 n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		jbuf_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n :
-		    sizeof(tmp) - 1);
-}
 
 /* The length of a valid UTF-8 sequence at s (0: not one). */
 static size_t
@@ -94,7 +54,7 @@ junit_utf8(const unsigned char *s)
  * say them).
  */
 static void
-junit_esc(struct jbuf *b, const char *str, int attr)
+junit_esc(struct sbuf *b, const char *str, int attr)
 {
 	const unsigned char	*s = (const unsigned char *)str;
 	size_t			 n;
@@ -102,16 +62,16 @@ junit_esc(struct jbuf *b, const char *str, int attr)
 	for (; *s != '\0'; s += n) {
 		n = 1;
 		switch (*s) {
-		case '&': jbuf_str(b, "&amp;"); continue;
-		case '<': jbuf_str(b, "&lt;"); continue;
-		case '>': jbuf_str(b, "&gt;"); continue;
-		case '"': jbuf_str(b, "&quot;"); continue;
-		case '\'': jbuf_str(b, "&apos;"); continue;
+		case '&': sbuf_puts(b, "&amp;"); continue;
+		case '<': sbuf_puts(b, "&lt;"); continue;
+		case '>': sbuf_puts(b, "&gt;"); continue;
+		case '"': sbuf_puts(b, "&quot;"); continue;
+		case '\'': sbuf_puts(b, "&apos;"); continue;
 		case '\t': case '\n': case '\r':
 			if (attr)
-				jbuf_add(b, "&#%d;", *s);
+				sbuf_printf(b, "&#%d;", *s);
 			else
-				jbuf_put(b, (const char *)s, 1);
+				sbuf_add(b, (const char *)s, 1);
 			continue;
 		}
 		if (*s < 0x20 || *s == 0x7f)
@@ -120,7 +80,7 @@ junit_esc(struct jbuf *b, const char *str, int attr)
 			n = 1;
 			continue;
 		}
-		jbuf_put(b, (const char *)s, n);
+		sbuf_add(b, (const char *)s, n);
 	}
 }
 
@@ -153,7 +113,7 @@ junit_secs(const json_t *o)
 char *
 junit_text(const char *suite, const json_t *items, char **err)
 {
-	struct jbuf	 b = { NULL, 0, 0 };
+	struct sbuf	 b = { NULL, 0, 0 };
 	const json_t	*it;
 	const char	*st, *reason;
 	size_t		 i, nfail = 0, nskip = 0;
@@ -175,49 +135,49 @@ junit_text(const char *suite, const json_t *items, char **err)
 			nfail++;
 		total += junit_secs(it);
 	}
-	jbuf_add(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	jbuf_add(&b, "<testsuites tests=\"%zu\" failures=\"%zu\" "
+	sbuf_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	sbuf_printf(&b, "<testsuites tests=\"%zu\" failures=\"%zu\" "
 	    "skipped=\"%zu\" time=\"%.3f\">\n", json_array_size(items), nfail,
 	    nskip, total);
-	jbuf_str(&b, "  <testsuite name=\"");
+	sbuf_puts(&b, "  <testsuite name=\"");
 	junit_esc(&b, suite, 1);
-	jbuf_add(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+	sbuf_printf(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
 	    "skipped=\"%zu\" time=\"%.3f\">\n", json_array_size(items), nfail,
 	    nskip, total);
 	json_array_foreach(items, i, it) {
 		st = junit_str(it, "status");
-		jbuf_str(&b, "    <testcase classname=\"");
+		sbuf_puts(&b, "    <testcase classname=\"");
 		junit_esc(&b, suite, 1);
-		jbuf_str(&b, "\" name=\"");
+		sbuf_puts(&b, "\" name=\"");
 		junit_esc(&b, junit_str(it, "id"), 1);
 		if (junit_str(it, "title")[0] != '\0') {
-			jbuf_str(&b, ": ");
+			sbuf_puts(&b, ": ");
 			junit_esc(&b, junit_str(it, "title"), 1);
 		}
-		jbuf_add(&b, "\" time=\"%.3f\"", junit_secs(it));
+		sbuf_printf(&b, "\" time=\"%.3f\"", junit_secs(it));
 		if (strcmp(st, "completed") == 0) {
-			jbuf_str(&b, "/>\n");
+			sbuf_puts(&b, "/>\n");
 			continue;
 		}
-		jbuf_str(&b, ">\n");
+		sbuf_puts(&b, ">\n");
 		if (strcmp(st, "blocked") == 0 || strcmp(st, "skipped") == 0) {
-			jbuf_str(&b, "      <skipped message=\"");
+			sbuf_puts(&b, "      <skipped message=\"");
 			junit_esc(&b, st, 1);
-			jbuf_str(&b, "\"/>\n");
+			sbuf_puts(&b, "\"/>\n");
 		} else {
 			reason = junit_str(it, "failure_reason");
-			jbuf_str(&b, "      <failure message=\"");
+			sbuf_puts(&b, "      <failure message=\"");
 			junit_esc(&b, reason[0] != '\0' ? reason : st, 1);
-			jbuf_str(&b, "\" type=\"");
+			sbuf_puts(&b, "\" type=\"");
 			junit_esc(&b, st, 1);
-			jbuf_str(&b, "\">");
+			sbuf_puts(&b, "\">");
 			junit_esc(&b, reason[0] != '\0' ? reason : st, 0);
-			jbuf_str(&b, "</failure>\n");
+			sbuf_puts(&b, "</failure>\n");
 		}
-		jbuf_str(&b, "    </testcase>\n");
+		sbuf_puts(&b, "    </testcase>\n");
 	}
-	jbuf_str(&b, "  </testsuite>\n</testsuites>\n");
-	return b.s;
+	sbuf_puts(&b, "  </testsuite>\n</testsuites>\n");
+	return b.p;
 }
 
 /* The report written to path (temp, fsync, rename): 0, or -1 and *err. */

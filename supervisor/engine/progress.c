@@ -27,53 +27,6 @@
 #define PROGRESS_READ_MAX	(64 * 1024 * 1024)
 #define PROGRESS_NAME_MAX	128
 
-/* Make room for n more bytes and the NUL. */
-void
-progress_sb_grow(struct sbuf *sb, size_t n)
-{
-	if (sb->len + n + 1 <= sb->cap)
-		return;
-	if (sb->cap == 0)
-		sb->cap = 256;
-	while (sb->len + n + 1 > sb->cap)
-		sb->cap *= 2;
-	sb->p = xreallocarray(sb->p, 1, sb->cap);
-}
-
-/* Append n bytes. */
-void
-progress_sb_add(struct sbuf *sb, const char *s, size_t n)
-{
-	progress_sb_grow(sb, n);
-	memcpy(sb->p + sb->len, s, n);
-	sb->len += n;
-	sb->p[sb->len] = '\0';
-}
-
-/* Append a C string. */
-void
-progress_sb_puts(struct sbuf *sb, const char *s)
-{
-	progress_sb_add(sb, s, strlen(s));
-}
-
-/* Append formatted text; the headings carry numbers and timestamps. */
-void
-progress_sb_printf(struct sbuf *sb, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*s;
-	int	 n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n == -1)
-		return;
-	progress_sb_add(sb, s, (size_t)n);
-	free(s);
-}
-
 
 /* Ids and role names become file names: nothing that leaves the directory. */
 int
@@ -211,7 +164,7 @@ progress_read_fd(int fd, const char *label, char **buf, size_t *len,
 	ssize_t		n;
 
 	do {
-		progress_sb_grow(&sb, 65536);
+		sbuf_grow(&sb, 65536);
 		n = pread(fd, sb.p + sb.len, 65536, sb.len);
 		if (n > 0)
 			sb.len += (size_t)n;
@@ -420,7 +373,7 @@ progress_log(const struct workflow_state *ws, int dfd, const char *id,
 		progress_quote(name, q, sizeof q);
 		for (l = ws != NULL ? ws->logs : NULL; l != NULL && *l != NULL;
 		    l++)
-			progress_sb_printf(&sb, "%s%s", sb.len > 0 ? ", " : "",
+			sbuf_printf(&sb, "%s%s", sb.len > 0 ? ", " : "",
 			    *l);
 		xasprintf(err, "unknown log \"%s\": the workflow keeps %s", q,
 		    sb.len > 0 ? sb.p : "none");
@@ -541,7 +494,7 @@ progress_tasks_file(int dfd, const char *name, const char *label,
 	}
 	free(buf);
 	if (bad > 0)
-		progress_sb_printf(warn, "%s%zu malformed line%s in %s (not a "
+		sbuf_printf(warn, "%s%zu malformed line%s in %s (not a "
 		    "JSON object with a task_id or id; first: line %zu)",
 		    warn->len > 0 ? "; " : "", bad, bad == 1 ? "" : "s",
 		    label, first);
@@ -746,10 +699,10 @@ progress_tasks_write(int dfd, const char *id, const json_t *tasks,
 			free(sb.p);
 			return -1;
 		}
-		progress_sb_printf(&sb, "%s\n", line);
+		sbuf_printf(&sb, "%s\n", line);
 		free(line);
 	}
-	progress_sb_grow(&sb, 0);
+	sbuf_grow(&sb, 0);
 	xasprintf(&legacy, "%s.tasks.jsonl", id);
 	xasprintf(&label, "%s/tasks.jsonl", id);
 	own = fstatat(dfd, legacy, &st, AT_SYMLINK_NOFOLLOW) == 0;

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "buf.h"
 #include "proto.h"
 
 /*
@@ -46,16 +47,6 @@ enum { PROGRESS_UN_ADD, PROGRESS_UN_HAS, PROGRESS_UN_DEL };
 int	 progress_unrec(struct strv *, const char *, const char *, int);	/* a.b: add, has, delete */
 
 /* --- shared by progress.c, progressmd.c and rebuild.c */
-/* A growing text buffer; p is always NUL-terminated once used. */
-struct sbuf {
-	char	*p;
-	size_t	 len, cap;
-};
-void	 progress_sb_grow(struct sbuf *, size_t);
-void	 progress_sb_add(struct sbuf *, const char *, size_t);
-void	 progress_sb_puts(struct sbuf *, const char *);
-void	 progress_sb_printf(struct sbuf *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
 int	 progress_name_valid(const char *);	/* [A-Za-z0-9][A-Za-z0-9._-]{0,127}, no ".." */
 int	 progress_check_id(const char *, char **);
 int	 progress_open_dir(int, const char *, int, int *, char **);	/* 0, 1 absent, -1 */

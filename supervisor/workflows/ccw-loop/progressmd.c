@@ -112,9 +112,9 @@ md_text(struct sbuf *sb, const char *s, int list)
 
 	for (; *s != '\0'; s++) {
 		if ((q = strchr(from, *s)) != NULL && (*s != ',' || list))
-			progress_sb_puts(sb, to[q - from]);
+			sbuf_puts(sb, to[q - from]);
 		else
-			progress_sb_add(sb, s, 1);
+			sbuf_add(sb, s, 1);
 	}
 }
 
@@ -145,7 +145,7 @@ md_value(struct sbuf *sb, const json_t *v, enum progress_kind kind)
 	else if (json_is_array(v) && kind == PK_LIST) {
 		for (i = 0; i < json_array_size(v); i++) {
 			if (i > 0)
-				progress_sb_puts(sb, ", ");
+				sbuf_puts(sb, ", ");
 			if (json_is_string(json_array_get(v, i)))
 				md_text(sb, json_string_value(
 				    json_array_get(v, i)), 1);
@@ -178,45 +178,45 @@ md_section(struct sbuf *sb, const struct progress_format *fm,
 	struct sbuf			 cell = { NULL, 0, 0 };
 	size_t				 i;
 
-	progress_sb_printf(sb, "### Iteration %d - %s\n\n", n, ts);
+	sbuf_printf(sb, "### Iteration %d - %s\n\n", n, ts);
 	for (f = fm->bullets; f->label != NULL; f++) {
 		cell.len = 0;
 		md_value(&cell, md_field(sec, f), f->kind);
-		progress_sb_printf(sb, "- **%s**:%s%s\n", f->label,
+		sbuf_printf(sb, "- **%s**:%s%s\n", f->label,
 		    cell.len > 0 ? " " : "", cell.len > 0 ? cell.p : "");
 	}
-	progress_sb_printf(sb, "\n#### %s\n\n|", fm->table);
+	sbuf_printf(sb, "\n#### %s\n\n|", fm->table);
 	for (f = fm->columns; f->label != NULL; f++)
-		progress_sb_printf(sb, " %s |", f->label);
-	progress_sb_puts(sb, "\n|");
+		sbuf_printf(sb, " %s |", f->label);
+	sbuf_puts(sb, "\n|");
 	for (f = fm->columns; f->label != NULL; f++)
-		progress_sb_puts(sb, " --- |");
-	progress_sb_puts(sb, "\n");
+		sbuf_puts(sb, " --- |");
+	sbuf_puts(sb, "\n");
 	rows = json_object_get(sec, fm->table_key);
 	for (i = 0; i < json_array_size(rows); i++) {
 		if (!json_is_object(row = json_array_get(rows, i)))
 			continue;
-		progress_sb_puts(sb, "|");
+		sbuf_puts(sb, "|");
 		for (f = fm->columns; f->label != NULL; f++) {
-			progress_sb_puts(sb, " ");
+			sbuf_puts(sb, " ");
 			md_value(sb, md_field(row, f), f->kind);
-			progress_sb_puts(sb, " |");
+			sbuf_puts(sb, " |");
 		}
-		progress_sb_puts(sb, "\n");
+		sbuf_puts(sb, "\n");
 	}
 	if (fm->list != NULL) {
-		progress_sb_printf(sb, "\n#### %s\n\n", fm->list);
+		sbuf_printf(sb, "\n#### %s\n\n", fm->list);
 		rows = json_object_get(sec, fm->list_key);
 		for (i = 0; i < json_array_size(rows); i++) {
 			v = json_array_get(rows, i);
-			progress_sb_puts(sb, "- ");
+			sbuf_puts(sb, "- ");
 			md_value(sb, v, PK_STR);
-			progress_sb_puts(sb, "\n");
+			sbuf_puts(sb, "\n");
 		}
 		if (json_array_size(rows) == 0)
-			progress_sb_puts(sb, "_None_\n");
+			sbuf_puts(sb, "_None_\n");
 	}
-	progress_sb_puts(sb, "\n---\n\n");
+	sbuf_puts(sb, "\n---\n\n");
 	free(cell.p);
 }
 
@@ -272,7 +272,7 @@ progress_append_md(int dfd, const char *id, const char *role,
 		goto out;
 	clock_iso(NULL, 0, ts, sizeof ts);
 	if (len == 0)
-		progress_sb_printf(&sb, "# %s\n\n**Loop ID**: %s\n**Started**: %s\n\n"
+		sbuf_printf(&sb, "# %s\n\n**Loop ID**: %s\n**Started**: %s\n\n"
 		    "---\n\n## %s\n\n", fm->title, id, ts, fm->timeline);
 	progress_md_last(old, len, &n);
 	md_section(&sb, fm, section, n + 1, ts);

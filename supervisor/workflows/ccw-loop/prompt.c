@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "capsule.h"
 #include "ccw-loop.h"
@@ -171,27 +172,6 @@ prompt_builtin(const char *role)
 	return s;
 }
 
-/* A growable string. */
-struct pbuf {
-	char	*p;
-	size_t	 n, cap;
-};
-
-/* Append n bytes. */
-static void
-pb_add(struct pbuf *b, const char *s, size_t n)
-{
-	if (b->n + n + 1 > b->cap) {
-		b->cap = b->cap == 0 ? 1024 : b->cap;
-		while (b->n + n + 1 > b->cap)
-			b->cap *= 2;
-		b->p = xreallocarray(b->p, 1, b->cap);
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-}
-
 /* The value of one placeholder; NULL if the name is not one. */
 static char *
 prompt_value(const char *name, size_t n, const struct prompt_vars *v)
@@ -263,14 +243,14 @@ prompt_with_contract(const char *role, const char *message)
 char *
 prompt_render(const char *tmpl, const struct prompt_vars *v)
 {
-	struct pbuf	 b = { NULL, 0, 0 };
+	struct sbuf	 b = { NULL, 0, 0 };
 	const char	*p = tmpl, *open, *close, *name;
 	char		*val;
 	size_t		 n;
 
-	pb_add(&b, "", 0);
+	sbuf_add(&b, "", 0);
 	while ((open = strstr(p, "{{")) != NULL) {
-		pb_add(&b, p, (size_t)(open - p));
+		sbuf_add(&b, p, (size_t)(open - p));
 		if ((close = strstr(open + 2, "}}")) == NULL) {
 			p = open;
 			break;
@@ -282,13 +262,13 @@ prompt_render(const char *tmpl, const struct prompt_vars *v)
 		while (n > 0 && name[n - 1] == ' ')
 			n--;
 		if ((val = prompt_value(name, n, v)) != NULL) {
-			pb_add(&b, val, strlen(val));
+			sbuf_add(&b, val, strlen(val));
 			free(val);
 		} else
-			pb_add(&b, open, (size_t)(close + 2 - open));
+			sbuf_add(&b, open, (size_t)(close + 2 - open));
 		p = close + 2;
 	}
-	pb_add(&b, p, strlen(p));
+	sbuf_add(&b, p, strlen(p));
 	return b.p;
 }
 
@@ -397,7 +377,7 @@ prompt_state_summary(const json_t *st)
 	const json_t	*dbg = json_object_get(ss, "debug");
 	const json_t	*val = json_object_get(ss, "validate");
 	const json_t	*errs = json_object_get(ss, "errors"), *e;
-	struct pbuf	 b = { NULL, 0, 0 };
+	struct sbuf	 b = { NULL, 0, 0 };
 	char		 a[32], c[32], *line;
 	size_t		 i;
 
@@ -409,26 +389,26 @@ prompt_state_summary(const json_t *st)
 	    json_string_value(json_object_get(st, "status")) : "?", a, c,
 	    json_string_value(json_object_get(ss, "last_action")) ?
 	    json_string_value(json_object_get(ss, "last_action")) : "none");
-	pb_add(&b, line, strlen(line));
+	sbuf_add(&b, line, strlen(line));
 	free(line);
-	pb_add(&b, "- completed actions:", 20);
+	sbuf_add(&b, "- completed actions:", 20);
 	json_array_foreach(json_object_get(ss, "completed_actions"), i, e)
 		if (json_is_string(e) && i < 20) {
-			pb_add(&b, i > 0 ? ", " : " ", i > 0 ? 2 : 1);
-			pb_add(&b, json_string_value(e), json_string_length(e));
+			sbuf_add(&b, i > 0 ? ", " : " ", i > 0 ? 2 : 1);
+			sbuf_add(&b, json_string_value(e), json_string_length(e));
 		}
-	pb_add(&b, "\n", 1);
+	sbuf_add(&b, "\n", 1);
 	prompt_num(a, sizeof a, json_object_get(dev, "completed"));
 	prompt_num(c, sizeof c, json_object_get(dev, "total"));
 	xasprintf(&line, "- develop: %s of %s tasks completed\n", a, c);
-	pb_add(&b, line, strlen(line));
+	sbuf_add(&b, line, strlen(line));
 	free(line);
 	prompt_num(a, sizeof a, json_object_get(dbg, "hypotheses_count"));
 	xasprintf(&line, "- debug: %s hypotheses, confirmed: %s\n", a,
 	    json_string_value(json_object_get(dbg, "confirmed_hypothesis")) ?
 	    json_string_value(json_object_get(dbg, "confirmed_hypothesis")) :
 	    "none");
-	pb_add(&b, line, strlen(line));
+	sbuf_add(&b, line, strlen(line));
 	free(line);
 	prompt_num(a, sizeof a, json_object_get(val, "pass_rate"));
 	if (json_object_get(val, "last_run_at") == NULL ||
@@ -439,7 +419,7 @@ prompt_state_summary(const json_t *st)
 		    "test(s)\n", json_is_true(json_object_get(val, "passed")) ?
 		    "passed" : "not passed", a,
 		    json_array_size(json_object_get(val, "failed_tests")));
-	pb_add(&b, line, strlen(line));
+	sbuf_add(&b, line, strlen(line));
 	free(line);
 	if ((i = json_array_size(errs)) > 0) {
 		e = json_array_get(errs, i - 1);
@@ -448,7 +428,7 @@ prompt_state_summary(const json_t *st)
 		    json_string_value(json_object_get(e, "action")) : "?",
 		    json_string_value(json_object_get(e, "message")) ?
 		    json_string_value(json_object_get(e, "message")) : "?");
-		pb_add(&b, line, strlen(line));
+		sbuf_add(&b, line, strlen(line));
 		free(line);
 	}
 	return b.p;
