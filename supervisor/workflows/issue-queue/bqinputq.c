@@ -352,6 +352,48 @@ out:
 }
 
 /*
+ * A dependency the groups' order contradicts refused: the batch runs the
+ * groups in order and a sequential group's items in theirs, so an item
+ * waiting on one that runs after it would wait forever (a deadlock, not
+ * a cycle of depends_on alone).
+ */
+static int
+bq_queue_order(const struct bq_input *in, const char *name, char **err)
+{
+	size_t			*pos = xcalloc(in->nitems + 1, sizeof(size_t));
+	const struct bq_item	*it, *d;
+	const struct bq_group	*g;
+	size_t			 i, k;
+	int			 rc = 0;
+
+	for (i = 0; i < in->ngroups; i++)
+		for (k = 0; k < in->groups[i].nitems; k++)
+			pos[in->groups[i].items[k]] = k;
+	for (i = 0; i < in->nitems && rc == 0; i++) {
+		it = &in->items[i];
+		g = &in->groups[it->group];
+		for (k = 0; k < it->ndeps && rc == 0; k++) {
+			d = &in->items[it->deps[k]];
+			if (d->group > it->group) {
+				xasprintf(err, "%s: item %s (group %s) depends "
+				    "on %s, which is in a later execution "
+				    "group (%s)", name, it->id, g->id, d->id,
+				    in->groups[d->group].id);
+				rc = -1;
+			} else if (d->group == it->group && !g->parallel &&
+			    pos[it->deps[k]] > pos[i]) {
+				xasprintf(err, "%s: item %s depends on %s, which "
+				    "comes after it in sequential group %s",
+				    name, it->id, d->id, g->id);
+				rc = -1;
+			}
+		}
+	}
+	free(pos);
+	return rc;
+}
+
+/*
  * The queue object q (read from the FILE given as name) into in.  Its
  * issues and solutions live in the issues directory: the queue's own
  * (.../issues/queues/QUE-*.json), else ROOT/.workflow/issues.
@@ -424,7 +466,8 @@ bqinput_queue(struct bq_input *in, json_t *q, const char *name,
 			goto out;
 	}
 	if (bq_queue_cycles(in, name, err) != 0 ||
-	    bq_queue_groups(in, q, items, name, err) != 0)
+	    bq_queue_groups(in, q, items, name, err) != 0 ||
+	    bq_queue_order(in, name, err) != 0)
 		goto out;
 	rc = bqdesc_build_all(in, idir, err);
 out:

@@ -221,6 +221,15 @@ bqq_apply(json_t *q, void *arg, char **err)
 		json_object_set(it, "failure_reason",
 		    json_object_get(v, "message"));
 		json_object_set_new(it, "failure_details", v);
+	} else if (strcmp(r->status, "blocked") == 0 && r->failure != NULL) {
+		/* CCW never blocks an item itself; the batch says why (the
+		 * dependency that did not complete) where done --fail would,
+		 * so `ccw issue queue` and a reader of the file see it.  It
+		 * never ran: no completed_at */
+		v = bqq_details(r->failure, r->now);
+		json_object_set(it, "failure_reason",
+		    json_object_get(v, "message"));
+		json_object_set_new(it, "failure_details", v);
 	} else if (strcmp(r->status, "pending") == 0 && s != NULL &&
 	    strcmp(s, "failed") == 0) {
 		/* retryAction */
