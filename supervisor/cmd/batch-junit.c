@@ -161,8 +161,14 @@ junit_text(const char *suite, const json_t *items, char **err)
 		}
 		sbuf_puts(&b, ">\n");
 		if (strcmp(st, "blocked") == 0 || strcmp(st, "skipped") == 0) {
+			/* blocked: which dependency did not complete */
+			reason = junit_str(it, "failure_reason");
 			sbuf_puts(&b, "      <skipped message=\"");
 			junit_esc(&b, st, 1);
+			if (reason[0] != '\0') {
+				sbuf_puts(&b, ": ");
+				junit_esc(&b, reason, 1);
+			}
 			sbuf_puts(&b, "\"/>\n");
 		} else {
 			reason = junit_str(it, "failure_reason");
