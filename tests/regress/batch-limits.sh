@@ -1,0 +1,194 @@
+#!/bin/bash
+# batch-limits.sh: `batch` under a provider's rate limits and a budget.
+# develop runs claude through a stand-in executable replaying claude's
+# real streams (tests/streams): rate limited for 3 s, every item still
+# completes, the hold (as long as the stream's retry_delay_ms) is in the
+# events and no claude attempt starts while it is in force; a cost and a
+# token budget crossed mid-batch stop the batch (warnings at 50 and 80 %,
+# workers closed, items back to pending, the reason in the state) and a
+# resume with a larger budget finishes without re-running completed
+# items; kill -9 during a hold, then --resume: nothing lost.
+. "$(dirname "$0")/lib.sh"
+t_watchdog 90
+t_valgrind_worker
+t_marker M bl
+t_slack
+
+OK="exec '$FAKE' --marker $M result success"
+STREAMS=$(cd "$srcdir/tests/streams" && pwd)
+# the reset time the stand-in's 429 names (claude's retry_delay_ms), in
+# neither of the default backoff's first two ranges (0.8-1.2, 1.6-2.4 s)
+RESET=1400
+# claude's real 429 with Retry-After (two api_retry, an is_error result
+# with api_error_status 429), the delay set to RESET
+sed "s/\"retry_delay_ms\":7000/\"retry_delay_ms\":$RESET/g" \
+    "$STREAMS/claude-429-retryafter.jsonl" >"$T_TMP/429.jsonl"
+
+# claude: the stand-in.  Its item (ITEM-N in the prompt on stdin) and
+# every start and end go to $CL/claude.log as "start|end PID MS ITEM";
+# with RL_MS set, rate limited for RL_MS ms from the first start (its
+# time in $CL/t0); CLAUDE_SLOW ms of work before its answer.
+cat >"$T_TMP/claude" <<EOF
+#!/bin/bash
+now() { local ns; ns=\$(date +%s%N); echo \$((ns / 1000000)); }
+id=\$(grep -o 'ITEM-[0-9][0-9]*' | head -n 1)
+echo "start \$\$ \$(now) \$id" >>"\$CL/claude.log"
+trap 'echo "end \$\$ \$(now) \$id" >>"\$CL/claude.log"' EXIT
+if [ -n "\${RL_MS:-}" ]; then
+	# the first start's time, written whole before it is seen
+	now >"\$CL/t0.\$\$"
+	ln "\$CL/t0.\$\$" "\$CL/t0" 2>/dev/null
+	rm -f "\$CL/t0.\$\$"
+	if [ \$((\$(now) - \$(cat "\$CL/t0"))) -lt "\$RL_MS" ]; then
+		'$FAKE' --marker $M replay "$T_TMP/429.jsonl"
+		exit 1
+	fi
+fi
+[ -n "\${CLAUDE_SLOW:-}" ] && '$FAKE' --marker $M sleep "\$CLAUDE_SLOW"
+'$FAKE' --marker $M replay "$STREAMS/claude-success.jsonl"
+EOF
+chmod +x "$T_TMP/claude"
+
+# cfg ROOT: develop on the claude stand-in, the other roles bash
+cfg() {
+	mkdir -p "$1/.loop"
+	python3 - "$1" "$T_TMP/claude" "$OK" <<'PYEOF'
+import json, sys
+root, claude, ok = sys.argv[1:4]
+roles = {r: {"command": ok + " " + r, "grace_ms": 500} for r in
+    ("init", "develop", "debug", "validate", "complete")}
+roles["develop"] = {"tool": "claude", "grace_ms": 500}
+json.dump({"default_tool": "bash", "roles": roles,
+    "tools": {"claude": {"path": claude}}},
+    open(root + "/.loop/config.json", "w"), indent=1)
+PYEOF
+}
+# items FILE N: N JSONL lines, ITEM-1 .. ITEM-N
+items() {
+	local i
+	: >"$1"
+	for i in $(seq 1 "$2"); do
+		printf '{"title": "item %d", "description": "ITEM-%d: do thing %d", "max_iterations": 3}\n' \
+		    "$i" "$i" "$i" >>"$1"
+	done
+}
+bid() { sed -n 's/.*batch: \(started\|resuming\) \(batch-[0-9T]*-[0-9a-f]*\):.*/\2/p' "$1" | head -n 1; }
+# batch ROOT ARGS...: the batch in the foreground (stdout ROOT.out,
+# stderr appended to ROOT.err), its exit status in $RC
+batch() {
+	local r=$1
+	shift
+	CL=$r timeout -k 2 60 $WRAP "$SUP" batch "$@" -C "$r" --json \
+	    >"$r.out" 2>>"$r.err"
+	RC=$?
+	[ "$RC" -eq 124 ] && sed 's/^/#   /' "$r.err" | tail -n 5
+	return 0
+}
+# runs ROOT: "ITEM-N count" for every item the stand-in ran for
+runs() { awk '$1 == "start" { n[$4]++ } END { for (i in n) print i, n[i] }' "$1/claude.log" | sort; }
+# done_runs ROOT STATE: the runs of the items completed in STATE
+done_runs() {
+	local it
+	for it in $(jget "$2" '" ".join("ITEM-%d" % (i + 1) for i, q in enumerate(d["queue"]) if q["status"] == "completed")'); do
+		runs "$1" | grep "^$it "
+	done
+}
+# still ROOT BEFORE: the lines of BEFORE ("ITEM-N count") whose count changed
+still() {
+	local it n
+	while read -r it n; do
+		[ -z "$it" ] && continue
+		runs "$1" | grep -qx "$it $n" || echo "$it"
+	done <<<"$2"
+}
+
+# --- rate limited for 3 s from the first claude attempt: 6 items at
+# --jobs 3 wait and complete
+R=$T_TMP/rl
+mkdir -p "$R"
+cfg "$R"
+items "$R/items.jsonl" 6
+: >"$R/claude.log"
+RL_MS=3000 batch "$R" "$R/items.jsonl" --jobs 3
+is "$RC" 0 "rate limited: exit 0"
+ID=$(bid "$R.err")
+S=$R/.workflow/.batch/$ID/state.json
+is "$(jget "$S" '[d["status"], d["context"]["completed_count"], d["context"]["failed_count"]]')" \
+    '["completed",6,0]' "rate limited: all 6 items completed, none failed"
+is "$(python3 - "$R.out" <<'PYEOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+names = [e["event"] for e in ev]
+holds = [i for i, e in enumerate(ev) if e["event"] == "provider_hold"]
+opens = [i for i, e in enumerate(ev) if e["event"] == "provider_open"]
+print(len(holds) > 0 and all(ev[i]["provider"] == "claude" for i in holds + opens)
+    and len(opens) > 0 and opens[-1] > holds[-1], "step_requeued" in names)
+PYEOF
+)" "True True" "rate limited: provider_hold on claude then provider_open, step_requeued, in --json"
+is "$(python3 - "$R.out" "$RESET" <<'PYEOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+holds = [e for e in ev if e["event"] == "provider_hold"]
+print(sorted(set((h["hold_ms"], h["reason"]) for h in holds)))
+PYEOF
+)" "[($RESET, 'retry_after')]" "rate limited: every hold is the stream's reset ($RESET ms), not the backoff"
+# each held period (holds that overlap are one) from the first hold to
+# the provider_open after it: as long as the reset, give or take slack
+H=$(python3 - "$R.out" "$R/claude.log" <<'PYEOF'
+import json, sys
+from datetime import datetime
+def ms(s):
+    return int(datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp() * 1000)
+ev = [json.loads(l) for l in open(sys.argv[1])]
+# held periods [a, b): b the last hold's until while they overlap
+per = []
+for e in ev:
+    if e["event"] == "provider_hold":
+        a, b = ms(e["timestamp"]), ms(e["until"])
+        if per and a < per[-1][1]:
+            per[-1][1] = max(per[-1][1], b)
+        else:
+            per.append([a, b, None])
+    elif e["event"] == "provider_open" and per and per[-1][2] is None:
+        per[-1][2] = ms(e["timestamp"])
+# the develop attempts the gate let in, per item
+adm = {}
+for e in ev:
+    if e["event"] == "worker_started" and e.get("role") == "develop":
+        adm.setdefault(int(e["item_id"].split("-")[-1]), []).append(
+            ms(e["timestamp"]))
+starts = [(int(l.split()[2]), l.split()[3]) for l in open(sys.argv[2])
+    if l.startswith("start")]
+bad = []
+for a, b, o in per:
+    # no attempt let in while held (2 ms for the clocks' rounding)
+    for it, ts in adm.items():
+        bad += ["admitted %s %d ms into a hold" % (it, t - a) for t in ts
+            if a < t < b - 2]
+    # a claude start inside the hold is one let in before it, still
+    # starting (a slow worker), never a new one
+    for t, it in starts:
+        if a < t < b - 2:
+            let = [x for x in adm.get(int(it[5:]), []) if x <= t + 2]
+            if not let or let[-1] >= a:
+                bad.append("%s started %d ms into a hold" % (it, t - a))
+print("periods %s" % [(b - a, (o - a) if o else None) for a, b, o in per])
+print("bad %s" % (bad or "none"))
+PYEOF
+)
+echo "# $(echo "$H" | head -n 1) (held ms, provider_open after ms)"
+is "$(echo "$H" | sed -n 's/^bad //p')" none \
+    "rate limited: no claude attempt started while a hold was in force"
+is "$(echo "$H" | python3 -c '
+import ast, sys
+per = ast.literal_eval(sys.stdin.readline()[len("periods "):])
+print(all(o is not None and o >= b - 2 for b, o in per) and len(per) > 0)')" True \
+    "rate limited: provider_open no earlier than the hold's end"
+t_within "$(echo "$H" | python3 -c '
+import ast, sys
+per = ast.literal_eval(sys.stdin.readline()[len("periods "):])
+print(max(o - b for b, o in per))')" 0 "rate limited: provider_open at the hold's end (late by at most slack)"
+is "$(runs "$R" | awk '{ n += $2 } END { print (n > 6) }')" 1 \
+    "rate limited: claude ran more than once per item (the 429s were real attempts)"
+
+t_done
