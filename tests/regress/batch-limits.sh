@@ -27,7 +27,8 @@ sed "s/\"retry_delay_ms\":7000/\"retry_delay_ms\":$RESET/g" \
 # claude: the stand-in.  Its item (ITEM-N in the prompt on stdin) and
 # every start and end go to $CL/claude.log as "start|end PID MS ITEM";
 # with RL_MS set, rate limited for RL_MS ms from the first start (its
-# time in $CL/t0); CLAUDE_SLOW ms of work before its answer.
+# time in $CL/t0); CLAUDE_SLOW ms of work before its answer, SLOW_MS
+# for the first run of SLOW_ITEM.
 cat >"$T_TMP/claude" <<EOF
 #!/bin/bash
 now() { local ns; ns=\$(date +%s%N); echo \$((ns / 1000000)); }
@@ -45,6 +46,10 @@ if [ -n "\${RL_MS:-}" ]; then
 	fi
 fi
 [ -n "\${CLAUDE_SLOW:-}" ] && '$FAKE' --marker $M sleep "\$CLAUDE_SLOW"
+# SLOW_ITEM's first run takes SLOW_MS: the one running when a budget stops
+if [ "\$id" = "\${SLOW_ITEM:-}" ] && mkdir "\$CL/slow.once" 2>/dev/null; then
+	'$FAKE' --marker $M sleep "\$SLOW_MS"
+fi
 '$FAKE' --marker $M replay "$STREAMS/claude-success.jsonl"
 EOF
 chmod +x "$T_TMP/claude"
@@ -190,5 +195,92 @@ per = ast.literal_eval(sys.stdin.readline()[len("periods "):])
 print(max(o - b for b, o in per))')" 0 "rate limited: provider_open at the hold's end (late by at most slack)"
 is "$(runs "$R" | awk '{ n += $2 } END { print (n > 6) }')" 1 \
     "rate limited: claude ran more than once per item (the 429s were real attempts)"
+
+# --- the cost budget crossed mid-batch: 8 items at --jobs 2, each one
+# claude run of 0.024675 USD (claude-success.jsonl's total_cost_usd);
+# 0.1 USD is 50 % after the 3rd, 80 % after the 4th, crossed at the 5th
+# while ITEM-6's claude still works (8 s): the stop must close it
+R=$T_TMP/cost
+mkdir -p "$R"
+cfg "$R"
+items "$R/items.jsonl" 8
+: >"$R/claude.log"
+CLAUDE_SLOW=300 SLOW_ITEM=ITEM-6 SLOW_MS=8000 batch "$R" "$R/items.jsonl" \
+    --jobs 2 --max-cost-usd 0.1
+is "$RC" 1 "cost budget: exit 1"
+ID=$(bid "$R.err")
+S=$R/.workflow/.batch/$ID/state.json
+is "$(python3 - "$R.out" <<'PYEOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+names = [e["event"] for e in ev]
+warn = [(i, e["percent"], e["budget"]) for i, e in enumerate(ev)
+    if e["event"] == "budget_warning"]
+ex = [i for i, n in enumerate(names) if n == "budget_exceeded"]
+print([w[1:] for w in warn], len(ex), all(w[0] < ex[0] for w in warn) if ex else None,
+    "item_started" in names[ex[0]:] if ex else None)
+PYEOF
+)" "[(50, 'cost_usd'), (80, 'cost_usd')] 1 True False" \
+    "cost budget: budget_warning at 50 then 80 %, once each, then budget_exceeded once; no item_started after it"
+t_wait_gone "$M" 10000
+ok $? "cost budget: no claude (or other tool) left running"
+# ITEM-6's claude was running at the stop; closed, not waited for
+C=$(python3 - "$R.out" "$R/claude.log" <<'PYEOF'
+import json, sys
+from datetime import datetime
+def ms(s):
+    return int(datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp() * 1000)
+ev = [json.loads(l) for l in open(sys.argv[1])]
+ex = [ms(e["timestamp"]) for e in ev if e["event"] == "budget_exceeded"]
+end = [ms(e["timestamp"]) for e in ev if e["event"] == "batch_completed"]
+log = [l.split() for l in open(sys.argv[2])]
+slow = [int(t) for k, p, t, i in log if k == "start" and i == "ITEM-6"]
+print(bool(ex and slow and slow[0] < ex[0]), (end[0] - ex[0]) if ex and end else 99999)
+PYEOF
+)
+is "${C% *}" True "cost budget: ITEM-6's claude was running when the budget was crossed"
+t_within "${C#* }" 0 "cost budget: the batch ended at once, its running claude closed (${C#* } ms after budget_exceeded)"
+is "$(jget "$S" '[d["context"]["stop_reason"].startswith("budget: cost"), d["context"]["usage"]["cost_usd"] >= 0.1, d["context"]["max_cost_usd"]]')" \
+    '[true,true,0.1]' "cost budget: context.stop_reason names the budget, context.usage.cost_usd >= 0.1"
+is "$(jget "$S" 'sorted(set(q["status"] for q in d["queue"])) + [d["context"]["completed_count"] < 8, d["context"]["failed_count"]]')" \
+    '["completed","pending",true,0]' "cost budget: the items stopped are pending, the others completed, none failed"
+echo "# cost budget: usage at the stop $(jget "$S" 'd["context"]["usage"]'), completed $(jget "$S" 'd["context"]["completed_count"]') of 8"
+BEFORE=$(done_runs "$R" "$S")
+batch "$R" --resume "$ID" --max-cost-usd 1
+is "$RC" 0 "cost budget: --resume with a larger budget completes (exit 0)"
+is "$(jget "$S" '[d["status"], d["context"]["completed_count"], d["context"]["failed_count"], d["context"]["stop_reason"]]')" \
+    '["completed",8,0,null]' "cost budget: after the resume all 8 completed"
+is "$(still "$R" "$BEFORE")" "" "cost budget: no item completed before the resume ran claude again"
+is "$(grep -c '"event":"item_started"' "$R.out")" "$((8 - $(echo "$BEFORE" | grep -c .)))" \
+    "cost budget: the resume started only the items not completed"
+is "$(jget "$S" 'd["context"]["usage"]["cost_usd"] >= 8 * 0.024675 - 1e-9')" true \
+    "cost budget: the usage after the resume counts every run"
+
+# --- the token budget: 2720 tokens a run (2600 in with the cache, 120
+# out); 7000 is 50 % after the 2nd, crossed at the 3rd
+R=$T_TMP/tok
+mkdir -p "$R"
+cfg "$R"
+items "$R/items.jsonl" 5
+: >"$R/claude.log"
+CLAUDE_SLOW=300 batch "$R" "$R/items.jsonl" --jobs 1 --max-tokens 7000
+is "$RC" 1 "token budget: exit 1"
+ID=$(bid "$R.err")
+S=$R/.workflow/.batch/$ID/state.json
+is "$(python3 - "$R.out" <<'PYEOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+names = [e["event"] for e in ev]
+ex = names.index("budget_exceeded") if "budget_exceeded" in names else len(names)
+print([(e["percent"], e["budget"]) for e in ev[:ex] if e["event"] == "budget_warning"],
+    ex < len(names), "item_started" in names[ex:])
+PYEOF
+)" "[(50, 'tokens'), (80, 'tokens')] True False" \
+    "token budget: warnings at 50 and 80 %, budget_exceeded, nothing started after"
+is "$(jget "$S" '[d["context"]["stop_reason"].startswith("budget:") and "tokens" in d["context"]["stop_reason"], d["context"]["usage"]["input_tokens"] + d["context"]["usage"]["output_tokens"] >= 7000, d["context"]["completed_count"] < 5]')" \
+    '[true,true,true]' "token budget: the reason names the tokens, the usage is over, not all completed"
+echo "# token budget: usage at the stop $(jget "$S" 'd["context"]["usage"]')"
+t_wait_gone "$M" 10000
+ok $? "token budget: no tool left running"
 
 t_done
