@@ -283,4 +283,41 @@ echo "# token budget: usage at the stop $(jget "$S" 'd["context"]["usage"]')"
 t_wait_gone "$M" 10000
 ok $? "token budget: no tool left running"
 
+# --- rate limited, the budget fine: kill -9 during a hold, then --resume
+R=$T_TMP/kill
+mkdir -p "$R"
+cfg "$R"
+items "$R/items.jsonl" 4
+: >"$R/claude.log"
+CL=$R RL_MS=3000 $WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --jobs 2 --json \
+    --max-cost-usd 5 >"$R.out" 2>"$R.err" &
+pid=$!
+end=$(t_until 20000)
+until grep -q '"event":"provider_hold"' "$R.out" || [ "$(t_now_ms)" -ge "$end" ]; do
+	sleep 0.02
+done
+ok $(grep -q '"event":"provider_hold"' "$R.out"; echo $?) "kill -9: a hold is in force"
+kill -KILL "$pid"
+t_wait_pid "$pid" 10000
+ok $([ "$T_RC" -eq 137 ]; echo $?) "kill -9: the batch was killed during the hold ($T_RC)"
+is "$(grep -c '"event":"provider_open"' "$R.out")" 0 "kill -9: before the hold ended"
+t_wait_gone "$M" 10000
+ok $? "kill -9: its workers took their tools down"
+ID=$(bid "$R.err")
+S=$R/.workflow/.batch/$ID/state.json
+BEFORE=$(done_runs "$R" "$S")
+cp "$R.out" "$R.out1"
+RL_MS=3000 batch "$R" --resume "$ID" --max-cost-usd 5
+is "$RC" 0 "kill -9: --resume completes (exit 0)"
+is "$(jget "$S" '[d["status"], d["context"]["completed_count"], d["context"]["failed_count"], d["context"]["stop_reason"]]')" \
+    '["completed",4,0,null]' "kill -9: all 4 completed, none failed, no stop reason"
+is "$(still "$R" "$BEFORE")" "" "kill -9: no item completed before the kill ran claude again"
+is "$(python3 -c '
+import json, sys
+q = json.load(open(sys.argv[1]))["queue"]
+print(sum(json.load(open(e["state_dir"] + "/" + e["loop_id"] + ".json"))["status"] == "completed" for e in q))' "$S")" 4 \
+    "kill -9: every item's loop state file says completed"
+ok $([ "$(grep -c '"error_kind":"rate_limited"' "$R.out1")" -gt 0 ]; echo $?) \
+    "kill -9: the attempts before it were rate limited"
+
 t_done
