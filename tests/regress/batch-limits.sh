@@ -68,16 +68,31 @@ json.dump({"default_tool": "bash", "roles": roles,
     open(root + "/.loop/config.json", "w"), indent=1)
 PYEOF
 }
-# items FILE N: N JSONL lines, ITEM-1 .. ITEM-N
-items() {
-	local i
-	: >"$1"
-	for i in $(seq 1 "$2"); do
-		printf '{"title": "item %d", "description": "ITEM-%d: do thing %d", "max_iterations": 3}\n' \
-		    "$i" "$i" "$i" >>"$1"
-	done
+# setup ROOT N: ROOT configured, N items in ROOT/items.jsonl, no claude run yet
+setup() {
+	mkdir -p "$1"
+	cfg "$1"
+	t_batch_items "$1/items.jsonl" "$2"
+	: >"$1/claude.log"
 }
-bid() { sed -n 's/.*batch: \(started\|resuming\) \(batch-[0-9T]*-[0-9a-f]*\):.*/\2/p' "$1" | head -n 1; }
+# started ROOT: $ID and $S (its state file) of the batch ROOT.err names
+started() {
+	ID=$(t_batch_id "$1.err")
+	S=$1/.workflow/.batch/$ID/state.json
+}
+# budget_events OUT: the budget_warning events (percent, budget, before
+# budget_exceeded), how many budget_exceeded, an item_started after one
+budget_events() {
+	python3 - "$1" <<'PYEOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+names = [e["event"] for e in ev]
+ex = names.index("budget_exceeded") if "budget_exceeded" in names else len(names)
+print([(e["percent"], e["budget"], i < ex) for i, e in enumerate(ev)
+    if e["event"] == "budget_warning"], names.count("budget_exceeded"),
+    "item_started" in names[ex:])
+PYEOF
+}
 # batch ROOT ARGS...: the batch in the foreground (stdout ROOT.out,
 # stderr appended to ROOT.err), its exit status in $RC
 batch() {
@@ -110,14 +125,10 @@ still() {
 # --- rate limited for 3 s from the first claude attempt: 6 items at
 # --jobs 3 wait and complete
 R=$T_TMP/rl
-mkdir -p "$R"
-cfg "$R"
-items "$R/items.jsonl" 6
-: >"$R/claude.log"
+setup "$R" 6
 RL_MS=3000 batch "$R" "$R/items.jsonl" --jobs 3
 is "$RC" 0 "rate limited: exit 0"
-ID=$(bid "$R.err")
-S=$R/.workflow/.batch/$ID/state.json
+started "$R"
 is "$(jget "$S" '[d["status"], d["context"]["completed_count"], d["context"]["failed_count"]]')" \
     '["completed",6,0]' "rate limited: all 6 items completed, none failed"
 is "$(python3 - "$R.out" <<'PYEOF'
@@ -192,7 +203,7 @@ print(all(o is not None and o >= b - 2 for b, o in per) and len(per) > 0)')" Tru
 t_within "$(echo "$H" | python3 -c '
 import ast, sys
 per = ast.literal_eval(sys.stdin.readline()[len("periods "):])
-print(max(o - b for b, o in per))')" 0 "rate limited: provider_open at the hold's end (late by at most slack)"
+print(max([o - b for b, o in per if o is not None] or [99999]))')" 0 "rate limited: provider_open at the hold's end (late by at most slack)"
 is "$(runs "$R" | awk '{ n += $2 } END { print (n > 6) }')" 1 \
     "rate limited: claude ran more than once per item (the 429s were real attempts)"
 
@@ -201,26 +212,13 @@ is "$(runs "$R" | awk '{ n += $2 } END { print (n > 6) }')" 1 \
 # 0.1 USD is 50 % after the 3rd, 80 % after the 4th, crossed at the 5th
 # while ITEM-6's claude still works (8 s): the stop must close it
 R=$T_TMP/cost
-mkdir -p "$R"
-cfg "$R"
-items "$R/items.jsonl" 8
-: >"$R/claude.log"
+setup "$R" 8
 CLAUDE_SLOW=300 SLOW_ITEM=ITEM-6 SLOW_MS=8000 batch "$R" "$R/items.jsonl" \
     --jobs 2 --max-cost-usd 0.1
 is "$RC" 1 "cost budget: exit 1"
-ID=$(bid "$R.err")
-S=$R/.workflow/.batch/$ID/state.json
-is "$(python3 - "$R.out" <<'PYEOF'
-import json, sys
-ev = [json.loads(l) for l in open(sys.argv[1])]
-names = [e["event"] for e in ev]
-warn = [(i, e["percent"], e["budget"]) for i, e in enumerate(ev)
-    if e["event"] == "budget_warning"]
-ex = [i for i, n in enumerate(names) if n == "budget_exceeded"]
-print([w[1:] for w in warn], len(ex), all(w[0] < ex[0] for w in warn) if ex else None,
-    "item_started" in names[ex[0]:] if ex else None)
-PYEOF
-)" "[(50, 'cost_usd'), (80, 'cost_usd')] 1 True False" \
+started "$R"
+is "$(budget_events "$R.out")" \
+    "[(50, 'cost_usd', True), (80, 'cost_usd', True)] 1 False" \
     "cost budget: budget_warning at 50 then 80 %, once each, then budget_exceeded once; no item_started after it"
 t_wait_gone "$M" 10000
 ok $? "cost budget: no claude (or other tool) left running"
@@ -259,23 +257,12 @@ is "$(jget "$S" 'd["context"]["usage"]["cost_usd"] >= 8 * 0.024675 - 1e-9')" tru
 # --- the token budget: 2720 tokens a run (2600 in with the cache, 120
 # out); 7000 is 50 % after the 2nd, crossed at the 3rd
 R=$T_TMP/tok
-mkdir -p "$R"
-cfg "$R"
-items "$R/items.jsonl" 5
-: >"$R/claude.log"
+setup "$R" 5
 CLAUDE_SLOW=300 batch "$R" "$R/items.jsonl" --jobs 1 --max-tokens 7000
 is "$RC" 1 "token budget: exit 1"
-ID=$(bid "$R.err")
-S=$R/.workflow/.batch/$ID/state.json
-is "$(python3 - "$R.out" <<'PYEOF'
-import json, sys
-ev = [json.loads(l) for l in open(sys.argv[1])]
-names = [e["event"] for e in ev]
-ex = names.index("budget_exceeded") if "budget_exceeded" in names else len(names)
-print([(e["percent"], e["budget"]) for e in ev[:ex] if e["event"] == "budget_warning"],
-    ex < len(names), "item_started" in names[ex:])
-PYEOF
-)" "[(50, 'tokens'), (80, 'tokens')] True False" \
+started "$R"
+is "$(budget_events "$R.out")" \
+    "[(50, 'tokens', True), (80, 'tokens', True)] 1 False" \
     "token budget: warnings at 50 and 80 %, budget_exceeded, nothing started after"
 is "$(jget "$S" '[d["context"]["stop_reason"].startswith("budget:") and "tokens" in d["context"]["stop_reason"], d["context"]["usage"]["input_tokens"] + d["context"]["usage"]["output_tokens"] >= 7000, d["context"]["completed_count"] < 5]')" \
     '[true,true,true]' "token budget: the reason names the tokens, the usage is over, not all completed"
@@ -285,10 +272,7 @@ ok $? "token budget: no tool left running"
 
 # --- rate limited, the budget fine: kill -9 during a hold, then --resume
 R=$T_TMP/kill
-mkdir -p "$R"
-cfg "$R"
-items "$R/items.jsonl" 4
-: >"$R/claude.log"
+setup "$R" 4
 CL=$R RL_MS=3000 $WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --jobs 2 --json \
     --max-cost-usd 5 >"$R.out" 2>"$R.err" &
 pid=$!
@@ -303,8 +287,7 @@ ok $([ "$T_RC" -eq 137 ]; echo $?) "kill -9: the batch was killed during the hol
 is "$(grep -c '"event":"provider_open"' "$R.out")" 0 "kill -9: before the hold ended"
 t_wait_gone "$M" 10000
 ok $? "kill -9: its workers took their tools down"
-ID=$(bid "$R.err")
-S=$R/.workflow/.batch/$ID/state.json
+started "$R"
 BEFORE=$(done_runs "$R" "$S")
 cp "$R.out" "$R.out1"
 RL_MS=3000 batch "$R" --resume "$ID" --max-cost-usd 5
