@@ -281,7 +281,7 @@ until grep -q '"event":"provider_hold"' "$R.out" || [ "$(t_now_ms)" -ge "$end" ]
 	sleep 0.02
 done
 ok $(grep -q '"event":"provider_hold"' "$R.out"; echo $?) "kill -9: a hold is in force"
-kill -KILL "$pid"
+kill -KILL "$pid" 2>/dev/null
 t_wait_pid "$pid" 10000
 ok $([ "$T_RC" -eq 137 ]; echo $?) "kill -9: the batch was killed during the hold ($T_RC)"
 is "$(grep -c '"event":"provider_open"' "$R.out")" 0 "kill -9: before the hold ended"
