@@ -194,6 +194,16 @@ batch_cmd_event(void *arg, const char *name, const json_t *fields)
 		cmd_emit_event(name, fields);
 }
 
+/* The gates' provider_hold and provider_open: on the bus, no loop's. */
+static void
+batch_cmd_bus(void *arg, uint64_t seq, const char *name, const json_t *fields)
+{
+	(void)seq;
+	if (strcmp(name, "provider_hold") == 0 ||
+	    strcmp(name, "provider_open") == 0)
+		batch_cmd_event(arg, name, fields);
+}
+
 static void
 batch_cmd_done(void *arg, int code)
 {
@@ -373,6 +383,7 @@ cmd_batch(int argc, char **argv)
 	if ((bc.base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	bc.bus = bus_new(HOST_BUS_KEEP);
+	bus_observe(bc.bus, batch_cmd_bus, &bc);
 	/* the root's configuration checked before anything is made; its
 	 * host comes with the first item, after the batch's directory: a
 	 * new .workflow/ makes .workflow/.loop the loops' directory */

@@ -31,32 +31,22 @@ cfg() {
 	    "bash $T_TMP/role.sh debug" "bash $T_TMP/role.sh validate" \
 	    "bash $T_TMP/role.sh complete" '{"grace_ms": 500}'
 }
-# items FILE N: N JSONL lines, ITEM-1 .. ITEM-N
-items() {
-	local i
-	: >"$1"
-	for i in $(seq 1 "$2"); do
-		printf '{"title": "item %d", "description": "ITEM-%d: do thing %d", "max_iterations": 3}\n' \
-		    "$i" "$i" "$i" >>"$1"
-	done
-}
 # the most tools alive at once, from the start/end log
 maxlive() {
 	awk '$1 == "s" { n++; if (n > m) m = n } $1 == "e" { n-- } END { print m + 0 }' "$1"
 }
-bid() { sed -n 's/.*batch: \(started\|resuming\) \(batch-[0-9T]*-[0-9a-f]*\):.*/\2/p' "$1" | head -n 1; }
 
 # --- 20 items, 4 at once
 R=$T_TMP/twenty
 mkdir -p "$R"
 cfg "$R"
-items "$R/items.jsonl" 20
+t_batch_items "$R/items.jsonl" 20
 export LOG=$R.log
 : >"$LOG"
 timeout -k 2 120 $WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --jobs 4 --json \
     --junit "$R/junit.xml" >"$R.out" 2>"$R.err"
 is "$?" 0 "20 items: exit 0"
-ID=$(bid "$R.err")
+ID=$(t_batch_id "$R.err")
 like "$ID" '^batch-[0-9]{8}T[0-9]{6}-[0-9a-f]{8}$' "the batch id is printed when it starts ($ID)"
 S=$R/.workflow/.batch/$ID/state.json
 is "$(jget "$S" '[d["status"], d["phase"], d["context"]["total_issues"], d["context"]["completed_count"], d["context"]["failed_count"]]')" \
@@ -141,7 +131,7 @@ ok $? "bad input: no batch and no loop was made"
 R=$T_TMP/kill
 mkdir -p "$R"
 cfg "$R"
-items "$R/items.jsonl" 8
+t_batch_items "$R/items.jsonl" 8
 export LOG=$R.log SLEEP=0.15
 : >"$LOG"
 # start ARGS...: the batch driver in the background, $pid
@@ -168,8 +158,8 @@ check() {
 }
 start "$R/items.jsonl" --jobs 3
 end=$(t_until 10000)
-while [ -z "$(bid "$R.err")" ] && [ "$(t_now_ms)" -lt "$end" ]; do sleep 0.05; done
-ID=$(bid "$R.err")
+while [ -z "$(t_batch_id "$R.err")" ] && [ "$(t_now_ms)" -lt "$end" ]; do sleep 0.05; done
+ID=$(t_batch_id "$R.err")
 S=$R/.workflow/.batch/$ID/state.json
 # a second driver of the same batch while the first runs
 $WRAP "$SUP" batch --resume "$ID" -C "$R" >"$R.two" 2>&1

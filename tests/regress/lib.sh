@@ -416,3 +416,20 @@ t_wait_file() {
 		sleep 0.02
 	done
 }
+
+# t_batch_items FILE N: a batch's JSONL input of N items, the task of
+# each naming it (ITEM-1 .. ITEM-N) so that a tool can log whose it is.
+t_batch_items() {
+	local i
+	: >"$1"
+	for i in $(seq 1 "$2"); do
+		printf '{"title": "item %d", "description": "ITEM-%d: do thing %d", "max_iterations": 3}\n' \
+		    "$i" "$i" "$i" >>"$1"
+	done
+}
+
+# t_batch_id ERRFILE: the batch id `batch` printed on stderr.
+t_batch_id() {
+	sed -n 's/.*batch: \(started\|resuming\) \(batch-[0-9T]*-[0-9a-f]*\):.*/\2/p' \
+	    "$1" | head -n 1
+}
