@@ -1,8 +1,10 @@
 /*
  * batch-worker.c: a batch item that runs as one worker, not a loop: the
  * role's spawn planned from the root's configuration and the item's tool
- * and model, its agent table and workers directory named by the item's
- * id, the role's deadline ladder, and its outcome told back once.
+ * and model, started through the provider's gate, its agent table and
+ * workers directory named by the item's id, the role's deadline ladder;
+ * a rate-limited attempt holds the provider and goes again; the outcome
+ * is told back once.
  */
 #include "config.h"
 
@@ -13,6 +15,7 @@
 
 #include "batch-worker.h"
 #include "bqinput.h"
+#include "gate.h"
 #include "cmdutil.h"
 #include "log.h"
 #include "loop.h"
@@ -23,6 +26,12 @@
 
 struct bworker {
 	struct event_base	*base;
+	struct gate		*gate;		/* NULL: started at once */
+	struct gate_wait	*wait;		/* queued at the gate */
+	int			 admitted;	/* holds a slot of the gate */
+	struct agent_req	 req;		/* the plan: strings in o's config,
+						   msg and options ours */
+	struct plan_deadlines	 dl;
 	struct sup		 sup;
 	int			 sup_ok;
 	struct loop_guard	 guard;
@@ -34,9 +43,13 @@ struct bworker {
 	json_t			*options;	/* the plan's, ours */
 	char			*msg;
 	int			 stopped;
+	int			 again;		/* rate limited: goes again */
 	bworker_done_fn		 done;
 	void			*arg;
 };
+
+static void	bworker_admitted(void *);
+static void	bworker_enter(struct bworker *);
 
 /* Tell the outcome outside the agent's callbacks: the caller frees us. */
 static void
@@ -45,11 +58,29 @@ bworker_report(evutil_socket_t fd, short ev, void *arg)
 	struct bworker	*w = arg;
 	const char	*st, *why = NULL;
 	json_t		*rep;
-	char		*reason = NULL;
+	char		*reason = NULL, *err = NULL;
 	int		 ok;
 
 	(void)fd;
 	(void)ev;
+	if (w->again) {
+		w->again = 0;
+		ladder_free(w->ladder);
+		w->ladder = NULL;
+		if (!w->stopped && loopguard_reserve(&w->guard, &w->sup,
+		    &err) == 0) {
+			bworker_enter(w);
+			return;
+		}
+		if (err != NULL)
+			log_warnx("%s", err);
+		free(err);
+		err = NULL;
+	}
+	if (w->a == NULL) {		/* stopped while queued at the gate */
+		w->done(w->arg, "failed", "stopped before it started", NULL, 1);
+		return;
+	}
 	rep = report_agent(w->a);
 	st = json_string_value(json_object_get(rep, "status"));
 	ok = w->a->status == AS_COMPLETED && !w->a->timed_out && st != NULL &&
@@ -68,48 +99,97 @@ bworker_report(evutil_socket_t fd, short ev, void *arg)
 	json_decref(rep);
 }
 
-/* The ladder ended (a result, the deadlines, our close). */
+
+/* Into the gate's queue of the tool, or straight on without a gate. */
+static void
+bworker_enter(struct bworker *w)
+{
+	if (w->gate == NULL)
+		bworker_admitted(w);
+	else
+		w->wait = gate_enter(w->gate, w->req.tool, bworker_admitted, w);
+}
+
+/*
+ * The ladder ended (a result, the deadlines, our close).  A rate limit
+ * holds the provider (its reset time, else the gate's backoff) and the
+ * same work goes again, never failing the item by itself.
+ */
 static void
 bworker_ended(struct agent *a, void *arg)
 {
 	struct bworker	*w = arg;
+	const char	*kind;
+	json_t		*rep;
+	uint64_t	 ra = 0;
 
-	(void)a;
+	if (w->admitted) {
+		gate_leave(w->gate, w->req.tool);
+		w->admitted = 0;
+	}
+	rep = report_agent(a);
+	kind = json_string_value(json_object_get(rep, "error_kind"));
+	if (json_is_integer(json_object_get(rep, "retry_after_ms")))
+		ra = (uint64_t)json_integer_value(json_object_get(rep,
+		    "retry_after_ms"));
+	if (w->gate != NULL && !w->stopped && kind != NULL &&
+	    strcmp(kind, "rate_limited") == 0) {
+		log_info("%s: rate limited: again once %s opens", a->id,
+		    w->req.tool);
+		gate_hold(w->gate, w->req.tool, ra);
+		w->again = 1;
+	} else if (w->gate != NULL && kind == NULL)
+		gate_ok(w->gate, w->req.tool);
+	json_decref(rep);
+	/* off the ladder's own hook: it is freed there when it goes again */
 	event_active(w->done_ev, EV_TIMEOUT, 0);
+}
+
+/* A slot of the provider is ours: the worker starts. */
+static void
+bworker_admitted(void *arg)
+{
+	struct bworker	*w = arg;
+
+	w->wait = NULL;
+	w->admitted = w->gate != NULL;
+	w->a = agent_spawn(&w->sup, &w->req);
+	w->ladder = ladder_start(w->verbs, w->a, w->dl.timeout_ms,
+	    w->dl.nudge_ms, w->dl.grace_ms, bworker_ended, w);
 }
 
 /*
  * Start the item's worker: its role (default develop) planned with the
  * item's tool and model over the root's configuration, the item's text
- * as the message (with the result contract unless the tool is bash).
- * NULL and *err when it cannot start; done is then never called.
+ * as the message (with the result contract unless the tool is bash),
+ * through gate (NULL: at once).  NULL and *err when it cannot start;
+ * done is then never called.
  */
 struct bworker *
 bworker_start(struct event_base *base, struct children *children,
-    struct cmd_opts *o, const char *id, const struct bq_item *it,
-    bworker_done_fn done, void *arg, char **err)
+    struct gate *gate, struct cmd_opts *o, const char *id,
+    const struct bq_item *it, bworker_done_fn done, void *arg, char **err)
 {
 	struct bworker		*w = xcalloc(1, sizeof *w);
 	struct plan_overrides	 over;
-	struct plan_deadlines	 dl;
-	struct agent_req	 req;
 	const char		*role = it->role != NULL ? it->role : "develop";
 
 	*err = NULL;
 	w->base = base;
+	w->gate = gate;
 	w->done = done;
 	w->arg = arg;
 	w->guard.lock_fd = w->guard.workers_fd = w->guard.dirfd = -1;
 	memset(&over, 0, sizeof over);
 	over.tool = it->tool;
 	over.model = it->model;
-	if (plan_spawn(&o->cfg, o->cwd, role, &over, it->description, &req,
-	    &dl, err) != 0)
+	if (plan_spawn(&o->cfg, o->cwd, role, &over, it->description, &w->req,
+	    &w->dl, err) != 0)
 		goto fail;
-	w->options = req.options;
-	if (strcmp(req.tool, "bash") != 0) {
+	w->options = w->req.options;
+	if (strcmp(w->req.tool, "bash") != 0) {
 		w->msg = prompt_with_contract(role, it->description);
-		req.prompt = w->msg;
+		w->req.prompt = w->msg;
 	}
 	if (sup_init(&w->sup, base, children, o->state_dir, id, err) != 0)
 		goto fail;
@@ -121,10 +201,8 @@ bworker_start(struct event_base *base, struct children *children,
 		goto fail;
 	w->verbs = verbs_new(&w->sup);
 	w->done_ev = event_new(base, -1, 0, bworker_report, w);
-	w->grace_ms = dl.grace_ms;
-	w->a = agent_spawn(&w->sup, &req);
-	w->ladder = ladder_start(w->verbs, w->a, dl.timeout_ms, dl.nudge_ms,
-	    dl.grace_ms, bworker_ended, w);
+	w->grace_ms = w->dl.grace_ms;
+	bworker_enter(w);
 	return w;
 fail:
 	bworker_free(w);
@@ -135,10 +213,15 @@ fail:
 void
 bworker_stop(struct bworker *w)
 {
-	if (w == NULL || w->ladder == NULL)
+	if (w == NULL || w->stopped)
 		return;
 	w->stopped = 1;
-	ladder_close(w->ladder, w->grace_ms);
+	if (w->wait != NULL) {		/* never started: nothing to close */
+		gate_cancel(w->wait);
+		w->wait = NULL;
+		event_active(w->done_ev, EV_TIMEOUT, 0);
+	} else if (w->ladder != NULL)
+		ladder_close(w->ladder, w->grace_ms);
 }
 
 /* After done (or a failed start); a worker still alive is killed. */
@@ -147,6 +230,10 @@ bworker_free(struct bworker *w)
 {
 	if (w == NULL)
 		return;
+	if (w->wait != NULL)
+		gate_cancel(w->wait);
+	if (w->admitted)
+		gate_leave(w->gate, w->req.tool);
 	if (w->done_ev != NULL)
 		event_free(w->done_ev);
 	if (w->verbs != NULL)

@@ -29,6 +29,7 @@
 #include "chan.h"
 #include "clock.h"
 #include "cmdutil.h"
+#include "gate.h"
 #include "host.h"
 #include "log.h"
 #include "sigfd.h"
@@ -47,6 +48,7 @@ struct batch_root {
 struct batch_cmd {
 	struct event_base	*base;
 	struct bus		*bus;
+	struct gate		*gate;		/* one per provider for every root */
 	const char		*config_path;
 	struct batch_root	 roots[BATCH_MAX_ROOTS];
 	size_t			 nroots;
@@ -129,6 +131,7 @@ batch_root_for(struct batch_cmd *bc, const char *root, const char *sd,
 	hc.state_dir = r->o.state_dir;
 	hc.root = r->o.cwd;
 	hc.bus = bc->bus;
+	hc.gate = bc->gate;
 	hc.children = bc->nroots > 0 ? host_children(bc->roots[0].host) : NULL;
 	if ((r->host = host_new(bc->base, &hc, err)) == NULL) {
 		cmd_opts_free(&r->o);
@@ -164,8 +167,8 @@ batch_worker_start(void *arg, const char *root, const char *sd,
 	if ((r = batch_root_for(bc, root, sd, err)) == NULL)
 		return NULL;
 	*used = r->o.state_dir;
-	return bworker_start(bc->base, host_children(r->host), &r->o, id, it,
-	    done, done_arg, err);
+	return bworker_start(bc->base, host_children(r->host), bc->gate, &r->o,
+	    id, it, done, done_arg, err);
 }
 
 static void
@@ -194,7 +197,16 @@ batch_cmd_event(void *arg, const char *name, const json_t *fields)
 		cmd_emit_event(name, fields);
 }
 
-/* The gates' provider_hold and provider_open: on the bus, no loop's. */
+/* The gate's provider_hold and provider_open, numbered on the bus. */
+static void
+batch_cmd_gate_event(void *arg, const char *name, const json_t *fields)
+{
+	struct batch_cmd	*bc = arg;
+
+	bus_publish(bc->bus, name, json_deep_copy(fields));
+}
+
+/* The gate's provider_hold and provider_open: on the bus, no loop's. */
 static void
 batch_cmd_bus(void *arg, uint64_t seq, const char *name, const json_t *fields)
 {
@@ -273,6 +285,8 @@ batch_cmd_free(struct batch_cmd *bc)
 		host_free(bc->roots[i].host);
 		cmd_opts_free(&bc->roots[i].o);
 	}
+	if (bc->gate != NULL)
+		gate_free(bc->gate);	/* after the hosts: their loops leave it */
 	bus_free(bc->bus);
 	if (bc->base != NULL)
 		event_base_free(bc->base);
@@ -384,6 +398,7 @@ cmd_batch(int argc, char **argv)
 		fatalx("cannot create the event loop");
 	bc.bus = bus_new(HOST_BUS_KEEP);
 	bus_observe(bc.bus, batch_cmd_bus, &bc);
+	bc.gate = gate_new(bc.base, batch_cmd_gate_event, &bc);
 	/* the root's configuration checked before anything is made; its
 	 * host comes with the first item, after the batch's directory: a
 	 * new .workflow/ makes .workflow/.loop the loops' directory */

@@ -62,6 +62,7 @@ struct host {
 	struct bus		*bus;
 	int			 own_bus;	/* else shared: serve's hosts */
 	struct gate		*gate;		/* caps and holds per tool */
+	int			 own_gate;	/* gate_new'd here */
 	int			 freeing;	/* opens ending now are dropped */
 	int			 dirfd;
 	struct host_loops	 loops;
@@ -118,7 +119,11 @@ host_new(struct event_base *base, const struct host_cfg *cfg, char **err)
 		    HOST_BUS_KEEP);
 		h->own_bus = 1;
 	}
-	h->gate = gate_new(base, host_gate_event, h);
+	/* several hosts may share one gate (batch: one provider, many roots) */
+	if ((h->gate = cfg->gate) == NULL) {
+		h->gate = gate_new(base, host_gate_event, h);
+		h->own_gate = 1;
+	}
 	gate_set_caps(h->gate, cfg->config);	/* tools.NAME.max_workers */
 	return h;
 }
@@ -173,7 +178,8 @@ host_free(struct host *h)
 		TAILQ_REMOVE(&h->loops, hl, entry);
 		host_loop_free(hl);
 	}
-	gate_free(h->gate);	/* after the loops: they leave it */
+	if (h->own_gate)
+		gate_free(h->gate);	/* after the loops: they leave it */
 	if (h->own_bus)
 		bus_free(h->bus);
 	if (h->own_children)

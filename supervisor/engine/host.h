@@ -41,6 +41,8 @@ struct host_cfg {
 	struct plan_overrides	 over;		/* above config, every loop */
 	struct children		*children;	/* NULL: the host makes one */
 	struct bus		*bus;		/* NULL: the host makes one */
+	struct gate		*gate;		/* NULL: the host makes one (its
+						   events on the bus) */
 	size_t			 bus_keep;	/* 0: HOST_BUS_KEEP */
 	uint64_t		 batch_ms;	/* parallel batch; 0: 60000 */
 	uint64_t		 batch_nudge_ms; /* 0: 5000 */

@@ -207,6 +207,26 @@ print(max([o - b for b, o in per if o is not None] or [99999]))')" 0 "rate limit
 is "$(runs "$R" | awk '{ n += $2 } END { print (n > 6) }')" 1 \
     "rate limited: claude ran more than once per item (the 429s were real attempts)"
 
+# --- worker items (kind worker, develop on claude) rate limited for 2 s:
+# the gate holds them too, and each goes again until it completes
+R=$T_TMP/rlw
+setup "$R" 0
+for i in 1 2 3; do
+	printf '{"title": "worker %d", "description": "ITEM-%d: one worker", "kind": "worker"}\n' "$i" "$i"
+done >"$R/items.jsonl"
+RL_MS=2000 batch "$R" "$R/items.jsonl" --jobs 3
+is "$RC" 0 "rate-limited worker items: exit 0"
+started "$R"
+is "$(jget "$S" '[q["status"] for q in d["queue"]]')" '["completed","completed","completed"]' \
+    "rate-limited worker items: all completed, none failed"
+is "$(python3 - "$R.out" "$R/claude.log" <<'PYEOF'
+import json, sys
+names = [json.loads(l)["event"] for l in open(sys.argv[1])]
+starts = sum(1 for l in open(sys.argv[2]) if l.startswith("start"))
+print("provider_hold" in names, "provider_open" in names, starts > 3)
+PYEOF
+)" "True True True" "rate-limited worker items: held, opened, run again"
+
 # --- the cost budget crossed mid-batch: 8 items at --jobs 2, each one
 # claude run of 0.024675 USD (claude-success.jsonl's total_cost_usd);
 # 0.1 USD is 50 % after the 3rd, 80 % after the 4th, crossed at the 5th
