@@ -77,6 +77,13 @@ L=$(jget "$S" 'd["queue"][0]["state_dir"] + "/" + d["queue"][0]["loop_id"]')
 is "$(jget "$L.json" 'd["status"]')" completed "an item's loop state file is completed"
 like "$L" '/\.workflow/\.loop/loop-v2-' "its loops are in .workflow/.loop (the batch made .workflow/)"
 
+# a finished batch resumed: nothing runs, its record stays as it was
+n=$(grep -c '^s ' "$LOG")
+timeout -k 2 60 $WRAP "$SUP" batch --resume "$ID" -C "$R" >"$R.re" 2>&1
+is "$?" 0 "a finished batch resumed: exit 0"
+is "$(grep -c '^s ' "$LOG") $(jget "$S" 'd["completed_actions"].count("complete")')" "$n 1" \
+    "a finished batch resumed: no worker ran, 'complete' recorded once"
+
 # --- items that run as one worker each (kind worker), beside a loop item
 R=$T_TMP/workers
 mkdir -p "$R"
@@ -92,7 +99,7 @@ EOF
 timeout -k 2 60 $WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --junit "$R/junit.xml" >"$R.out" 2>"$R.err"
 is "$?" 1 "worker items: exit 1 (one failed)"
 unset FAILON
-ID=$(bid "$R.err")
+ID=$(t_batch_id "$R.err")
 S=$R/.workflow/.batch/$ID/state.json
 is "$(jget "$S" '[q["status"] for q in d["queue"]]')" '["completed","completed","failed","completed"]' \
     "worker items: two completed, one failed, the loop item completed"

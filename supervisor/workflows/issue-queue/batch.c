@@ -110,20 +110,25 @@ batch_item_ready(const struct batch *b, const struct batch_item *bi,
 void
 batch_finish(struct batch *b)
 {
-	json_t		*e;
+	json_t		*e, *acts;
 	size_t		 i;
 	int		 code = EXIT_OK;
-	const char	*s;
+	const char	*s, *last;
 
 	if (!b->finishing) {
 		b->finishing = 1;
+		acts = json_object_get(b->st, "completed_actions");
+		last = json_string_value(json_array_get(acts,
+		    json_array_size(acts) - 1));
 		if (b->end != BE_STOP) {
 			json_object_set_new(b->st, "status",
 			    json_string("completed"));
 			json_object_set_new(b->st, "phase",
 			    json_string("complete"));
-			json_array_append_new(json_object_get(b->st,
-			    "completed_actions"), json_string("complete"));
+			/* once, also when a finished batch is resumed */
+			if (last == NULL || strcmp(last, "complete") != 0)
+				json_array_append_new(acts,
+				    json_string("complete"));
 		}
 		json_object_set_new(json_object_get(b->st, "context"),
 		    "stop_reason", b->end_reason != NULL ?
