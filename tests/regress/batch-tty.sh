@@ -46,9 +46,13 @@ tm new-session -d -s b -x 160 -y 40 "cd '$R' && $WRAP '$SUP' batch items.jsonl \
 wait_screen b 'item-00[12] +title number [12] +develop' 2 30000
 ok $? "a line per running item: id, title, role"
 [ "$T_FAILED" -gt 0 ] && sed 's/^/#   /' <<<"$SCREEN" | tail -n 12
-like "$SCREEN" 'working on it' "the worker's last progress line is shown"
-like "$SCREEN" 'batch-[0-9T]+-[0-9a-f]+: 0/3 completed, 0 failed, 0 blocked, 2 running' \
-    "the totals line"
+# the rows come before the workers' first progress (a sanitizer build is
+# slow to start them), and a capture may catch the block half redrawn:
+# wait for each
+wait_screen b 'item-00[12] .*working on it' 2 30000
+ok $? "the worker's last progress line is shown"
+wait_screen b 'batch-[0-9T]+-[0-9a-f]+: 0/3 completed, 0 failed, 0 blocked, 2 running' 1 30000
+ok $? "the totals line"
 # a second later the block was redrawn: still one totals line, elapsed moved
 sleep 1.2
 SCREEN=$(screen b)
