@@ -12,7 +12,7 @@ fi
 t_valgrind_worker
 SOCK=$T_TMP/tmux.sock
 tm() { tmux -f /dev/null -S "$SOCK" "$@"; }
-trap 'tm kill-server >/dev/null 2>&1; t_cleanup' EXIT
+trap 'tm kill-server >/dev/null 2>&1; t_cleanup_agents' EXIT
 screen() { tm capture-pane -p -J -t "$1" -S -1000 2>/dev/null; }
 # wait_screen SESSION REGEX COUNT MS: until REGEX matches COUNT lines; $SCREEN
 wait_screen() {
