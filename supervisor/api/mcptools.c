@@ -43,8 +43,8 @@ static const struct mcp_tool mcp_tools[] = {
 	    "gemini, qwen, opencode or bash.") ","
 	  "\"model\":" S_STR("Override the model the tool uses.") ","
 	  "\"command\":" S_STR("For the bash tool: the shell command to run.") ","
-	  "\"cwd\":" S_STR("Directory the agent works in (absolute, or relative "
-	    "to the server's project root); default: the project root.")
+	  "\"cwd\":" S_STR("Absolute path of the directory the agent works "
+	    "in; default: the server's project root.")
 	  "},\"required\":[\"role\"],\"additionalProperties\":false}" },
 	{ "wait_agent", "wait", "Wait for agents",
 	  "Block until the agents named finish (mode any: the first of them; "
