@@ -19,11 +19,10 @@
 #include "host.h"
 #include "jsonrpc.h"
 #include "log.h"
+#include "loopopen.h"
 #include "state.h"
 #include "sup.h"
 #include "xmalloc.h"
-
-#define ACP_TITLE_MAX	100	/* bytes of the prompt that make a title */
 
 /* An api verb in flight for a request (or a session's turn). */
 enum acp_op { AO_NEW, AO_LOAD, AO_RESUME, AO_UPDATE };
@@ -387,20 +386,6 @@ acp_turn_run(struct acp_session *s)
 	acpupdate_plan_send(s);
 }
 
-/* The title of a task: its first line, cut at a character boundary. */
-static char *
-acp_title(const char *task)
-{
-	size_t	n = strcspn(task, "\r\n");
-
-	if (n > ACP_TITLE_MAX) {
-		n = ACP_TITLE_MAX;
-		while (n > 0 && ((unsigned char)task[n] & 0xc0) == 0x80)
-			n--;
-	}
-	return n == 0 ? xstrdup("ACP prompt") : xstrndup(task, n);
-}
-
 /* A verb of the table for a call of ours. */
 static void
 acp_verb(struct acp_project *p, json_t *req, void (*cb)(json_t *, void *),
@@ -602,7 +587,7 @@ acp_prompt(struct acp *acp, const json_t *id, const json_t *params)
 	s->prompt_id = json_incref((json_t *)id);
 	s->turn = AT_UPDATING;
 	s->cancelled = 0;
-	title = acp_title(text);
+	title = loopopen_title(text);
 	c = xcalloc(1, sizeof *c);
 	c->acp = acp;
 	c->op = AO_UPDATE;
