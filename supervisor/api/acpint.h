@@ -15,8 +15,8 @@ struct jsonrpc_calls;
 
 /*
  * A session's turn: IDLE (no prompt), UPDATING (the prompt's task going
- * into the state file), OPENING/RUNNING (its loop on the host), ASKING
- * (a permission request out; the loop waits).
+ * into the state file through the verb table), RUNNING (its loop on the
+ * host, opening or running; a permission request may be out meanwhile).
  */
 enum acp_turn { AT_IDLE, AT_UPDATING, AT_RUNNING };
 
