@@ -32,26 +32,18 @@
 #include "gate.h"
 #include "host.h"
 #include "log.h"
+#include "roots.h"
 #include "sigfd.h"
 #include "sup.h"
 #include "xmalloc.h"
 
-#define BATCH_MAX_ROOTS	64	/* distinct project roots in one batch */
 #define BATCH_MAX_JOBS	1024
-
-/* One project root's host and the options it was loaded with. */
-struct batch_root {
-	struct cmd_opts	 o;
-	struct host	*host;
-};
 
 struct batch_cmd {
 	struct event_base	*base;
 	struct bus		*bus;
 	struct gate		*gate;		/* one per provider for every root */
-	const char		*config_path;
-	struct batch_root	 roots[BATCH_MAX_ROOTS];
-	size_t			 nroots;
+	struct roots		 roots;		/* one host per project root */
 	struct batch		*b;
 	struct batch_view	*view;
 	int			 json;
@@ -86,69 +78,15 @@ batch_usage(FILE *fp)
 "input (nothing started), 4 stopped by a signal, 70 internal error.\n");
 }
 
-/*
- * A root and loop directory's side (its options and host), opened on
- * first use with the root's configuration; sd NULL takes the root's
- * default directory.
- */
-static struct batch_root *
-batch_root_for(struct batch_cmd *bc, const char *root, const char *sd,
-    char **err)
-{
-	struct batch_root	*r;
-	struct host_cfg		 hc;
-	char			*real;
-	size_t			 i;
-
-	*err = NULL;
-	if ((real = realpath(root, NULL)) == NULL) {
-		xasprintf(err, "%s: %s", root, strerror(errno));
-		return NULL;
-	}
-	for (i = 0; i < bc->nroots; i++)
-		if (strcmp(bc->roots[i].o.cwd, real) == 0 && (sd == NULL ||
-		    strcmp(bc->roots[i].o.state_dir, sd) == 0)) {
-			free(real);
-			return &bc->roots[i];
-		}
-	free(real);
-	if (bc->nroots == BATCH_MAX_ROOTS) {
-		xasprintf(err, "more than %d project roots in one batch",
-		    BATCH_MAX_ROOTS);
-		return NULL;
-	}
-	r = &bc->roots[bc->nroots];
-	cmd_opts_init(&r->o);
-	r->o.root = root;
-	r->o.config_path = bc->config_path;
-	r->o.state_dir_opt = sd;
-	if (cmd_opts_load(&r->o, err) != 0) {
-		cmd_opts_free(&r->o);
-		return NULL;
-	}
-	memset(&hc, 0, sizeof hc);
-	hc.config = &r->o.cfg;
-	hc.state_dir = r->o.state_dir;
-	hc.root = r->o.cwd;
-	hc.bus = bc->bus;
-	hc.gate = bc->gate;
-	hc.children = bc->nroots > 0 ? host_children(bc->roots[0].host) : NULL;
-	if ((r->host = host_new(bc->base, &hc, err)) == NULL) {
-		cmd_opts_free(&r->o);
-		return NULL;
-	}
-	bc->nroots++;
-	return r;
-}
-
 /* batch_cfg's host_for: the side's host, and where it keeps loops. */
 static struct host *
 batch_host_for(void *arg, const char *root, const char *sd, const char **used,
     char **err)
 {
-	struct batch_root	*r;
+	struct batch_cmd	*bc = arg;
+	struct root		*r;
 
-	if ((r = batch_root_for(arg, root, sd, err)) == NULL)
+	if ((r = roots_get(&bc->roots, root, sd, err)) == NULL)
 		return NULL;
 	*used = r->o.state_dir;
 	return r->host;
@@ -162,9 +100,9 @@ batch_worker_start(void *arg, const char *root, const char *sd,
     void *done_arg, char **err)
 {
 	struct batch_cmd	*bc = arg;
-	struct batch_root	*r;
+	struct root		*r;
 
-	if ((r = batch_root_for(bc, root, sd, err)) == NULL)
+	if ((r = roots_get(&bc->roots, root, sd, err)) == NULL)
 		return NULL;
 	*used = r->o.state_dir;
 	return bworker_start(bc->base, host_children(r->host), bc->gate, &r->o,
@@ -276,15 +214,9 @@ batch_cmd_items(const json_t *st)
 static void
 batch_cmd_free(struct batch_cmd *bc)
 {
-	size_t	i;
-
 	batch_view_free(bc->view);
 	batch_free(bc->b);
-	/* root 0's host owns the reaper the others share: freed last */
-	for (i = bc->nroots; i-- > 0;) {
-		host_free(bc->roots[i].host);
-		cmd_opts_free(&bc->roots[i].o);
-	}
+	roots_free(&bc->roots);
 	if (bc->gate != NULL)
 		gate_free(bc->gate);	/* after the hosts: their loops leave it */
 	bus_free(bc->bus);
@@ -351,7 +283,7 @@ cmd_batch(int argc, char **argv)
 			resume = optarg;
 			break;
 		case 'f':
-			bc.config_path = optarg;
+			bc.roots.config_path = optarg;
 			break;
 		case 'h':
 			batch_usage(stdout);
@@ -399,12 +331,15 @@ cmd_batch(int argc, char **argv)
 	bc.bus = bus_new(HOST_BUS_KEEP);
 	bus_observe(bc.bus, batch_cmd_bus, &bc);
 	bc.gate = gate_new(bc.base, batch_cmd_gate_event, &bc);
+	bc.roots.base = bc.base;
+	bc.roots.bus = bc.bus;
+	bc.roots.gate = bc.gate;
 	/* the root's configuration checked before anything is made; its
 	 * host comes with the first item, after the batch's directory: a
 	 * new .workflow/ makes .workflow/.loop the loops' directory */
 	cmd_opts_init(&probe);
 	probe.root = real;
-	probe.config_path = bc.config_path;
+	probe.config_path = bc.roots.config_path;
 	rc = cmd_opts_load(&probe, &err);
 	cmd_opts_free(&probe);
 	if (rc != 0)

@@ -31,6 +31,8 @@ struct subcmd {
 static int	cmd_version(int, char **);
 
 static const struct subcmd subcmds[] = {
+	{ "acp", cmd_acp,
+	    "an Agent Client Protocol agent on stdio (editors: Zed ...)", 1 },
 	{ "agent", cmd_agent,
 	    "run one agent: spawn, wait, nudge, close; print JSON", 1 },
 	{ "batch", cmd_batch,

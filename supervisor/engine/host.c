@@ -265,6 +265,15 @@ host_loop_event(void *arg, const char *name, const json_t *fields)
 	json_decref(o);
 }
 
+/* The driver's worker asked: to the observer, with the loop's handle. */
+static void
+host_loop_ask(void *arg, const char *role, const json_t *questions)
+{
+	struct host_loop	*hl = arg;
+
+	hl->obs.ask(hl->obs.arg, hl, role, questions);
+}
+
 /* The driver says the loop ended: reported on the next turn, not here. */
 static void
 host_loop_ended(void *arg, int code)
@@ -334,6 +343,7 @@ host_loop_run_cfg(struct host_loop *hl, struct host_run *r)
 	r->batch_nudge_ms = h->cfg.batch_nudge_ms;
 	r->event = host_loop_event;
 	r->done = host_loop_ended;
+	r->ask = hl->obs.ask != NULL ? host_loop_ask : NULL;
 	r->arg = hl;
 }
 
@@ -505,6 +515,20 @@ host_loop_stop(struct host_loop *hl, const char *why)
 		hl->stop_asked = 1;
 	else if (hl->state == HL_RUNNING)
 		hl->wf->driver->stop(hl->run, why);
+}
+
+/*
+ * The answers to the observer's ask (one string per question; NULL:
+ * none, the step fails "no answer was given"): 0, or -1 when the loop
+ * does not run (opening, ended) or its driver takes no answers.
+ */
+int
+host_loop_answer(struct host_loop *hl, const json_t *answers)
+{
+	if (hl->state != HL_RUNNING || hl->wf->driver->answer == NULL)
+		return -1;
+	hl->wf->driver->answer(hl->run, answers);
+	return 0;
 }
 
 /* Stop every loop (a signal): each reports its done as it ends. */

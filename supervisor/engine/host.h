@@ -56,13 +56,19 @@ struct host_cfg {
  * events, with its number on the host's bus (fields borrowed).  done:
  * the loop ended with an EXIT_* code; its run engine is freed and its
  * lock released before the call (so the observer may open the loop
- * again), the handle is freed after it returns.  Any may be NULL.
+ * again), the handle is freed after it returns.  ask: a worker's
+ * clarification questions (its role, the questions as the result holds
+ * them), in any mode; the observer answers with host_loop_answer (NULL:
+ * none, the step fails).  Without it the loop answers them itself (each
+ * question's Recommended option).  Any may be NULL.
  */
 struct host_observer {
 	void	(*opened)(void *, struct host_loop *, int, const char *);
 	void	(*event)(void *, struct host_loop *, uint64_t, const char *,
 		    const json_t *);
 	void	(*done)(void *, struct host_loop *, int);
+	void	(*ask)(void *, struct host_loop *, const char *,
+		    const json_t *);
 	void	*arg;
 };
 
@@ -85,6 +91,8 @@ struct host_run {
 	/* the run's events and its end (once, never from inside start) */
 	void	(*event)(void *, const char *, const json_t *);
 	void	(*done)(void *, int);
+	/* a worker's questions; NULL: the run answers them itself */
+	void	(*ask)(void *, const char *, const json_t *);
 	void	*arg;
 };
 
@@ -99,6 +107,8 @@ struct workflow_driver {
 	void	 (*start)(void *);
 	void	 (*stop)(void *, const char *);	/* ends with done(4) */
 	void	 (*free)(void *);	/* workers still alive are killed */
+	/* the answers to the run's ask (NULL: none); NULL: it never asks */
+	void	 (*answer)(void *, const json_t *);
 	/* its agent table, for counts (/metrics); NULL: it shows none */
 	const struct sup *(*agents)(void *);
 };
@@ -121,6 +131,7 @@ struct host_loop *host_loop_open(struct host *, const struct loop_spec *,
 		    char **);
 struct host_loop *host_loop_find(struct host *, const char *);
 void		 host_loop_stop(struct host_loop *, const char *);
+int		 host_loop_answer(struct host_loop *, const json_t *);
 void		 host_stop_all(struct host *, const char *);
 const char	*host_loop_id(const struct host_loop *);
 const char	*host_loop_mode(const struct host_loop *);

@@ -34,9 +34,12 @@ open_str(const json_t *o, const char *k)
 	return s != NULL ? xstrdup(s) : NULL;
 }
 
-/* The title: the task's first line, cut at a character boundary. */
-static char *
-open_title(const char *task)
+/*
+ * A loop's title from its task: the first line, cut at a character
+ * boundary (a new loop's here; acp's when a prompt gives the task).
+ */
+char *
+loopopen_title(const char *task)
 {
 	size_t	n = strcspn(task, "\r\n");
 
@@ -53,7 +56,7 @@ static int
 open_create(int dirfd, const struct loop_spec *spec, char **err)
 {
 	json_t	*st, *ss;
-	char	*title = open_title(spec->task);
+	char	*title = loopopen_title(spec->task);
 	int	 rc;
 
 	st = state_new(spec->state, spec->id, title, spec->task,

@@ -50,6 +50,7 @@ struct loop_opened {
 enum loopopen_status loopopen_open(struct loop_opened *, struct event_base *,
 		    int, const char *, const struct loop_spec *, char **);
 void		 loopopen_close(struct loop_opened *);
+char		*loopopen_title(const char *);
 int		 loopopen_exit(enum loopopen_status);
 void		 loopopen_retry(const struct config *,
 		    struct retry_cfg *);

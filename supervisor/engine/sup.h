@@ -54,6 +54,7 @@ void		 ladder_close(struct ladder *, uint64_t);
 enum ladder_phase ladder_phase(const struct ladder *);
 void		 ladder_free(struct ladder *);
 
+int		 cmd_acp(int, char **);
 int		 cmd_agent(int, char **);
 int		 cmd_batch(int, char **);
 int		 cmd_control(int, char **);

@@ -1,7 +1,8 @@
 /*
  * hosted.c: ccw-loop's run engine (loop.c) as a host drives it: the
  * workflow table's driver (host.h) turns a host's run into a loop_cfg.
- * A host has no terminal, so the interactive mode is not hosted.
+ * A host has no terminal, so the interactive mode is not hosted; an
+ * observer with an ask hook answers a worker's questions in any mode.
  */
 #include <config.h>
 
@@ -55,6 +56,8 @@ hosted_open(struct event_base *base, const struct host_run *r, char **err)
 	cfg.workflow = r->workflow;
 	cfg.hooks.event = r->event;
 	cfg.hooks.done = r->done;
+	cfg.hooks.ask = r->ask;
+	cfg.ask_always = r->ask != NULL;
 	cfg.hooks.arg = r->arg;
 	return loop_new(base, r->store, &cfg, err);
 }
@@ -78,6 +81,12 @@ hosted_free(void *l)
 	loop_free(l);
 }
 
+static void
+hosted_answer(void *l, const json_t *answers)
+{
+	loop_answer(l, answers);
+}
+
 /* The loop's agent table, for serve's counts by state. */
 static const struct sup *
 hosted_agents(void *l)
@@ -90,5 +99,6 @@ const struct workflow_driver ccw_loop_driver = {
 	.start = hosted_start,
 	.stop = hosted_stop,
 	.free = hosted_free,
+	.answer = hosted_answer,
 	.agents = hosted_agents,
 };

@@ -54,6 +54,8 @@ struct loop_cfg {
 	int			 dirfd;		/* the state directory */
 	enum loop_mode		 mode;
 	int			 clarify_fail;	/* --on-clarify fail */
+	int			 ask_always;	/* hooks.ask in every mode (a
+						   host's observer answers) */
 	int			 pause_interrupt; /* --pause-policy interrupt */
 	int			 resumed;	/* it has history */
 	uint64_t		 batch_ms;	/* parallel batch wait */

@@ -52,7 +52,8 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
 }
 
 /*
- * A worker asked questions: the person answers (interactive), the
+ * A worker asked questions: the person answers (interactive, or any
+ * mode when a host's observer asks: cfg.ask_always), the
  * Recommended options do (headless), or the loop fails (--on-clarify
  * fail, no option to take, or still asking after 3 answers).  Returns 1
  * when the step must wait.
@@ -69,7 +70,8 @@ loop_clarify(struct loop *l, int slot)
 
 	may = !l->cfg.clarify_fail && r->rounds < LOOP_MAX_CLARIFY;
 	clarify_questions(l->ss, role, qs, NULL);
-	if (may && l->cfg.mode == LOOP_INTERACTIVE && l->cfg.hooks.ask) {
+	if (may && l->cfg.hooks.ask != NULL && (l->cfg.mode ==
+	    LOOP_INTERACTIVE || l->cfg.ask_always)) {
 		/* pausing: not asked now; the step is redone on resume */
 		if (loop_transition(l, LE_ASK, slot) != 0)
 			return 0;

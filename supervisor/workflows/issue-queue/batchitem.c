@@ -253,8 +253,9 @@ batch_item_start(struct batch_item *bi)
 {
 	struct batch		*b = bi->b;
 	const struct bq_item	*it = bi->def;
-	struct host_observer	 obs = { batch_loop_opened, batch_loop_event,
-				    batch_loop_done, bi };
+	struct host_observer	 obs = { .opened = batch_loop_opened,
+				    .event = batch_loop_event,
+				    .done = batch_loop_done, .arg = bi };
 	struct loop_spec	 spec;
 	struct host		*h;
 	char			 now[40], *err = NULL;
