@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-# mcp-probe.py PORT TOKEN CASE [SLOW]: probes of serve's /mcp (MCP's
+# mcp-probe.py PORT TOKEN CASE [ARG...]: probes of serve's /mcp (MCP's
 # Streamable HTTP) for serve-mcp.sh with python3's http.client and raw
-# sockets.  SLOW: a JSON-RPC request (JSON, "id" filled in) whose reply
-# takes a while and which sends a progress notification first.  Prints
-# "ok 1|0 DESCRIPTION" lines; exit 0 unless it crashed.
+# sockets.  CASE rules; stream CMD and disconnect CMD SECONDS (a slow call:
+# wait_agent on a bash agent running CMD, with a progress token); cap N.
+# Prints "ok 1|0 DESCRIPTION" lines; exit 0 unless it crashed.
 import http.client
 import json
 import socket
@@ -11,7 +11,6 @@ import sys
 import time
 
 PORT, TOKEN, CASE = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-SLOW = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
 BOTH = "application/json, text/event-stream"
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -78,6 +77,27 @@ def ping(sid, n=7):
                        sid=sid)
     j = js(text) or {}
     return st == 200 and j.get("id") == n and j.get("result") == {}
+
+
+def slow_call(sid):
+    """A bash agent running argv[4] spawned; a wait_agent on it (2.5 s,
+    with a progress token: progress first, then the reply)."""
+    st, h, text = call("POST", {
+        "jsonrpc": "2.0", "id": 50, "method": "tools/call",
+        "params": {"name": "spawn_agent", "arguments": {
+            "role": "develop", "tool": "bash", "command": sys.argv[4]}}},
+        sid=sid)
+    res = (js(text) or {}).get("result", {})
+    data = res.get("structuredContent")
+    if data is None:
+        data = js(res.get("content", [{}])[0].get("text", "null")) or {}
+    say(st == 200 and isinstance(data.get("agent_id"), str),
+        "spawn_agent of a bash agent (%s)" % text.strip()[:200])
+    return {"jsonrpc": "2.0", "id": "w1", "method": "tools/call",
+            "params": {"name": "wait_agent",
+                       "_meta": {"progressToken": "p1"},
+                       "arguments": {"targets": [data.get("agent_id")],
+                                     "timeout_ms": 2500}}}
 
 
 def sse_events(fp, want, deadline):
@@ -188,10 +208,13 @@ def case_stream():
         "text/event-stream"), "GET: 200 text/event-stream (%d)" % gr.status)
     st, h, text = call("GET", sid=sid, accept="text/event-stream")
     say(st == 409, "a second GET stream: 409 (%d)" % st)
-    if SLOW is None:
-        return
+    st, h, text = call("POST", {"jsonrpc": "2.0", "id": 40,
+                                "method": "logging/setLevel",
+                                "params": {"level": "debug"}}, sid=sid)
+    say(st == 200, "logging/setLevel debug: 200 (%d)" % st)
+    slow = slow_call(sid)
     c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
-    c.request("POST", "/mcp", body=json.dumps(SLOW), headers={
+    c.request("POST", "/mcp", body=json.dumps(slow), headers={
         "Authorization": "Bearer " + TOKEN, "Accept": BOTH,
         "Content-Type": "application/json", "Mcp-Session-Id": sid})
     r = c.getresponse()
@@ -199,7 +222,8 @@ def case_stream():
         "text/event-stream"), "progress before the reply: an SSE answer")
     ev = sse_events(r.fp, 10, time.time() + 30)
     say(len(ev) >= 2 and ev[0].get("method") == "notifications/progress"
-        and ev[-1].get("id") == SLOW["id"] and
+        and ev[0]["params"].get("progressToken") == "p1" and
+        ev[-1].get("id") == slow["id"] and
         ("result" in ev[-1] or "error" in ev[-1]),
         "the progress event first, the reply last (%s)" %
         json.dumps(ev)[:300])
@@ -231,7 +255,7 @@ def case_disconnect():
     """A client leaves mid-request: its reply dropped, the session kept."""
     sid = session()
     say(sid is not None, "a session")
-    body = json.dumps(SLOW).encode()
+    body = json.dumps(slow_call(sid)).encode()
     s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
     s.sendall(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                "Authorization: Bearer %s\r\nAccept: %s\r\n"
