@@ -6,6 +6,8 @@
  */
 #include <config.h>
 
+#include <sys/stat.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +59,7 @@ static const struct api_arg spawn_args[] = {
 	{ "tool", AT_STR, 0, API_NAME_MAX, NULL },
 	{ "command", AT_STR, 0, API_TEXT_MAX, NULL },
 	{ "model", AT_STR, 0, API_NAME_MAX, NULL },
+	{ "cwd", AT_STR, 0, API_NAME_MAX, NULL },
 	ARG_END
 };
 static const struct api_arg wait_args[] = {
@@ -348,6 +351,27 @@ api_ms(const json_t *req, const char *key, uint64_t def)
 	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : def;
 }
 
+/*
+ * spawn's cwd: an absolute path to a directory, resolved into dir (the
+ * agent's request borrows it): 0, or -1 with the reply sent.
+ */
+static int
+api_spawn_cwd(struct api_pending *p, const char *cwd, char *dir)
+{
+	struct stat	sb;
+
+	if (*cwd != '/') {
+		api_fail(p, "spawn: \"cwd\" must be an absolute path");
+		return -1;
+	}
+	if (realpath(cwd, dir) == NULL || stat(dir, &sb) != 0 ||
+	    !S_ISDIR(sb.st_mode)) {
+		api_fail(p, "spawn: cwd %s: not a directory", cwd);
+		return -1;
+	}
+	return 0;
+}
+
 /* spawn: the host plans the request from its configuration, then start. */
 static void
 api_spawn(struct api_pending *p, const json_t *req)
@@ -356,13 +380,18 @@ api_spawn(struct api_pending *p, const json_t *req)
 	struct api_spawn	 sp;
 	struct agent_req	 ar;
 	struct agent		*a;
-	char			*err = NULL;
+	char			*err = NULL, dir[PATH_MAX];
 
 	if (api->host.plan == NULL) {
 		api_fail(p, "spawn: this front end cannot start agents");
 		return;
 	}
 	memset(&sp, 0, sizeof sp);
+	if (api_str(req, "cwd") != NULL) {
+		if (api_spawn_cwd(p, api_str(req, "cwd"), dir) != 0)
+			return;
+		sp.cwd = dir;
+	}
 	sp.role = api_str(req, "role");
 	sp.message = api_str(req, "message") ? api_str(req, "message") : "";
 	sp.tool = api_str(req, "tool");

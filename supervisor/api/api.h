@@ -29,6 +29,8 @@ struct api_spawn {
 	const char	*tool;		/* NULL: the role's or the default */
 	const char	*command;
 	const char	*model;
+	const char	*cwd;		/* NULL: the host's root; else a */
+					/* directory, absolute and resolved */
 };
 
 /*

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+struct agent;
 struct api;
 struct bus;
 struct mcp;
@@ -27,6 +28,13 @@ struct mcp_cfg {
 	struct bus	*bus;		/* events for progress; NULL: none */
 	mcp_send_fn	 send;
 	void		*arg;
+	/*
+	 * A verb under a tools/call replied, its result sent, or dropped
+	 * when the call was abandoned (cancelled, the session freed: then
+	 * after mcp_free too): a front end waiting for the api to be idle
+	 * checks again.  arg as send's; NULL: not told.
+	 */
+	void		(*settled)(void *);
 };
 
 struct mcp	*mcp_new(const struct mcp_cfg *);
@@ -35,5 +43,12 @@ void		 mcp_message(struct mcp *, const json_t *);
 int		 mcp_idle(const struct mcp *);	/* no request unanswered */
 int		 mcp_ready(const struct mcp *);	/* initialize answered */
 const char	*mcp_version(const struct mcp *);	/* negotiated, or NULL */
+
+/*
+ * For the agent table the api spawns in: sup.progress = this,
+ * sup.progress_arg = cfg.bus, so a wait_agent's progress notifications
+ * carry its agents' PROGRESS lines (a loop's workers publish theirs).
+ */
+void		 mcp_agent_progress(struct agent *, void *);
 
 #endif

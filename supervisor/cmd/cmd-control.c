@@ -30,8 +30,11 @@
 #include "sup.h"
 #include "xmalloc.h"
 
-/* After EOF (or a signal), stop once nothing is alive, running or pending. */
-static void
+/*
+ * After EOF (or a signal), stop once nothing is alive, running or
+ * pending; a front end on the session (mcp) asks after each reply.
+ */
+void
 control_maybe_exit(struct control *c)
 {
 	if (c->eof && c->sup.nlive == 0 && host_nloops(c->host) == 0 &&

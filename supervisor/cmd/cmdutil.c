@@ -193,6 +193,8 @@ cmd_plan_spawn(struct cmd_opts *opts, struct loop_guard *guard,
 		o.command = sp->command;
 	if (sp->model != NULL)
 		o.model = sp->model;
+	if (sp->cwd != NULL)
+		o.cwd = (char *)sp->cwd;	/* the copy is never freed */
 	o.have_timeout = o.have_nudge = o.have_grace = 1;
 	if (cmd_opts_resolve(&o, ar, err) != 0)
 		return -1;

@@ -36,6 +36,7 @@ struct control {
 int	control_open(struct control *, struct cmd_opts *);
 void	control_close(struct control *);
 void	control_stop(struct control *);
+void	control_maybe_exit(struct control *);
 int	control_connect(const char *);
 void	control_signals(struct event_base *, struct event **,
 	    void (*)(evutil_socket_t, short, void *), void *);

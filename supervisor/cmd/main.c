@@ -40,6 +40,8 @@ static const struct subcmd subcmds[] = {
 	    "the verb table as JSON lines on stdin/stdout", 1 },
 	{ "doctor", cmd_doctor,
 	    "which tools, credentials and settings a loop here would use", 0 },
+	{ "mcp", cmd_mcp,
+	    "an MCP server on stdio: agents and loops as tools", 1 },
 	{ "run", cmd_run,
 	    "run a loop: auto, parallel or interactive; resume one", 1 },
 	{ "serve", cmd_serve,

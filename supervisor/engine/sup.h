@@ -57,6 +57,7 @@ void		 ladder_free(struct ladder *);
 int		 cmd_agent(int, char **);
 int		 cmd_batch(int, char **);
 int		 cmd_control(int, char **);
+int		 cmd_mcp(int, char **);
 int		 cmd_state(int, char **);
 int		 cmd_capsule(int, char **);
 int		 cmd_run(int, char **);

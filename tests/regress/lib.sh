@@ -299,14 +299,15 @@ agent() {
 # ctl_start OUTFILE ARGS...: start `ccw-supervisor control ARGS` in the
 # background.  Requests go in through a FIFO held open on $CTL_FD;
 # responses collect in OUTFILE, stderr in OUTFILE.err.  $CTL_PID is the
-# supervisor, $CTL_LINES counts the lines sent.
+# supervisor, $CTL_LINES counts the lines sent.  CTL_CMD=mcp starts
+# `ccw-supervisor mcp ARGS` the same way.
 ctl_start() {
 	CTL_OUT=$1
 	shift
 	rm -f "$CTL_OUT.in"
 	mkfifo "$CTL_OUT.in"
 	: >"$CTL_OUT"
-	$WRAP "$SUP" control "$@" <"$CTL_OUT.in" >"$CTL_OUT" \
+	$WRAP "$SUP" "${CTL_CMD:-control}" "$@" <"$CTL_OUT.in" >"$CTL_OUT" \
 	    2>"$CTL_OUT.err" &
 	CTL_PID=$!
 	exec {CTL_FD}>"$CTL_OUT.in"

@@ -1,0 +1,284 @@
+/*
+ * mcptools.c: MCP's tools as rows over the verb table: each tool's name,
+ * description and JSON Schema, the verb request its arguments become
+ * (named as the verb's fields), and the tool result a verb's reply makes.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "mcpint.h"
+#include "xmalloc.h"
+
+/*
+ * A tool: verb NULL means the "action" argument picks it (loop_control);
+ * schema is JSON text, its properties the only arguments taken.
+ */
+struct mcp_tool {
+	const char	*name;
+	const char	*verb;
+	const char	*title;
+	const char	*desc;
+	const char	*schema;
+};
+
+#define S_STR(d)	"{\"type\":\"string\",\"description\":\"" d "\"}"
+#define S_MS(d)		"{\"type\":\"integer\",\"minimum\":0,\"description\":\"" d "\"}"
+
+static const struct mcp_tool mcp_tools[] = {
+	{ "spawn_agent", "spawn", "Spawn an agent",
+	  "Start one coding agent (a worker process running the role's agent "
+	  "CLI, or bash) on a task and return its agent_id at once; the agent "
+	  "runs in the background in its own process group.  Follow it with "
+	  "wait_agent, talk to it with send_input, stop it with close_agent.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"role\":" S_STR("The role from the configuration: init, develop, "
+	    "debug, validate or complete.  It picks the tool and model unless "
+	    "overridden.") ","
+	  "\"message\":" S_STR("The task or prompt the agent starts with.") ","
+	  "\"tool\":" S_STR("Override the role's agent CLI: claude, codex, "
+	    "gemini, qwen, opencode or bash.") ","
+	  "\"model\":" S_STR("Override the model the tool uses.") ","
+	  "\"command\":" S_STR("For the bash tool: the shell command to run.") ","
+	  "\"cwd\":" S_STR("Absolute path of the directory the agent works "
+	    "in; default: the server's project root.")
+	  "},\"required\":[\"role\"],\"additionalProperties\":false}" },
+	{ "wait_agent", "wait", "Wait for agents",
+	  "Block until the agents named finish (mode any: the first of them; "
+	  "all: every one) or timeout_ms passes; never kills them.  Returns "
+	  "each agent's status (done, failed, timed_out, closed, running...) "
+	  "and timed_out.  Sends progress notifications while waiting when "
+	  "the call carries a progressToken.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"targets\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+	    "\"minItems\":1,\"description\":\"agent_id values from "
+	    "spawn_agent.\"},"
+	  "\"timeout_ms\":" S_MS("Give up waiting after this many "
+	    "milliseconds (default 600000); keep it under your client's "
+	    "request timeout.") ","
+	  "\"mode\":{\"type\":\"string\",\"enum\":[\"any\",\"all\"],"
+	    "\"description\":\"any (default): return when one target "
+	    "finishes; all: when every target has.\"}"
+	  "},\"required\":[\"targets\"],\"additionalProperties\":false}" },
+	{ "send_input", "send_input", "Send input to an agent",
+	  "Send a follow-up message to a running agent (a new turn once its "
+	  "current one ends), or with interrupt: true cut its current turn "
+	  "short first.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"target\":" S_STR("The agent_id.") ","
+	  "\"message\":" S_STR("The text to send.") ","
+	  "\"interrupt\":{\"type\":\"boolean\",\"description\":\"Interrupt "
+	    "the agent's current turn first (default false).\"}"
+	  "},\"required\":[\"target\",\"message\"],"
+	  "\"additionalProperties\":false}" },
+	{ "close_agent", "close", "Close an agent",
+	  "Stop an agent: SIGTERM to its process group, then SIGKILL after "
+	  "grace_ms.  Returns its status before the close.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"target\":" S_STR("The agent_id.") ","
+	  "\"grace_ms\":" S_MS("Milliseconds between SIGTERM and SIGKILL "
+	    "(default 5000).")
+	  "},\"required\":[\"target\"],\"additionalProperties\":false}" },
+	{ "list_agents", "list", "List agents",
+	  "Every agent this server started, by agent_id, with its status.",
+	  "{\"type\":\"object\",\"properties\":{},"
+	  "\"additionalProperties\":false}" },
+	{ "loop_start", "loop_open", "Start a loop",
+	  "Start a CCW development loop in the project (develop, debug and "
+	  "validate workers until the task is done or max_iterations) and "
+	  "return its loop_id at once; follow it with loop_status, steer it "
+	  "with loop_control.  Give task for a new loop, or loop_id to "
+	  "resume one.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"task\":" S_STR("What the loop must achieve (a new loop).") ","
+	  "\"title\":" S_STR("A short title; the task when task is absent.") ","
+	  "\"loop_id\":" S_STR("Resume this existing loop, or the id for a "
+	    "new one (default: generated).") ","
+	  "\"mode\":{\"type\":\"string\",\"enum\":[\"auto\",\"parallel\"],"
+	    "\"description\":\"auto (default): one worker at a time; "
+	    "parallel: independent tasks at once.\"},"
+	  "\"max_iterations\":{\"type\":\"integer\",\"minimum\":1,"
+	    "\"description\":\"Stop after this many iterations (default "
+	    "10).\"}"
+	  "},\"additionalProperties\":false}" },
+	{ "loop_status", "loop_status", "Loop status",
+	  "A loop's state: status (created, running, paused, completed, "
+	  "failed), iterations, tasks, and the workers' outcomes.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"loop_id\":" S_STR("The loop_id from loop_start.")
+	  "},\"required\":[\"loop_id\"],\"additionalProperties\":false}" },
+	{ "loop_control", NULL, "Control a loop",
+	  "Pause a running loop (its current step finishes first), resume a "
+	  "paused one, or stop it for good.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"loop_id\":" S_STR("The loop_id from loop_start.") ","
+	  "\"action\":{\"type\":\"string\",\"enum\":[\"pause\",\"resume\","
+	    "\"stop\"],\"description\":\"pause, resume or stop.\"}"
+	  "},\"required\":[\"loop_id\",\"action\"],"
+	  "\"additionalProperties\":false}" },
+};
+
+#define MCP_NTOOLS	(sizeof mcp_tools / sizeof mcp_tools[0])
+
+/* tools/list's result: every tool with its schema parsed. */
+json_t *
+mcp_tools_list(void)
+{
+	json_t		*tools = json_array(), *schema;
+	json_error_t	 jerr;
+	size_t		 i;
+
+	for (i = 0; i < MCP_NTOOLS; i++) {
+		/* test-mcp parses every schema: this is never taken */
+		if ((schema = json_loads(mcp_tools[i].schema, 0, &jerr)) ==
+		    NULL) {
+			log_warnx("mcp: tool %s: bad schema: %s",
+			    mcp_tools[i].name, jerr.text);
+			schema = json_pack("{s:s}", "type", "object");
+		}
+		json_array_append_new(tools, json_pack("{s:s, s:s, s:s, s:o}",
+		    "name", mcp_tools[i].name, "title", mcp_tools[i].title,
+		    "description", mcp_tools[i].desc, "inputSchema", schema));
+	}
+	return json_pack("{s:o}", "tools", tools);
+}
+
+/* A tool by name, or NULL. */
+const struct mcp_tool *
+mcp_tool_find(const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < MCP_NTOOLS; i++)
+		if (strcmp(mcp_tools[i].name, name) == 0)
+			return &mcp_tools[i];
+	return NULL;
+}
+
+const char *
+mcp_tool_name(const struct mcp_tool *t)
+{
+	return t->name;
+}
+
+/* Is "key" one of the properties of the tool's schema? */
+static int
+mcp_tool_has(const struct mcp_tool *t, const char *key)
+{
+	json_t	*schema = json_loads(t->schema, 0, NULL);
+	int	 found;
+
+	found = json_object_get(json_object_get(schema, "properties"),
+	    key) != NULL;
+	json_decref(schema);
+	return found;
+}
+
+/*
+ * The verb request for a call's arguments (may be NULL): a new object,
+ * or NULL with *err (static) for an argument the tool does not take.
+ * The verb checks the types itself (its error is the tool's result).
+ */
+json_t *
+mcp_tool_request(const struct mcp_tool *t, const json_t *args, char **err)
+{
+	const char	*key, *verb = t->verb, *action;
+	json_t		*req, *v;
+
+	*err = NULL;
+	if (args != NULL && !json_is_object(args)) {
+		*err = xstrdup("arguments must be an object");
+		return NULL;
+	}
+	req = json_object();
+	json_object_foreach((json_t *)args, key, v) {
+		if (!mcp_tool_has(t, key)) {
+			xasprintf(err, "%s takes no argument \"%s\"", t->name,
+			    key);
+			json_decref(req);
+			return NULL;
+		}
+		if (strcmp(key, "action") != 0)
+			json_object_set(req, key, v);
+	}
+	if (verb == NULL) {
+		action = json_string_value(json_object_get(args, "action"));
+		if (action != NULL && strcmp(action, "pause") == 0)
+			verb = "loop_pause";
+		else if (action != NULL && strcmp(action, "resume") == 0)
+			verb = "loop_resume";
+		else if (action != NULL && strcmp(action, "stop") == 0)
+			verb = "loop_stop";
+		else {
+			xasprintf(err, "%s: \"action\" must be one of: pause "
+			    "resume stop", t->name);
+			json_decref(req);
+			return NULL;
+		}
+	}
+	if (strcmp(t->name, "loop_start") == 0)
+		json_object_set_new(req, "start", json_true());
+	json_object_set_new(req, "verb", json_string(verb));
+	return req;
+}
+
+/* A tool result around a reply object (stolen): text and structured. */
+static json_t *
+mcp_tool_wrap(json_t *reply, int is_error)
+{
+	char	*text = json_dumps(reply, JSON_COMPACT);
+	json_t	*res;
+
+	res = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text",
+	    "text", text != NULL ? text : "{}", "structuredContent", reply,
+	    "isError", is_error);
+	free(text);
+	return res;
+}
+
+/* A tool result saying why the call failed before any verb ran. */
+json_t *
+mcp_tool_error(const char *msg)
+{
+	return mcp_tool_wrap(json_pack("{s:b, s:s}", "ok", 0, "error", msg),
+	    1);
+}
+
+/*
+ * The tool result for a verb's reply (borrowed): the reply without the
+ * verb's id, naming the agents it is about (agent_id, agent_ids), with
+ * isError when the verb failed.
+ */
+json_t *
+mcp_tool_result(const struct mcp_tool *t, const json_t *args,
+    const json_t *reply)
+{
+	json_t		*r = json_deep_copy(reply);
+	const json_t	*target = json_object_get(args, "target");
+
+	json_object_del(r, "id");
+	if (json_is_string(target) && json_object_get(r, "agent_id") == NULL)
+		json_object_set(r, "agent_id", (json_t *)target);
+	if (strcmp(t->name, "wait_agent") == 0 &&
+	    json_is_array(json_object_get(args, "targets")))
+		json_object_set(r, "agent_ids", json_object_get(args,
+		    "targets"));
+	return mcp_tool_wrap(r, !json_is_true(json_object_get(reply, "ok")));
+}
+
+/* Is this the tool whose reply names an agent the call started? */
+int
+mcp_tool_spawns(const struct mcp_tool *t)
+{
+	return strcmp(t->verb != NULL ? t->verb : "", "spawn") == 0;
+}
+
+/* Is this the tool that waits on agents (progress while it does)? */
+int
+mcp_tool_waits(const struct mcp_tool *t)
+{
+	return strcmp(t->verb != NULL ? t->verb : "", "wait") == 0;
+}
