@@ -28,6 +28,7 @@
 #include "cmdutil.h"
 #include "host.h"
 #include "log.h"
+#include "mcp.h"
 #include "serve.h"
 #include "sigfd.h"
 #include "sock.h"
@@ -276,6 +277,9 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	sd->api = api_new(&ah);
 	sd->sup.done_extra = serve_cmd_agent_done;
 	sd->sup.done_extra_arg = sc;
+	/* /mcp's waits report the progress of root 0's agents from the bus */
+	sd->sup.progress = mcp_agent_progress;
+	sd->sup.progress_arg = sc->bus;
 	sc->roots[i].root = sd->o.cwd;
 	sc->roots[i].state_dir = sd->o.state_dir;
 	sc->roots[i].host = sd->host;

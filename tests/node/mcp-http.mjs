@@ -61,8 +61,8 @@ res = await client.callTool({ name: 'wait_agent', arguments: {
 const waited = payload(res);
 say(!res.isError && JSON.stringify(waited).includes(id),
     `wait_agent names the agent: ${JSON.stringify(waited).slice(0, 300)}`);
-say(JSON.stringify(waited).includes('done'),
-    'wait_agent: the agent is done');
+say(JSON.stringify(waited).includes('completed'),
+    'wait_agent: the agent completed');
 console.log(`# progress notifications during the wait: ${progress.length}`);
 
 res = await client.callTool({ name: 'wait_agent', arguments: {

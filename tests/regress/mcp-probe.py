@@ -229,7 +229,10 @@ def case_stream():
         json.dumps(ev)[:300])
     say(r.fp.readline() == b"", "the answer's stream ends after the reply")
     c.close()
-    ev = sse_events(gr.fp, 1, time.time() + 30)
+    try:
+        ev = sse_events(gr.fp, 1, time.time() + 30)
+    except OSError:
+        ev = []
     say(len(ev) == 1 and ev[0].get("method") == "notifications/message",
         "a log message on the GET stream (%s)" % json.dumps(ev)[:200])
     gr.close()

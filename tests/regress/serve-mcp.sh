@@ -40,7 +40,7 @@ ok $? "serve listens on a free loopback port ($SRV_PORT)" || { t_done; exit 1; }
 
 probe rules
 # a bash agent that hangs: wait_agent on it sends progress, then times out
-probe stream "sleep 60"
+probe stream "echo step one; sleep 1; echo step two; sleep 60"
 probe disconnect "sleep 60" "$(( $(t_ms 2000) / 1000 + 1 ))"
 probe cap 64
 
