@@ -21,7 +21,7 @@ CLI=$NODE_NPM/node_modules/@modelcontextprotocol/conformance/dist/index.js
 # command not run here): conformance-node20.mjs gives it one
 NODE_IMPORT=()
 [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ] &&
-    NODE_IMPORT=(--import "$srcdir/tests/node/conformance-node20.mjs")
+    NODE_IMPORT=(--import "$(cd "$srcdir" && pwd)/tests/node/conformance-node20.mjs")
 
 mkdir -p "$T_TMP/proj"
 srv_start "$T_TMP/srv" -C "$T_TMP/proj"
@@ -37,7 +37,9 @@ PPORT=$(cat "$T_TMP/proxy.port")
 (cd "$T_TMP" && timeout -k 5 600 node "${NODE_IMPORT[@]}" "$CLI" server \
     --url "http://127.0.0.1:$PPORT/mcp" -o "$T_TMP/results" \
     >"$T_TMP/conf.out" 2>&1)
-echo "# the suite exited $? (1 with any failure)"
+rc=$?
+[ -d "$T_TMP/results" ] || tail -n 5 "$T_TMP/conf.out" | sed 's/^/#   /'
+echo "# the suite exited $rc (1 with any failure)"
 sed -n '/=== SUMMARY ===/,$p' "$T_TMP/conf.out" | sed 's/^/# /'
 
 # scenario -> passed (no FAILURE check) for every scenario that ran
