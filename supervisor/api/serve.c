@@ -2,8 +2,8 @@
  * serve.c: serve's HTTP front end: the route table (method + path
  * pattern with ":id" captures; 404 for no route, 405 with Allow for a
  * wrong method), the bearer token every /api/ route but the token's own
- * needs, /health, /metrics, /api/events and /api/agents through the verb
- * table, and the requests waiting for a verb's reply.
+ * needs (and /mcp), /health, /metrics, /api/events and /api/agents
+ * through the verb table, and the requests waiting for a verb's reply.
  */
 #include <config.h>
 
@@ -70,6 +70,9 @@ static const struct serve_route serve_routes[] = {
 	{ HTTP_POST, "/api/loops/v2/:id/pause", serve_loops_action, 0 },
 	{ HTTP_POST, "/api/loops/v2/:id/resume", serve_loops_action, 0 },
 	{ HTTP_POST, "/api/loops/v2/:id/stop", serve_loops_action, 0 },
+	{ HTTP_POST, "/mcp", serve_mcp, 0 },
+	{ HTTP_GET, "/mcp", serve_mcp, 0 },
+	{ HTTP_DELETE, "/mcp", serve_mcp, 0 },
 };
 #define SERVE_NROUTES	(sizeof serve_routes / sizeof serve_routes[0])
 
@@ -427,6 +430,7 @@ serve_new(struct event_base *base, const struct serve_cfg *cfg, char **err)
 	}
 	s->http = http_server_new(base, &cfg->limits, serve_handle, s);
 	s->sse = sse_new(base, cfg->bus, 0, 0);
+	s->mcp = servemcp_new(s, SERVE_MCP_SESSIONS);
 	return s;
 }
 
@@ -434,6 +438,14 @@ serve_new(struct event_base *base, const struct serve_cfg *cfg, char **err)
 int
 serve_listen(struct serve *s, const char *addr, char **err)
 {
+	const char	*colon = strrchr(addr, ':');
+	size_t		 n = colon != NULL ? (size_t)(colon - addr) : 0;
+
+	/* the host part: /mcp's Origin may name it */
+	if (n < sizeof s->listen_host) {
+		memcpy(s->listen_host, addr, n);
+		s->listen_host[n] = '\0';
+	}
 	return http_server_listen(s->http, addr, err);
 }
 
@@ -460,6 +472,7 @@ serve_free(struct serve *s)
 	if (s == NULL)
 		return;
 	s->freeing = 1;
+	servemcp_free(s->mcp);
 	committer_free(s->io);
 	sse_free(s->sse);
 	http_server_free(s->http);

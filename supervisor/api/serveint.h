@@ -13,9 +13,11 @@
 #include "serve.h"
 
 struct committer;
+struct servemcp;
 struct sse;
 
 #define SERVE_CAPTURES	2	/* ":id" segments a pattern may hold */
+#define SERVE_MCP_SESSIONS 64	/* /mcp sessions open at once: 503 beyond */
 
 struct serve_call;
 TAILQ_HEAD(serve_calls, serve_call);
@@ -26,6 +28,8 @@ struct serve {
 	struct http_server	*http;
 	struct sse		*sse;
 	struct committer	*io;		/* scans, deletes: off the loop */
+	struct servemcp		*mcp;		/* /mcp's sessions */
+	char			 listen_host[64]; /* --http's, for Origin */
 	struct serve_calls	 calls;		/* waiting for a verb's reply */
 	uint64_t		 writes;	/* front-end commits made here */
 	uint64_t		 jobs_refused;	/* starts, resumes over --jobs */
@@ -101,6 +105,17 @@ void	serve_scan_dir(const char *, json_t *);
 /* servepage.c: the status page at / */
 void	serve_page(struct serve *, struct http_req *,
 	    const struct serve_match *);
+/* servemcp.c: /mcp, MCP's Streamable HTTP; servemcphead.c its checks */
+void	serve_mcp(struct serve *, struct http_req *,
+	    const struct serve_match *);
+struct servemcp *servemcp_new(struct serve *, size_t);
+size_t	servemcp_count(const struct servemcp *);
+void	servemcp_free(struct servemcp *);
+int	servemcp_accepts(const struct http_head *, const char *);
+int	servemcp_is_json(const struct http_head *);
+int	servemcp_version_ok(const struct http_head *);
+const char *servemcp_origin_refused(const struct serve *,
+	    const struct http_head *);
 /* servemetrics.c: GET /metrics */
 void	serve_metrics(struct serve *, struct http_req *,
 	    const struct serve_match *);

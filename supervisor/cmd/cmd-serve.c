@@ -28,6 +28,7 @@
 #include "cmdutil.h"
 #include "host.h"
 #include "log.h"
+#include "mcp.h"
 #include "serve.h"
 #include "sigfd.h"
 #include "sock.h"
@@ -74,8 +75,9 @@ serve_usage(FILE *fp)
 "Host every loop of the project roots (default: the current directory)\n"
 "in one process and serve them over HTTP/JSON (default 127.0.0.1:3456):\n"
 "CCW's /api/loops/v2 routes, /api/agents (the verbs), /api/events\n"
-"(Server-Sent Events), /metrics, /health.  Every /api/ route needs\n"
-"\"Authorization: Bearer TOKEN\"; GET /api/auth/token gives it to\n"
+"(Server-Sent Events), /mcp (an MCP server over Streamable HTTP: the\n"
+"agent and loop tools), /metrics, /health.  Every /api/ route and /mcp\n"
+"need \"Authorization: Bearer TOKEN\"; GET /api/auth/token gives it to\n"
 "loopback clients.  The token is random per start, or the content of\n"
 "--token-file (mode 0600), which an address beyond loopback requires.\n"
 "Loops left running by a serve that died are resumed.  --jobs N: at\n"
@@ -275,6 +277,9 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	sd->api = api_new(&ah);
 	sd->sup.done_extra = serve_cmd_agent_done;
 	sd->sup.done_extra_arg = sc;
+	/* /mcp's waits report the progress of root 0's agents from the bus */
+	sd->sup.progress = mcp_agent_progress;
+	sd->sup.progress_arg = sc->bus;
 	sc->roots[i].root = sd->o.cwd;
 	sc->roots[i].state_dir = sd->o.state_dir;
 	sc->roots[i].host = sd->host;

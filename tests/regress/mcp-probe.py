@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+# mcp-probe.py PORT TOKEN CASE [ARG...]: probes of serve's /mcp (MCP's
+# Streamable HTTP) for serve-mcp.sh with python3's http.client and raw
+# sockets.  CASE rules; stream CMD and disconnect CMD SECONDS (a slow call:
+# wait_agent on a bash agent running CMD, with a progress token); cap N.
+# Prints "ok 1|0 DESCRIPTION" lines; exit 0 unless it crashed.
+import http.client
+import json
+import socket
+import sys
+import time
+
+PORT, TOKEN, CASE = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+BOTH = "application/json, text/event-stream"
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "mcp-probe", "version": "1"}}}
+
+
+def say(good, desc):
+    print("ok %d %s" % (1 if good else 0, desc.replace("\n", " ")))
+    sys.stdout.flush()
+
+
+def call(method, body=None, token=True, sid=None, accept=BOTH,
+         ctype="application/json", extra=None, raw=None):
+    """One request: (status, headers (lower-case names), body text)."""
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+    h = {}
+    if token:
+        h["Authorization"] = "Bearer " + TOKEN
+    if sid:
+        h["Mcp-Session-Id"] = sid
+    if accept:
+        h["Accept"] = accept
+    data = raw if raw is not None else (
+        json.dumps(body) if body is not None else None)
+    if data is not None and ctype:
+        h["Content-Type"] = ctype
+    h.update(extra or {})
+    c.request(method, "/mcp", body=data, headers=h)
+    r = c.getresponse()
+    text = r.read().decode("utf-8", "replace")
+    c.close()
+    return r.status, {k.lower(): v for k, v in r.getheaders()}, text
+
+
+def js(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def rpc_error(text):
+    """The JSON-RPC error code of a refusal's body, or None."""
+    j = js(text)
+    if isinstance(j, dict) and j.get("jsonrpc") == "2.0" and \
+            isinstance(j.get("error"), dict):
+        return j["error"].get("code")
+    return None
+
+
+def session():
+    """A new initialized session's id, or None."""
+    st, h, text = call("POST", INIT)
+    sid = h.get("mcp-session-id")
+    if st != 200 or not sid:
+        return None
+    call("POST", {"jsonrpc": "2.0", "method": "notifications/initialized"},
+         sid=sid)
+    return sid
+
+
+def ping(sid, n=7):
+    st, h, text = call("POST", {"jsonrpc": "2.0", "id": n, "method": "ping"},
+                       sid=sid)
+    j = js(text) or {}
+    return st == 200 and j.get("id") == n and j.get("result") == {}
+
+
+def slow_call(sid):
+    """A bash agent running argv[4] spawned; a wait_agent on it (2.5 s,
+    with a progress token: progress first, then the reply)."""
+    st, h, text = call("POST", {
+        "jsonrpc": "2.0", "id": 50, "method": "tools/call",
+        "params": {"name": "spawn_agent", "arguments": {
+            "role": "develop", "tool": "bash", "command": sys.argv[4]}}},
+        sid=sid)
+    res = (js(text) or {}).get("result", {})
+    data = res.get("structuredContent")
+    if data is None:
+        data = js(res.get("content", [{}])[0].get("text", "null")) or {}
+    say(st == 200 and isinstance(data.get("agent_id"), str),
+        "spawn_agent of a bash agent (%s)" % text.strip()[:200])
+    return {"jsonrpc": "2.0", "id": "w1", "method": "tools/call",
+            "params": {"name": "wait_agent",
+                       "_meta": {"progressToken": "p1"},
+                       "arguments": {"targets": [data.get("agent_id")],
+                                     "timeout_ms": 2500}}}
+
+
+def sse_events(fp, want, deadline):
+    """Reads SSE events from fp until `want` data events or EOF."""
+    out, data = [], []
+    while len(out) < want and time.time() < deadline:
+        line = fp.readline()
+        if not line:
+            break
+        line = line.decode("utf-8", "replace").rstrip("\r\n")
+        if line.startswith("data:"):
+            data.append(line[5:].strip())
+        elif line == "" and data:
+            out.append(js("\n".join(data)))
+            data = []
+    return out
+
+
+def case_rules():
+    st, h, text = call("POST", INIT, token=False)
+    say(st == 401, "no token: 401 (serve's bearer rule)")
+    st, h, text = call("POST", INIT,
+                       extra={"Origin": "http://evil.example"})
+    say(st == 403 and rpc_error(text) is not None,
+        "Origin evil.example: 403 with a JSON-RPC error body (%d %s)" %
+        (st, text.strip()))
+    st, h, text = call("POST", INIT, extra={"Origin": "null"})
+    say(st == 403, "Origin null: 403")
+    st, h, text = call("POST", INIT, extra={
+        "Host": "evil.example.com:%d" % PORT,
+        "Origin": "http://evil.example.com:%d" % PORT})
+    say(st == 403, "Host and Origin evil.example.com (a rebinding): 403")
+    st, h, text = call("POST", INIT, accept="application/json")
+    say(st == 406 and rpc_error(text) is not None,
+        "Accept without text/event-stream: 406 (%d)" % st)
+    st, h, text = call("POST", INIT, accept=None)
+    say(st == 406, "no Accept: 406")
+    st, h, text = call("POST", INIT, ctype="text/plain")
+    say(st == 415 and rpc_error(text) is not None,
+        "Content-Type text/plain: 415 (%d)" % st)
+    st, h, text = call("POST", raw="{\"jsonrpc\": \"2.0\", ")
+    j = js(text) or {}
+    say(st == 400 and rpc_error(text) == -32700 and "id" in j and
+        j["id"] is None, "a parse error: 400, -32700, id null (%s)" %
+        text.strip())
+    st, h, text = call("POST", [INIT])
+    say(st == 400 and rpc_error(text) == -32600, "a batch: 400, -32600")
+    st, h, text = call("POST", {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    say(st == 400 and rpc_error(text) is not None,
+        "a request without Mcp-Session-Id: 400 (%d)" % st)
+    st, h, text = call("POST", {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+                       sid="0123456789abcdef0123456789abcdef")
+    say(st == 404 and rpc_error(text) is not None,
+        "an unknown Mcp-Session-Id: 404 (%d)" % st)
+    st, h, text = call("POST", INIT, extra={
+        "Origin": "http://localhost:%d" % PORT})
+    sid = h.get("mcp-session-id", "")
+    j = js(text) or {}
+    say(st == 200 and h.get("content-type", "").startswith(
+        "application/json") and j.get("id") == 1 and "result" in j,
+        "initialize (Origin localhost): 200 application/json, the result")
+    say(len(sid) >= 16 and all(0x21 <= ord(ch) <= 0x7e for ch in sid),
+        "initialize: Mcp-Session-Id, visible ASCII (%s)" % sid)
+    st, h, text = call("POST", {"jsonrpc": "2.0",
+                                "method": "notifications/initialized"},
+                       sid=sid)
+    say(st == 202 and text == "", "a notification: 202, no body (%d)" % st)
+    st, h, text = call("POST", {"jsonrpc": "2.0", "id": 99, "result": {}},
+                       sid=sid)
+    say(st == 202 and text == "", "a response: 202, no body (%d)" % st)
+    say(ping(sid), "ping with the session: 200, result {}, its id")
+    st, h, text = call("POST", {"jsonrpc": "2.0", "id": 4, "method": "ping"},
+                       sid=sid, extra={"MCP-Protocol-Version": "1999-01-01"})
+    say(st == 400, "MCP-Protocol-Version 1999-01-01: 400 (%d)" % st)
+    st, h, text = call("POST", {"jsonrpc": "2.0", "id": 5, "method": "ping"},
+                       sid=sid, extra={"MCP-Protocol-Version": "2025-06-18"})
+    say(st == 200, "MCP-Protocol-Version 2025-06-18: 200 (%d)" % st)
+    st, h, text = call("PUT", {}, sid=sid)
+    say(st == 405 and "POST" in h.get("allow", "") and
+        "DELETE" in h.get("allow", ""), "PUT: 405, Allow (%s)" %
+        h.get("allow"))
+    st, h, text = call("GET", sid=sid, accept="application/json")
+    say(st == 406, "GET without text/event-stream: 406 (%d)" % st)
+    st, h, text = call("GET", accept="text/event-stream")
+    say(st == 400, "GET without a session: 400 (%d)" % st)
+    st, h, text = call("POST", None, sid=sid, ctype="application/json",
+                       raw="x" * (2 << 20))
+    say(st == 413, "a body over the limit: 413 (%d)" % st)
+    st, h, text = call("DELETE", sid=sid)
+    say(st == 200, "DELETE: 200 (%d)" % st)
+    st, h, text = call("POST", {"jsonrpc": "2.0", "id": 6, "method": "ping"},
+                       sid=sid)
+    say(st == 404, "the deleted session: 404 (%d)" % st)
+    st, h, text = call("DELETE", sid=sid)
+    say(st == 404, "DELETE it again: 404 (%d)" % st)
+
+
+def case_stream():
+    """The GET stream (one per session) and a POST answered as SSE."""
+    sid = session()
+    say(sid is not None, "a session")
+    g = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+    g.request("GET", "/mcp", headers={"Authorization": "Bearer " + TOKEN,
+                                      "Accept": "text/event-stream",
+                                      "Mcp-Session-Id": sid})
+    gr = g.getresponse()
+    say(gr.status == 200 and gr.getheader("Content-Type", "").startswith(
+        "text/event-stream"), "GET: 200 text/event-stream (%d)" % gr.status)
+    st, h, text = call("GET", sid=sid, accept="text/event-stream")
+    say(st == 409, "a second GET stream: 409 (%d)" % st)
+    st, h, text = call("POST", {"jsonrpc": "2.0", "id": 40,
+                                "method": "logging/setLevel",
+                                "params": {"level": "debug"}}, sid=sid)
+    say(st == 200, "logging/setLevel debug: 200 (%d)" % st)
+    slow = slow_call(sid)
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+    c.request("POST", "/mcp", body=json.dumps(slow), headers={
+        "Authorization": "Bearer " + TOKEN, "Accept": BOTH,
+        "Content-Type": "application/json", "Mcp-Session-Id": sid})
+    r = c.getresponse()
+    say(r.status == 200 and r.getheader("Content-Type", "").startswith(
+        "text/event-stream"), "progress before the reply: an SSE answer")
+    ev = sse_events(r.fp, 10, time.time() + 30)
+    say(len(ev) >= 2 and ev[0].get("method") == "notifications/progress"
+        and ev[0]["params"].get("progressToken") == "p1" and
+        ev[-1].get("id") == slow["id"] and
+        ("result" in ev[-1] or "error" in ev[-1]),
+        "the progress event first, the reply last (%s)" %
+        json.dumps(ev)[:300])
+    say(r.fp.readline() == b"", "the answer's stream ends after the reply")
+    c.close()
+    try:
+        ev = sse_events(gr.fp, 1, time.time() + 30)
+    except OSError:
+        ev = []
+    say(len(ev) == 1 and ev[0].get("method") == "notifications/message",
+        "a log message on the GET stream (%s)" % json.dumps(ev)[:200])
+    gr.close()
+    g.close()
+    # the stream's client left: a new one may open once serve sees it
+    deadline, st = time.time() + 10, None
+    while time.time() < deadline:
+        g = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+        g.request("GET", "/mcp", headers={
+            "Authorization": "Bearer " + TOKEN,
+            "Accept": "text/event-stream", "Mcp-Session-Id": sid})
+        st = g.getresponse().status
+        g.close()
+        if st != 409:
+            break
+        time.sleep(0.05)
+    say(st == 200, "the GET stream's client left: a new one opens (%s)" % st)
+    say(ping(sid), "the session still answers")
+    call("DELETE", sid=sid)
+
+
+def case_disconnect():
+    """A client leaves mid-request: its reply dropped, the session kept."""
+    sid = session()
+    say(sid is not None, "a session")
+    body = json.dumps(slow_call(sid)).encode()
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    s.sendall(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+               "Authorization: Bearer %s\r\nAccept: %s\r\n"
+               "Content-Type: application/json\r\nMcp-Session-Id: %s\r\n"
+               "Content-Length: %d\r\n\r\n" %
+               (TOKEN, BOTH, sid, len(body))).encode() + body)
+    time.sleep(0.1)
+    s.close()
+    say(ping(sid, 8), "the session answers after its client left")
+    time.sleep(float(sys.argv[5]) if len(sys.argv) > 5 else 1.0)
+    say(ping(sid, 9), "and after the dropped reply was due")
+    st, h, text = call("DELETE", sid=sid)
+    say(st == 200, "DELETE: 200")
+
+
+def case_cap():
+    """Sessions are capped: 503 beyond, room again after a DELETE."""
+    sids = []
+    while len(sids) < 200:
+        st, h, text = call("POST", INIT)
+        if st != 200:
+            break
+        sids.append(h.get("mcp-session-id"))
+    say(st == 503 and rpc_error(text) is not None,
+        "initialize beyond the cap: 503 with a JSON-RPC body (%d)" % st)
+    print("ms %d sessions open at the cap" % len(sids))
+    say(len(sids) == int(sys.argv[4]), "the cap is %s sessions (%d)" %
+        (sys.argv[4], len(sids)))
+    call("DELETE", sid=sids.pop())
+    st, h, text = call("POST", INIT)
+    say(st == 200, "after a DELETE a new session fits (%d)" % st)
+    sids.append(h.get("mcp-session-id"))
+    for sid in sids:
+        call("DELETE", sid=sid)
+    st, h, text = call("POST", INIT)
+    say(st == 200, "all deleted: initialize works (%d)" % st)
+    call("DELETE", sid=h.get("mcp-session-id"))
+
+
+{"rules": case_rules, "stream": case_stream, "disconnect": case_disconnect,
+ "cap": case_cap}[CASE]()
