@@ -16,6 +16,7 @@
 #include "batch-junit.h"
 #include "buf.h"
 #include "bqfile.h"
+#include "cmdutil.h"
 #include "xmalloc.h"
 
 /* The length of a valid UTF-8 sequence at s (0: not one). */
@@ -88,9 +89,7 @@ junit_esc(struct sbuf *b, const char *str, int attr)
 static const char *
 junit_str(const json_t *o, const char *key)
 {
-	const char	*s = json_string_value(json_object_get(o, key));
-
-	return s != NULL ? s : "";
+	return cmd_json_str(o, key, "");
 }
 
 /* An item's duration in seconds (duration_ms, 0 when absent). */

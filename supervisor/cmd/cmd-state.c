@@ -133,13 +133,11 @@ state_get(struct state_opts *so, const char *id, int flags, char **err)
 	return NULL;
 }
 
-/* A string member for printing. */
+/* A string member for printing, "-" when absent. */
 static const char *
 state_s(const json_t *o, const char *k)
 {
-	const char	*s = json_string_value(json_object_get(o, k));
-
-	return s != NULL ? s : "-";
+	return cmd_json_str(o, k, "-");
 }
 
 /* state list: every {id}.json in the directory. */

@@ -42,4 +42,17 @@ int	cmd_plan_spawn(struct cmd_opts *, struct loop_guard *, struct sup *,
 void	cmd_print_json(json_t *, int);
 void	cmd_emit_event(const char *, const json_t *);
 
+/*
+ * A string member of O for printing, DFLT when it is absent or not a
+ * string.  Inline here, not in cmdutil.c: the JUnit writer it serves is
+ * linked into a unit test without the rest of the front ends.
+ */
+static inline const char *
+cmd_json_str(const json_t *o, const char *key, const char *dflt)
+{
+	const char	*s = json_string_value(json_object_get(o, key));
+
+	return s != NULL ? s : dflt;
+}
+
 #endif

@@ -172,8 +172,7 @@ echo_spawn() {
 	spawn_req "$1" "exec '$FAKE' --marker $M echo-stdin"
 }
 input_req() {
-	local a
-	a=$(jget - "d[$(($1 - 101))]" <<<"$ids")
+	local a=${IDS[$(($1 - 101))]}
 	printf '{"id":%s,"verb":"send_input","target":"%s","message":"%s",'\
 '"interrupt":false}' "$1" "$a" "note $(($1 - 100)) for $a"
 }
@@ -182,6 +181,8 @@ send_many 1 16 echo_spawn
 wait_ids 1 16 10000
 ok $? "16: all spawns answered"
 ids=$(ids_json 1 16)
+# the agent ids in a shell array: one python for all 16 (IDS[i - 1])
+mapfile -t IDS < <(jget - '"\n".join(str(a) for a in d)' <<<"$ids")
 t_wait_count "$M" 16 10000
 ok $? "16: all 16 tools running"
 send_many 101 116 input_req
@@ -192,7 +193,7 @@ ok $? "16: every send_input acknowledged with a submission id"
 missing=
 end=$(( $(t_now_ms) + 5000 ))
 for ((i = 1; i <= 16; i++)); do
-	a=$(jget - "d[$((i - 1))]" <<<"$ids")
+	a=${IDS[$((i - 1))]}
 	log=$S/m16.workers/$a.log
 	until grep -q "^note $i for $a\$" "$log" 2>/dev/null; do
 		[ "$(t_now_ms)" -ge "$end" ] && break

@@ -105,6 +105,15 @@ for t in claude gemini qwen opencode; do
 	is "$rc" 1 "default tool $t cannot run: exit 1"
 	like "$(cat "$T_TMP/out")" "default tool: $t .*CANNOT RUN" \
 	    "human output says $t cannot run"
+	[ "$t" = claude ] || continue
+	# The hang is proven now (bounded, its group killed, the default
+	# tool refused): from here on claude answers at once, so that each
+	# run below is not the probe's 1.5 s deadline waited out again (16
+	# runs, 24 s)
+	cat >"$BIN/claude" <<'EOF'
+#!/bin/sh
+echo "9.9.9 (Claude Code)"
+EOF
 done
 cfg codex ', "tools": {"codex": {"enabled": false}}'
 doc --config "$T_TMP/cfg.json" --json

@@ -160,11 +160,31 @@ t_within() {
 	ok $(( $1 > $2 + SLACK )) "$3"
 }
 
-# t_now_ms: wall clock in milliseconds.
+# t_now_ms: wall clock in milliseconds.  bash's own clock
+# ($EPOCHREALTIME, bash 5): the waits below call this every 20-50 ms, and
+# a `date` process each time is load on a busy 2-core machine.
 t_now_ms() {
-	local ns
-	ns=$(date +%s%N)
-	echo $((ns / 1000000))
+	local us
+	if [ -n "${EPOCHREALTIME:-}" ]; then
+		us=${EPOCHREALTIME/[.,]/}
+		echo $((10#$us / 1000))
+	else
+		us=$(date +%s%N)
+		echo $((us / 1000000))
+	fi
+}
+
+# t_pstate PID: $T_PST, the state letter of /proc/PID/status (R, S, Z...),
+# empty if the process is gone; read by the shell itself, no process
+# started: t_marked asks it of every process it finds (200 at once in
+# agent-many.sh), on every poll.
+t_pstate() {
+	local k v
+	T_PST=
+	{ while read -r k v; do
+		[ "$k" = State: ] && { T_PST=${v%% *}; break; }
+	done <"/proc/$1/status"; } 2>/dev/null
+	return 0
 }
 
 # t_measure_rss: true when memory figures of the supervisor mean something
@@ -199,12 +219,11 @@ t_until() {
 # MARKER (zombies do not count: they are dead, their parent just has not
 # reaped them yet).
 t_marked() {
-	local p st
+	local p
 	for p in $(pgrep -f -- "$1"); do
 		[ "$p" = "$$" ] && continue
-		st=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' \
-		    "/proc/$p/status" 2>/dev/null)
-		[ -n "$st" ] && [ "$st" != Z ] && echo "$p"
+		t_pstate "$p"
+		[ -n "$T_PST" ] && [ "$T_PST" != Z ] && echo "$p"
 	done
 }
 
@@ -246,12 +265,11 @@ t_wait_pid() {
 
 # t_wait_pid_ PID MS: the body of t_wait_pid.
 t_wait_pid_() {
-	local end st
+	local end
 	end=$(t_until "$2")
 	while :; do
-		st=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' \
-		    "/proc/$1/status")
-		[ -z "$st" ] || [ "$st" = Z ] && break
+		t_pstate "$1"
+		[ -z "$T_PST" ] || [ "$T_PST" = Z ] && break
 		if [ "$(t_now_ms)" -ge "$end" ]; then
 			kill -KILL "$1"
 			wait "$1"

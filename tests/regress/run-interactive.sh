@@ -5,40 +5,10 @@
 # answers typed.  Then the screen and the state file are checked.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 150
-if ! command -v tmux >/dev/null 2>&1; then
-	echo "1..0 # SKIP tmux not available"
-	exit 0
-fi
+. "$(dirname "$0")/tmux-lib.sh"
 t_valgrind_worker
 EX="$srcdir/examples/calc"
-SOCK=$T_TMP/tmux.sock
 MENU='Next action \[develop/debug/validate/complete/exit\]'
-
-# tm ARGS...: tmux on this test's own server, no user configuration.
-tm() {
-	tmux -f /dev/null -S "$SOCK" "$@"
-}
-
-# The exit trap: our tmux server (and the programs in its panes) go too.
-trap 'tm kill-server >/dev/null 2>&1; t_cleanup_agents' EXIT
-
-# screen SESSION: the pane's text, with its scrollback.
-screen() {
-	tm capture-pane -p -J -t "$1" -S -1000 2>/dev/null
-}
-
-# wait_screen SESSION REGEX COUNT MS: wait until REGEX matches COUNT lines
-# of the screen; the screen goes to $SCREEN.
-wait_screen() {
-	local end
-	end=$(( $(t_now_ms) + $4 ))
-	while :; do
-		SCREEN=$(screen "$1")
-		[ "$(grep -cE -- "$2" <<<"$SCREEN")" -ge "$3" ] && return 0
-		[ "$(t_now_ms)" -ge "$end" ] && return 1
-		sleep 0.1
-	done
-}
 
 # start SESSION ROOT: `run -m interactive` on ROOT in a new session; its
 # exit status is written to ROOT.rc and shown as "EXIT=N".

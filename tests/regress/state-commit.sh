@@ -60,19 +60,37 @@ $H "$D" K create "killed" 1000000000 >/dev/null 2>&1
 prev=0 bad= left=0
 t0=$(t_now_ms)
 i=0
+# A trial is the two hammers and nothing else started: the pause is read's
+# timeout on a FIFO no one writes (held open both ways, so it never ends
+# early), the last acknowledged value the shell reads itself; a `sleep`,
+# a `tail | sed` and a subshell per trial made the 300 trials 3 times as
+# long as the hammers' work.
+mkfifo "$T_TMP/nap"
+exec {NAP}<>"$T_TMP/nap"
+# The moments span 0-35 ms: the hammer's start and its first commits (a
+# `sleep` process used to add 5-15 ms to a 0-20 ms draw; about half the
+# kills leave a temp file, as then)
+span=$(t_ms 36)
 while [ $i -lt $TRIALS ]; do
 	i=$((i + 1))
-	"$H" "$D" K commit 100000000 sync >"$T_TMP/k.log" 2>/dev/null &
+	"$H" "$D" K commit 100000000 sync >"$T_TMP/k.log" 2>/dev/null {NAP}<&- &
 	pid=$!
-	# 0-20 ms; under the sanitizers (t_ms) the hammer starts slower
-	sleep "$(printf '0.%03d' $(( RANDOM % $(t_ms 21) )))"
+	# under the sanitizers (t_ms) the hammer starts slower
+	printf -v nap '0.%03d' $(( RANDOM % span ))
+	read -r -t "$nap" -u "$NAP"
 	kill -KILL $pid 2>/dev/null
 	wait $pid 2>/dev/null
 	[ -e "$D/K.json.tmp" ] && left=$((left + 1))
-	out=$("$H" "$D" K get 2>&1)
+	out=$("$H" "$D" K get 2>&1 {NAP}<&-)
 	v=${out#hammer=}
 	v=${v%% *}
-	last=$(tail -n 1 "$T_TMP/k.log" | sed -n 's/^committed //p')
+	# the last line the killed hammer wrote: "committed N" or a partial
+	# line (not an acknowledgement)
+	last=
+	mapfile -t kl <"$T_TMP/k.log"
+	[ ${#kl[@]} -gt 0 ] && case ${kl[-1]} in
+	"committed "*) last=${kl[-1]#committed } ;;
+	esac
 	[ -z "$last" ] && last=$prev
 	case "$out" in
 	"hammer=$v notes=-1 status=created errors=0") ;;
@@ -94,6 +112,7 @@ while [ $i -lt $TRIALS ]; do
 	prev=$v
 done
 ms=$(( $(t_now_ms) - t0 ))
+exec {NAP}>&-
 is "$bad" "" "kill -9 at random moments: the file always parses, holds a committed state, monotonic"
 ok $(( prev == 0 )) "the committers made progress (counter $prev)"
 echo "# kill -9 trials: $i, all consistent${bad:+ (NOT)}; $ms ms; a temp file was left by $left kills, removed at the next start"
