@@ -36,22 +36,9 @@ serve_stop() {
 
 # probe CASE ARGS: run one probe, its "ok" lines become checks here
 probe() {
-	local line good desc
 	python3 "$P" "$PORT" "$@" >"$T_TMP/probe.out" 2>"$T_TMP/probe.err"
 	ok $? "probe $1 ran" || sed 's/^/#   /' "$T_TMP/probe.err"
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*)
-			good=${line#ok }
-			desc=${good#? }
-			good=${good%% *}
-			ok $(( ! good )) "$desc"
-			;;
-		"ms "*)
-			echo "# ${line#ms }"
-			;;
-		esac
-	done <"$T_TMP/probe.out"
+	t_probe_out "$T_TMP/probe.out"
 }
 
 serve_start -r "$REQ_MS" -s 262144

@@ -452,3 +452,21 @@ t_batch_id() {
 	sed -n 's/.*batch: \(started\|resuming\) \(batch-[0-9T]*-[0-9a-f]*\):.*/\2/p' \
 	    "$1" | head -n 1
 }
+
+# t_probe_out FILE [PREFIX]: a probe script's output as checks: each
+# "ok 0 DESC" (passed) or "ok 1 DESC" line one check named PREFIX DESC,
+# each "ms TEXT" line a diagnostic (http-limits', serve-mcp's probes).
+t_probe_out() {
+	local line good desc
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*)
+			good=${line#ok }
+			desc=${good#? }
+			good=${good%% *}
+			ok $(( ! good )) "${2:-}$desc"
+			;;
+		"ms "*) echo "# ${line#ms }" ;;
+		esac
+	done <"$1"
+}

@@ -16,21 +16,10 @@ t_slack
 P="$srcdir/tests/regress/mcp-probe.py"
 # probe CASE ARGS: run one probe, its "ok" lines become checks here
 probe() {
-	local line good desc
 	python3 "$P" "$SRV_PORT" "$SRV_TOKEN" "$@" >"$T_TMP/probe.out" \
 	    2>"$T_TMP/probe.err"
 	ok $? "probe $1 ran" || sed 's/^/#   /' "$T_TMP/probe.err"
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*)
-			good=${line#ok }
-			desc=${good#? }
-			good=${good%% *}
-			ok $(( ! good )) "$1: $desc"
-			;;
-		"ms "*) echo "# ${line#ms }" ;;
-		esac
-	done <"$T_TMP/probe.out"
+	t_probe_out "$T_TMP/probe.out" "$1: "
 }
 
 R=$T_TMP/proj
