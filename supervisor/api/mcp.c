@@ -69,6 +69,7 @@ struct mcp {
 	int			 level;		/* logging/setLevel's index */
 	struct mcp_calls	 calls;		/* unanswered, not abandoned */
 	struct bus_observer	*obs;
+	json_t			*agents;	/* ids its spawn_agent made */
 };
 
 /* Hand one message to the transport and release it. */
@@ -168,6 +169,17 @@ mcp_orphan_closed(json_t *body, void *arg)
 	(void)arg;
 }
 
+/* Close an agent no client holds any more (its session or its call went). */
+static void
+mcp_close_orphan(struct api *api, const char *agent)
+{
+	json_t	*req = json_pack("{s:s, s:s}", "verb", "close", "target",
+		    agent);
+
+	api_call(api, req, mcp_orphan_closed, NULL);
+	json_decref(req);
+}
+
 /*
  * A verb replied: the tool result goes out, or, when the call was
  * abandoned, an agent its spawn started is closed (nobody holds its id).
@@ -180,16 +192,13 @@ mcp_replied(json_t *body, void *arg)
 			    "agent_id"));
 	void		(*settled)(void *) = c->settled;
 	void		*sarg = c->arg;
-	json_t		*req;
 
 	if (c->m == NULL) {
-		if (mcp_tool_spawns(c->tool) && agent != NULL) {
-			req = json_pack("{s:s, s:s}", "verb", "close", "target",
-			    agent);
-			api_call(c->api, req, mcp_orphan_closed, NULL);
-			json_decref(req);
-		}
+		if (mcp_tool_spawns(c->tool) && agent != NULL)
+			mcp_close_orphan(c->api, agent);
 	} else {
+		if (mcp_tool_spawns(c->tool) && agent != NULL)
+			json_array_append_new(c->m->agents, json_string(agent));
 		TAILQ_REMOVE(&c->m->calls, c, entry);
 		mcp_send(c->m, jsonrpc_result_new(c->id, mcp_tool_result(
 		    c->tool, c->args, body)), c->id);
@@ -473,16 +482,23 @@ mcp_new(const struct mcp_cfg *cfg)
 	m->phase = MP_NEW;
 	m->level = MCP_LEVEL_NONE;
 	TAILQ_INIT(&m->calls);
+	m->agents = json_array();
 	if (cfg->bus != NULL)
 		m->obs = bus_observe(cfg->bus, mcp_event, m);
 	return m;
 }
 
-/* The session goes: calls still pending are abandoned (no reply sent). */
+/*
+ * The session goes: calls still pending are abandoned (no reply sent),
+ * and the agents it spawned are closed: their ids died with the session
+ * (serve's DELETE, a stdio client's EOF), so nobody could close them.
+ * An agent that already ended just answers the close with an error.
+ */
 void
 mcp_free(struct mcp *m)
 {
 	struct mcp_call	*c;
+	size_t		 i;
 
 	if (m == NULL)
 		return;
@@ -490,6 +506,10 @@ mcp_free(struct mcp *m)
 		bus_unobserve(m->cfg.bus, m->obs);
 	while ((c = TAILQ_FIRST(&m->calls)) != NULL)
 		mcp_call_abandon(c);
+	for (i = 0; i < json_array_size(m->agents); i++)
+		mcp_close_orphan(m->cfg.api, json_string_value(
+		    json_array_get(m->agents, i)));
+	json_decref(m->agents);
 	free(m);
 }
 

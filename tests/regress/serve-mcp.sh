@@ -30,7 +30,12 @@ ok $? "serve listens on a free loopback port ($SRV_PORT)" || { t_done; exit 1; }
 probe rules
 # a bash agent that hangs: wait_agent on it sends progress, then times out
 probe stream "echo step one; sleep 1; echo step two; sleep 60"
-probe disconnect "sleep 60" "$(( $(t_ms 2000) / 1000 + 1 ))"
+# the agent of a session its client left: DELETE closes it (no one else
+# holds its id)
+t_marker M srvmcp
+probe disconnect "exec '$FAKE' --marker $M hang" "$(( $(t_ms 2000) / 1000 + 1 ))"
+t_wait_gone "$M" "$(t_ms 10000)"
+ok $? "DELETE closed the agent its session spawned"
 probe cap 64
 
 # the official SDK's client over HTTP
