@@ -49,9 +49,11 @@ static const struct mcp_tool mcp_tools[] = {
 	{ "wait_agent", "wait", "Wait for agents",
 	  "Block until the agents named finish (mode any: the first of them; "
 	  "all: every one) or timeout_ms passes; never kills them.  Returns "
-	  "each agent's status (done, failed, timed_out, closed, running...) "
-	  "and timed_out.  Sends progress notifications while waiting when "
-	  "the call carries a progressToken.",
+	  "each agent's status (pending_init, running, interrupted, "
+	  "completed, errored, shutdown, not_found) and timed_out; read what "
+	  "a finished agent did with agent_result.  Sends progress "
+	  "notifications while waiting when the call carries a "
+	  "progressToken.",
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"targets\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
 	    "\"minItems\":1,\"description\":\"agent_id values from "
@@ -81,6 +83,14 @@ static const struct mcp_tool mcp_tools[] = {
 	  "\"target\":" S_STR("The agent_id.") ","
 	  "\"grace_ms\":" S_MS("Milliseconds between SIGTERM and SIGKILL "
 	    "(default 5000).")
+	  "},\"required\":[\"target\"],\"additionalProperties\":false}" },
+	{ "agent_result", "result", "An agent's result",
+	  "What an agent reported: its status, the summary and details of "
+	  "its WORKER_RESULT (files changed, tests, issues), its error kind "
+	  "when it failed, and its last progress line while it still runs.  "
+	  "Call it after wait_agent says the agent finished.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"target\":" S_STR("The agent_id.")
 	  "},\"required\":[\"target\"],\"additionalProperties\":false}" },
 	{ "list_agents", "list", "List agents",
 	  "Every agent this server started, by agent_id, with its status.",

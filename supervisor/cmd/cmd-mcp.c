@@ -107,9 +107,9 @@ mcp_usage(FILE *fp)
 "\n"
 "An MCP server on stdin and stdout (newline-delimited JSON-RPC 2.0) for\n"
 "the project at ROOT.  Tools: spawn_agent, wait_agent, send_input,\n"
-"close_agent, list_agents, loop_start, loop_status, loop_control.  See\n"
-"ccw-supervisor(1).  End of input closes every agent and stops every\n"
-"loop (exit 0); SIGTERM does the same and exits 4.\n");
+"close_agent, agent_result, list_agents, loop_start, loop_status,\n"
+"loop_control.  See ccw-supervisor(1).  End of input closes every agent\n"
+"and stops every loop (exit 0); SIGTERM does the same and exits 4.\n");
 }
 
 /* Parse the command line and load the configuration: 0, or an exit code. */

@@ -50,9 +50,10 @@ try {
 	    'initialize: tools and logging capabilities');
 
 	const { tools } = await client.listTools();
-	is(tools.map((t) => t.name).sort(), ['close_agent', 'list_agents',
-	    'loop_control', 'loop_start', 'loop_status', 'send_input',
-	    'spawn_agent', 'wait_agent'], 'tools/list: the eight tools');
+	is(tools.map((t) => t.name).sort(), ['agent_result', 'close_agent',
+	    'list_agents', 'loop_control', 'loop_start', 'loop_status',
+	    'send_input', 'spawn_agent', 'wait_agent'],
+	    'tools/list: the nine tools');
 	ok(tools.every((t) => t.inputSchema?.type === 'object' &&
 	    t.description.length > 40), 'each with an object inputSchema and '
 	    + 'a description');
@@ -83,6 +84,10 @@ try {
 	    `progress notifications, increasing (${progress.length})`);
 	ok(progress.some((p) => p.message?.includes(a1)),
 	    'a progress message names the agent');
+	r = await call('agent_result', { target: a1 });
+	ok(!r.isError && r.structuredContent?.agent_id === a1 &&
+	    JSON.stringify(r.structuredContent?.result).includes('done-one'),
+	    'agent_result: the agent\'s report, naming it');
 
 	// send_input: a follow-up turn of a (fake) claude agent
 	r = await call('spawn_agent', { role: 'develop', tool: 'claude',
