@@ -2,7 +2,8 @@
 # acp.sh: `ccw-supervisor acp`, the Agent Client Protocol agent.  First
 # the faults a client can cause, on raw stdio: a malformed line gets an
 # error and the agent still answers; end of input in the middle of a
-# turn stops the loop, leaves no process and exits 0.  Then the official
+# turn stops the loop, leaves no process and exits 0; session/resume in
+# a second agent process runs the loop a first one made.  Then the official
 # ACP SDK as the client (tests/node/acp-client.mjs): a turn over fake
 # agents to end_turn with plan and tool call updates, cancel mid-turn
 # (every worker gone within the grace), load after kill -9, a permission
@@ -66,6 +67,52 @@ t_within "$el" 2000 "EOF mid-turn: it exits within the stop's grace"
 is "$(t_marked "$M" | wc -l)" 0 "EOF mid-turn: no process of the turn is left"
 is "$(jget "$P/.loop/$SID.json" 'd["status"]')" running \
     "EOF mid-turn: the loop stays resumable (session/load, then a prompt)"
+
+# --- session/resume in a second agent: the loop a first one created
+# (and left at its exit) is found again, and a prompt runs it to the end
+project resume "$OK"
+SID=$(rpc 1 session/new "{\"cwd\":\"$P\",\"mcpServers\":[]}" |
+    timeout -k 2 60 $WRAP "$SUP" acp 2>"$T_TMP/res1.err" |
+    sed -n 's/.*"sessionId":"\([^"]*\)".*/\1/p')
+ok $([ -n "$SID" ]; echo $?) "resume: a first agent made the session ($SID)"
+# each request once the one before it is answered, as a client does
+python3 - "$SID" "$P" $WRAP "$SUP" acp >"$T_TMP/res.out" 2>"$T_TMP/res.err" <<'PYEOF'
+import json, subprocess, sys
+sid, cwd, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     text=True)
+updates = 0
+def call(i, method, params):
+    global updates
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
+                              "params": params}) + "\n")
+    p.stdin.flush()
+    for line in p.stdout:
+        m = json.loads(line)
+        if m.get("method") == "session/update":
+            updates += 1
+        elif m.get("id") == i:
+            return m
+call(1, "initialize", {"protocolVersion": 1})
+r = call(2, "session/resume", {"sessionId": sid, "cwd": cwd, "mcpServers": []})
+print(json.dumps(r))
+r = call(3, "session/prompt", {"sessionId": sid, "prompt": [
+    {"type": "text", "text": "Resume me"}]})
+print(json.dumps(r))
+print(updates)
+p.stdin.close()
+print(p.wait(timeout=60))
+PYEOF
+is "$(sed -n 1p "$T_TMP/res.out")" '{"jsonrpc": "2.0", "id": 2, "result": {}}' \
+    "resume: the second agent takes the session" ||
+    sed 's/^/#   /' "$T_TMP/res.err" | tail -n 5
+like "$(sed -n 2p "$T_TMP/res.out")" '"stopReason": "end_turn"' \
+    "resume: a prompt runs its loop to end_turn"
+n=$(sed -n 3p "$T_TMP/res.out")
+ok $(( ${n:-0} < 5 )) "resume: the turn streamed its updates (${n:-none})"
+is "$(sed -n 4p "$T_TMP/res.out")" 0 "resume: the agent exits 0 at end of input"
+is "$(jget "$P/.loop/$SID.json" '[d["status"], d["title"]]')" \
+    '["completed","Resume me"]' "resume: the loop completed, the prompt its task"
 
 # --- the official SDK as the client
 sdk=$(t_node_sdk; echo SDK-READY)
