@@ -15,6 +15,7 @@
 
 struct acp;
 struct api;
+struct workflow;
 struct event_base;
 struct host;
 
@@ -24,6 +25,7 @@ struct host;
 struct acp_project {
 	struct host	*host;		/* runs the project's loops */
 	struct api	*api;		/* its verb table: loop_open ... */
+	const struct workflow *wf;	/* its loops' roles: the plan */
 };
 
 struct acp_cfg {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "acpint.h"
-#include "ccw-loop.h"
+#include "flowdef.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -21,25 +21,6 @@ static const char *
 acpupdate_s(const json_t *o, const char *k)
 {
 	return json_string_value(json_object_get(o, k));
-}
-
-/* What each role is for, as a plan entry says it. */
-static const char *
-acpupdate_role_text(const char *role)
-{
-	static const char *const text[][2] = {
-		{ "init", "init: read the task and plan the work" },
-		{ "develop", "develop: implement the task" },
-		{ "debug", "debug: find and fix what fails" },
-		{ "validate", "validate: run the tests" },
-		{ "complete", "complete: sum up the work" },
-	};
-	size_t	i;
-
-	for (i = 0; i < sizeof text / sizeof text[0]; i++)
-		if (strcmp(text[i][0], role) == 0)
-			return text[i][1];
-	return role;
 }
 
 /* Whether a string is in an array of strings. */
@@ -64,8 +45,9 @@ acpupdate_plan_send(struct acp_session *s)
 }
 
 /*
- * The session's plan from the loop's state (NULL: a new loop): a role
- * is completed once its action is, then the develop tasks.
+ * The session's plan from the loop's state (NULL: a new loop): one entry
+ * per role of the project's workflow (completed once its action is),
+ * then the tasks its roles' sections of skill_state list.
  */
 void
 acpupdate_plan_new(struct acp_session *s, const json_t *st)
@@ -73,23 +55,26 @@ acpupdate_plan_new(struct acp_session *s, const json_t *st)
 	const json_t	*ss = json_object_get(st, "skill_state");
 	const json_t	*done = json_object_get(ss, "completed_actions");
 	const json_t	*t;
-	const char	*name, *ts;
+	const struct workflow *wf = s->proj.wf;
+	const char	*name, *ts, *key;
+	json_t		*sec;
 	int		 all = acpupdate_s(st, "status") != NULL &&
 			    strcmp(acpupdate_s(st, "status"), "completed") == 0;
 	size_t		 i;
 
 	json_decref(s->plan);
 	s->plan = json_array();
-	for (i = 0; i < ccw_loop_workflow.nroles; i++) {
-		name = ccw_loop_workflow.roles[i].name;
+	for (i = 0; wf != NULL && i < wf->nroles; i++) {
+		name = wf->roles[i].name;
 		json_array_append_new(s->plan, json_pack("{s:s, s:s, s:s, "
-		    "s:{s:s}}", "content", acpupdate_role_text(name),
-		    "priority", i == 0 || i + 1 == ccw_loop_workflow.nroles ?
-		    "medium" : "high", "status", all || acpupdate_has(done,
-		    name) ? "completed" : "pending", "_meta", "role", name));
+		    "s:{s:s}}", "content", name, "priority", i == 0 ||
+		    i + 1 == wf->nroles ? "medium" : "high", "status", all ||
+		    acpupdate_has(done, name) ? "completed" : "pending",
+		    "_meta", "role", name));
 	}
-	json_array_foreach(json_object_get(json_object_get(ss, "develop"),
-	    "tasks"), i, t) {
+	/* the tasks a role's section of skill_state lists (ccw-loop's develop) */
+	json_object_foreach((json_t *)ss, key, sec)
+	    json_array_foreach(json_object_get(sec, "tasks"), i, t) {
 		ts = acpupdate_s(t, "status");
 		json_array_append_new(s->plan, json_pack("{s:s, s:s, s:s, "
 		    "s:{s:s?}}", "content", acpupdate_s(t, "description") !=
@@ -130,6 +115,19 @@ acpupdate_content(const char *text)
 	    acp_text(text));
 }
 
+/* Is role one the workflow runs read-only (it thinks, runs nothing)? */
+static int
+acpupdate_read_only(const struct workflow *wf, const char *role)
+{
+	size_t	i;
+
+	for (i = 0; wf != NULL && i < wf->nroles; i++)
+		if (strcmp(wf->roles[i].name, role) == 0)
+			return wf->roles[i].permission != NULL &&
+			    strcmp(wf->roles[i].permission, "read-only") == 0;
+	return 0;
+}
+
 /* worker_started: its tool call, running; its role in progress. */
 static void
 acpupdate_started(struct acp_session *s, const json_t *f)
@@ -142,8 +140,8 @@ acpupdate_started(struct acp_session *s, const json_t *f)
 
 	if (role == NULL || id == NULL)
 		return;
-	/* init and complete read and write prose; the others run things */
-	thinks = strcmp(role, "init") == 0 || strcmp(role, "complete") == 0;
+	/* a read-only role reads and writes prose; the others run things */
+	thinks = acpupdate_read_only(s->proj.wf, role);
 	xasprintf(&title, "%s (%s)", role, tool != NULL ? tool : "?");
 	acp_update(s, json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s?, "
 	    "s:O?, s:O?}}", "sessionUpdate", "tool_call", "toolCallId", id,

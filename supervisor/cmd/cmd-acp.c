@@ -113,6 +113,7 @@ acp_cmd_project(void *arg, const char *cwd, struct acp_project *p,
 	}
 	p->host = r->host;
 	p->api = ar->api;
+	p->wf = r->o.cfg.wf;
 	return 0;
 }
 
