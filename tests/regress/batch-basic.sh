@@ -203,6 +203,21 @@ if [ "$(jget "$S" 'd["status"]')" != completed ]; then
 	timeout -k 2 120 $WRAP "$SUP" batch --resume "$ID" -C "$R" >"$R.out" 2>>"$R.err"
 	check "$snap"
 fi
+# a batch left unfinished: what its drivers said, and each item's state
+# beside its loop's (a rare hang seen in CI, 2026-11-23, still open)
+if [ "$(jget "$S" 'd["status"]')" != completed ]; then
+	tail -n 30 "$R.err" | sed 's/^/#   driver: /'
+	python3 -c '
+import json, sys
+for e in json.load(open(sys.argv[1]))["queue"]:
+    try:
+        l = json.load(open(e["state_dir"] + "/" + e["loop_id"] + ".json"))
+        ls = "%s %s" % (l.get("status"), l.get("skill_state", {}).get("current_action"))
+    except Exception as x:
+        ls = "unreadable: %s" % x
+    print("#   %s %s attempts %s; loop %s: %s" % (e["item_id"], e["status"],
+        e.get("attempts"), e["loop_id"], ls))' "$S"
+fi
 is "$(jget "$S" '[d["status"], d["context"]["completed_count"]]')" '["completed",8]' \
     "kill -9 x$rounds then --resume: all 8 completed"
 is "$twice" 0 "no completed item ran a worker again after a resume"
