@@ -111,12 +111,14 @@ is "$(readlink "/proc/$gc/fd/1")" "$D/gc" "the grandchild keeps stdout open"
 kill -KILL "$gc"
 t_wait_gone "$M" 2000; ok $? "the grandchild is gone after SIGKILL"
 
-"$FAKE" ignore-term hang &
+t_marker MI ignore
+"$FAKE" --marker "$MI" ignore-term hang &
 pid=$!
-sleep 0.2
+t_wait_ignoring "$MI" 5000; ok $? "ignore-term: SIGTERM shows in SigIgn"
 kill -TERM "$pid"; kill -INT "$pid"
-sleep 0.2
-kill -0 "$pid" 2>/dev/null; ok $? "ignore-term survives SIGTERM and SIGINT"
+# (a death would show within the window; its absence needs one)
+! t_wait_gone "$MI" 300 >/dev/null
+ok $? "ignore-term survives SIGTERM and SIGINT"
 kill -KILL "$pid"
 t_wait_pid "$pid" 2000
 is "$T_RC" 137 "and dies of SIGKILL"

@@ -255,6 +255,24 @@ t_wait_count() {
 	done
 }
 
+# t_wait_ignoring MARKER MS: wait up to MS ms (t_until) until a live
+# process holding MARKER ignores SIGTERM (bit 15 of SigIgn in its
+# /proc status): a tool is visible from its exec on, but under a sanitizer
+# it takes a while to reach the signal(2) call a grace test relies on.
+t_wait_ignoring() {
+	local end p ign
+	end=$(t_until "$2")
+	while :; do
+		for p in $(t_marked "$1"); do
+			ign=$(awk '/^SigIgn:/ { print $2 }' "/proc/$p/status" \
+			    2>/dev/null)
+			[ -n "$ign" ] && (( (0x$ign >> 14) & 1 )) && return 0
+		done
+		[ "$(t_now_ms)" -ge "$end" ] && return 1
+		sleep 0.05
+	done
+}
+
 # t_wait_pid PID MS: wait up to MS ms (t_until) for a background child of this
 # shell to end, then reap it; its exit status goes to $T_RC (124 if it
 # had to be killed).
