@@ -201,8 +201,9 @@ acp_loop_opened(void *arg, struct host_loop *hl, int code, const char *err)
 	char			*msg;
 
 	(void)hl;
-	if (code == 0)
-		return;
+	(void)code;
+	if (err == NULL)
+		return;		/* it runs (a completed loop is refused, code 0) */
 	s->hl = NULL;
 	s->acp->running--;
 	xasprintf(&msg, "loop %s did not run: %s", s->id, err != NULL ? err :

@@ -271,8 +271,9 @@ api_loop_opened(void *arg, struct host_loop *hl, int code, const char *err)
 	struct api_started	*as = arg;
 	struct api_pending	*p = as->p;
 
+	(void)code;
 	as->p = NULL;
-	if (code != 0) {
+	if (err != NULL) {	/* refused; a completed loop's code is 0 */
 		api_fail(p, "%s", err != NULL ? err : "the loop did not open");
 		free(as);	/* done never follows a failed open */
 		return;

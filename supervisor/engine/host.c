@@ -359,16 +359,18 @@ host_loop_open_run(void *arg)
 
 /*
  * The open ended (on the loop): the run handed to the workflow's driver
- * and started; 0, or the EXIT_* code and *err (the handle left for the
- * caller to free).
+ * and started; 0, or -1 with the EXIT_* code in *code and *err (the
+ * handle left for the caller to free).  Not the code itself: a loop
+ * found completed is refused with EXIT_OK, which is 0 too.
  */
 static int
-host_loop_start(struct host_loop *hl, char **err)
+host_loop_start(struct host_loop *hl, int *code, char **err)
 {
 	struct host	*h = hl->h;
 	struct host_run	 r;
 
 	*err = NULL;
+	*code = EXIT_INTERNAL;
 	/* a loop keeps its mode unless the spec says otherwise */
 	hl->mode = xstrdup(hl->spec.mode != NULL ? hl->spec.mode :
 	    hl->lo.mode != NULL ? hl->lo.mode : "auto");
@@ -387,8 +389,9 @@ host_loop_start(struct host_loop *hl, char **err)
 	else
 		free(hl->open_err);
 	hl->open_err = NULL;
-	return hl->open_status == LOOPOPEN_RUN ? EXIT_INTERNAL :
-	    loopopen_exit(hl->open_status);
+	if (hl->open_status != LOOPOPEN_RUN)
+		*code = loopopen_exit(hl->open_status);
+	return -1;
 }
 
 /*
@@ -405,7 +408,7 @@ host_loop_open_done(void *arg)
 
 	if (h->freeing)
 		return;		/* host_free frees the handle */
-	if ((code = host_loop_start(hl, &err)) == 0) {
+	if (host_loop_start(hl, &code, &err) == 0) {
 		hl->obs.opened(hl->obs.arg, hl, 0, NULL);
 		return;
 	}
@@ -433,6 +436,7 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
     const struct workflow *wf, const struct host_observer *obs, char **err)
 {
 	struct host_loop	*hl;
+	int			 code;
 
 	if (wf == NULL)
 		wf = h->cfg.config->wf;
@@ -474,7 +478,7 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
 	if (hl->obs.opened == NULL) {
 		/* no one to call back: the open blocks, as it did */
 		host_loop_open_run(hl);
-		if (host_loop_start(hl, err) != 0) {
+		if (host_loop_start(hl, &code, err) != 0) {
 			host_loop_free(hl);
 			return NULL;
 		}

@@ -50,9 +50,10 @@ struct host_cfg {
 
 /*
  * One observer per loop.  opened: the open (run on the host's committer
- * thread) ended: code 0, the loop runs; else the EXIT_* code a command
- * gives and why (another process drives it: its pid), and the handle is
- * freed after the call (done never follows).  event: each of the loop's
+ * thread) ended: err NULL (and code 0), the loop runs; else why (another
+ * process drives it: its pid) and the EXIT_* code a command gives, which
+ * is EXIT_OK, 0, for a loop already completed: test err, not the code;
+ * the handle is freed after the call (done never follows).  event: each of the loop's
  * events, with its number on the host's bus (fields borrowed).  done:
  * the loop ended with an EXIT_* code; its run engine is freed and its
  * lock released before the call (so the observer may open the loop

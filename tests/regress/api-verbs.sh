@@ -5,7 +5,8 @@
 # while control keeps serving; close's default grace after a spawn;
 # SIGTERM to control closes every agent and exits 4; loop_open with
 # "start": true runs a loop in control's session to completion, a second
-# start of it is refused naming the pid, and EOF waits for it.
+# start of it is refused naming the pid, a start once it completed is
+# refused as completed, and EOF waits for it.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 150
 t_valgrind_worker
@@ -145,7 +146,8 @@ ctl_start "$T_TMP/c4" -C "$R"
 ctl_send "{\"id\":1,\"verb\":\"spawn\",\"role\":\"develop\",\"tool\":\"bash\",\
 \"command\":\"exec '$FAKE' --marker $M ignore-term hang\"}"
 r=$(ctl_recv 1)
-t_wait_count "$M" 1 10000
+t_wait_ignoring "$M" 10000
+ok $? "grace: the tool ignores TERM"
 t0=$(t_now_ms)
 ctl_send '{"id":2,"verb":"close","target":"agent-1"}'
 r=$(ctl_recv 2 20000)
@@ -206,6 +208,17 @@ is "$(jget "$R/.loop/h-1.json" 'd["skill_state"]["completed_actions"]')" \
     '["init","develop","debug","validate","complete"]' "hosted: the five actions"
 $WRAP "$SUP" state -C "$R" validate h-1 >/dev/null 2>&1
 ok $? "hosted: the state file is valid"
+# started again once the host let it go: refused, never said running (its
+# end would never come, and EOF below would wait for it)
+n=100 msg=none end=$(( $(t_now_ms) + $(t_ms 10000) ))
+while [ "$(t_now_ms)" -lt "$end" ]; do
+	n=$((n + 1))
+	ctl_send "{\"id\":$n,\"verb\":\"loop_open\",\"loop_id\":\"h-1\",\"start\":true}"
+	msg=$(jget - 'd.get("error") or d.get("status")' <<<"$(ctl_recv $n 10000)")
+	case $msg in *"already running"*) sleep 0.1 ;; *) break ;; esac
+done
+like "$msg" 'loop h-1 is already completed' \
+    "hosted: a start of the completed loop is refused: $msg"
 ctl_stop 10000
 is "$T_RC" 0 "hosted: EOF, exit 0"
 

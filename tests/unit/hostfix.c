@@ -75,7 +75,7 @@ hostfix_opened(void *arg, struct host_loop *hl, int code, const char *err)
 {
 	struct hostfix_loop	*x = arg;
 
-	if (code == 0) {
+	if (err == NULL) {	/* runs (a completed loop is refused, code 0) */
 		x->opened = 1;
 		return;
 	}

@@ -2,8 +2,10 @@
  * test-host.c: the engine's host (host.h): two loops opened with
  * host_loop_open on one base complete by callback with valid state
  * files, their events numbered in one strictly growing sequence; a second
- * open of a running loop is refused; host_free with a loop running
- * leaves no child process.
+ * open of a running loop is refused; a completed loop opened again is
+ * refused with EXIT_OK (never taken for a started one: its end would
+ * never come) by the observer's opened and by the blocking open, its
+ * lock let go; host_free with a loop running leaves no child process.
  */
 #include <config.h>
 
@@ -108,6 +110,38 @@ kids(pid_t *out, int max)
 	return n;
 }
 
+/* A completed loop opened again: what the observer's opened heard. */
+struct again {
+	struct event_base	*base;
+	int			 opened, done, code;
+	char			*err;
+};
+
+static void
+again_opened(void *arg, struct host_loop *hl, int code, const char *err)
+{
+	struct again	*g = arg;
+
+	(void)hl;
+	g->opened++;
+	g->code = code;
+	free(g->err);
+	g->err = err != NULL ? xstrdup(err) : NULL;
+	event_base_loopbreak(g->base);	/* told: started or refused */
+}
+
+/* Its done: never, for a loop that was refused. */
+static void
+again_done(void *arg, struct host_loop *hl, int code)
+{
+	struct again	*g = arg;
+
+	(void)hl;
+	(void)code;
+	g->done++;
+	event_base_loopbreak(g->base);
+}
+
 /* The third loop: the base stops once its first worker runs. */
 static void
 left_event(struct hostfix_loop *x, const char *name, const json_t *f)
@@ -125,6 +159,8 @@ main(void)
 	struct loop_spec	 spec;
 	struct host_loop	*hl;
 	struct seen		 s;
+	struct again		 g;
+	struct host_observer	 obs;
 	pid_t			 pids[MAX_KIDS];
 	char			*err = NULL;
 	int			 i, n, alive;
@@ -164,6 +200,47 @@ main(void)
 	    (uint64_t)(s.a + s.b) == bus_last(h.bus),
 	    "one bus: %d + %d events, numbers strictly increasing to %llu",
 	    s.a, s.b, (unsigned long long)bus_last(h.bus));
+
+	/*
+	 * A completed loop opened again (batch --resume after a kill that
+	 * came between the loop's last commit and the batch's): refused
+	 * with EXIT_OK and why, not reported started with no end to come.
+	 */
+	memset(&g, 0, sizeof g);
+	g.base = h.base;
+	g.code = -1;
+	memset(&obs, 0, sizeof obs);
+	obs.opened = again_opened;
+	obs.done = again_done;
+	obs.arg = &g;
+	memset(&spec, 0, sizeof spec);
+	spec.id = "two-a";
+	hl = host_loop_open(h.host, &spec, NULL, &obs, &err);
+	tap_ok(hl != NULL, "a completed loop: its open queued%s%s",
+	    err != NULL ? ": " : "", err != NULL ? err : "");
+	free(err);
+	err = NULL;
+	if (hl != NULL)
+		event_base_dispatch(h.base);
+	tap_ok(g.opened == 1 && g.code == EXIT_OK && g.err != NULL &&
+	    strstr(g.err, "already completed") != NULL && g.done == 0,
+	    "a completed loop: opened says refused, exit %d: %s (done %d)",
+	    g.code, g.err != NULL ? g.err : "(no message: taken as started)",
+	    g.done);
+	/* the handle goes on the turn after opened */
+	event_base_loop(h.base, EVLOOP_NONBLOCK);
+	tap_ok(host_nloops(h.host) == 0 && host_loop_find(h.host, "two-a") ==
+	    NULL, "a completed loop: the host let it go (%zu loops)",
+	    host_nloops(h.host));
+	free(g.err);
+	hl = host_loop_open(h.host, &spec, NULL, NULL, &err);
+	tap_ok(hl == NULL && err != NULL && strstr(err, "already completed") !=
+	    NULL, "a completed loop, blocking open: refused, its lock let go:"
+	    " %s", err != NULL ? err : "(a handle: taken as started)");
+	free(err);
+	err = NULL;
+	tap_ok(host_nloops(h.host) == 0, "a completed loop, blocking open: "
+	    "the host holds no loop (%zu)", host_nloops(h.host));
 
 	/* a loop still running when the host is freed */
 	h.n = 100;
