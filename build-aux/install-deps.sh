@@ -4,7 +4,7 @@
 # Run as root (or it uses sudo when available).
 set -e
 PKGS="build-essential autoconf automake pkgconf libevent-dev libmsgpack-dev \
-libjansson-dev groff-base valgrind tmux parallel strace"
+libjansson-dev groff-base valgrind tmux parallel strace jq"
 
 # For the tests only: serve-page.sh drives the status page in chromium and
 # reports SKIP without it, so failing to install it is no error.

@@ -115,8 +115,8 @@ cmd_opts_load(struct cmd_opts *o, char **err)
 		return -1;
 	}
 	o->cwd = xstrdup(buf);
-	if (config_load(&ccw_loop_workflow, o->config_path, o->cwd, NULL,
-	    &o->cfg, err) != 0)
+	if (config_load(o->wf != NULL ? o->wf : &ccw_loop_workflow,
+	    o->config_path, o->cwd, NULL, &o->cfg, err) != 0)
 		return -1;
 	o->cfg_loaded = 1;
 	/* Never fatal (a malformed CCW file): said once, on stderr. */

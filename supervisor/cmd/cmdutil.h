@@ -24,6 +24,7 @@ struct cmd_opts {
 	uint64_t	 timeout_ms, nudge_ms, grace_ms, idle_ms;
 	int		 have_timeout, have_nudge, have_grace, have_idle;
 	int		 quiet_warnings;	/* doctor reports them itself */
+	const struct workflow *wf;	/* whose roles: NULL ccw-loop */
 	/* derived, owned */
 	struct config	 cfg;
 	int		 cfg_loaded;

@@ -50,6 +50,8 @@ static const struct subcmd subcmds[] = {
 	    "host every loop of the roots; HTTP/JSON, SSE, metrics", 1 },
 	{ "state", cmd_state,
 	    "list, show, validate, rebuild or create loop state", 0 },
+	{ "tune", cmd_tune,
+	    "diagnose and fix a Claude Code skill (skill-tune workflow)", 1 },
 	{ "version", cmd_version, "print the program and protocol versions",
 	    0 },
 };

@@ -657,10 +657,13 @@ config_main_file(struct cload *ld, struct config *cfg, const char *file_arg,
 		missing = 0;
 	} else {
 		if (root != NULL)
-			xasprintf(&cand[0], "%s/.loop/config.json", root);
+			xasprintf(&cand[0], "%s/%s", root,
+			    cfg->wf->config_file != NULL ?
+			    cfg->wf->config_file : ".loop/config.json");
 		if (home != NULL)
-			xasprintf(&cand[1], "%s/.config/ccw-supervisor/"
-			    "config.json", home);
+			xasprintf(&cand[1], "%s/.config/ccw-supervisor/%s",
+			    home, cfg->wf->config_home_file != NULL ?
+			    cfg->wf->config_home_file : "config.json");
 		for (i = 0; i < 2 && missing; i++) {
 			if (cand[i] == NULL)
 				continue;

@@ -116,6 +116,11 @@ struct workflow {
 	const char	*const *side_files;
 	/* its run engine as a host drives it (host.h); NULL: not hosted */
 	const struct workflow_driver	*driver;
+	/* its configuration file under ROOT and under ~/.config/
+	   ccw-supervisor (a workflow's roles are not another's: one file
+	   each); NULL: .loop/config.json and config.json */
+	const char	*config_file;
+	const char	*config_home_file;
 };
 
 int		 workflow_role_index(const struct workflow *, const char *);

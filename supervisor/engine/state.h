@@ -76,6 +76,8 @@ struct state_vrule {
 #define STATE_R_SUB(k, t, f, s)		{ k, t, f, NULL, s, 0 }
 #define STATE_R_END			{ NULL, 0, 0, NULL, NULL, 0 }
 struct state_vctx;	/* the errors found so far */
+int	 state_check_rules(const json_t *, const struct state_vrule *,
+	    struct strv *);	/* any object against rules: number of errors */
 void	 state_verr(struct state_vctx *, const char *, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));	/* path, message */
 

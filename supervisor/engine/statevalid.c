@@ -218,6 +218,24 @@ state_vobject(struct state_vctx *v, const json_t *o, const char *pfx,
 }
 
 /*
+ * Any document against a rule table (a workflow whose state file is not
+ * a LoopState: skill-tune's TuningState), with the same types and
+ * messages.  Returns the number of errors, each appended to errs.
+ */
+int
+state_check_rules(const json_t *o, const struct state_vrule *rules,
+    struct strv *errs)
+{
+	struct state_vctx	 v = { errs, 0 };
+
+	if (!json_is_object(o))
+		state_verr(&v, "", "not a JSON object");
+	else
+		state_vobject(&v, o, "", rules);
+	return v.n;
+}
+
+/*
  * skill_state's rules: the engine's, the workflow's sections, errors;
  * current_action is one of the workflow's roles.  Returns the count.
  */

@@ -63,5 +63,6 @@ int		 cmd_state(int, char **);
 int		 cmd_capsule(int, char **);
 int		 cmd_run(int, char **);
 int		 cmd_serve(int, char **);
+int		 cmd_tune(int, char **);
 
 #endif

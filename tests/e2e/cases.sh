@@ -52,6 +52,36 @@ e2e_case_run() {
 	[ "$rc" -eq 0 ] || { sed 's/^/#   /' "$o" | tail -n 5; tail -n 5 "$o.err" | sed 's/^/#   /'; }
 }
 
+# e2e_case_tune: `tune --tool CLI --focus context` on a skill with a
+# phase that inlines whole files: the CLI runs the stand-in's grep, the
+# context finding becomes ISS-001, the fix role's fix is applied, context
+# runs again through the CLI and no longer finds it: gate pass.
+e2e_case_tune() {
+	local p=$T_TMP/tune-p o=$T_TMP/tune.json rc st t0
+	e2e_project "$p"
+	mkdir -p "$p/skill/phases"
+	printf -- '---\nname: mini\n---\n# Mini\n' >"$p/skill/SKILL.md"
+	printf 'paste $(cat src/*) into every prompt\n' >"$p/skill/phases/01-a.md"
+	mock_start
+	t0=$(t_now_ms)
+	timeout -k 5 600 $WRAP "$SUP" tune -C "$p" "$p/skill" "prompts are huge" \
+	    --focus context --tool "$E2E_CLI" --timeout-ms 240000 --json \
+	    >"$o" 2>"$o.err"
+	rc=$?
+	echo "# tune: $(( $(t_now_ms) - t0 )) ms"
+	is "$rc" 0 "tune: exits 0"
+	st=$(ls "$p"/skill/.tune/*/state.json 2>/dev/null | head -n 1)
+	is "$( [ -n "$st" ] && jget "$st" '[d["status"], d["quality_gate"], [a["verification_result"] for a in d["applied_fixes"]]]')" \
+	    '["completed","pass",["pass"]]' "tune: the fix verified, the gate passes"
+	is "$(cat "$p/skill/phases/01-a.md")" "pass the paths of src/ files" \
+	    "tune: the skill really changed"
+	ok $(( $(mock_count 'r["role"] == "tune-context_explosion" and r["decision"]["kind"] == "tool"') < 2 )) \
+	    "tune: the CLI ran context's grep (diagnosis and verification)"
+	ok $(( $(mock_count 'r["role"] == "tune-fix" and r["decision"]["kind"] == "text"') < 1 )) \
+	    "tune: the fix role answered through the CLI"
+	[ "$rc" -eq 0 ] || { tail -n 5 "$o" | sed 's/^/#   /'; tail -n 15 "$o.err" | sed 's/^/#   /'; }
+}
+
 # e2e_ctl_start MARK ROOT: a control session (regress lib's ctl_start) on
 # ROOT whose whole process tree carries CCW_E2E_MARK=MARK.
 e2e_ctl_start() {
@@ -240,6 +270,7 @@ e2e_cases_all() {
 	if [ "$cases" = all ] || { [ -z "$cases" ] &&
 	    case $E2E_CLI in claude | codex) true ;; *) false ;; esac; }; then
 		cases="agent pwd run-auto run-parallel followup close http401 badmodel http500 http429 ratelimit"
+		[ "$E2E_CLI" = claude ] && cases="$cases tune"
 	elif [ -z "$cases" ] && [ "$E2E_CLI" = gemini ]; then
 		cases="agent pwd run-auto followup close http401 http500 http429"
 	elif [ -z "$cases" ]; then

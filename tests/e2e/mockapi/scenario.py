@@ -18,6 +18,10 @@ import re
 import threading
 
 ROLE_RE = re.compile(r"You are the (init|develop|debug|validate|complete) worker")
+# skill-tune's prompts (supervisor/workflows/skill-tune/tunerun.c): a
+# diagnosis role names its category, the fix role its job
+TUNE_DIAG_RE = re.compile(r"You diagnose the Claude Code skill in .*? for (\w+) problems only")
+TUNE_FIX_RE = re.compile(r"You propose fixes for the Claude Code skill")
 
 RESULT = ("WORKER_RESULT:\n- action: {action}\n- status: {status}\n"
           "- summary: {summary}\n- files_changed: {files}\n"
@@ -90,6 +94,42 @@ DEFAULT_SCRIPT = {
         "command": "pwd; ls",
         "answer": "Done: {output}",
     },
+    # skill-tune on the e2e skill (skill/ in the project): context looks
+    # for the inlining line for real; "answer_failed" is its finding
+    "tune-context_explosion": {
+        "command": "grep -n 'cat src' skill/phases/*.md || echo no inlining",
+        "failed_if": r"cat src",
+        "answer": "Nothing inlines files.\n\n"
+                  + block("context", "success", "no context problem", detail=(
+                      '{"status": "completed", "issues_found": 0, "severity": "none", '
+                      '"execution_time_ms": 5, "details": {"patterns_checked": ["CTX-001"], '
+                      '"patterns_matched": [], "evidence": [], "recommendations": []}, '
+                      '"issues": []}')),
+        "answer_failed": "A phase pastes whole files into prompts.\n\n"
+                  + block("context", "success", "one context problem", detail=(
+                      '{"status": "completed", "issues_found": 1, "severity": "high", '
+                      '"execution_time_ms": 5, "details": {"patterns_checked": ["CTX-001"], '
+                      '"patterns_matched": ["CTX-001"], "evidence": [{"file": '
+                      '"phases/01-a.md", "line": 1, "pattern": "CTX-001", "context": '
+                      '"paste $(cat src/*) into every prompt", "severity": "high"}], '
+                      '"recommendations": ["pass paths"]}, "issues": [{"type": '
+                      '"context_explosion", "severity": "high", "location": {"file": '
+                      '"phases/01-a.md", "line_start": 1}, "description": '
+                      '"a phase inlines whole files (CTX-001)"}]}')),
+    },
+    "tune-fix": {
+        "command": "ls skill/phases",
+        "answer": "One fix.\n\n"
+                  + block("fix", "success", "one fix proposed", detail=(
+                      '{"fixes": [{"id": "FIX-001", "issue_ids": ["ISS-001"], '
+                      '"strategy": "lazy_loading", "description": "pass paths", '
+                      '"rationale": "files in prompts explode the context", '
+                      '"changes": [{"file": "phases/01-a.md", "action": "modify", '
+                      '"old_content": "paste $(cat src/*) into every prompt", '
+                      '"new_content": "pass the paths of src/ files"}], "risk": "low", '
+                      '"estimated_impact": "smaller prompts", '
+                      '"verification_steps": ["diagnose context again"]}]}')),
+    },
 }
 
 _ids = itertools.count(1)
@@ -110,6 +150,11 @@ def role_of(convo):
             m = ROLE_RE.search(text)
             if m:
                 return m.group(1)
+            m = TUNE_DIAG_RE.search(text)
+            if m:
+                return "tune-" + m.group(1)
+            if TUNE_FIX_RE.search(text):
+                return "tune-fix"
     return "agent"
 
 
