@@ -105,9 +105,10 @@ $WRAP "$SUP" agent --json develop --tool bash --state-dir "$S" \
     --nudge-ms 300 --grace-ms 200 "go" >"$T_TMP/stopped" \
     2>"$T_TMP/stopped.err" &
 AP=$!
-t_wait_count "$MT" 1 5000
-ok $? "stopped: the tool runs"
-W=$(pgrep -P "$AP" | head -n 1)
+# (the marker is in the supervisor's own argv: wait for its worker, then
+# for the worker's tool; stopping a worker not yet spawned stopped nothing)
+W=$(t_wait_child "$AP" 8000) && t_wait_child "$W" 8000 >/dev/null
+ok $? "stopped: the worker and its tool run"
 kill -STOP "$W"
 echo "# stopped: worker $W ($(tr '\0' ' ' <"/proc/$W/cmdline" 2>/dev/null)) of $AP: $(sed -n 's/^State:[[:space:]]*//p' "/proc/$W/status" 2>/dev/null)"
 up=$(( $(t_now_ms) - t0 ))

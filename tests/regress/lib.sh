@@ -273,6 +273,21 @@ t_wait_ignoring() {
 	done
 }
 
+# t_wait_child PID MS: wait up to MS ms (t_until) until PID has a child;
+# prints the first.  A marker passed in a supervisor's own argv (agent
+# --command) matches the supervisor itself, so t_wait_count cannot say
+# that its worker or the worker's tool exists yet.
+t_wait_child() {
+	local end c
+	end=$(t_until "$2")
+	while :; do
+		c=$(pgrep -P "$1" | head -n 1)
+		[ -n "$c" ] && { echo "$c"; return 0; }
+		[ "$(t_now_ms)" -ge "$end" ] && return 1
+		sleep 0.05
+	done
+}
+
 # t_wait_pid PID MS: wait up to MS ms (t_until) for a background child of this
 # shell to end, then reap it; its exit status goes to $T_RC (124 if it
 # had to be killed).
