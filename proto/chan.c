@@ -1,6 +1,6 @@
 /*
- * chan.c: owns one bufferevent and the read loop that turns its input
- * into messages.  Memory is bounded by the frame limit: a header is
+ * chan.c: owns the bufferevent (two for a pair of pipes) and the read
+ * loop that turns its input into messages.  Memory is bounded by the frame limit: a header is
  * checked before its body is waited for.  Callbacks may free the channel;
  * the free is deferred until the read loop has unwound.
  */
@@ -22,8 +22,9 @@
 #include "xmalloc.h"
 
 struct chan {
-	struct bufferevent	*bev;
-	int			 fd;
+	struct bufferevent	*bev;		/* reads (and writes, on one fd) */
+	struct bufferevent	*wbev;		/* writes: bev, or wfd's own */
+	int			 fd, wfd;
 	int			 accept_dir;
 	uint32_t		 max;
 	chan_msg_cb		 on_msg;
@@ -90,7 +91,27 @@ chan_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
 		return;
+	/*
+	 * A write that failed (EPIPE: the peer exited after its last frame,
+	 * as we sent a PING or a CLOSE) ends nothing by itself: what the
+	 * peer wrote before is still to be read, and the read side's EOF
+	 * decides between a clean end and a truncated one.
+	 */
+	if ((what & BEV_EVENT_WRITING) && !(what & BEV_EVENT_READING)) {
+		bufferevent_disable(c->wbev, EV_WRITE);
+		(void)evbuffer_drain(bufferevent_get_output(c->wbev),
+		    evbuffer_get_length(bufferevent_get_output(c->wbev)));
+		return;
+	}
 	c->busy++;
+	/*
+	 * ECONNRESET on a read: the peer closed with our frames (a PING)
+	 * unread, after everything it wrote reached us; that is its EOF.
+	 */
+	if ((what & BEV_EVENT_ERROR) && EVUTIL_SOCKET_ERROR() == ECONNRESET) {
+		what &= ~BEV_EVENT_ERROR;
+		what |= BEV_EVENT_EOF;
+	}
 	if (what & BEV_EVENT_ERROR) {
 		snprintf(why, sizeof why, "channel error: %s",
 		    strerror(EVUTIL_SOCKET_ERROR()));
@@ -158,15 +179,29 @@ struct chan *
 chan_new(struct event_base *base, int fd, int accept_dir, uint32_t max,
     chan_msg_cb on_msg, chan_end_cb on_end, void *arg)
 {
+	return chan_new_pair(base, fd, fd, accept_dir, max, on_msg, on_end,
+	    arg);
+}
+
+/*
+ * The same on two descriptors, read from rfd and written to wfd (a
+ * worker behind a launcher: its stdin and stdout, pipes under sshd).
+ * Both non-blocking and owned by the channel; rfd == wfd is chan_new.
+ */
+struct chan *
+chan_new_pair(struct event_base *base, int rfd, int wfd, int accept_dir,
+    uint32_t max, chan_msg_cb on_msg, chan_end_cb on_end, void *arg)
+{
 	struct chan	*c;
 
 	c = xcalloc(1, sizeof *c);
-	c->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (c->bev == NULL) {
-		free(c);
-		return NULL;
-	}
-	c->fd = fd;
+	c->bev = bufferevent_socket_new(base, rfd, BEV_OPT_CLOSE_ON_FREE);
+	c->wbev = rfd == wfd ? c->bev :
+	    bufferevent_socket_new(base, wfd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL || c->wbev == NULL)
+		goto fail;
+	c->fd = rfd;
+	c->wfd = wfd;
 	c->accept_dir = accept_dir;
 	c->max = max;
 	c->on_msg = on_msg;
@@ -174,13 +209,23 @@ chan_new(struct event_base *base, int fd, int accept_dir, uint32_t max,
 	c->arg = arg;
 	c->scratch = evbuffer_new();
 	bufferevent_setcb(c->bev, chan_read_cb, chan_write_cb, chan_event_cb, c);
-	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0) {
+	if (c->wbev != c->bev)
+		bufferevent_setcb(c->wbev, NULL, chan_write_cb, chan_event_cb,
+		    c);
+	if (bufferevent_enable(c->bev, c->wbev == c->bev ?
+	    EV_READ | EV_WRITE : EV_READ) != 0 ||
+	    (c->wbev != c->bev && bufferevent_enable(c->wbev, EV_WRITE) != 0)) {
 		evbuffer_free(c->scratch);
-		bufferevent_free(c->bev);
-		free(c);
-		return NULL;
+		goto fail;
 	}
 	return c;
+fail:
+	if (c->wbev != NULL && c->wbev != c->bev)
+		bufferevent_free(c->wbev);
+	if (c->bev != NULL)
+		bufferevent_free(c->bev);
+	free(c);
+	return NULL;
 }
 
 /*
@@ -191,7 +236,7 @@ chan_new(struct event_base *base, int fd, int accept_dir, uint32_t max,
 enum proto_err
 chan_send(struct chan *c, const struct msg *m)
 {
-	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	struct evbuffer	*out = bufferevent_get_output(c->wbev);
 	enum proto_err	 e;
 
 	if (c->dead)
@@ -200,7 +245,7 @@ chan_send(struct chan *c, const struct msg *m)
 		return frame_write(out, m, c->max);
 	if ((e = frame_write(c->scratch, m, c->max)) != PROTO_OK)
 		return e;
-	(void)evbuffer_write(c->scratch, c->fd);
+	(void)evbuffer_write(c->scratch, c->wfd);
 	if (evbuffer_get_length(c->scratch) > 0 &&
 	    evbuffer_add_buffer(out, c->scratch) != 0)
 		return PROTO_E_NOMEM;
@@ -220,14 +265,14 @@ chan_send_buffer(struct chan *c, struct evbuffer *frames)
 {
 	if (c->dead)
 		return -1;
-	return evbuffer_add_buffer(bufferevent_get_output(c->bev), frames);
+	return evbuffer_add_buffer(bufferevent_get_output(c->wbev), frames);
 }
 
 /* Bytes written by chan_send and not yet taken by the kernel. */
 size_t
 chan_queued(struct chan *c)
 {
-	return evbuffer_get_length(bufferevent_get_output(c->bev));
+	return evbuffer_get_length(bufferevent_get_output(c->wbev));
 }
 
 /* The socket, for shutdown(2) or diagnostics. */
@@ -242,6 +287,8 @@ static void
 chan_destroy(struct chan *c)
 {
 	evbuffer_free(c->scratch);
+	if (c->wbev != c->bev)
+		bufferevent_free(c->wbev);
 	bufferevent_free(c->bev);
 	free(c);
 }
@@ -291,6 +338,7 @@ chan_free(struct chan *c)
 	if (c->busy > 0) {
 		c->dead = 1;
 		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+		bufferevent_disable(c->wbev, EV_READ | EV_WRITE);
 		return;
 	}
 	chan_destroy(c);

@@ -1,7 +1,7 @@
 /*
- * chan.h: a framed message channel on one non-blocking socket, driven by
- * a libevent bufferevent.  Used by the supervisor (one per worker) and by
- * the worker (its fd 3).
+ * chan.h: a framed message channel on one non-blocking socket (or a
+ * pair of pipes), driven by libevent bufferevents.  Used by the supervisor
+ * (one per worker) and by the worker (its fd 3, or stdin and stdout).
  */
 #ifndef CCW_CHAN_H
 #define CCW_CHAN_H
@@ -29,6 +29,8 @@ typedef void	(*chan_end_cb)(struct chan *, enum proto_err, const char *,
 		    void *);
 
 struct chan	*chan_new(struct event_base *, int, int, uint32_t,
+		    chan_msg_cb, chan_end_cb, void *);
+struct chan	*chan_new_pair(struct event_base *, int, int, int, uint32_t,
 		    chan_msg_cb, chan_end_cb, void *);
 enum proto_err	 chan_send(struct chan *, const struct msg *);
 int		 chan_send_buffer(struct chan *, struct evbuffer *);

@@ -112,6 +112,9 @@ static const struct field error_fields[] = {
 	FLD(msg_error, code, F_STR, REQ),
 	FLD(msg_error, message, F_STR, REQ),
 };
+static const struct field ping_fields[] = {
+	FLD(msg_ping, seq, F_U64, REQ),
+};
 static const struct field call_fields[] = {
 	FLD(msg_call, body, F_JSON, REQ),
 };
@@ -139,6 +142,8 @@ static const struct msgdef msgdefs[MSG__MAX] = {
 	[MSG_REQUEST] =		DEF("REQUEST", MSG_DIR_TO_SERVER, call_fields),
 	[MSG_REPLY] =		DEF("REPLY", MSG_DIR_TO_CLIENT, call_fields),
 	[MSG_EVENT] =		DEF("EVENT", MSG_DIR_TO_CLIENT, event_fields),
+	[MSG_PING] =		DEF("PING", TO_WRK, ping_fields),
+	[MSG_PONG] =		DEF("PONG", TO_SUP, ping_fields),
 };
 
 /* The table entry for a type, or NULL when the type is unknown. */

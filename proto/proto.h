@@ -15,7 +15,7 @@
 
 struct evbuffer;
 
-#define PROTO_VERSION		1
+#define PROTO_VERSION		2
 #define PROTO_MAGIC0		'C'
 #define PROTO_MAGIC1		'W'
 #define PROTO_HDR_LEN		10
@@ -65,6 +65,8 @@ enum msg_type {
 	MSG_REQUEST = 11,	/* control socket: a client's verb call */
 	MSG_REPLY = 12,		/* control socket: the answer to one */
 	MSG_EVENT = 13,		/* control socket: one event of the bus */
+	MSG_PING = 14,		/* heartbeat on a remote worker's channel */
+	MSG_PONG = 15,		/* its answer, the same seq */
 	MSG__MAX
 };
 
@@ -171,6 +173,11 @@ struct msg_bye {
 	char		*reason;
 };
 
+/* PING and PONG: a remote channel's heartbeat (protocol 2). */
+struct msg_ping {
+	uint64_t	 seq;
+};
+
 struct msg_error {
 	char		*code;
 	char		*message;
@@ -203,6 +210,7 @@ struct msg {
 		struct msg_error	error;
 		struct msg_call		call;	/* REQUEST, REPLY */
 		struct msg_event	event;
+		struct msg_ping		ping;	/* PING, PONG */
 	} u;
 };
 

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,7 +50,7 @@ worker_timer(struct worker *w, uint64_t ms, event_callback_fn fn)
 }
 
 /* Send, logging a failure: the supervisor may already be gone. */
-static void
+void
 worker_send(struct worker *w, struct msg *m)
 {
 	enum proto_err	e;
@@ -361,6 +362,8 @@ worker_assign(struct worker *w)
 	w->spec.options = a->options;
 	w->spec.binary = json_string_value(json_object_get(a->options, "path"));
 	worker_env(a->options);
+	if (w->remote)
+		remote_log_path(w);
 	bin = w->spec.binary != NULL ? w->spec.binary : w->ad->binary;
 	if (a->log_path == NULL) {
 		outcome_reason(w, "ASSIGN without a log path");
@@ -481,7 +484,11 @@ worker_on_msg(struct chan *c, struct msg *m, void *arg)
 	struct worker	*w = arg;
 
 	(void)c;
+	w->t_heard = clock_mono_ms();
 	switch (m->type) {
+	case MSG_PING:
+		remote_pong(w, m);
+		break;
 	case MSG_ASSIGN:
 		if (w->assign.type == MSG_ASSIGN)
 			break;
@@ -500,19 +507,31 @@ worker_on_msg(struct chan *c, struct msg *m, void *arg)
 	}
 }
 
-/* The supervisor went away or spoke garbage: kill everything and exit. */
+/*
+ * The supervisor is gone (EOF, garbage, or silent past lost_ms behind a
+ * launcher): sweep the tool tree and exit.
+ */
+void
+worker_lost(struct worker *w)
+{
+	if (w->chan != NULL)
+		chan_free(w->chan);
+	w->chan = NULL;
+	w->closing = 1;
+	tool_sweep(w);
+	event_base_loopbreak(w->base);
+}
+
+/* The channel ended: the supervisor went away or spoke garbage. */
 static void
 worker_on_end(struct chan *c, enum proto_err e, const char *why, void *arg)
 {
 	struct worker	*w = arg;
 
+	(void)c;
 	if (e != PROTO_OK)
 		log_warnx("channel: %s", why);
-	chan_free(c);
-	w->chan = NULL;
-	w->closing = 1;
-	tool_sweep(w);
-	event_base_loopbreak(w->base);
+	worker_lost(w);
 }
 
 /* The --help text. */
@@ -520,11 +539,13 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: ccw-worker -R ROLE -I INDEX\n"
+	    "usage: ccw-worker [--stdio [-H LOST_MS]] -R ROLE -I INDEX\n"
 	    "       ccw-worker --version | --help\n"
 	    "\n"
 	    "Drives one agent tool for ccw-supervisor, which starts it with\n"
-	    "the protocol channel on descriptor 3.  See ccw-worker(8).\n");
+	    "the protocol channel on descriptor 3, or behind a launcher (ssh,\n"
+	    "srun) on stdin and stdout with --stdio; -H: exit when the\n"
+	    "supervisor is silent that long.  See ccw-worker(8).\n");
 }
 
 /* Release everything (valgrind wants a clean exit). */
@@ -552,6 +573,8 @@ worker_free(struct worker *w)
 		event_free(w->kill_ev);
 	if (w->flush_ev != NULL)
 		event_free(w->flush_ev);
+	if (w->lost_ev != NULL)
+		event_free(w->lost_ev);
 	tool_stream_clear(&w->ts);
 	strv_clear(&w->argv);
 	msg_clear(&w->assign);
@@ -577,7 +600,13 @@ main(int argc, char **argv)
 	const char	*role = NULL;
 	char		*end;
 	long		 idx = -1;
-	int		 ch;
+	long long	 lost = 0;
+	int		 ch, remote = 0, rfd = 3, wfd = 3;
+	char		*err = NULL;
+	static const struct option longopts[] = {
+		{ "stdio", no_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 }
+	};
 
 	log_init(argv[0], 0);
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
@@ -590,23 +619,37 @@ main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	while ((ch = getopt(argc, argv, "R:I:")) != -1) {
+	while ((ch = getopt_long(argc, argv, "R:I:H:", longopts, NULL)) != -1) {
 		if (ch == 'R')
 			role = optarg;
 		else if (ch == 'I') {
 			idx = strtol(optarg, &end, 10);
 			if (*end != '\0' || idx < 0)
 				idx = -1;
+		} else if (ch == 'S')
+			remote = 1;
+		else if (ch == 'H') {
+			lost = strtoll(optarg, &end, 10);
+			if (*end != '\0' || lost < 0)
+				lost = -1;
 		} else {
 			usage(stderr);
 			return 2;
 		}
 	}
-	if (role == NULL || idx < 0 || optind != argc) {
+	if (role == NULL || idx < 0 || lost < 0 || optind != argc ||
+	    (lost > 0 && !remote)) {
 		usage(stderr);
 		return 2;
 	}
-	if (fstat(3, &sb) != 0 || !S_ISSOCK(sb.st_mode)) {
+	if (remote) {
+		/* behind a launcher: the channel is our stdin and stdout */
+		if (remote_stdio(&rfd, &wfd, &err) != 0) {
+			fprintf(stderr, "ccw-worker: %s\n", err);
+			free(err);
+			return 2;
+		}
+	} else if (fstat(3, &sb) != 0 || !S_ISSOCK(sb.st_mode)) {
 		fprintf(stderr, "ccw-worker: descriptor 3 is not the "
 		    "supervisor's channel; run by ccw-supervisor only\n");
 		return 2;
@@ -621,7 +664,8 @@ main(int argc, char **argv)
 	/* Over `ulimit -f` a write fails with EFBIG instead of killing us. */
 	signal(SIGXFSZ, SIG_IGN);
 	/* Belt and braces with tool.c's close: no exec inherits the channel. */
-	fcntl(3, F_SETFD, FD_CLOEXEC);
+	fcntl(rfd, F_SETFD, FD_CLOEXEC);
+	fcntl(wfd, F_SETFD, FD_CLOEXEC);
 	unsetenv("CLAUDECODE");
 
 	memset(w, 0, sizeof *w);
@@ -630,6 +674,8 @@ main(int argc, char **argv)
 	w->err.fd = w->err.log_fd = -1;
 	w->role = xstrdup(role);
 	w->index = (unsigned)idx;
+	w->remote = remote;
+	w->lost_ms = (uint64_t)lost;
 	msg_init(&w->assign, MSG_NONE);
 	if ((w->base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
@@ -637,11 +683,12 @@ main(int argc, char **argv)
 	w->sigterm_ev = evsignal_new(w->base, SIGTERM, worker_sigterm, w);
 	evsignal_add(w->sigchld_ev, NULL);
 	evsignal_add(w->sigterm_ev, NULL);
-	evutil_make_socket_nonblocking(3);
-	w->chan = chan_new(w->base, 3, MSG_DIR_TO_WORKER, PROTO_MAX_BODY,
-	    worker_on_msg, worker_on_end, w);
+	evutil_make_socket_nonblocking(rfd);
+	w->chan = chan_new_pair(w->base, rfd, wfd, MSG_DIR_TO_WORKER,
+	    PROTO_MAX_BODY, worker_on_msg, worker_on_end, w);
 	if (w->chan == NULL)
 		fatalx("cannot set up the channel");
+	remote_watch(w);
 
 	msg_init(&m, MSG_HELLO);
 	m.u.hello.pid = (uint64_t)getpid();

@@ -92,6 +92,12 @@ struct worker {
 	struct event		*grace_ev;	/* after the final event */
 	struct event		*kill_ev;	/* CLOSE's SIGKILL */
 	struct event		*flush_ev;	/* deadline for output to drain */
+
+	/* --stdio behind a launcher (remote.c) */
+	int			 remote;
+	uint64_t		 lost_ms;	/* supervisor silent: 0 never */
+	uint64_t		 t_heard;	/* its last frame */
+	struct event		*lost_ev;
 };
 
 /* worker/tool.c */
@@ -123,7 +129,15 @@ void	outcome_fill(struct worker *, struct msg *);
 void	outcome_reason(struct worker *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 
+/* worker/remote.c */
+int	remote_stdio(int *, int *, char **);
+void	remote_pong(struct worker *, const struct msg *);
+void	remote_watch(struct worker *);
+void	remote_log_path(struct worker *);
+
 /* worker/main.c */
+void	worker_send(struct worker *, struct msg *);
+void	worker_lost(struct worker *);
 void	worker_tool_exited(struct worker *);
 void	worker_retry_progress(struct worker *);
 void	worker_final_event(struct worker *);

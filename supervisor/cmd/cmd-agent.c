@@ -91,6 +91,7 @@ cmd_agent(int argc, char **argv)
 		{ "nudge-ms", required_argument, NULL, 'N' },
 		{ "grace-ms", required_argument, NULL, 'G' },
 		{ "idle-ms", required_argument, NULL, 'i' },
+		CMD_LAUNCH_LONGOPTS,
 		{ "config", required_argument, NULL, 'f' },
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "loop-id", required_argument, NULL, 'l' },

@@ -187,6 +187,7 @@ control_options(struct cmd_opts *o, int argc, char **argv, int *done,
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "loop-id", required_argument, NULL, 'l' },
 		{ "grace-ms", required_argument, NULL, 'G' },
+		CMD_LAUNCH_LONGOPTS,
 		{ "connect", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }

@@ -491,6 +491,7 @@ run_parse(int argc, char **argv, struct run_args *ra)
 		{ "grace-ms", required_argument, NULL, 'G' },
 		{ "batch-ms", required_argument, NULL, 'B' },
 		{ "batch-nudge-ms", required_argument, NULL, 'b' },
+		CMD_LAUNCH_LONGOPTS,
 		{ "on-clarify", required_argument, NULL, 'q' },
 		{ "pause-policy", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },

@@ -44,11 +44,33 @@ cmd_parse_ms(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* One option character (as the subcommands' getopt tables assign them). */
+/*
+ * One option character (as the subcommands' getopt tables assign them;
+ * CMD_OPT_LAUNCHER and CMD_OPT_REMOTE_WORKER for the launcher's).
+ */
 int
 cmd_opts_set(struct cmd_opts *o, int ch, const char *arg)
 {
+	char	*err = NULL;
+
 	switch (ch) {
+	case CMD_OPT_LAUNCHER:
+		if (launch_parse_string(arg, &o->launch.argv, &err) != 0) {
+			fprintf(stderr, "ccw-supervisor: --launcher: %s\n", err);
+			free(err);
+			return -1;
+		}
+		o->launch.set = 1;
+		return 0;
+	case CMD_OPT_REMOTE_WORKER:
+		if (*arg == '\0' || strpbrk(arg, " \t\n'\"\\$;&|<>`") != NULL) {
+			fprintf(stderr, "ccw-supervisor: --remote-worker '%s': "
+			    "a path without blanks or shell characters\n", arg);
+			return -1;
+		}
+		free(o->launch.remote_worker);
+		o->launch.remote_worker = xstrdup(arg);
+		return 0;
 	case 't': o->tool = arg; return 0;
 	case 'c': o->command = arg; return 0;
 	case 'm': o->model = arg; return 0;
@@ -99,6 +121,11 @@ cmd_opts_load(struct cmd_opts *o, char **err)
 
 	if (o->cfg_loaded)
 		return 0;
+	if (o->launch.remote_worker != NULL && o->launch.argv.n == 0) {
+		xasprintf(err, "--remote-worker needs --launcher (the "
+		    "configuration's launcher takes \"remote_worker\")");
+		return -1;
+	}
 	if (o->loop_id != NULL && !state_id_valid(o->loop_id)) {
 		xasprintf(err, "invalid loop id '%s': use [A-Za-z0-9]"
 		    "[A-Za-z0-9._-]{0,127}, no '..'", o->loop_id);
@@ -144,6 +171,7 @@ cmd_opts_overrides(const struct cmd_opts *o, struct plan_overrides *over)
 	over->have_nudge = o->have_nudge;
 	over->have_grace = o->have_grace;
 	over->have_idle = o->have_idle;
+	over->launch = o->launch.set ? &o->launch : NULL;
 }
 
 /*
@@ -198,6 +226,11 @@ cmd_plan_spawn(struct cmd_opts *opts, struct loop_guard *guard,
 	o.have_timeout = o.have_nudge = o.have_grace = 1;
 	if (cmd_opts_resolve(&o, ar, err) != 0)
 		return -1;
+	/* a launcher the copy holds by value is the original's, which lives */
+	if (ar->launch == &o.launch)
+		ar->launch = &opts->launch;
+	else if (ar->launch == &o.cfg.launch)
+		ar->launch = &opts->cfg.launch;
 	if (loopguard_reserve(guard, sup, err) != 0) {
 		json_decref(ar->options);
 		ar->options = NULL;
@@ -214,6 +247,7 @@ cmd_opts_free(struct cmd_opts *o)
 		config_free(&o->cfg);
 	free(o->state_dir);
 	free(o->cwd);
+	launch_clear(&o->launch);
 	memset(o, 0, sizeof *o);
 }
 

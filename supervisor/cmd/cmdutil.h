@@ -25,12 +25,20 @@ struct cmd_opts {
 	int		 have_timeout, have_nudge, have_grace, have_idle;
 	int		 quiet_warnings;	/* doctor reports them itself */
 	const struct workflow *wf;	/* whose roles: NULL ccw-loop */
+	struct launch_cfg launch;	/* --launcher, --remote-worker (owned) */
 	/* derived, owned */
 	struct config	 cfg;
 	int		 cfg_loaded;
 	char		*state_dir;
 	char		*cwd;
 };
+
+/* The launcher's options in every subcommand's getopt table. */
+#define CMD_OPT_LAUNCHER	0x101
+#define CMD_OPT_REMOTE_WORKER	0x102
+#define CMD_LAUNCH_LONGOPTS \
+	{ "launcher", required_argument, NULL, CMD_OPT_LAUNCHER }, \
+	{ "remote-worker", required_argument, NULL, CMD_OPT_REMOTE_WORKER }
 
 void	cmd_opts_init(struct cmd_opts *);
 int	cmd_opts_set(struct cmd_opts *, int, const char *);

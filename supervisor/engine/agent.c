@@ -182,6 +182,7 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 		msg_init(m, MSG_NONE);
 		break;
 	case MSG_BYE:
+	case MSG_PONG:		/* the heartbeat: t_activity is the point */
 		break;
 	case MSG_ERROR:
 		agent_set_reason(a, "worker error %s: %s", m->u.error.code,
@@ -207,12 +208,37 @@ agent_on_end(struct chan *c, enum proto_err e, const char *why, void *arg)
 	agent_check_done(a);
 }
 
-/* Describe how a worker process ended. */
+/*
+ * Describe how a worker process ended.  Behind a launcher the process is
+ * the launcher: its status and the last line it wrote say what went wrong
+ * (a refused connection, a worker not installed there).
+ */
 static void
 agent_exit_reason(struct agent *a)
 {
-	int	st = a->wstatus;
+	int	 st = a->wstatus;
+	char	*how, *said;
 
+	if (a->launch.argv.n > 0) {
+		/* after HELLO the worker was there: its host is lost to us */
+		how = launch_describe(&a->launch);
+		said = spawn_launcher_said(a);
+		if (WIFSIGNALED(st))
+			agent_set_reason(a, "%slauncher '%s' killed by signal %d "
+			    "(SIG%s)%s%s", a->hello ? "worker lost: " : "", how,
+			    WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ?
+			    sigabbrev_np(WTERMSIG(st)) : "?",
+			    said != NULL ? ": " : "", said != NULL ? said : "");
+		else
+			agent_set_reason(a, "%slauncher '%s' exited with status "
+			    "%d %s%s%s", a->hello ? "worker lost: " : "", how,
+			    WEXITSTATUS(st), a->hello ? "without a result" :
+			    "before the worker said HELLO",
+			    said != NULL ? ": " : "", said != NULL ? said : "");
+		free(said);
+		free(how);
+		return;
+	}
 	if (WIFSIGNALED(st))
 		agent_set_reason(a, "worker killed by signal %d (SIG%s)",
 		    WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ?
@@ -249,6 +275,7 @@ agent_check_done(struct agent *a)
 	}
 	(void)agent_transition(a, AE_FINISH);
 	a->t_end = clock_mono_ms();
+	launch_heartbeat_stop(a);
 	if (a->kill_ev != NULL) {
 		event_free(a->kill_ev);
 		a->kill_ev = NULL;
@@ -346,6 +373,10 @@ sup_free(struct sup *s)
 			chan_free(a->chan);
 		if (a->kill_ev != NULL)
 			event_free(a->kill_ev);
+		launch_heartbeat_stop(a);
+		if (a->launch_err_fd >= 0)
+			close(a->launch_err_fd);
+		launch_clear(&a->launch);
 		if (a->early != NULL)
 			evbuffer_free(a->early);
 		free(a->role); free(a->tool); free(a->model); free(a->command);
@@ -398,6 +429,9 @@ agent_start(struct agent *a)
 
 	a->pid = -1;
 	a->pidfd = -1;
+	if (a->launch_err_fd >= 0)
+		close(a->launch_err_fd);	/* an earlier turn's */
+	a->launch_err_fd = -1;
 	a->status = AS_PENDING_INIT;
 	a->t_start = a->t_activity = clock_mono_ms();
 	s->nlive++;
@@ -412,6 +446,7 @@ agent_start(struct agent *a)
 		agent_kill_now(a);
 		goto failed;
 	}
+	launch_heartbeat_start(a);
 	log_debug("%s: worker %ld started", a->id, (long)a->pid);
 	return;
 failed:
@@ -443,6 +478,8 @@ agent_spawn(struct sup *s, const struct agent_req *r)
 	a->options = r->options != NULL ? json_deep_copy(r->options) : NULL;
 	a->timeout_ms = r->timeout_ms;
 	a->idle_ms = r->idle_ms;
+	launch_copy(&a->launch, r->launch);
+	a->launch_err_fd = -1;
 	xasprintf(&a->log_path, "%s/%s.workers/%s.log", s->state_dir,
 	    s->loop_id, a->id);
 	a->turns = 1;

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "launch.h"
 #include "proto.h"
 
 struct event;
@@ -72,6 +73,7 @@ struct agent_req {
 	json_t		*options;
 	uint64_t	 timeout_ms;
 	uint64_t	 idle_ms;
+	const struct launch_cfg *launch;	/* NULL or no argv: local */
 };
 
 struct agent {
@@ -112,6 +114,12 @@ struct agent {
 	json_t			*past;		/* earlier turns, accumulated */
 	char			*session_id;	/* the last one a turn reported */
 	char			*next_turn;	/* queued while a turn ends */
+	/* behind a launcher (launch.c): pid is the launcher, ours; the
+	   worker and its tool are on the other side and never signalled */
+	struct launch_cfg	 launch;	/* argv.n 0: local */
+	int			 launch_err_fd;	/* the launcher's stderr, -1 */
+	struct event		*hb_ev;		/* the heartbeat */
+	uint64_t		 ping_seq;
 };
 
 TAILQ_HEAD(agent_list, agent);
@@ -168,6 +176,7 @@ const char	*agent_event_name(enum agent_event);
 /* supervisor/engine/spawn.c */
 int		 spawn_worker(struct sup *, struct agent *, int *, char **);
 char		*spawn_worker_path(const char *);
+char		*spawn_launcher_said(const struct agent *);
 void		 spawn_signal_worker(struct agent *, int);
 void		 spawn_signal_worker_group(struct agent *, int);
 void		 spawn_tool_adopt(struct agent *, pid_t);

@@ -206,9 +206,11 @@ config_free(struct config *cfg)
 		free(cfg->roles[i].command);
 		free(cfg->roles[i].prompt_file);
 		free(cfg->roles[i].permission);
+		launch_clear(&cfg->roles[i].launch);
 	}
 	free(cfg->roles);
 	free(cfg->test_command);
+	launch_clear(&cfg->launch);
 	memset(cfg, 0, sizeof *cfg);
 }
 
@@ -535,6 +537,26 @@ config_retry_delay(const struct retry_cfg *rt, unsigned failures)
 	return d < (double)rt->maximum_ms ? (uint64_t)d : rt->maximum_ms;
 }
 
+/* "launcher" in obj, when there: launch.c reads it. */
+static int
+config_launcher(struct cload *ld, json_t *obj, const char *where,
+    struct launch_cfg *dst)
+{
+	json_t	*v = json_object_get(obj, "launcher");
+	char	*w, *err = NULL;
+	int	 rc = 0;
+
+	if (v == NULL)
+		return 0;
+	xasprintf(&w, "%s%slauncher", where, *where != '\0' ? "." : "");
+	if (launch_parse_json(v, w, dst, &err) != 0) {
+		rc = config_error(ld, "%s", err);
+		free(err);
+	}
+	free(w);
+	return rc;
+}
+
 /* One entry of "roles"; its tool must be an adapter we have. */
 static int
 config_role_entry(struct cload *ld, struct config *cfg, const char *name,
@@ -542,7 +564,8 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 {
 	static const char *const known[] = {
 		"tool", "command", "model", "prompt", "permission",
-		"timeout_ms", "nudge_ms", "grace_ms", "idle_ms", "retry", NULL
+		"timeout_ms", "nudge_ms", "grace_ms", "idle_ms", "retry",
+		"launcher", NULL
 	};
 	struct role_cfg	*r;
 	char		*where, *perm = NULL, *list;
@@ -575,7 +598,8 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 		config_error(ld, "%s.tool: unknown tool '%s'", where, r->tool);
 		goto out;
 	}
-	if (config_str(ld, obj, "permission", where, &perm) == -1)
+	if (config_launcher(ld, obj, where, &r->launch) == -1 ||
+	    config_str(ld, obj, "permission", where, &perm) == -1)
 		goto out;
 	if (perm != NULL && strcmp(perm, "read-only") != 0 &&
 	    strcmp(perm, "workspace-write") != 0 &&
@@ -617,6 +641,8 @@ config_apply(struct cload *ld, struct config *cfg, json_t *root)
 		    ld->file);
 		ld->default_set = 1;
 	}
+	if (config_launcher(ld, root, "", &cfg->launch) == -1)
+		return -1;
 	if (json_object_get(root, "test_command") != NULL &&
 	    config_str(ld, root, "test_command", "", &cfg->test_command)
 	    == -1)

@@ -84,5 +84,8 @@ plan_spawn(const struct config *cfg, const char *root, const char *role,
 	dl->idle_ms = plan_ms(over->have_idle, over->idle_ms, rc->idle_ms);
 	req->timeout_ms = dl->timeout_ms;
 	req->idle_ms = dl->idle_ms;
+	/* the role's launcher ("local" too), else the top level's */
+	req->launch = over->launch != NULL ? over->launch :
+	    rc->launch.set ? &rc->launch : &cfg->launch;
 	return 0;
 }

@@ -148,7 +148,16 @@ report_agent(const struct agent *a)
 		    json_integer((json_int_t)st->tool_pid) : json_null());
 	json_object_set_new(o, "worker_pid", a->pid != 0 ?
 	    json_integer(a->pid < 0 ? -a->pid : a->pid) : json_null());
-	json_object_set_new(o, "log_path", report_str(a->log_path));
+	/* behind a launcher the log is on the worker's host, where it said */
+	json_object_set_new(o, "log_path", report_str(a->launch.argv.n > 0 &&
+	    started && st->log_path != NULL ? st->log_path : a->log_path));
+	if (a->launch.argv.n > 0) {
+		char	*how = launch_describe(&a->launch);
+
+		json_object_set_new(o, "launcher", json_string(how));
+		free(how);
+	} else
+		json_object_set_new(o, "launcher", json_null());
 	json_object_set_new(o, "timed_out", json_boolean(a->timed_out));
 	json_object_set_new(o, "nudged", json_boolean(a->nudged));
 	json_object_set_new(o, "nudge", report_str(a->nudge));

@@ -1,5 +1,6 @@
 /*
- * spawn.c: fork and exec of one ccw-worker with its channel on fd 3, and
+ * spawn.c: fork and exec of one ccw-worker with its channel on fd 3 (or
+ * of its launcher, the channel on the launcher's stdin and stdout), and
  * every signal the supervisor sends to a worker or a tool: only to what it
  * can prove is its own (the worker through a pidfd, a tool's group after
  * /proc shows it is the same process, a group leader and our descendant).
@@ -67,9 +68,14 @@ spawn_worker_path(const char *argv0)
 	return xstrdup(LIBEXECDIR "/ccw-worker");
 }
 
-/* In the child: everything between fork and exec.  Never returns. */
+/*
+ * In the child: everything between fork and exec.  Never returns.  A
+ * local worker gets the channel on fd 3 and /dev/null on 0 and 1; a
+ * launcher (outfd >= 0) gets the channel on 0 and 1, which it relays to
+ * ccw-worker --stdio over there, and outfd as its stderr.
+ */
 static void
-spawn_child(int chfd, int errfd, pid_t parent, const char *path,
+spawn_child(int chfd, int errfd, int outfd, pid_t parent, const char *path,
     char *const argv[])
 {
 	int	e, nullfd;
@@ -78,19 +84,31 @@ spawn_child(int chfd, int errfd, pid_t parent, const char *path,
 	setsid();
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
 		_exit(126);
-	/* Lift both descriptors above 4 so the dup2s cannot clobber them. */
+	/* Lift the descriptors above 4 so the dup2s cannot clobber them. */
 	if (errfd <= 4)
 		errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 5);
 	if (chfd <= 4)
 		chfd = fcntl(chfd, F_DUPFD, 5);
-	if (errfd < 0 || chfd < 0 || dup2(chfd, 3) < 0 ||
-	    dup2(errfd, 4) < 0) {
+	if (outfd >= 0 && outfd <= 4)
+		outfd = fcntl(outfd, F_DUPFD, 5);
+	if (errfd < 0 || chfd < 0 || dup2(errfd, 4) < 0 ||
+	    (outfd < 0 && dup2(chfd, 3) < 0) ||
+	    (outfd >= 0 && (dup2(chfd, 0) < 0 || dup2(chfd, 1) < 0 ||
+	    dup2(outfd, 2) < 0))) {
 		e = errno;
 		(void)!write(errfd >= 0 ? errfd : 4, &e, sizeof e);
 		_exit(127);
 	}
 	fcntl(4, F_SETFD, FD_CLOEXEC);
 	errfd = 4;
+	if (outfd >= 0) {
+		close(3);
+		sigfd_close_from(5, -1);
+		execvp(path, argv);
+		e = errno;
+		(void)!write(errfd, &e, sizeof e);
+		_exit(127);
+	}
 	/*
 	 * stdin and stdout on /dev/null: our stdout may be a JSON stream
 	 * (control, run --json) no worker may write into.  stderr stays
@@ -110,6 +128,55 @@ spawn_child(int chfd, int errfd, pid_t parent, const char *path,
 }
 
 /*
+ * vfork: no copy of our page tables and no copy-on-write faults after,
+ * and we are suspended only until the child's exec (fork cost the event
+ * loop 3-50 ms a worker in test-hostlock, and its wait for the exec as
+ * much again).  The child shares our memory until then: every signal is
+ * held off so that none of our handlers runs in it; it resets them
+ * before it lets signals in.  A function of its own, so that no variable
+ * of the caller's lives across the vfork.  *errp: errno of a failure.
+ */
+static pid_t
+spawn_vfork(int chfd, int errfd, int outfd, const char *path,
+    char *const argv[], int *errp)
+{
+	sigset_t	all, old;
+	pid_t		pid, parent = getpid();
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = vfork();
+	if (pid == 0)
+		spawn_child(chfd, errfd, outfd, parent, path, argv);
+	*errp = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return pid;
+}
+
+/*
+ * A file for a launcher's stderr (ssh's "Connection refused", a remote
+ * shell's "not found"), read back when the agent fails: unlinked from
+ * the start, so nothing is left behind.
+ */
+static int
+spawn_err_file(void)
+{
+	const char	*tmp = getenv("TMPDIR");
+	char		 path[PATH_MAX];
+	int		 fd;
+
+	if (tmp == NULL || *tmp != '/')
+		tmp = "/tmp";
+	fd = open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof path, "%s/ccw-launcher.XXXXXX", tmp);
+	if ((fd = mkostemp(path, O_CLOEXEC)) >= 0)
+		unlink(path);
+	return fd;
+}
+
+/*
  * Start the worker for agent a.  On success *chfd is the supervisor's end
  * of the channel and a->pid is set.  On failure nothing is left running
  * and *err says what failed.
@@ -117,10 +184,12 @@ spawn_child(int chfd, int errfd, pid_t parent, const char *path,
 int
 spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 {
-	char	 idx[16], *argv[6];
-	sigset_t all, old;
-	int	 sv[2], ep[2], e;
-	pid_t	 pid, parent = getpid();
+	char	 idx[16], *argv[6], **largv = NULL, *how;
+	const char *path = s->worker_path;
+	char *const *av = argv;
+	int	 sv[2], ep[2], e, outfd = -1;
+	pid_t	 pid;
+	size_t	 i;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
 	    sv) != 0) {
@@ -140,36 +209,44 @@ spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 	argv[3] = (char *)"-I";
 	argv[4] = idx;
 	argv[5] = NULL;
+	if (a->launch.argv.n > 0) {
+		/* the launcher reads and writes a blocking descriptor */
+		(void)fcntl(sv[1], F_SETFL, fcntl(sv[1], F_GETFL) & ~O_NONBLOCK);
+		largv = launch_argv(&a->launch, s->worker_path, a->role,
+		    a->index);
+		path = largv[0];
+		av = largv;
+		if ((outfd = spawn_err_file()) < 0)
+			outfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	}
 
-	/*
-	 * vfork: no copy of our page tables and no copy-on-write faults
-	 * after, and we are suspended only until the child's exec (fork
-	 * cost the event loop 3-50 ms a worker in test-hostlock, and its
-	 * wait for the exec as much again).  The child shares our memory
-	 * until then: every signal is held off so that none of our
-	 * handlers runs in it; it resets them before it lets signals in.
-	 */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = vfork();
-	if (pid == 0)
-		spawn_child(sv[1], ep[1], parent, s->worker_path, argv);
-	e = errno;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pid = spawn_vfork(sv[1], ep[1], outfd, path, av, &e);
 	close(sv[1]);
 	close(ep[1]);
 	if (pid < 0) {
 		xasprintf(err, "fork: %s", strerror(e));
 		close(sv[0]);
 		close(ep[0]);
-		return -1;
+		goto fail;
 	}
 	if ((e = reap_exec_status(ep[0], pid)) != 0) {
-		xasprintf(err, "cannot execute worker %s: %s", s->worker_path,
-		    strerror(e));
+		if (largv != NULL) {
+			how = launch_describe(&a->launch);
+			xasprintf(err, "cannot execute launcher '%s': %s", how,
+			    strerror(e));
+			free(how);
+		} else
+			xasprintf(err, "cannot execute worker %s: %s",
+			    s->worker_path, strerror(e));
 		close(sv[0]);
-		return -1;
+		goto fail;
 	}
+	if (largv != NULL) {
+		for (i = 0; largv[i] != NULL; i++)
+			free(largv[i]);
+		free(largv);
+	}
+	a->launch_err_fd = outfd;
 	a->pid = pid;
 	/* unreaped, so pid is still our child: the pidfd names it for good */
 #ifdef SYS_pidfd_open
@@ -181,6 +258,48 @@ spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 #endif
 	*chfd = sv[0];
 	return 0;
+fail:
+	if (outfd >= 0)
+		close(outfd);
+	if (largv != NULL) {
+		for (i = 0; largv[i] != NULL; i++)
+			free(largv[i]);
+		free(largv);
+	}
+	return -1;
+}
+
+/*
+ * The last line a launcher wrote to its stderr ("ssh: connect to host
+ * ... refused", "bash: ccw-worker: command not found"), for the reason of
+ * an agent that failed; NULL when it wrote nothing.
+ */
+char *
+spawn_launcher_said(const struct agent *a)
+{
+	char	 buf[512], *end, *start;
+	off_t	 size;
+	ssize_t	 n;
+
+	if (a->launch_err_fd < 0 ||
+	    (size = lseek(a->launch_err_fd, 0, SEEK_END)) <= 0)
+		return NULL;
+	n = pread(a->launch_err_fd, buf, sizeof buf - 1,
+	    size > (off_t)sizeof buf - 1 ? size - (off_t)sizeof buf + 1 : 0);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	for (end = buf + n; end > buf && (end[-1] == '\n' || end[-1] == '\r' ||
+	    end[-1] == ' '); end--)
+		*(end - 1) = '\0';
+	if (end == buf)
+		return NULL;
+	start = memrchr(buf, '\n', (size_t)(end - buf));
+	start = start != NULL ? start + 1 : buf;
+	for (end = start; *end != '\0'; end++)
+		if ((unsigned char)*end < 0x20 && *end != '\t')
+			*end = '?';
+	return xstrdup(start);
 }
 
 /*
@@ -284,7 +403,8 @@ spawn_tool_adopt(struct agent *a, pid_t tool_pid)
 
 	a->tool_pid = 0;
 	a->tool_start = 0;
-	if (a->pid <= 0 || a->reaped)
+	/* a remote tool's pid names nothing here: never adopted */
+	if (a->pid <= 0 || a->reaped || a->launch.argv.n > 0)
 		return;
 	if (!spawn_tool_proven(tool_pid, a->pid, 0, 0, &start)) {
 		if (tool_pid > 0)

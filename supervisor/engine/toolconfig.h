@@ -11,6 +11,8 @@
 
 #include <jansson.h>
 
+#include "launch.h"
+
 struct workflow;
 
 struct tool_cfg {
@@ -55,6 +57,7 @@ struct role_cfg {
 	uint64_t	 grace_ms;
 	uint64_t	 idle_ms;
 	struct retry_cfg retry;
+	struct launch_cfg launch;	/* set: overrides the top level's */
 };
 
 /* What our own file set for one tool: CCW's file does not override it. */
@@ -76,6 +79,7 @@ struct config {
 	struct role_cfg	*roles;
 	size_t		 nroles;
 	char		*test_command;	/* the project's tests, or NULL */
+	struct launch_cfg launch;	/* "launcher": every role's default */
 };
 
 int		 config_load(const struct workflow *, const char *,

@@ -6,7 +6,7 @@ t_watchdog 60
 
 out=$($WRAP "$SUP" --version); rc=$?
 ok $rc "ccw-supervisor --version exits 0"
-like "$out" '^ccw-supervisor [0-9]+\.[0-9]+\.[0-9]+ \(protocol 1\)$' "version line"
+like "$out" '^ccw-supervisor [0-9]+\.[0-9]+\.[0-9]+ \(protocol 2\)$' "version line"
 
 out=$($WRAP "$SUP" version); ok $? "version subcommand exits 0"
 
@@ -26,7 +26,7 @@ $WRAP "$SUP" >/dev/null 2>&1; is $? 2 "no command exits 2"
 
 out=$($WRAP "$WRK" --version); rc=$?
 ok $rc "ccw-worker --version exits 0"
-like "$out" '^ccw-worker [0-9.]+ \(protocol 1\)$' "worker version line"
+like "$out" '^ccw-worker [0-9.]+ \(protocol 2\)$' "worker version line"
 $WRAP "$WRK" >/dev/null 2>&1; is $? 2 "worker without arguments exits 2"
 
 t_done

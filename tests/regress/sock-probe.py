@@ -32,7 +32,7 @@ def pack(v):
 
 def frame(mtype, body):
     b = pack(body)
-    return b"CW\x01\x00" + struct.pack(">HI", mtype, len(b)) + b
+    return b"CW\x02\x00" + struct.pack(">HI", mtype, len(b)) + b
 
 
 def connect(path):

@@ -30,9 +30,12 @@ check_header(void)
 	    "length over a smaller limit");
 	tap_is_int(frame_hdr_decode((const uint8_t *)"X", 1, PROTO_MAX_BODY,
 	    &hdr), PROTO_E_MAGIC, "garbage refused after one byte");
-	h[2] = 2;
+	h[2] = PROTO_VERSION + 1;
 	tap_is_int(frame_hdr_decode(h, 3, PROTO_MAX_BODY, &hdr),
-	    PROTO_E_VERSION, "version 2 refused after three bytes");
+	    PROTO_E_VERSION, "a later version refused after three bytes");
+	h[2] = PROTO_VERSION - 1;
+	tap_is_int(frame_hdr_decode(h, 3, PROTO_MAX_BODY, &hdr),
+	    PROTO_E_VERSION, "an earlier version (1, without PING) refused");
 	h[2] = PROTO_VERSION;
 	h[3] = 0x80;
 	tap_is_int(frame_hdr_decode(h, 4, PROTO_MAX_BODY, &hdr), PROTO_E_FLAGS,

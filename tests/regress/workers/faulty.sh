@@ -19,12 +19,12 @@ case $CCW_FAULT in
 garbage)
 	printf 'this is not a frame\x00\xff\xfe garbage' >&3 ;;
 oversized)
-	printf 'CW\x01\x00\x00\x07\x7f\xff\xff\xff' >&3
+	printf 'CW\x02\x00\x00\x07\x7f\xff\xff\xff' >&3
 	printf 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' >&3 ;;
 half-frame)
 	# HELLO (type 1), body 40 bytes: {pid: 1, index: 2, role:
 	# "develop", version: "0.1.0"}; the header and 20 bytes are sent.
-	printf 'CW\x01\x00\x00\x01\x00\x00\x00\x28' >&3
+	printf 'CW\x02\x00\x00\x01\x00\x00\x00\x28' >&3
 	printf '\x84\xa3pid\x01\xa5index\x02\xa4role\xa7d' >&3
 	exit 0 ;;
 *)

@@ -37,9 +37,9 @@ def pack(v):
 
 
 def send(kind, body):
-    """One frame: magic CW, version 1, flags 0, type, length, body."""
+    """One frame: magic CW, version 2, flags 0, type, length, body."""
     data = pack(body)
-    os.write(3, b"CW\x01\x00" + struct.pack(">HI", kind, len(data)) + data)
+    os.write(3, b"CW\x02\x00" + struct.pack(">HI", kind, len(data)) + data)
 
 
 HELLO, STARTED, RESULT, BYE = 1, 3, 7, 9
