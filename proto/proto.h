@@ -162,6 +162,8 @@ struct msg_result {
 	struct strv	 argv;		/* the latest turn's */
 	uint64_t	 retry_after_ms; /* rate_limited: wait this long from
 					   when the worker saw it (0: unknown) */
+	char		*log_tail;	/* --stdio: the log's last 256 KiB
+					   (the log is on the worker's host) */
 };
 
 struct msg_close {

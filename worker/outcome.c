@@ -259,6 +259,9 @@ outcome_fill(struct worker *w, struct msg *m)
 		r->stderr_tail = NULL;
 	}
 	r->turns = w->turns;
+	/* behind a launcher the log is on this host only: its tail travels */
+	if (w->remote && w->fol.tail_len > 0)
+		r->log_tail = follow_tail(&w->fol, FOLLOW_TAIL);
 	r->tool_pid = (uint64_t)(w->tool_pid > 0 ? w->tool_pid : 0);
 	for (i = 0; i < w->argv.n; i++) {
 		strv_push(&r->argv, w->argv.v[i]);

@@ -98,9 +98,11 @@ struct workflow {
 	/* the group's results into ss: role names, results, count, now */
 	void		(*merge_group)(json_t *, const char *const *,
 			    const json_t *const *, size_t, const char *);
-	/* a result completed from the worker's answer or log (not stopped) */
+	/* a result completed from the worker's answer or log (not stopped):
+	   role, result, tool, log path, the log's tail when the log is on
+	   another host (NULL: read the path), agent id */
 	void		(*collect)(int, json_t *, const char *, const char *,
-			    const char *);
+			    const char *, const char *);
 	/* after a merge that goes on: role, ss, result, state dirfd, id, now */
 	void		(*merged)(int, json_t *, const json_t *, int,
 			    const char *, const char *);

@@ -136,7 +136,8 @@ remote_cases() {
 	# -- a silent host (the launcher stopped: a cut network shows no EOF):
 	# lost after the heartbeat's misses, the far worker gives up too
 	remote_lose "$name: silent" 10 remote_stop '^worker lost: no frame for'
-	ok $(( REMOTE_EL < lost )) \
+	# (counted from the last frame heard, up to a PING before the stop)
+	ok $(( REMOTE_EL < lost - 2 * $(t_ms 300) )) \
 	    "$name: silent: not before the heartbeat deadline ($REMOTE_EL ms, $lost)"
 	t_within "$REMOTE_EL" $((lost + $(t_ms 300) * 2)) \
 	    "$name: silent: within the deadline and a PING ($REMOTE_EL ms)"

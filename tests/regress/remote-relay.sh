@@ -16,6 +16,42 @@ LAUNCH_BAD='false'
 REMOTE_VAR=CCW_RELAY
 remote_cases relay
 
+# -- no shared disk: the far side runs in a mount namespace where the
+# project's .loop (the state and the logs) is an empty tmpfs.  The
+# worker logs on its own disk; the result, the usage and the TAP of a
+# validate run reach the state file through the channel alone.
+R=$T_TMP/apart
+mkdir -p "$R/.loop"
+if unshare -m --propagation private true 2>/dev/null; then
+	TAP="printf '1..3\nok 1 - adds\nnot ok 2 - subtracts\nok 3 - multiplies\n'; exit 1"
+	t_run_config "$R" "exec '$FAKE' result success init" \
+	    "exec '$FAKE' result success dev" "exec '$FAKE' result success dbg" \
+	    "$TAP" "exec '$FAKE' result success bye"
+	python3 - "$R/.loop/config.json" "$srcdir/tests/regress/workers/relay.py" "$ML" <<'PYEOF'
+import json, sys
+p, relay, mark = sys.argv[1:4]
+c = json.load(open(p))
+c["launcher"] = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+    'mount -t tmpfs tmpfs "$0/.loop" && exec "$@"', p.rsplit("/.loop", 1)[0],
+    "python3", relay, mark]
+json.dump(c, open(p, "w"), indent=1)
+PYEOF
+	t_loop_run "$R" apart-1 -m parallel -n 1 "Fix subtraction"
+	is "$RC" 1 "apart: tests still failing at max_iterations (exit 1)"
+	V='d["skill_state"]["validate"]'
+	is "$(jget "$F" "[$V[\"pass_rate\"], $V[\"failed_tests\"], $V[\"passed\"]]")" \
+	    '[66.7,["subtracts"],false]' "apart: the TAP came on the channel"
+	$WRAP "$SUP" state -C "$R" validate apart-1 >/dev/null 2>&1
+	ok $? "apart: the state file is valid"
+	n=$(find "$R/.loop/apart-1.workers" -name 'agent-*.log' -size +0 | wc -l)
+	is "$n" 0 "apart: no worker wrote into our state directory"
+	like "$(jget "$R/.loop/apart-1.workers/validate.output.json" 'd["log_path"]')" \
+	    '/ccw-worker-[0-9]+/apart-1-agent-[0-9]+-[0-9]+\.log$' \
+	    "apart: the validate log is on the far side, where STARTED said"
+else
+	t_skip "apart: unshare -m is not permitted here (needs root)"
+fi
+
 # -- the command line: the reason names the launcher and what it said
 out=$($WRAP "$SUP" agent develop --tool bash --command true --json \
     --state-dir "$T_TMP/bad" --launcher "sh -c \"exit 3\"" go 2>&1)

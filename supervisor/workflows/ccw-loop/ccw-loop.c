@@ -75,11 +75,12 @@ ccw_loop_admit(int action, const json_t *ss, const char **why)
 
 /*
  * TAP of a validate run: from the worker's answer (agents whose final
- * message holds it), else from a bash run's log.
+ * message holds it), else from a bash run's log: the tail that came on
+ * the channel from a worker on another host, or the file here.
  */
 static void
 ccw_loop_collect(int role, json_t *res, const char *tool,
-    const char *log_path, const char *agent_id)
+    const char *log_path, const char *log_tail, const char *agent_id)
 {
 	json_t	*tap;
 	char	*err = NULL;
@@ -90,7 +91,10 @@ ccw_loop_collect(int role, json_t *res, const char *tool,
 	    "detailed_output")), json_string_value(json_object_get(res,
 	    "summary")))) != NULL)
 		json_object_set_new(res, "tap", tap);
-	else if (tool != NULL && strcmp(tool, "bash") == 0) {
+	else if (tool != NULL && strcmp(tool, "bash") == 0 && log_tail != NULL) {
+		if ((tap = tap_parse_text(log_tail, strlen(log_tail))) != NULL)
+			json_object_set_new(res, "tap", tap);
+	} else if (tool != NULL && strcmp(tool, "bash") == 0) {
 		if ((tap = tap_parse_file(log_path, &err)) != NULL)
 			json_object_set_new(res, "tap", tap);
 		else if (err != NULL)

@@ -126,7 +126,8 @@ loop_closed(struct agent *a, void *arg)
 	loop_usage_add(l, json_object_get(r->result, "usage"));
 	if (!r->cancelled && l->wf->collect != NULL)
 		l->wf->collect(r->role, r->result, r->a->tool, r->a->log_path,
-		    r->a->id);
+		    r->a->result.type == MSG_RESULT ?
+		    r->a->result.u.result.log_tail : NULL, r->a->id);
 	kind = json_string_value(json_object_get(r->result, "error_kind"));
 	if (!r->cancelled && l->cfg.gate != NULL && kind != NULL &&
 	    strcmp(kind, "rate_limited") == 0) {
