@@ -183,6 +183,9 @@ bworker_start(struct event_base *base, struct children *children,
 	memset(&over, 0, sizeof over);
 	over.tool = it->tool;
 	over.model = it->model;
+	/* the item's own launcher, else the command line's */
+	over.launch = it->launch.set ? &it->launch : o->launch.set ?
+	    &o->launch : NULL;
 	if (plan_spawn(&o->cfg, o->cwd, role, &over, it->description, &w->req,
 	    &w->dl, err) != 0)
 		goto fail;

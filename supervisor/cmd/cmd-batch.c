@@ -48,6 +48,8 @@ struct batch_cmd {
 	struct batch_view	*view;
 	int			 json;
 	int			 code;
+	struct cmd_opts		 lo;		/* --launcher, --remote-worker */
+	struct plan_overrides	 over;		/* lo's launcher, every root's */
 };
 
 /* The --help text. */
@@ -222,6 +224,7 @@ batch_cmd_free(struct batch_cmd *bc)
 	bus_free(bc->bus);
 	if (bc->base != NULL)
 		event_base_free(bc->base);
+	launch_clear(&bc->lo.launch);
 }
 
 int
@@ -235,6 +238,7 @@ cmd_batch(int argc, char **argv)
 		{ "max-tokens", required_argument, NULL, 't' },
 		{ "resume", required_argument, NULL, 'r' },
 		{ "config", required_argument, NULL, 'f' },
+		CMD_LAUNCH_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -288,18 +292,35 @@ cmd_batch(int argc, char **argv)
 		case 'h':
 			batch_usage(stdout);
 			return EXIT_OK;
+		case CMD_OPT_LAUNCHER:
+		case CMD_OPT_REMOTE_WORKER:
+			if (cmd_opts_set(&bc.lo, ch, optarg) == 0)
+				break;
+			launch_clear(&bc.lo.launch);
+			return EXIT_USAGE;
 		default:
+			launch_clear(&bc.lo.launch);
 			batch_usage(stderr);
 			return EXIT_USAGE;
 		}
 	}
-	if (argc - optind > 1 || (argc - optind == 0 && resume == NULL)) {
+	if (argc - optind > 1 || (argc - optind == 0 && resume == NULL) ||
+	    (bc.lo.launch.remote_worker != NULL && !bc.lo.launch.set)) {
+		if (bc.lo.launch.remote_worker != NULL && !bc.lo.launch.set)
+			fprintf(stderr, "ccw-supervisor batch: --remote-worker "
+			    "needs --launcher\n");
+		launch_clear(&bc.lo.launch);
 		batch_usage(stderr);
 		return EXIT_USAGE;
+	}
+	if (bc.lo.launch.set) {
+		bc.over.launch = &bc.lo.launch;
+		bc.roots.over = &bc.over;
 	}
 	if ((real = realpath(root, NULL)) == NULL) {
 		fprintf(stderr, "ccw-supervisor batch: -C %s: %s\n", root,
 		    strerror(errno));
+		launch_clear(&bc.lo.launch);
 		return EXIT_USAGE;
 	}
 	if (resume != NULL &&

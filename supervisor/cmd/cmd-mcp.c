@@ -120,6 +120,7 @@ mcp_options(struct cmd_opts *o, int argc, char **argv, int *done)
 		{ "config", required_argument, NULL, 'f' },
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "grace-ms", required_argument, NULL, 'G' },
+		CMD_LAUNCH_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};

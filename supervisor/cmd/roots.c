@@ -62,6 +62,9 @@ roots_get(struct roots *rs, const char *root, const char *sd, char **err)
 	r->o.root = r->given;
 	r->o.config_path = rs->config_path;
 	r->o.state_dir_opt = r->sd;
+	/* the command line's launcher, for the root's single workers too */
+	if (rs->over != NULL && rs->over->launch != NULL)
+		launch_copy(&r->o.launch, rs->over->launch);
 	if (cmd_opts_load(&r->o, err) != 0) {
 		roots_clear(r);
 		return NULL;

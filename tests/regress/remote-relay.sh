@@ -79,6 +79,41 @@ out=$($WRAP "$SUP" agent develop --tool bash --json --launcher "$LAUNCH" \
 is "$?" 0 "agent --launcher: completed"
 like "$(jget - 'd["launcher"]' <<<"$out")" 'relay.py' "agent --launcher: the report names it"
 
+# -- batch: --launcher for every item, an item's own launcher first; a
+# loop item may not name one
+B=$T_TMP/batch
+mkdir -p "$B/seen"
+t_run_config "$B" "exec '$FAKE' result success init" \
+    "$(remote_seen "$B" loop-develop); exec '$FAKE' result success dev" \
+    "exec '$FAKE' result success dbg" "exec '$FAKE' result success tests" \
+    "exec '$FAKE' result success bye"
+python3 - "$B/items.jsonl" "$B/seen" "$FAKE" "$LAUNCH" <<'PYEOF'
+import json, sys
+out, seen, fake, launch = sys.argv[1:5]
+with open(out, "w") as f:
+    f.write(json.dumps({"title": "a loop", "max_iterations": 3}) + "\n")
+    f.write(json.dumps({"title": "its own", "kind": "worker", "role": "debug",
+        "launcher": launch.split() + ["env", "CCW_RELAY=own"]}) + "\n")
+PYEOF
+python3 - "$B/.loop/config.json" "$B/seen" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["roles"]["debug"]["command"] = 'touch %s/debug-"${CCW_RELAY:-}"; exec true' % sys.argv[2]
+json.dump(c, open(sys.argv[1], "w"))
+PYEOF
+timeout -k 2 120 $WRAP "$SUP" batch "$B/items.jsonl" -C "$B" --jobs 2 \
+    --launcher "$LAUNCH" >"$B.out" 2>"$B.err"
+is "$?" 0 "batch --launcher: exit 0"
+is "$(cat "$B/seen/loop-develop" 2>/dev/null)" yes "batch --launcher: a loop item's workers ran behind it"
+[ -e "$B/seen/debug-own" ]
+ok $? "batch: a worker item's own launcher ran it"
+printf '{"title": "x", "launcher": "ssh h"}\n' >"$B/bad.jsonl"
+out=$($WRAP "$SUP" batch "$B/bad.jsonl" -C "$B" 2>&1)
+is "$?" 2 "batch: a loop item's launcher refused (exit 2)"
+like "$out" 'launcher needs "kind": "worker"' "batch: said why"
+out=$($WRAP "$SUP" batch "$B/items.jsonl" -C "$B" --remote-worker /x 2>&1)
+is "$?" 2 "batch: --remote-worker alone refused"
+
 # -- the configuration
 B=$T_TMP/cfg
 t_run_config "$B" true true true true true

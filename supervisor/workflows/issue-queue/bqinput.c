@@ -23,7 +23,7 @@
  */
 static const char *const bq_jsonl_keys[] = {
 	"title", "description", "mode", "max_iterations", "tool", "model",
-	"root", "kind", "role", NULL
+	"root", "kind", "role", "launcher", NULL
 };
 
 /* A tool, role or id word: no spaces, quotes or path tricks. */
@@ -108,7 +108,7 @@ bq_jsonl_item(struct bq_item *it, json_t *o, const char *filedir,
 {
 	const char	*k;
 	json_t		*v;
-	char		*s = NULL;
+	char		*s = NULL, *lerr = NULL;
 	size_t		 i;
 
 	json_object_foreach(o, k, v) {
@@ -174,6 +174,19 @@ bq_jsonl_item(struct bq_item *it, json_t *o, const char *filedir,
 	}
 	if (it->kind == BQ_WORKER && it->role == NULL)
 		it->role = xstrdup("develop");
+	/* a loop's workers follow its root's configuration (its roles) */
+	if ((v = json_object_get(o, "launcher")) != NULL &&
+	    (it->kind != BQ_WORKER ||
+	    launch_parse_json(v, "launcher", &it->launch, &lerr) != 0)) {
+		if (it->kind != BQ_WORKER)
+			xasprintf(err, "%s: launcher needs \"kind\": \"worker\" "
+			    "(a loop's roles take theirs from the root's "
+			    "configuration)", where);
+		else
+			xasprintf(err, "%s: %s", where, lerr);
+		free(lerr);
+		goto fail;
+	}
 	if (it->root != NULL) {
 		free(s);
 		s = it->root;
@@ -338,6 +351,7 @@ bqinput_free(struct bq_input *in)
 		free(it->model);
 		free(it->root);
 		free(it->role);
+		launch_clear(&it->launch);
 		free(it->issue_id);
 		free(it->solution_id);
 		free(it->task_id);

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "launch.h"
+
 #define BQ_ITEMS_MAX	10000		/* items of one FILE */
 #define BQ_STR_MAX	(64 * 1024)	/* a title, a tool, a path, an id */
 #define BQ_DESC_MAX	(1024 * 1024)	/* a description, given or built */
@@ -31,6 +33,7 @@ struct bq_item {
 	size_t		*deps, ndeps;	/* indices of items it depends on */
 	size_t		 group;		/* index into groups */
 	unsigned	 line;		/* JSONL line, 0 for a queue */
+	struct launch_cfg launch;	/* BQ_WORKER: "launcher", when set */
 };
 
 /*
