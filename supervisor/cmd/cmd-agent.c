@@ -69,14 +69,15 @@ agent_usage(FILE *fp)
 "usage: ccw-supervisor agent ROLE [--tool T] [--command CMD] [--model M]\n"
 "           [--timeout-ms N] [--nudge-ms N] [--grace-ms N] [--idle-ms N]\n"
 "           [--config F] [-C ROOT] [--state-dir DIR] [--loop-id ID] [--json]\n"
-"           [--raw] MESSAGE\n"
+"           [--raw] [--launcher WORDS [--remote-worker PATH]] MESSAGE\n"
 "\n"
 "Spawn one worker for ROLE (init, develop, debug, validate, complete),\n"
 "wait for its result, nudge it once on timeout, close it, and print the\n"
 "result as JSON.  MESSAGE is the tool's prompt, followed by the result\n"
 "contract (the WORKER_RESULT block to end with) unless --raw is given or\n"
 "the tool is bash.  --idle-ms: a worker silent that long counts as timed\n"
-"out (nudged, then closed).\n"
+"out (nudged, then closed).  --launcher: start the worker on another\n"
+"host through ssh or srun (see LAUNCHERS in ccw-supervisor(1)).\n"
 "Exit: 0 completed, 1 failed or errored, 2 usage, 4 stopped, 5 timed out.\n");
 }
 

@@ -59,6 +59,7 @@ batch_usage(FILE *fp)
 	fprintf(fp,
 "usage: ccw-supervisor batch FILE [-C ROOT] [--jobs N] [--json] [--junit F]\n"
 "           [--max-cost-usd X] [--max-tokens N] [--config F]\n"
+"           [--launcher WORDS [--remote-worker PATH]]\n"
 "       ccw-supervisor batch --resume ID [-C ROOT] [options]\n"
 "\n"
 "Runs many loops headlessly: FILE is JSONL (one loop a line: title,\n"

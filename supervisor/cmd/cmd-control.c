@@ -156,6 +156,7 @@ control_usage(FILE *fp)
 	fprintf(fp,
 "usage: ccw-supervisor control [--config F] [-C ROOT] [--state-dir DIR]\n"
 "           [--loop-id ID] [--grace-ms N]\n"
+"           [--launcher WORDS [--remote-worker PATH]]\n"
 "       ccw-supervisor control --connect PATH\n"
 "\n"
 "Read one JSON request per line on stdin, answer one JSON line each on\n"

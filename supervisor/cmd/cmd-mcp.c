@@ -103,7 +103,7 @@ mcp_usage(FILE *fp)
 {
 	fprintf(fp,
 "usage: ccw-supervisor mcp [--config F] [-C ROOT] [--state-dir DIR]\n"
-"           [--grace-ms N]\n"
+"           [--grace-ms N] [--launcher WORDS [--remote-worker PATH]]\n"
 "\n"
 "An MCP server on stdin and stdout (newline-delimited JSON-RPC 2.0) for\n"
 "the project at ROOT.  Tools: spawn_agent, wait_agent, send_input,\n"
