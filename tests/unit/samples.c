@@ -82,6 +82,7 @@ sample_msg(enum msg_type type, struct msg *m)
 		    10, "output_tokens", 20, "cost_usd", 0.25);
 		m->u.result.reason = xstrdup("signal 9");
 		m->u.result.stderr_tail = xstrdup("Killed");
+		m->u.result.log_tail = xstrdup("1..1\nok 1 - far away\n");
 		break;
 	case MSG_CLOSE:
 		m->u.close.grace_ms = 5000;
@@ -107,6 +108,10 @@ sample_msg(enum msg_type type, struct msg *m)
 		m->u.event.type = xstrdup("LOOP_STATE_UPDATE");
 		m->u.event.data = json_pack("{s:s, s:i}", "loop_id", "l-1",
 		    "iteration", 3);
+		break;
+	case MSG_PING:
+	case MSG_PONG:
+		m->u.ping.seq = 0xfffffffffULL;
 		break;
 	default:
 		break;

@@ -1,10 +1,14 @@
 /*
  * test-chan.c: the channel over a real socketpair and event loop: frames
  * dribbled a byte at a time, a large frame through a full socket buffer,
- * and every way a peer can misbehave ending the channel with its error.
+ * every way a peer can misbehave ending the channel with its error, a
+ * channel on a pair of pipes (a worker behind a launcher), and a peer
+ * that exits with our frames unread (a reset, not a violation).
  */
 #include <config.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -162,6 +166,86 @@ check_large(void)
 	event_base_free(base);
 }
 
+/*
+ * --stdio: the channel on two pipes, as sshd gives a remote command.
+ * PING one way, PONG back; the writer's close is a clean EOF.
+ */
+static void
+check_pair(void)
+{
+	struct event_base	*base = event_base_new();
+	struct chan		*w, *s;
+	struct rx		 rw = { 0 }, rs = { 0 };
+	struct msg		 m;
+	int			 down[2], up[2];
+
+	pipe2(down, O_NONBLOCK | O_CLOEXEC);
+	pipe2(up, O_NONBLOCK | O_CLOEXEC);
+	w = chan_new_pair(base, down[0], up[1], MSG_DIR_TO_WORKER,
+	    PROTO_MAX_BODY, rx_msg, rx_end, &rw);
+	s = chan_new_pair(base, up[0], down[1], MSG_DIR_TO_SUPERVISOR,
+	    PROTO_MAX_BODY, rx_msg, rx_end, &rs);
+	tap_ok(w != NULL && s != NULL, "pair: channels on two pipes each");
+	sample_msg(MSG_PING, &m);
+	tap_is_int(chan_send(s, &m), PROTO_OK, "pair: PING sent");
+	msg_clear(&m);
+	while (rw.nmsg < 1 && event_base_loop(base, EVLOOP_ONCE) == 0)
+		;
+	tap_ok(rw.nmsg == 1 && rw.types[0] == MSG_PING, "pair: PING received");
+	sample_msg(MSG_PONG, &m);
+	chan_send(w, &m);
+	msg_clear(&m);
+	while (rs.nmsg < 1 && event_base_loop(base, EVLOOP_ONCE) == 0)
+		;
+	tap_ok(rs.nmsg == 1 && rs.types[0] == MSG_PONG, "pair: PONG back");
+	chan_free(w);
+	spin(base, &rs.ended);
+	tap_ok(rs.ended == 1 && rs.err == PROTO_OK,
+	    "pair: the far side's end is a clean EOF");
+	chan_free(s);
+	event_base_free(base);
+}
+
+/*
+ * The peer sends its last frame and exits with our PING unread: a unix
+ * socket then reads ECONNRESET, which must end the channel as an EOF
+ * after the frame (before: a protocol violation, the agent errored).
+ */
+static void
+check_reset(void)
+{
+	struct event_base	*base = event_base_new();
+	struct chan		*c;
+	struct rx		 rx = { 0 };
+	struct msg		 m;
+	uint8_t			*f;
+	size_t			 n;
+	int			 sv[2];
+
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv);
+	c = chan_new(base, sv[0], MSG_DIR_TO_SUPERVISOR, PROTO_MAX_BODY,
+	    rx_msg, rx_end, &rx);
+	sample_msg(MSG_PING, &m);
+	chan_send(c, &m);		/* never read by the peer */
+	msg_clear(&m);
+	f = framed(MSG_RESULT, &n);
+	tap_ok(write(sv[1], f, n) == (ssize_t)n, "reset: the peer's RESULT");
+	free(f);
+	close(sv[1]);
+	spin(base, &rx.ended);
+	tap_ok(rx.nmsg == 1 && rx.types[0] == MSG_RESULT,
+	    "reset: the RESULT is read");
+	tap_ok(rx.ended == 1 && rx.err == PROTO_OK,
+	    "reset: the end is a clean EOF, not a channel error");
+	sample_msg(MSG_PING, &m);
+	chan_send(c, &m);		/* EPIPE: nothing more to end */
+	msg_clear(&m);
+	spin(base, &rx.nmsg);
+	tap_is_int(rx.ended, 1, "reset: a write after it ends nothing twice");
+	chan_free(c);
+	event_base_free(base);
+}
+
 int
 main(void)
 {
@@ -169,6 +253,9 @@ main(void)
 	size_t		 n1, n2;
 	struct rx	 rx;
 	uint8_t		 h[PROTO_HDR_LEN];
+
+	/* as both programs do: a write to a gone peer fails, it does not kill */
+	signal(SIGPIPE, SIG_IGN);
 
 	f1 = framed(MSG_HELLO, &n1);
 	f2 = framed(MSG_RESULT, &n2);
@@ -203,6 +290,8 @@ main(void)
 	tap_is_int(rx.nmsg, 1, "channel freed inside its callback");
 
 	check_large();
+	check_pair();
+	check_reset();
 	free(f1);
 	free(f2);
 	free(buf);

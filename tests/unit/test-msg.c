@@ -326,6 +326,10 @@ main(void)
 	tap_is_int(msg_dir(MSG_REQUEST) & (MSG_DIR_TO_SUPERVISOR |
 	    MSG_DIR_TO_WORKER), 0, "a control socket's REQUEST never travels "
 	    "between supervisor and worker");
+	tap_is_int(msg_dir(MSG_PING), MSG_DIR_TO_WORKER,
+	    "PING goes to the worker only");
+	tap_is_int(msg_dir(MSG_PONG), MSG_DIR_TO_SUPERVISOR,
+	    "PONG goes to the supervisor only");
 	tap_is_int(msg_dir(MSG_EVENT), MSG_DIR_TO_CLIENT,
 	    "EVENT goes to a control socket's client only");
 	return tap_done();
