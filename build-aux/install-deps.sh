@@ -6,9 +6,11 @@ set -e
 PKGS="build-essential autoconf automake pkgconf libevent-dev libmsgpack-dev \
 libjansson-dev groff-base valgrind tmux parallel strace jq"
 
-# For the tests only: serve-page.sh drives the status page in chromium and
-# reports SKIP without it, so failing to install it is no error.
-TEST_PKGS="chromium"
+# For the tests only, each test reporting SKIP without its package, so
+# failing to install them is no error: serve-page.sh drives the status
+# page in chromium; remote-ssh.sh and remote-slurm.sh start a private
+# sshd and a one-node Slurm (Debian keeps the packaged services stopped).
+TEST_PKGS="chromium openssh-server slurm-wlm munge"
 
 missing=""
 for p in $PKGS; do
@@ -34,6 +36,6 @@ if [ -n "$test_missing" ]; then
 	{ [ -n "$missing" ] || $SUDO apt-get update -qq; } &&
 	    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
 	    $test_missing >/dev/null ||
-	    echo "install-deps: could not install$test_missing: serve-page.sh will SKIP" >&2
+	    echo "install-deps: could not install$test_missing: the tests that need them will SKIP" >&2
 fi
 exit 0

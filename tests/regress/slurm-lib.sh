@@ -3,6 +3,8 @@
 # slurmctld, slurmd, the slurmstepds they fork, config, state and logs under
 # the test's DIR; slurm_up starts it (or sets SLURM_SKIP), slurm_down stops it.
 
+. "$(dirname "${BASH_SOURCE[0]}")/daemon-lib.sh"
+
 SLURM_SKIP=
 SLURM_DIR=
 SLURM_MUNGE=
@@ -21,35 +23,6 @@ SLURM_SLURMD_PORT=
 # run at once (12 checked; with OverSubscribe=YES it was 8, the 9th
 # pending until one ended).
 SRUN_ARGV=
-
-# _slurm_kill PIDS...: TERM, up to 3 s for them to go, then KILL.
-_slurm_kill() {
-	local p left end
-	[ $# -gt 0 ] || return 0
-	kill -TERM "$@" 2>/dev/null
-	end=$(( $(t_now_ms) + 3000 ))
-	while :; do
-		left=
-		for p in "$@"; do
-			t_pstate "$p"
-			[ -n "$T_PST" ] && [ "$T_PST" != Z ] && left="$left $p"
-		done
-		[ -z "$left" ] && return 0
-		[ "$(t_now_ms)" -ge "$end" ] && break
-		sleep 0.05
-	done
-	kill -KILL $left 2>/dev/null
-	return 0
-}
-
-# _slurm_port_free PORT: no TCP socket of this machine (v4 or v6, any
-# state) has PORT as its local port.  Only a first filter: the daemon's
-# own bind is the test that counts.  A client sent to a port that another
-# listener holds would hang (sinfo for 3 s a call), so the filter pays.
-_slurm_port_free() {
-	! awk -v p="$(printf ':%04X$' "$1")" '$2 ~ p { f = 1 }
-	    END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
 
 # _slurm_listens PID PORT: PID holds the socket listening on PORT.
 _slurm_listens() {
@@ -72,21 +45,6 @@ _slurm_alive() {
 	[ -n "$T_PST" ] && [ "$T_PST" != Z ]
 }
 
-# _slurm_tree PIDS...: the PIDS and all their descendants, from one
-# snapshot of the ppid links.
-_slurm_tree() {
-	ps -e -o pid= -o ppid= 2>/dev/null | awk -v roots="$*" '
-		{ kids[$2] = kids[$2] " " $1 }
-		END {
-			n = split(roots, q, " ")
-			for (i = 1; i <= n; i++) {
-				print q[i]
-				m = split(kids[q[i]], k, " ")
-				for (j = 1; j <= m; j++) q[++n] = k[j]
-			}
-		}'
-}
-
 # _slurm_stepds: the slurmstepds of this cluster.  They daemonize (ppid 1)
 # and outlive slurmd; their argv ("slurmstepd: [1.0]") names no path,
 # their working directory is the job's (srun's), setproctitle blanks their
@@ -103,17 +61,6 @@ _slurm_stepds() {
 			fi
 		done
 	done
-}
-
-# _slurm_on_exit: run slurm_down before lib.sh's cleanup removes T_TMP, so
-# a test that fails or is killed by its watchdog leaves no daemon behind.
-_slurm_on_exit() {
-	local cur
-	cur=$(trap -p EXIT)
-	case "$cur" in *slurm_down*) return 0 ;; esac
-	cur=${cur#"trap -- '"}
-	cur=${cur%"' EXIT"}
-	trap "slurm_down; $cur" EXIT
 }
 
 # _slurm_conf PORT PORT: write $SLURM_DIR/slurm.conf.
@@ -186,7 +133,7 @@ slurm_up() {
 	slurm_down
 	mkdir -p "$dir" || { SLURM_SKIP="cannot create $dir"; return 2; }
 	SLURM_DIR=$dir
-	_slurm_on_exit
+	daemon_on_exit slurm_down
 
 	# munged wants o+x on every directory above its socket, and a test's
 	# DIR is under a mode 700 T_TMP: its socket, key and pid go to a
@@ -229,8 +176,8 @@ slurm_up() {
 		SLURM_CTLD_PORT=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
 		SLURM_SLURMD_PORT=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
 		[ "$SLURM_CTLD_PORT" = "$SLURM_SLURMD_PORT" ] && continue
-		_slurm_port_free "$SLURM_CTLD_PORT" &&
-		    _slurm_port_free "$SLURM_SLURMD_PORT" || continue
+		daemon_port_free "$SLURM_CTLD_PORT" &&
+		    daemon_port_free "$SLURM_SLURMD_PORT" || continue
 		rm -rf "$dir/state" "$dir/spool"
 		mkdir -p "$dir/state" "$dir/spool"
 		_slurm_conf "$SLURM_CTLD_PORT" "$SLURM_SLURMD_PORT"
@@ -258,7 +205,7 @@ slurm_up() {
 				# (a failed try: no grace needed, and a
 				# slurmd without its controller sits out
 				# SIGTERM; slurmctld's slurmscriptd too)
-				kill -KILL $(_slurm_tree $SLURM_CTLD_PID \
+				kill -KILL $(daemon_tree $SLURM_CTLD_PID \
 				    $SLURM_SLURMD_PID) 2>/dev/null
 				wait $SLURM_CTLD_PID $SLURM_SLURMD_PID \
 				    2>/dev/null
@@ -304,7 +251,7 @@ _slurm_sweep() {
 	local left
 	left=$(_slurm_stepds)
 	[ -n "$left" ] || return 0
-	kill -KILL $(_slurm_tree $left | sort -u) 2>/dev/null
+	kill -KILL $(daemon_tree $left | sort -u) 2>/dev/null
 }
 
 # slurm_down: cancel every job, stop slurmd, slurmctld and munged, then
@@ -322,7 +269,7 @@ slurm_down() {
 		# leave its srun client waiting forever.
 		if ! _slurm_wait_stepds 500; then
 			st=$(_slurm_stepds)
-			tasks=$(_slurm_tree $st | grep -vxF "$st")
+			tasks=$(daemon_tree $st | grep -vxF "$st")
 			[ -n "$tasks" ] && kill -KILL $tasks 2>/dev/null
 			_slurm_wait_stepds 3000
 		fi
@@ -330,12 +277,12 @@ slurm_down() {
 	# (slurmd, given SIGTERM, would sit out a stepd still there)
 	_slurm_sweep
 	pids="$SLURM_SLURMD_PID $SLURM_CTLD_PID $SLURM_MUNGED_PID"
-	[ -n "${pids// }" ] && tree=$(_slurm_tree $pids)
+	[ -n "${pids// }" ] && tree=$(daemon_tree $pids)
 	# one by one: slurmd tells slurmctld it goes (0.6 s; 3 s and a
 	# SIGKILL if slurmctld is gone already), both sign with munged
-	_slurm_kill $SLURM_SLURMD_PID
-	_slurm_kill $SLURM_CTLD_PID
-	_slurm_kill $SLURM_MUNGED_PID
+	daemon_kill 3000 $SLURM_SLURMD_PID
+	daemon_kill 3000 $SLURM_CTLD_PID
+	daemon_kill 3000 $SLURM_MUNGED_PID
 	# (no bare `wait`: it would wait for lib.sh's watchdog too)
 	[ -n "${pids// }" ] && wait $pids 2>/dev/null
 	# their children, slurmctld's slurmscriptd, should they outlive them

@@ -3,26 +3,13 @@
 # log and pid under the test's DIR, and every process it starts; sshd_up
 # brings it up (or sets SSHD_SKIP), sshd_down (also run on exit) stops it.
 
+. "$(dirname "${BASH_SOURCE[0]}")/daemon-lib.sh"
+
 SSHD_SKIP=
 SSHD_PID=
 SSHD_PORT=
 SSHD_DIR=
 SSH_ARGV=
-
-# _sshd_tree PID: PID and all its descendants, from one snapshot of the
-# ppid links (the session sshd children, their shells and commands).
-_sshd_tree() {
-	ps -e -o pid= -o ppid= 2>/dev/null | awk -v root="$1" '
-		{ kids[$2] = kids[$2] " " $1 }
-		END {
-			n = 1; q[1] = root
-			for (i = 1; i <= n; i++) {
-				print q[i]
-				m = split(kids[q[i]], k, " ")
-				for (j = 1; j <= m; j++) q[++n] = k[j]
-			}
-		}'
-}
 
 # _sshd_orphans PORT: remote commands of this sshd that its session ended
 # without (ssh -T closes only their stdin; one that does not read it is
@@ -37,45 +24,6 @@ _sshd_orphans() {
 		p=${p%/environ}
 		[ "$p" != "$$" ] && [ "$p" != "$BASHPID" ] && echo "$p"
 	done
-}
-
-# _sshd_port_free PORT: no TCP socket of this machine (v4 or v6, any
-# state) has PORT as its local port.  Only a first filter: sshd's own bind
-# is the test that counts, another process may take the port meanwhile.
-_sshd_port_free() {
-	! awk -v p="$(printf ':%04X$' "$1")" '$2 ~ p { f = 1 }
-	    END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
-# _sshd_kill PIDS...: TERM, up to 2 s for them to go, then KILL.
-_sshd_kill() {
-	local p left end
-	[ $# -gt 0 ] || return 0
-	kill -TERM "$@" 2>/dev/null
-	end=$(( $(t_now_ms) + 2000 ))
-	while :; do
-		left=
-		for p in "$@"; do
-			t_pstate "$p"
-			[ -n "$T_PST" ] && [ "$T_PST" != Z ] && left="$left $p"
-		done
-		[ -z "$left" ] && return 0
-		[ "$(t_now_ms)" -ge "$end" ] && break
-		sleep 0.05
-	done
-	kill -KILL $left 2>/dev/null
-	return 0
-}
-
-# _sshd_on_exit: run sshd_down before lib.sh's cleanup removes T_TMP, so a
-# test that fails or is killed by its watchdog leaves no daemon behind.
-_sshd_on_exit() {
-	local cur
-	cur=$(trap -p EXIT)
-	case "$cur" in *sshd_down*) return 0 ;; esac
-	cur=${cur#"trap -- '"}
-	cur=${cur%"' EXIT"}
-	trap "sshd_down; $cur" EXIT
 }
 
 # sshd_up DIR: a private sshd accepting root with a key made here.  Sets
@@ -112,10 +60,10 @@ sshd_up() {
 	    -f "$dir/id" </dev/null ||
 	    { SSHD_SKIP="ssh-keygen failed"; return 2; }
 	cp "$dir/id.pub" "$dir/authorized_keys"
-	_sshd_on_exit
+	daemon_on_exit sshd_down
 	for try in 1 2 3 4 5; do
 		port=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
-		_sshd_port_free "$port" || continue
+		daemon_port_free "$port" || continue
 		# StrictModes no: DIR is under /tmp (world-writable).
 		# SetEnv SHLVL=1: Debian's root .bashrc is then skipped,
 		# a session costs 260 ms instead of 700.  No AcceptEnv: the
@@ -185,12 +133,12 @@ sshd_up() {
 sshd_down() {
 	local pids=
 	if [ -n "$SSHD_PID" ]; then
-		pids=$(_sshd_tree "$SSHD_PID")
+		pids=$(daemon_tree "$SSHD_PID")
 		[ -n "$SSHD_PORT" ] && pids="$pids $(_sshd_orphans "$SSHD_PORT")"
 		# the listener first: no new session starts meanwhile
-		_sshd_kill "$SSHD_PID"
+		daemon_kill 2000 "$SSHD_PID"
 		wait "$SSHD_PID" 2>/dev/null
-		_sshd_kill $(printf '%s\n' $pids | grep -vx "$SSHD_PID" |
+		daemon_kill 2000 $(printf '%s\n' $pids | grep -vx "$SSHD_PID" |
 		    sort -u)
 	fi
 	SSHD_PID=
