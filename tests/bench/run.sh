@@ -576,8 +576,19 @@ SHEOF
 	    "${mp:-n/a}" "items/s" "$(ratio "$mo" "$mp")" "-" "n/a"
 }
 
+# Figure 9: a lifecycle through ssh and srun against local, for the
+# record (tests/bench/remote.sh; no row without root or the daemons).
+fig_remote() {
+	local l
+	echo "bench: remote: $RUNS x (local, through ssh, through srun)" >&2
+	while IFS= read -r l; do
+		[ -n "$l" ] && ROWS+=("$l")
+	done < <(top_builddir=$top_builddir BENCH_RUNS=$RUNS \
+	    bash "$bench/remote.sh")
+}
+
 setup
-for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts serve batch}; do
+for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts serve batch remote}; do
 	"fig_$f"
 done
 report
