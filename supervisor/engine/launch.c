@@ -270,6 +270,7 @@ launch_heartbeat_cb(evutil_socket_t fd, short ev, void *arg)
 			agent_set_reason(a, "launcher '%s': no worker said HELLO "
 			    "within %llu ms", how, (unsigned long long)quiet);
 		free(how);
+		event_del(a->hb_ev);	/* once: the end follows the kill */
 		agent_kill_now(a);
 		return;
 	}
