@@ -200,6 +200,11 @@ agent_on_end(struct chan *c, enum proto_err e, const char *why, void *arg)
 	struct agent	*a = arg;
 
 	(void)c;
+	/* text where the first frame belongs: a login banner, an rc file */
+	if (e == PROTO_E_MAGIC && !a->hello && a->launch.argv.n > 0)
+		agent_set_reason(a, "protocol violation: %s: the launcher's "
+		    "stdout carried text before the worker's HELLO (a shell "
+		    "startup file that prints?)", why);
 	if (e != PROTO_OK) {
 		agent_set_reason(a, "protocol violation: %s", why);
 		agent_kill_now(a);

@@ -290,6 +290,9 @@ launch_heartbeat_start(struct agent *a)
 
 	if (a->launch.argv.n == 0 || a->hb_ev != NULL)
 		return;
+	/* a start deadline shorter than a PING is judged on time too */
+	if (a->launch.start_ms != 0 && a->launch.start_ms < ms)
+		ms = a->launch.start_ms;
 	a->hb_ev = event_new(a->sup->base, -1, EV_PERSIST, launch_heartbeat_cb,
 	    a);
 	chan_arm_ms(a->hb_ev, ms);

@@ -114,6 +114,32 @@ like "$out" 'launcher needs "kind": "worker"' "batch: said why"
 out=$($WRAP "$SUP" batch "$B/items.jsonl" -C "$B" --remote-worker /x 2>&1)
 is "$?" 2 "batch: --remote-worker alone refused"
 
+# -- a launcher whose stdout carries a banner before the worker's frames,
+# and one that never starts a worker (start_ms)
+python3 - "$B/.loop/config.json" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["roles"]["develop"]["launcher"] = ["sh", "-c", 'echo "Welcome to build2"; exec "$@"', "sh"]
+c["roles"]["debug"]["launcher"] = {"argv": ["sh", "-c", "exec sleep 30", "sh"], "start_ms": 500}
+c["roles"]["develop"]["command"] = c["roles"]["debug"]["command"] = "true"
+json.dump(c, open(sys.argv[1], "w"))
+PYEOF
+out=$($WRAP "$SUP" agent develop -C "$B" --json --state-dir "$T_TMP/banner" go)
+is "$?" 1 "banner: errored (exit 1)"
+like "$(jget - 'd["reason"]' <<<"$out")" \
+    "^protocol violation: .*the launcher's stdout carried text before the worker's HELLO" \
+    "banner: $(jget - 'd["reason"]' <<<"$out")"
+t0=$(t_now_ms)
+out=$($WRAP "$SUP" agent debug -C "$B" --json --state-dir "$T_TMP/never" go)
+rc=$?
+el=$(( $(t_now_ms) - t0 ))
+is "$rc" 1 "no HELLO: errored (exit 1)"
+like "$(jget - 'd["reason"]' <<<"$out")" \
+    "^launcher 'sh -c exec sleep 30 sh': no worker said HELLO within [0-9]+ ms" \
+    "no HELLO: $(jget - 'd["reason"]' <<<"$out")"
+ok $(( el < 500 )) "no HELLO: not before start_ms ($el ms)"
+t_within "$el" 1500 "no HELLO: given up after start_ms, not 30 s ($el ms)"
+
 # -- the configuration
 B=$T_TMP/cfg
 t_run_config "$B" true true true true true
