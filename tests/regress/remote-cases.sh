@@ -146,6 +146,23 @@ remote_cases() {
 	ctl_stop "$(t_ms 20000)"
 	is "$T_RC" 0 "$name: control: EOF, exit 0"
 
+	# -- the supervisor killed -9: its launchers die with it (their
+	# parent-death signal), and the far workers, their stdin ended, sweep
+	# their tools
+	t_marker RD "$name-orphan"
+	ctl_start "$T_TMP/$name-ctl9.out" -C "$S"
+	ctl_send "{\"id\":1,\"verb\":\"spawn\",\"role\":\"develop\",\"tool\":\"bash\",\"message\":\"go\",\
+\"command\":\"exec '$FAKE' --marker $RD hang\"}" \
+	    "{\"id\":2,\"verb\":\"spawn\",\"role\":\"debug\",\"tool\":\"bash\",\"message\":\"go\",\
+\"command\":\"exec '$FAKE' --marker $RD hang\"}"
+	t_wait_count "$RD" 2 "$(t_ms 20000)"
+	ok $? "$name: kill -9 of the supervisor: two far tools run"
+	kill -KILL "$CTL_PID"
+	exec {CTL_FD}>&-
+	t_wait_pid "$CTL_PID" 5000
+	t_wait_gone "$RD" "$(t_ms 10000)"
+	ok $? "$name: kill -9 of the supervisor: nothing left on the far side"
+
 	# -- a launcher that cannot reach its host: errored, the reason names
 	# the command, its exit status and what it said
 	r=$(timeout -k 2 60 $WRAP "$SUP" agent develop --tool bash --command true \
