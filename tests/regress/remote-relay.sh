@@ -16,6 +16,37 @@ LAUNCH_BAD='false'
 REMOTE_VAR=CCW_RELAY
 remote_cases relay
 
+# -- a lost worker is a failed step: the loop goes on by the role's retry
+# policy (develop's launcher killed -9 mid-task, the retry completes)
+R=$T_TMP/retry
+t_marker MR retry
+t_run_config "$R" "exec '$FAKE' result success init" \
+    "if [ ! -e '$R/once' ]; then touch '$R/once'; exec '$FAKE' --marker $MR hang; fi; exec '$FAKE' result success dev" \
+    "exec '$FAKE' result success dbg" "exec '$FAKE' result success tests" \
+    "exec '$FAKE' result success bye" \
+    '{"retry": {"attempts": 2, "initial_interval_ms": 100}}'
+python3 - "$R/.loop/config.json" "$LAUNCH" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1])); c["launcher"] = sys.argv[2].split()
+json.dump(c, open(sys.argv[1], "w"))
+PYEOF
+t_loop_start "$R" retry-1 -n 5 --json "Survive a lost host"
+t_wait_count "$MR" 1 "$(t_ms 20000)"
+ok $? "retry: the first develop runs behind the launcher"
+lp=$(pgrep -P "$PID" -f relay.py | head -n 1)
+kill -KILL "$lp"
+t_wait_pid "$PID" "$(t_ms 60000)"
+is "$T_RC" 0 "retry: the loop completed (exit 0)" ||
+    echo "# $(jget "$R/.loop/retry-1.json" 'd["failure_reason"]')"
+is "$(grep -c '"event":"step_retry"' "$R/.loop/retry-1.history.jsonl")" 1 \
+    "retry: one step_retry in the history"
+like "$(jget "$R/.loop/retry-1.json" '[e["message"] for e in d["skill_state"]["errors"] if e["action"] == "develop"]')" \
+    'worker lost' "retry: the lost develop is in skill_state.errors"
+is "$(jget "$R/.loop/retry-1.json" '[t["status"] for t in d["skill_state"]["develop"]["tasks"]]')" \
+    '["failed","completed"]' "retry: its task failed, the retry's completed"
+t_wait_gone "$MR" "$(t_ms 10000)"
+ok $? "retry: nothing left on the far side"
+
 # -- no shared disk: the far side runs in a mount namespace where the
 # project's .loop (the state and the logs) is an empty tmpfs.  The
 # worker logs on its own disk; the result, the usage and the TAP of a

@@ -154,6 +154,13 @@ loop_take_one(struct loop *l, struct loop_run *r, const char *now)
 		l->iteration++;
 	prompt_record_action(l->store, role, res, outcome, l->ss, l->iteration,
 	    now);
+	if (next < 0 && l->cfg.mode != LOOP_INTERACTIVE &&
+	    loop_retry_lost(l, r->role, res)) {
+		loop_save(l, NULL, NULL, loop_saved);	/* the same role, later */
+		return;
+	}
+	if (next >= 0)
+		l->failures = 0;
 	if (next < 0 && l->cfg.mode != LOOP_INTERACTIVE) {
 		err = merge_fail_reason(role, res);
 		loop_end(l, json_is_true(json_object_get(res, "timed_out")) ?

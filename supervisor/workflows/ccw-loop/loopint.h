@@ -122,6 +122,7 @@ void		 loop_batch_left(const struct loop *, uint64_t *, uint64_t *);
 /* loopstep.c */
 int		 loop_clarify(struct loop *, int);
 void		 loop_retry(struct loop *);
+int		 loop_retry_lost(struct loop *, int, const json_t *);
 void		 loop_retry_cb(evutil_socket_t, short, void *);
 
 #endif

@@ -171,6 +171,41 @@ loop_retry(struct loop *l)
 	chan_arm_ms(l->retry_ev, ms);
 }
 
+/*
+ * An auto loop's action whose worker was lost with its host (launcher
+ * killed, network cut, scancel: "worker lost"): the machine failed, not
+ * the agent, so the role's retry policy gives it another try, as a
+ * parallel step that failed in every role gets one.  Returns 1 with the
+ * retry armed; 0 when the loop must end (not lost, or attempts spent).
+ */
+int
+loop_retry_lost(struct loop *l, int role, const json_t *res)
+{
+	const char		*why = json_string_value(json_object_get(res,
+				    "reason"));
+	const struct retry_cfg	*rt;
+	uint64_t		 ms;
+
+	if (why == NULL || strncmp(why, "worker lost", 11) != 0 ||
+	    l->cfg.config == NULL || role < 0 ||
+	    (size_t)role >= l->cfg.config->nroles)
+		return 0;
+	rt = &l->cfg.config->roles[role].retry;
+	if (++l->failures >= rt->attempts)
+		return 0;
+	ms = config_retry_delay(rt, l->failures);
+	log_info("loop %s: %s lost its worker: try %u in %llu ms", l->cfg.id,
+	    loop_role(l, role), l->failures + 1, (unsigned long long)ms);
+	prompt_record(l->store, json_pack("{s:s, s:s, s:i, s:I}", "event",
+	    "step_retry", "step", loop_role(l, role), "attempt",
+	    (int)l->failures + 1, "delay_ms", (json_int_t)ms));
+	loop_event(l, "step_retry", json_pack("{s:s, s:i, s:i, s:I}", "step",
+	    loop_role(l, role), "attempt", (int)l->failures + 1, "attempts",
+	    (int)rt->attempts, "delay_ms", (json_int_t)ms));
+	chan_arm_ms(l->retry_ev, ms);
+	return 1;
+}
+
 /* The retry's wait is over: the step goes again (unless ended since). */
 void
 loop_retry_cb(evutil_socket_t fd, short ev, void *arg)
