@@ -177,6 +177,7 @@ const char	*agent_event_name(enum agent_event);
 int		 spawn_worker(struct sup *, struct agent *, int *, char **);
 char		*spawn_worker_path(const char *);
 char		*spawn_launcher_said(const struct agent *);
+void		 spawn_launcher_trim(const struct agent *);
 void		 spawn_signal_worker(struct agent *, int);
 void		 spawn_signal_worker_group(struct agent *, int);
 void		 spawn_tool_adopt(struct agent *, pid_t);

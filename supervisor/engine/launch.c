@@ -258,6 +258,7 @@ launch_heartbeat_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	if (agent_final(a) || a->chan == NULL)
 		return;
+	spawn_launcher_trim(a);
 	quiet = now - a->t_activity;
 	limit = a->hello ? launch_lost_ms(&a->launch) :
 	    (a->launch.start_ms != 0 ? a->launch.start_ms : LAUNCH_START_MS);

@@ -31,6 +31,10 @@
 #include "sigfd.h"
 #include "xmalloc.h"
 
+/* A launcher's stderr file: trimmed past MAX to its last KEEP bytes. */
+#define SPAWN_ERR_MAX	(256 * 1024)
+#define SPAWN_ERR_KEEP	4096
+
 /* How far up a tool's ppid chain we look for its worker (or us). */
 #define SPAWN_MAX_DEPTH	64
 
@@ -167,11 +171,12 @@ spawn_err_file(void)
 
 	if (tmp == NULL || *tmp != '/')
 		tmp = "/tmp";
-	fd = open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	/* O_APPEND: after spawn_launcher_trim the writer goes on at the end */
+	fd = open(tmp, O_TMPFILE | O_RDWR | O_APPEND | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		return fd;
 	snprintf(path, sizeof path, "%s/ccw-launcher.XXXXXX", tmp);
-	if ((fd = mkostemp(path, O_CLOEXEC)) >= 0)
+	if ((fd = mkostemp(path, O_CLOEXEC | O_APPEND)) >= 0)
 		unlink(path);
 	return fd;
 }
@@ -267,6 +272,29 @@ fail:
 		free(largv);
 	}
 	return -1;
+}
+
+/*
+ * Keep a launcher's stderr file small: past SPAWN_ERR_MAX bytes only its
+ * last SPAWN_ERR_KEEP stay (a chatty far side must not fill the disk
+ * while its agent runs).  Called on every heartbeat; what the launcher
+ * writes between the read and the truncation is lost, and it is only
+ * diagnostics.
+ */
+void
+spawn_launcher_trim(const struct agent *a)
+{
+	char	 buf[SPAWN_ERR_KEEP];
+	off_t	 size;
+	ssize_t	 n;
+
+	if (a->launch_err_fd < 0 ||
+	    (size = lseek(a->launch_err_fd, 0, SEEK_END)) <= SPAWN_ERR_MAX)
+		return;
+	n = pread(a->launch_err_fd, buf, sizeof buf, size - (off_t)sizeof buf);
+	if (ftruncate(a->launch_err_fd, 0) != 0 || n <= 0)
+		return;
+	(void)!write(a->launch_err_fd, buf, (size_t)n);
 }
 
 /*

@@ -171,6 +171,46 @@ like "$(jget - 'd["reason"]' <<<"$out")" \
 ok $(( el < 500 )) "no HELLO: not before start_ms ($el ms)"
 t_within "$el" 1500 "no HELLO: given up after start_ms, not 30 s ($el ms)"
 
+# -- a chatty far side: the launcher's stderr file is trimmed on every
+# heartbeat (8 MB written, at most 256 KiB + 4 KiB kept), and the last
+# line of 8 MB still names why a launcher failed
+t_marker MN noise
+python3 - "$B/.loop/config.json" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+noise = "yes 'far side noise' | head -c 8000000 >&2; echo >&2; "
+c["roles"]["develop"]["launcher"] = {"argv": ["sh", "-c", noise + 'exec "$@"', "sh"], "ping_ms": 100}
+c["roles"]["debug"]["launcher"] = ["sh", "-c", noise + "echo 'ssh: the last word' >&2; exit 255", "sh"]
+json.dump(c, open(sys.argv[1], "w"))
+PYEOF
+$WRAP "$SUP" agent develop -C "$B" --json --state-dir "$T_TMP/noise" \
+    --command "exec '$FAKE' --marker $MN hang" go >/dev/null 2>&1 &
+AP=$!
+t_wait_count "$MN" 2 "$(t_ms 20000)"
+ok $? "noise: the far tool runs"
+# the supervisor's unlinked stderr file of the launcher, polled until trimmed
+end=$(t_until 5000) big=none
+while [ "$(t_now_ms)" -lt "$end" ]; do
+	big=0
+	for f in /proc/$AP/fd/*; do
+		case $(readlink "$f" 2>/dev/null) in
+		*"(deleted)") s=$(stat -L -c %s "$f" 2>/dev/null || echo 0)
+			[ "$s" -gt "$big" ] && big=$s ;;
+		esac
+	done
+	[ "$big" -gt 0 ] && [ "$big" -le $((256 * 1024 + 4096)) ] && break
+	sleep 0.1
+done
+ok $(( big == 0 || big > 256 * 1024 + 4096 )) "noise: the stderr file is trimmed ($big bytes of 8000000)"
+kill -TERM "$AP"
+t_wait_pid "$AP" "$(t_ms 10000)"
+is "$T_RC" 4 "noise: SIGTERM, exit 4"
+t_wait_gone "$MN" "$(t_ms 10000)"
+ok $? "noise: nothing left"
+out=$($WRAP "$SUP" agent debug -C "$B" --json --state-dir "$T_TMP/noise2" go)
+like "$(jget - 'd["reason"]' <<<"$out")" 'exited with status 255 before the worker said HELLO: ssh: the last word$' \
+    "noise: the last of 8 MB names why ($(jget - 'd["reason"]' <<<"$out" | tail -c 60))"
+
 # -- the configuration
 B=$T_TMP/cfg
 t_run_config "$B" true true true true true
