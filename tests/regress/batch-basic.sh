@@ -123,7 +123,25 @@ cat >"$R/items.jsonl" <<'EOF'
 {"title": "a failing worker", "description": "ITEM-3: fails", "kind": "worker", "role": "debug"}
 {"title": "a loop", "description": "ITEM-4: a whole loop", "max_iterations": 3}
 EOF
-timeout -k 2 60 $WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --junit "$R/junit.xml" >"$R.out" 2>"$R.err"
+# (in the background: a batch still running after 60 s shows where it
+# waits before it is killed; it did once, under the sanitizers in CI,
+# 2026-11-23, with no tool of any item started)
+$WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --junit "$R/junit.xml" >"$R.out" 2>"$R.err" &
+BP=$!
+end=$(t_until 60000)
+while kill -0 "$BP" 2>/dev/null && [ "$(t_now_ms)" -lt "$end" ]; do
+	sleep 0.1
+done
+if kill -0 "$BP" 2>/dev/null; then
+	echo "# worker items: the batch still runs after 60 s; its last words:"
+	tail -n 8 "$R.err" | sed 's/^/#   /'
+	ps -e -o pid=,ppid=,stat=,wchan:24=,args= | awk -v p="$BP" \
+	    '$1 == p || $2 == p' | cut -c1-160 | sed 's/^/#   ps: /'
+	timeout 20 gdb -batch -p "$BP" -ex 'thread apply all bt' 2>/dev/null |
+	    grep -E '^(#|Thread)' | head -n 60 | sed 's/^/#   gdb: /'
+	kill -KILL "$BP"
+fi
+wait "$BP"
 is "$?" 1 "worker items: exit 1 (one failed)"
 unset FAILON
 ID=$(t_batch_id "$R.err")
