@@ -46,6 +46,33 @@ maxlive() {
 	awk '$1 == "s" { n++; if (n > m) m = n } $1 == "e" { n-- } END { print m + 0 }' "$1"
 }
 
+# watched SECONDS WHAT ROOT CMD...: CMD (under $WRAP) in the background,
+# stdout ROOT.out, stderr ROOT.err; one still running after SECONDS shows
+# where it waits (its last words, its children's wait channels, its
+# threads' stacks) before it is killed.  A batch hung that way at its
+# start twice in CI (2026-11-23), no tool of any item started.
+watched() {
+	local secs=$1 what=$2 root=$3 bp end
+	shift 3
+	$WRAP "$@" >"$root.out" 2>"$root.err" &
+	bp=$!
+	end=$(t_until $((secs * 1000)))
+	while kill -0 "$bp" 2>/dev/null && [ "$(t_now_ms)" -lt "$end" ]; do
+		sleep 0.1
+	done
+	if kill -0 "$bp" 2>/dev/null; then
+		echo "# $what: still running after $secs s; its last words:"
+		tail -n 8 "$root.err" | sed 's/^/#   /'
+		ps -e -o pid=,ppid=,stat=,wchan:24=,args= | awk -v p="$bp" \
+		    '$1 == p || $2 == p' | cut -c1-160 | sed 's/^/#   ps: /'
+		timeout 20 gdb -batch -p "$bp" -ex 'thread apply all bt' \
+		    2>/dev/null | grep -E '^(#|Thread)' | head -n 60 |
+		    sed 's/^/#   gdb: /'
+		kill -KILL "$bp"
+	fi
+	wait "$bp"
+}
+
 # --- 20 items, 4 at once
 R=$T_TMP/twenty
 mkdir -p "$R"
@@ -53,8 +80,8 @@ cfg "$R"
 t_batch_items "$R/items.jsonl" 20
 export LOG=$R.log
 : >"$LOG"
-MEET=4 timeout -k 2 120 $WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --jobs 4 --json \
-    --junit "$R/junit.xml" >"$R.out" 2>"$R.err"
+MEET=4 watched 120 "20 items" "$R" "$SUP" batch "$R/items.jsonl" -C "$R" \
+    --jobs 4 --json --junit "$R/junit.xml"
 is "$?" 0 "20 items: exit 0"
 ID=$(t_batch_id "$R.err")
 like "$ID" '^batch-[0-9]{8}T[0-9]{6}-[0-9a-f]{8}$' "the batch id is printed when it starts ($ID)"
@@ -123,25 +150,8 @@ cat >"$R/items.jsonl" <<'EOF'
 {"title": "a failing worker", "description": "ITEM-3: fails", "kind": "worker", "role": "debug"}
 {"title": "a loop", "description": "ITEM-4: a whole loop", "max_iterations": 3}
 EOF
-# (in the background: a batch still running after 60 s shows where it
-# waits before it is killed; it did once, under the sanitizers in CI,
-# 2026-11-23, with no tool of any item started)
-$WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --junit "$R/junit.xml" >"$R.out" 2>"$R.err" &
-BP=$!
-end=$(t_until 60000)
-while kill -0 "$BP" 2>/dev/null && [ "$(t_now_ms)" -lt "$end" ]; do
-	sleep 0.1
-done
-if kill -0 "$BP" 2>/dev/null; then
-	echo "# worker items: the batch still runs after 60 s; its last words:"
-	tail -n 8 "$R.err" | sed 's/^/#   /'
-	ps -e -o pid=,ppid=,stat=,wchan:24=,args= | awk -v p="$BP" \
-	    '$1 == p || $2 == p' | cut -c1-160 | sed 's/^/#   ps: /'
-	timeout 20 gdb -batch -p "$BP" -ex 'thread apply all bt' 2>/dev/null |
-	    grep -E '^(#|Thread)' | head -n 60 | sed 's/^/#   gdb: /'
-	kill -KILL "$BP"
-fi
-wait "$BP"
+watched 60 "worker items" "$R" "$SUP" batch "$R/items.jsonl" -C "$R" \
+    --junit "$R/junit.xml"
 is "$?" 1 "worker items: exit 1 (one failed)"
 unset FAILON
 ID=$(t_batch_id "$R.err")
