@@ -26,6 +26,7 @@
 #include <event2/listener.h>
 
 #include "http.h"
+#include "lpause.h"
 #include "xmalloc.h"
 
 #define HTTP_LINGER_MS	2000	/* reading what a refused client still sends */
@@ -77,6 +78,7 @@ struct http_server {
 	http_handler_fn		 handler;
 	void			*arg;
 	struct evconnlistener	*listener;
+	struct lpause		*pause;		/* accept's back-off */
 	struct http_conns	 conns;
 	struct http_stats	 stats;
 	int			 port;
@@ -364,7 +366,8 @@ http_conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 static void
 http_conn_free(struct http_conn *c)
 {
-	struct http_req	*r = c->req;
+	struct http_server	*srv = c->srv;
+	struct http_req		*r = c->req;
 
 	TAILQ_REMOVE(&c->srv->conns, c, entry);
 	c->srv->stats.open--;
@@ -380,6 +383,7 @@ http_conn_free(struct http_conn *c)
 	event_free(c->timer);
 	bufferevent_free(c->bev);
 	free(c);
+	lpause_wake(srv->pause);
 }
 
 /* Back to reading after a reply on a persistent connection. */
@@ -414,6 +418,7 @@ http_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 
 	(void)l;
 	(void)salen;
+	lpause_accepted(srv->pause);
 	if (srv->stats.open >= srv->lim.conns_max) {
 		/* one small write to a fresh socket: it fits its buffer */
 		srv->stats.refused++;
@@ -446,6 +451,16 @@ http_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	srv->stats.open++;
 	http_conn_arm(c, srv->lim.idle_ms);
 	bufferevent_enable(c->bev, EV_READ);
+}
+
+/* accept(2) failed (out of descriptors): paused, not spinning. */
+static void
+http_accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct http_server	*srv = arg;
+
+	(void)l;
+	lpause_failed(srv->pause, EVUTIL_SOCKET_ERROR());
 }
 
 /* A server on base; nothing listens until http_server_listen. */
@@ -529,6 +544,9 @@ http_server_listen(struct http_server *srv, const char *spec, char **err)
 		xasprintf(err, "%s: cannot listen: %s", spec, strerror(errno));
 		return -1;
 	}
+	/* with an error callback, libevent logs nothing itself */
+	evconnlistener_set_error_cb(srv->listener, http_accept_error_cb);
+	srv->pause = lpause_new(srv->base, srv->listener, "http");
 	sl = sizeof ss;
 	getsockname(evconnlistener_get_fd(srv->listener),
 	    (struct sockaddr *)&ss, &sl);
@@ -569,6 +587,8 @@ http_server_free(struct http_server *srv)
 {
 	if (srv == NULL)
 		return;
+	lpause_free(srv->pause);
+	srv->pause = NULL;
 	if (srv->listener != NULL)
 		evconnlistener_free(srv->listener);
 	while (!TAILQ_EMPTY(&srv->conns))

@@ -22,10 +22,9 @@
 #include "bus.h"
 #include "chan.h"
 #include "log.h"
+#include "lpause.h"
 #include "sock.h"
 #include "xmalloc.h"
-
-#define SOCK_RETRY_MS	100	/* accept paused after EMFILE and the like */
 
 struct sock_conn {
 	TAILQ_ENTRY(sock_conn)	 entry;
@@ -50,7 +49,7 @@ struct sock {
 	struct sock_cfg		 cfg;
 	char			*path;
 	struct evconnlistener	*lev;
-	struct event		*retry_ev;
+	struct lpause		*pause;		/* accept's back-off */
 	int			 lockfd;
 	dev_t			 dev;
 	ino_t			 ino;
@@ -82,6 +81,7 @@ sock_conn_close(struct sock_conn *cn)
 	s->st.open--;
 	chan_free(cn->chan);
 	free(cn);
+	lpause_wake(s->pause);
 }
 
 /*
@@ -303,6 +303,7 @@ sock_accept(struct evconnlistener *lev, evutil_socket_t fd,
 	(void)lev;
 	(void)sa;
 	(void)salen;
+	lpause_accepted(s->pause);
 	memset(&cr, 0, sizeof cr);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 ||
 	    cr.uid != geteuid()) {
@@ -333,26 +334,14 @@ sock_accept(struct evconnlistener *lev, evutil_socket_t fd,
 	s->st.accepted++;
 }
 
-/* accept(2) failed (out of descriptors): pause, so as not to spin. */
+/* accept(2) failed (out of descriptors): paused, not spinning. */
 static void
 sock_accept_error(struct evconnlistener *lev, void *arg)
 {
 	struct sock	*s = arg;
 
-	log_warnx("control socket: accept: %s", strerror(errno));
-	evconnlistener_disable(lev);
-	chan_arm_ms(s->retry_ev, SOCK_RETRY_MS);
-}
-
-/* The pause is over. */
-static void
-sock_retry(evutil_socket_t fd, short what, void *arg)
-{
-	struct sock	*s = arg;
-
-	(void)fd;
-	(void)what;
-	evconnlistener_enable(s->lev);
+	(void)lev;
+	lpause_failed(s->pause, EVUTIL_SOCKET_ERROR());
 }
 
 /* Listen at cfg->path on base: the sock, or NULL and *err (naming the path). */
@@ -389,7 +378,7 @@ sock_listen(struct event_base *base, const struct sock_cfg *cfg, char **err)
 		return NULL;
 	}
 	evconnlistener_set_error_cb(s->lev, sock_accept_error);
-	s->retry_ev = evtimer_new(base, sock_retry, s);
+	s->pause = lpause_new(base, s->lev, "control socket");
 	return s;
 }
 
@@ -405,6 +394,8 @@ sock_free(struct sock *s)
 
 	if (s == NULL)
 		return;
+	lpause_free(s->pause);
+	s->pause = NULL;
 	while (!TAILQ_EMPTY(&s->conns))
 		sock_conn_close(TAILQ_FIRST(&s->conns));
 	while ((call = TAILQ_FIRST(&s->calls)) != NULL) {
@@ -412,7 +403,6 @@ sock_free(struct sock *s)
 		free(call);
 	}
 	evconnlistener_free(s->lev);
-	event_free(s->retry_ev);
 	sockbind_close(s->path, s->lockfd, s->dev, s->ino);
 	free(s->path);
 	free(s);
