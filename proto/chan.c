@@ -32,6 +32,7 @@ struct chan {
 	void			*arg;
 	struct evbuffer		*scratch;	/* frames written straight to the socket */
 	void			(*on_drained)(struct chan *, void *);
+	void			(*on_partial)(struct chan *, void *);
 	int			 busy;		/* inside a callback */
 	int			 dead;		/* freed while busy */
 	int			 ended;		/* on_end delivered */
@@ -76,6 +77,9 @@ chan_read_cb(struct bufferevent *bev, void *arg)
 		c->on_msg(c, &m, c->arg);
 		msg_clear(&m);
 	}
+	if (!c->dead && !c->ended && c->on_partial != NULL &&
+	    evbuffer_get_length(in) > 0)
+		c->on_partial(c, c->arg);
 	c->busy--;
 	if (c->dead && c->busy == 0)
 		chan_destroy(c);
@@ -257,6 +261,16 @@ void
 chan_on_drained(struct chan *c, void (*fn)(struct chan *, void *))
 {
 	c->on_drained = fn;
+}
+
+/*
+ * Call fn after each read that leaves part of a frame buffered (a server
+ * times a frame from its first byte: sock.c's frame deadline).
+ */
+void
+chan_on_partial(struct chan *c, void (*fn)(struct chan *, void *))
+{
+	c->on_partial = fn;
 }
 
 /* Append frames encoded earlier with frame_write (moved, not copied). */

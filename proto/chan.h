@@ -36,6 +36,7 @@ enum proto_err	 chan_send(struct chan *, const struct msg *);
 int		 chan_send_buffer(struct chan *, struct evbuffer *);
 size_t		 chan_queued(struct chan *);
 void		 chan_on_drained(struct chan *, void (*)(struct chan *, void *));
+void		 chan_on_partial(struct chan *, void (*)(struct chan *, void *));
 int		 chan_fd(struct chan *);
 void		 chan_drain_end(struct chan *);
 void		 chan_free(struct chan *);

@@ -1,9 +1,10 @@
 /*
  * sock.c: the control socket's connections: the peer's uid checked at
- * accept, proto/ frames in and out through a chan (its limits, its
- * reader), each REQUEST to the verb table or to subscribe, each reply
- * and bus event out as a frame; a client past its unsent-bytes bound is
- * dropped, and a reply whose client left is let go.
+ * accept and its connections capped, proto/ frames in and out through a
+ * chan (its limits, its reader), each REQUEST to the verb table or to
+ * subscribe, each reply and bus event out as a frame; a client past its
+ * unsent-bytes bound is dropped, one idle or slow past its deadline is
+ * closed, and a reply whose client left is let go.
  */
 #include <config.h>
 
@@ -11,6 +12,7 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,12 +28,21 @@
 #include "sock.h"
 #include "xmalloc.h"
 
+/*
+ * A connection.  Its one timer is the idle deadline between frames
+ * (none while a call is pending or it subscribed: those end on their
+ * own) or, from a frame's first byte, the frame's absolute deadline.
+ * The list is kept least recently active first (moved at each frame).
+ */
 struct sock_conn {
 	TAILQ_ENTRY(sock_conn)	 entry;
 	struct sock		*sock;
 	struct chan		*chan;
+	struct event		*timer;
 	struct bus_observer	*obs;		/* subscribed */
 	size_t			 npending;	/* calls to the verb table */
+	uid_t			 uid;
+	int			 in_frame;	/* part of a frame is buffered */
 	int			 replaying;	/* the bound is judged after */
 };
 TAILQ_HEAD(sock_conns, sock_conn);
@@ -79,9 +90,47 @@ sock_conn_close(struct sock_conn *cn)
 	}
 	TAILQ_REMOVE(&s->conns, cn, entry);
 	s->st.open--;
+	event_free(cn->timer);
 	chan_free(cn->chan);
 	free(cn);
 	lpause_wake(s->pause);
+}
+
+/*
+ * Between frames: the idle deadline, unless a pending call or a
+ * subscription holds the client (a frame begun keeps its own deadline).
+ */
+static void
+sock_conn_rest(struct sock_conn *cn)
+{
+	if (cn->in_frame)
+		return;
+	if (cn->npending == 0 && cn->obs == NULL)
+		chan_arm_ms(cn->timer, cn->sock->cfg.idle_ms);
+	else
+		evtimer_del(cn->timer);
+}
+
+/* The deadline passed: idle too long, or a frame too slow; closed. */
+static void
+sock_conn_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct sock_conn	*cn = arg;
+	struct sock		*s = cn->sock;
+
+	(void)fd;
+	(void)what;
+	if (cn->in_frame) {
+		s->st.closed_slow++;
+		log_warnx("control socket: closed a connection: a frame not "
+		    "whole %" PRIu64 " ms after its first byte",
+		    s->cfg.frame_ms);
+	} else {
+		s->st.closed_idle++;
+		log_info("control socket: closed a connection idle for %"
+		    PRIu64 " ms", s->cfg.idle_ms);
+	}
+	sock_conn_close(cn);
 }
 
 /*
@@ -129,7 +178,10 @@ sock_conn_reply(struct sock_conn *cn, json_t *body)
 		e = chan_send(cn->chan, &m);
 		json_decref(err);
 	}
-	return sock_conn_judge(cn, e);
+	if (sock_conn_judge(cn, e) != 0)
+		return -1;
+	sock_conn_rest(cn);
+	return 0;
 }
 
 /* The verb table answered: to the client, or let go if it left. */
@@ -225,6 +277,7 @@ sock_subscribe(struct sock_conn *cn, const json_t *req)
 		return;
 	cn->obs = bus_observe(s->cfg.bus, sock_event, cn);
 	s->st.subscribers++;
+	sock_conn_rest(cn);
 }
 
 /* One request: ours (subscribe, sock_stats), the host's, the verb table's. */
@@ -268,12 +321,72 @@ sock_request(struct sock_conn *cn, const json_t *req)
 	api_call(s->cfg.api, req, sock_replied, call);
 }
 
-/* A frame from a client: the chan only passes REQUESTs (MSG_DIR_TO_SERVER). */
+/*
+ * A frame from a client (the chan only passes REQUESTs: MSG_DIR_TO_SERVER):
+ * no deadline while it is answered (its reply starts the idle one); the
+ * client becomes the most recently active.
+ */
 static void
 sock_on_msg(struct chan *ch, struct msg *m, void *arg)
 {
+	struct sock_conn	*cn = arg;
+	struct sock		*s = cn->sock;
+
 	(void)ch;
-	sock_request(arg, m->u.call.body);
+	cn->in_frame = 0;
+	evtimer_del(cn->timer);
+	TAILQ_REMOVE(&s->conns, cn, entry);
+	TAILQ_INSERT_TAIL(&s->conns, cn, entry);
+	sock_request(cn, m->u.call.body);
+}
+
+/* Part of a frame came: it has frame_ms from this first byte to be whole. */
+static void
+sock_on_partial(struct chan *ch, void *arg)
+{
+	struct sock_conn	*cn = arg;
+
+	(void)ch;
+	if (cn->in_frame)
+		return;
+	cn->in_frame = 1;
+	chan_arm_ms(cn->timer, cn->sock->cfg.frame_ms);
+}
+
+/*
+ * uid is at its cap: close its least recently active connection that no
+ * call or subscription holds (a silent client, or one stuck mid-frame),
+ * so that a flood of those never locks the user out.  0, or -1 when
+ * every one is busy.
+ */
+static int
+sock_evict(struct sock *s, uid_t uid)
+{
+	struct sock_conn	*cn;
+
+	TAILQ_FOREACH(cn, &s->conns, entry)
+		if (cn->uid == uid && cn->npending == 0 && cn->obs == NULL)
+			break;
+	if (cn == NULL)
+		return -1;
+	s->st.evicted++;
+	log_info("control socket: uid %ld at its cap of %zu connections: "
+	    "closed its least recently active idle one", (long)uid,
+	    s->cfg.uid_max);
+	sock_conn_close(cn);
+	return 0;
+}
+
+/* How many connections uid has open. */
+static size_t
+sock_uid_count(const struct sock *s, uid_t uid)
+{
+	const struct sock_conn	*cn;
+	size_t			 n = 0;
+
+	TAILQ_FOREACH(cn, &s->conns, entry)
+		n += cn->uid == uid;
+	return n;
 }
 
 /* The client left, or sent what proto/ refuses: closed, counted. */
@@ -290,7 +403,10 @@ sock_on_end(struct chan *ch, enum proto_err e, const char *why, void *arg)
 	sock_conn_close(cn);
 }
 
-/* A new connection: only our own user's, and only up to conns_max. */
+/*
+ * A new connection: only our own user's, up to conns_max, and up to
+ * uid_max of one uid (room made by sock_evict).
+ */
 static void
 sock_accept(struct evconnlistener *lev, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -320,8 +436,18 @@ sock_accept(struct evconnlistener *lev, evutil_socket_t fd,
 		close(fd);
 		return;
 	}
+	if (sock_uid_count(s, cr.uid) >= s->cfg.uid_max &&
+	    sock_evict(s, cr.uid) != 0) {
+		s->st.refused_full++;
+		log_warnx("control socket: refused a connection from uid %ld: "
+		    "its %zu connections all wait for a call or subscribed",
+		    (long)cr.uid, s->cfg.uid_max);
+		close(fd);
+		return;
+	}
 	cn = xcalloc(1, sizeof *cn);
 	cn->sock = s;
+	cn->uid = cr.uid;
 	cn->chan = chan_new(s->base, fd, MSG_DIR_TO_SERVER, SOCK_FRAME_MAX,
 	    sock_on_msg, sock_on_end, cn);
 	if (cn->chan == NULL) {
@@ -329,9 +455,28 @@ sock_accept(struct evconnlistener *lev, evutil_socket_t fd,
 		free(cn);
 		return;
 	}
+	chan_on_partial(cn->chan, sock_on_partial);
+	cn->timer = evtimer_new(s->base, sock_conn_timeout, cn);
 	TAILQ_INSERT_TAIL(&s->conns, cn, entry);
 	s->st.open++;
 	s->st.accepted++;
+	sock_conn_rest(cn);
+}
+
+/* A deadline: the caller's, else the environment's (tests), else def. */
+static uint64_t
+sock_deadline(uint64_t cfg, const char *env, uint64_t def)
+{
+	const char		*v = getenv(env);
+	char			*end;
+	unsigned long long	 ms;
+
+	if (cfg != 0)
+		return cfg;
+	if (v == NULL || *v < '1' || *v > '9')
+		return def;
+	ms = strtoull(v, &end, 10);
+	return *end == '\0' ? (uint64_t)ms : def;
 }
 
 /* accept(2) failed (out of descriptors): paused, not spinning. */
@@ -357,6 +502,12 @@ sock_listen(struct event_base *base, const struct sock_cfg *cfg, char **err)
 		s->cfg.conns_max = SOCK_CONNS_MAX;
 	if (s->cfg.out_max == 0)
 		s->cfg.out_max = SOCK_OUT_MAX;
+	if (s->cfg.uid_max == 0)
+		s->cfg.uid_max = SOCK_UID_MAX;
+	s->cfg.idle_ms = sock_deadline(cfg->idle_ms, SOCK_IDLE_ENV,
+	    SOCK_IDLE_MS);
+	s->cfg.frame_ms = sock_deadline(cfg->frame_ms, SOCK_FRAME_ENV,
+	    SOCK_FRAME_MS);
 	s->path = xstrdup(cfg->path);
 	s->cfg.path = s->path;
 	TAILQ_INIT(&s->conns);
@@ -422,10 +573,13 @@ sock_stats_json(const struct sock *s)
 	const struct sock_stats	*st = &s->st;
 
 	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-	    "s:I}", "path", s->path,
+	    "s:I, s:I, s:I, s:I}", "path", s->path,
 	    "accepted", (json_int_t)st->accepted,
 	    "refused_uid", (json_int_t)st->refused_uid,
 	    "refused_full", (json_int_t)st->refused_full,
+	    "evicted", (json_int_t)st->evicted,
+	    "closed_idle", (json_int_t)st->closed_idle,
+	    "closed_slow", (json_int_t)st->closed_slow,
 	    "bad_frames", (json_int_t)st->bad_frames,
 	    "dropped_slow", (json_int_t)st->dropped_slow,
 	    "requests", (json_int_t)st->requests,
