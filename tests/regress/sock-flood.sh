@@ -49,7 +49,6 @@ drop() {
 }
 
 # --- serve with the default deadlines (60 s idle): 300 bad clients
-cd "$R" || exit 1
 srv_start "$T_TMP/a" -C "$R"
 ok $? "serve listens"
 S=$T_TMP/a.sock
