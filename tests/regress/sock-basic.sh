@@ -87,21 +87,38 @@ like "$(cat "$T_TMP/b.err")" \
 is "$(cc "$S" '{"id":6,"verb":"list"}' | jget - 'd["ok"]')" true \
     "the first still answers"
 
-# --- another user: refused by the mode, and by SO_PEERCRED past it
+# --- another user: refused by the mode, and by SO_PEERCRED past it.
+# nobody runs its copy of the probe from our temp dir (0711, under /tmp
+# or $TMPDIR), in that dir: never from the checkout, which nobody may not
+# reach (a clone in /root, mode 0700).
+NOBODY="setpriv --reuid nobody --regid nogroup --clear-groups"
+PY=/usr/bin/python3
+NB=$T_TMP/nobody
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+    [ -x "$PY" ]; then
+	chmod 711 "$T_TMP"
+	mkdir -m 755 "$NB"
+	cp "$P" "$NB/probe.py"
+	chmod 644 "$NB/probe.py"
+fi
+# as_nobody ARGS...: the probe as nobody, in its own directory
+as_nobody() {
+	(cd "$NB" && $NOBODY $PY "$NB/probe.py" "$@")
+}
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null ||
-    [ ! -x /usr/bin/python3 ]; then
-	t_skip "another uid's connection: needs root, setpriv, /usr/bin/python3"
+    [ ! -x "$PY" ]; then
+	t_skip "another uid's connection: needs root, setpriv, $PY"
+	t_skip "another uid's connection refused by SO_PEERCRED"
+elif ! $NOBODY test -r "$NB/probe.py"; then
+	t_skip "another uid's connection: nobody cannot reach $T_TMP (TMPDIR)"
 	t_skip "another uid's connection refused by SO_PEERCRED"
 else
-	chmod 711 "$T_TMP"
-	NOBODY="setpriv --reuid nobody --regid nogroup --clear-groups"
-	PY=/usr/bin/python3
-	is "$($NOBODY $PY "$P" request "$S" '{"id":1,"verb":"list"}')" \
+	is "$(as_nobody request "$S" '{"id":1,"verb":"list"}')" \
 	    "refused: Permission denied" "nobody cannot connect to the 0600 socket"
 	S2=$T_TMP/w.sock
 	ss_start w "$S2" -m 0666
 	WP=$SPID
-	is "$($NOBODY $PY "$P" request "$S2" '{"id":1,"verb":"list"}')" \
+	is "$(as_nobody request "$S2" '{"id":1,"verb":"list"}')" \
 	    closed "nobody's connection to a 0666 socket is closed at once"
 	is "$(cc "$S2" '{"id":1,"verb":"sock_stats"}' | \
 	    jget - '[d["refused_uid"], d["accepted"]]')" '[1,1]' \
