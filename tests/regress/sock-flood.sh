@@ -98,18 +98,9 @@ srv_start "$T_TMP/b" -C "$R"
 ok $? "serve listens with short socket deadlines"
 unset CCW_SOCK_IDLE_MS CCW_SOCK_FRAME_MS
 S=$T_TMP/b.sock
-mkfifo "$T_TMP/sub.in"
-$WRAP "$SUP" control --connect "$S" <"$T_TMP/sub.in" >"$T_TMP/sub.out" \
-    2>"$T_TMP/sub.err" &
-SUBPID=$!
-exec {SUBFD}>"$T_TMP/sub.in"
-echo '{"id":1,"verb":"subscribe"}' >&"$SUBFD"
-t_wait_file "$T_TMP/sub.out" "$(t_ms 10000)"
-end=$(t_until "$(t_ms 10000)")
-until grep -q '"id":1' "$T_TMP/sub.out" || [ "$(t_now_ms)" -ge "$end" ]; do
-	sleep 0.02
-done
-like "$(cat "$T_TMP/sub.out")" '"ok":true' "a subscriber"
+ctl_start "$T_TMP/sub" --connect "$S"
+ctl_send '{"id":1,"verb":"subscribe"}'
+like "$(ctl_recv 1 "$(t_ms 10000)")" '"ok":true' "a subscriber"
 r=$(python3 "$FP" unix "$S" 40 "$(t_ms 20000)" | tail -n 1)
 read -r _ n _ smin smax _ hmin hmax <<<"$r"
 is "$n" 40 "40 clients, 20 silent and 20 half a frame, all closed by serve"
@@ -122,10 +113,10 @@ is "$(jget - '[d["closed_idle"], d["closed_slow"], d["subscribers"]]' \
     <<<"$r")" '[20,20,1]' "... counted; the subscriber, idle as long, stays"
 like "$(cat "$T_TMP/b.err")" "a frame not whole 1000 ms after its first byte" \
     "a slow frame is logged"
-exec {SUBFD}>&-
+exec {CTL_FD}>&-		# its input ends: it waits for serve's close
 kill -TERM "$SRV_PID"
 t_wait_pid "$SRV_PID" "$(t_ms 20000)"
 is "$T_RC" 4 "serve exits 4 on SIGTERM"
-t_wait_pid "$SUBPID" "$(t_ms 10000)"
+t_wait_pid "$CTL_PID" "$(t_ms 10000)"
 is "$T_RC" 0 "the subscriber's client ends when serve closes"
 t_done
