@@ -2,7 +2,8 @@
  * lpause.c: a listener's pause after a failed accept(2): disabled for a
  * back-off that doubles while accepts keep failing (LPAUSE_FIRST_MS to
  * LPAUSE_MAX_MS), enabled again early when one of our own connections
- * closes, the failures told once per LPAUSE_LOG_MS with the count.
+ * closes, the failures told once per LPAUSE_LOG_MS with the count (and
+ * the end of a run of failures that was told).
  */
 #include <config.h>
 
@@ -26,6 +27,8 @@ struct lpause {
 	uint64_t		 failures;	/* of this run */
 	uint64_t		 unsaid;	/* failures since the last message */
 	uint64_t		 said_ms;	/* when the last message went */
+	int			 said;		/* a message went, ever */
+	int			 run_said;	/* ... in this run of failures */
 	int			 paused;
 };
 
@@ -58,7 +61,8 @@ lpause_new(struct event_base *base, struct evconnlistener *lev,
  * From the listener's error callback (err: accept's errno).  Without a
  * pause the listening socket stays readable and every loop turn fails
  * again; libevent's own warning per failure is what the callback's
- * presence silences.
+ * presence silences.  At most one message per period, even when runs
+ * of failures come and go faster (a client churning at the limit).
  */
 void
 lpause_failed(struct lpause *p, int err)
@@ -72,26 +76,32 @@ lpause_failed(struct lpause *p, int err)
 	evconnlistener_disable(p->lev);
 	p->paused = 1;
 	chan_arm_ms(p->ev, p->delay_ms);
-	if (p->failures > 1 && now - p->said_ms < LPAUSE_LOG_MS)
+	if (p->said && now - p->said_ms < LPAUSE_LOG_MS)
 		return;
 	log_warnx("%s: accept: %s; paused accepting for %llu ms (%llu "
 	    "failure(s) since the last message)", p->what, strerror(err),
 	    (unsigned long long)p->delay_ms, (unsigned long long)p->unsaid);
 	p->said_ms = now;
+	p->said = 1;
+	p->run_said = 1;
 	p->unsaid = 0;
 }
 
-/* A connection came in: a run of failures, if any, is over (and told). */
+/*
+ * A connection came in: a run of failures, if any, is over; told if its
+ * start was (the failures not told stay counted for the next message).
+ */
 void
 lpause_accepted(struct lpause *p)
 {
 	if (p->delay_ms == 0)
 		return;
-	log_warnx("%s: accepting again after %llu failed accept(s)", p->what,
-	    (unsigned long long)p->failures);
+	if (p->run_said)
+		log_warnx("%s: accepting again after %llu failed accept(s)",
+		    p->what, (unsigned long long)p->failures);
 	p->delay_ms = 0;
 	p->failures = 0;
-	p->unsaid = 0;
+	p->run_said = 0;
 }
 
 /*
