@@ -12,7 +12,8 @@
 #                                     up to MS for the server to close them
 #                                     and prints "closed K silent MIN MAX
 #                                     half MIN MAX" (how many it closed, and
-#                                     when: ms after each one's connect)
+#                                     when: ms after each one's connect
+#                                     began)
 #   flood-probe.py sub PATH N         N subscribers (a whole subscribe
 #                                     REQUEST each, replies not read)
 #   flood-probe.py health PORT MS     GET /health every 50 ms (each given
@@ -54,8 +55,9 @@ elif cmd == "tcp":
 elif cmd in ("unix", "sub"):
     for i in range(n):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(where)
+        # before connect: serve may accept before connect() returns here
         born.append(time.monotonic())
+        s.connect(where)
         try:
             if cmd == "sub":
                 s.sendall(SUB)
