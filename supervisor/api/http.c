@@ -1,8 +1,9 @@
 /*
- * http.c: serve's HTTP/1.1 server: the listener, the connections and
- * their phases, the limits (head, body, per-request deadline, idle
- * deadline, connection cap, unsent stream bytes) and the replies.
- * Requests go to one handler; routing is the caller's.
+ * http.c: serve's HTTP/1.1 server: the listener (paused while accept
+ * fails: lpause.c), the connections and their phases, the limits (head,
+ * body, per-request deadline, idle deadline, connection cap, unsent
+ * stream bytes) and the replies.  Requests go to one handler; routing is
+ * the caller's.
  */
 #include <config.h>
 
