@@ -321,12 +321,11 @@ serve_token(struct serve *s, struct http_req *r, const struct serve_match *m)
 	}
 	if (t[strcspn(t, ";,\"\\ \t")] == '\0')
 		xasprintf(&extra, "Set-Cookie: %s=%s; HttpOnly; "
-		    "SameSite=Strict; Path=/\r\nCache-Control: no-store\r\n",
+		    "SameSite=Strict; Path=/\r\n",
 		    SERVE_COOKIE, t);
 	j = json_pack("{s:s}", "token", t);
 	b = json_dumps(j, JSON_COMPACT);
-	http_reply(r, 200, "application/json", extra != NULL ? extra :
-	    "Cache-Control: no-store\r\n", b, strlen(b));
+	http_reply(r, 200, "application/json", extra, b, strlen(b));
 	free(b);
 	free(extra);
 	json_decref(j);
