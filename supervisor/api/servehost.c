@@ -81,18 +81,20 @@ servehost_is(const struct servehost_name *n, const char *s)
 }
 
 /*
- * Does the request's "host[:port]" [b, e) name this server?  port: the
- * request's port, its own or its scheme's default (an Origin always has
- * one), 0 when it named none (a Host without a port: only a proxy or a
- * script sends that, never a browser reaching this port).  Our names
- * take our port only; an --allowed-host any port unless it gave one.
+ * Does the request's "host[:port]" [b, e) name this server?  origin: it
+ * is an Origin's, whose port (its own, else the scheme's default
+ * defport) must be ours: a page on another port of this machine is
+ * another site.  A Host's port is not judged on our names: a browser
+ * puts there the port it reached, ours, or a proxy's (a rebound page
+ * is told by its name).  An --allowed-host NAME takes any port, or,
+ * NAME:PORT, that port when the request names one.
  */
 static int
 servehost_ours(const struct serve *s, const char *b, const char *e,
-    unsigned defport)
+    int origin, unsigned defport)
 {
 	struct servehost_name	 n, a;
-	unsigned		 port, ours = (unsigned)serve_port(s);
+	unsigned		 port;
 	size_t			 i;
 
 	if (servehost_split(b, e, &n) != 0)
@@ -107,7 +109,7 @@ servehost_ours(const struct serve *s, const char *b, const char *e,
 		    (a.port == 0 || port == 0 || port == a.port))
 			return 1;
 	}
-	if (port != 0 && port != ours)
+	if (origin && port != (unsigned)serve_port(s))
 		return 0;
 	for (i = 0; servehost_local[i] != NULL; i++)
 		if (servehost_is(&n, servehost_local[i]))
@@ -156,14 +158,14 @@ servehost_refused(const struct serve *s, const struct http_head *h,
 			defport = 443;
 		} else
 			return "Origin not allowed";
-		if (!servehost_ours(s, b, b + strlen(b), defport))
+		if (!servehost_ours(s, b, b + strlen(b), 1, defport))
 			return "Origin not allowed";
 	}
 	*code = 400;
 	if (host == NULL)
 		return "a Host header field is needed";
 	*code = 421;
-	if (!servehost_ours(s, host, host + strlen(host), 0))
+	if (!servehost_ours(s, host, host + strlen(host), 0, 0))
 		return "Host not allowed: this server answers to localhost, "
 		    "127.0.0.1, [::1] and its --allowed-host names";
 	return NULL;

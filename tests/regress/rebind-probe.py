@@ -180,7 +180,8 @@ def case_legit():
     """Our names still work, and the token's cookie."""
     auth = "Authorization: Bearer " + TOKEN
     for host in (ME, "localhost:%d" % PORT, "[::1]:%d" % PORT,
-                 "LOCALHOST:%d" % PORT, "127.0.0.1"):
+                 "LOCALHOST:%d" % PORT, "127.0.0.1",
+                 "localhost:%d" % (PORT ^ 1)):
         st, h, t = ask("GET", "/api/loops/v2", host=host, extra=[auth])
         say(st == 200, "GET /api/loops/v2, Host %s: 200 (%d)" % (host, st))
     for origin in ("http://127.0.0.1:%d" % PORT, "http://localhost:%d" % PORT,
