@@ -228,20 +228,19 @@ serve_handle(struct http_req *r, void *arg)
 {
 	struct serve		*s = arg;
 	const struct http_head	*h = http_req_head(r);
-	const struct serve_route *rt, *hit = NULL, *open = NULL;
+	const struct serve_route *rt, *hit = NULL;
 	struct serve_match	 m, mm;
 	char			 allow[128] = "", extra[160];
 	const char		*why;
 	size_t			 i;
-	int			 found = 0, code;
+	int			 found = 0, guarded = 0, code;
 
 	for (i = 0; i < SERVE_NROUTES; i++) {
 		rt = &serve_routes[i];
 		if (!serve_match_path(rt->pattern, h->path, &mm))
 			continue;
 		found = 1;
-		if (rt->flags & SERVE_OPEN)
-			open = rt;
+		guarded |= !(rt->flags & SERVE_OPEN);
 		if (rt->method == h->method || (h->method == HTTP_HEAD &&
 		    rt->method == HTTP_GET)) {
 			hit = rt;
@@ -253,7 +252,9 @@ serve_handle(struct http_req *r, void *arg)
 			    strlen(allow), "%s%s", *allow ? ", " : "",
 			    http_method_name(rt->method));
 	}
-	if (open == NULL && (why = servehost_refused(s, h, &code)) != NULL) {
+	/* open: the row hit says so; no row hit (405), every row matched */
+	if ((hit != NULL ? !(hit->flags & SERVE_OPEN) : !found || guarded) &&
+	    (why = servehost_refused(s, h, &code)) != NULL) {
 		serve_refuse(r, hit, code, NULL, why);
 		return;
 	}
