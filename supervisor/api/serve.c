@@ -1,10 +1,8 @@
 /*
- * serve.c: serve's HTTP front end: the route table (method + path
- * pattern with ":id" captures, what each row asks of a request; 404 for
- * no route, 405 with Allow), the Host/Origin guard (servehost.c) run
- * first, the token (Bearer or its cookie), /health, /api/auth/token,
- * /api/events and /api/agents through the verb table, and the requests
- * waiting for a verb's reply.
+ * serve.c: serve's HTTP front end: the route table (path patterns with
+ * ":id" captures, what each row asks), servehost.c's guard first, the
+ * token (Bearer or its cookie), /health, /api/auth/token, /api/events,
+ * /api/agents through the verb table, requests waiting for a reply.
  */
 #include <config.h>
 
@@ -16,10 +14,10 @@
 #include <event2/buffer.h>
 
 #include "api.h"
-#include "jsonrpc.h"
 #include "bus.h"
 #include "committer.h"
 #include "host.h"
+#include "jsonrpc.h"
 #include "serveint.h"
 #include "sse.h"
 #include "sup.h"
