@@ -142,6 +142,16 @@ def case_routes():
         st, h, t = ask(m, path, host=[ME, EVIL], extra=[auth], body=b)
         say(st == 400 and TOKEN not in t,
             "%s with Host ours then foreign: 400 (%d)" % (name, st))
+    # no route, or another method: the guard answers first, all the same
+    for m, path in (("GET", "/api/nothing"), ("PUT", "/api/agents"),
+                    ("PUT", "/mcp")):
+        st, h, t = ask(m, path, host=EVIL, extra=[auth])
+        say(refused(st, h, t, (421,)) and "allow" not in h,
+            "%s %s (no such route) with Host %s: 421 (%d)" % (m, path, EVIL,
+                                                             st))
+    st, h, t = ask("POST", "/health", host=EVIL)
+    say(st == 405 and TOKEN not in t,
+        "POST /health (open path) with Host %s: 405 (%d)" % (EVIL, st))
 
 
 def case_attack():
