@@ -99,6 +99,7 @@ static const struct {
 	{ 405, "Method Not Allowed" }, { 408, "Request Timeout" },
 	{ 409, "Conflict" }, { 411, "Length Required" },
 	{ 413, "Content Too Large" }, { 415, "Unsupported Media Type" },
+	{ 421, "Misdirected Request" },
 	{ 422, "Unprocessable Content" }, { 429, "Too Many Requests" },
 	{ 431, "Request Header Fields Too Large" },
 	{ 500, "Internal Server Error" }, { 501, "Not Implemented" },

@@ -260,7 +260,8 @@ http_parse_field(const char *s, size_t len, struct http_head *h,
 	return 0;
 }
 
-/* Content-Length (every copy the same digits), Transfer-Encoding, Host. */
+/* Content-Length (every copy the same digits), Transfer-Encoding, Host
+ * (one, RFC 9112 3.2). */
 static int
 http_parse_framing(struct http_head *h, const char **why)
 {
@@ -299,6 +300,12 @@ http_parse_framing(struct http_head *h, const char **why)
 	}
 	if (h->minor >= 1 && http_head_field(h, "host") == NULL) {
 		*why = "no Host header field";
+		return 400;
+	}
+	for (n = 0, i = 0; i < h->nfields; i++)
+		n += strcmp(h->fields[i].name, "host") == 0;
+	if (n > 1) {
+		*why = "more than one Host header field";
 		return 400;
 	}
 	v = http_head_field(h, "connection");

@@ -1,15 +1,15 @@
 /*
- * serve.c: serve's HTTP front end: the route table (method + path
- * pattern with ":id" captures; 404 for no route, 405 with Allow for a
- * wrong method), the bearer token every /api/ route but the token's own
- * needs (and /mcp), /health, /metrics, /api/events and /api/agents
- * through the verb table, and the requests waiting for a verb's reply.
+ * serve.c: serve's HTTP front end: the route table (path patterns with
+ * ":id" captures, what each row asks), servehost.c's guard first, the
+ * token (Bearer or its cookie), /health, /api/auth/token, /api/events,
+ * /api/agents through the verb table, requests waiting for a reply.
  */
 #include <config.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/buffer.h>
 
@@ -17,18 +17,30 @@
 #include "bus.h"
 #include "committer.h"
 #include "host.h"
+#include "jsonrpc.h"
 #include "serveint.h"
 #include "sse.h"
 #include "sup.h"
 #include "xmalloc.h"
 
-/* A route: no auth for the page, /health, /metrics and the token. */
+/*
+ * What a route asks of a request.  0 (every row unless it says
+ * otherwise): Host and Origin (servehost.c), then the token.
+ */
+#define SERVE_OPEN	0x1	/* nothing: it holds no data (/health) */
+#define SERVE_NOTOKEN	0x2	/* Host and Origin, no token */
+#define SERVE_RPC	0x4	/* refusals as JSON-RPC errors (/mcp) */
+
 struct serve_route {
 	enum http_method	 method;
 	const char		*pattern;
 	serve_route_fn		 fn;
-	int			 open;		/* no token needed */
+	unsigned		 flags;		/* SERVE_OPEN... */
 };
+
+/* The 401's challenge: without it MCP clients fall back to OAuth. */
+#define SERVE_CHALLENGE	"WWW-Authenticate: Bearer realm=\"ccw-supervisor\"\r\n"
+#define SERVE_COOKIE	"ccw_token"
 
 static void	serve_health(struct serve *, struct http_req *,
 		    const struct serve_match *);
@@ -41,10 +53,10 @@ static void	serve_agents(struct serve *, struct http_req *,
 
 /* Every route; a path matching none is 404, a method not listed 405. */
 static const struct serve_route serve_routes[] = {
-	{ HTTP_GET, "/", serve_page, 1 },
-	{ HTTP_GET, "/health", serve_health, 1 },
-	{ HTTP_GET, "/metrics", serve_metrics, 1 },
-	{ HTTP_GET, "/api/auth/token", serve_token, 1 },
+	{ HTTP_GET, "/", serve_page, SERVE_NOTOKEN },
+	{ HTTP_GET, "/health", serve_health, SERVE_OPEN },
+	{ HTTP_GET, "/metrics", serve_metrics, SERVE_NOTOKEN },
+	{ HTTP_GET, "/api/auth/token", serve_token, SERVE_NOTOKEN },
 	{ HTTP_GET, "/api/events", serve_events, 0 },
 	{ HTTP_GET, "/api/agents", serve_agents, 0 },
 	{ HTTP_POST, "/api/agents", serve_agents, 0 },
@@ -70,9 +82,9 @@ static const struct serve_route serve_routes[] = {
 	{ HTTP_POST, "/api/loops/v2/:id/pause", serve_loops_action, 0 },
 	{ HTTP_POST, "/api/loops/v2/:id/resume", serve_loops_action, 0 },
 	{ HTTP_POST, "/api/loops/v2/:id/stop", serve_loops_action, 0 },
-	{ HTTP_POST, "/mcp", serve_mcp, 0 },
-	{ HTTP_GET, "/mcp", serve_mcp, 0 },
-	{ HTTP_DELETE, "/mcp", serve_mcp, 0 },
+	{ HTTP_POST, "/mcp", serve_mcp, SERVE_RPC },
+	{ HTTP_GET, "/mcp", serve_mcp, SERVE_RPC },
+	{ HTTP_DELETE, "/mcp", serve_mcp, SERVE_RPC },
 };
 #define SERVE_NROUTES	(sizeof serve_routes / sizeof serve_routes[0])
 
@@ -119,29 +131,96 @@ serve_peer_loopback(const char *peer)
 	    strncmp(peer, "::ffff:127.", 11) == 0;
 }
 
-/* Authorization: Bearer TOKEN, compared without an early exit. */
+/* Is v (n bytes) the token?  Compared without an early exit. */
 static int
-serve_authorized(const struct serve *s, struct http_req *r)
+serve_token_is(const struct serve *s, const char *v, size_t n)
 {
-	const char	*v = http_head_field(http_req_head(r), "authorization");
 	const char	*t = s->cfg.token;
-	size_t		 i, n;
+	size_t		 i;
 	unsigned	 diff = 0;
 
-	if (v == NULL || strncasecmp(v, "Bearer ", 7) != 0)
-		return 0;
-	v += 7;
-	while (*v == ' ')
-		v++;
-	n = strlen(t);
-	if (strlen(v) != n)
+	if (n != strlen(t))
 		return 0;
 	for (i = 0; i < n; i++)
 		diff |= (unsigned)(v[i] ^ t[i]);
 	return diff == 0;
 }
 
-/* The one handler: route, method, token, then the route's function. */
+/*
+ * Does a Cookie field carry the token (ccw_token=...)?  Only from our
+ * own pages: a request another site made (Sec-Fetch-Site: same-site,
+ * cross-site) is not authorized by it, even where the browser sent it
+ * (SameSite counts another port of this host as the same site).
+ */
+static int
+serve_cookie_ok(const struct serve *s, const struct http_head *h)
+{
+	const char	*site = http_head_field(h, "sec-fetch-site"), *v, *e;
+	size_t		 i, n = strlen(SERVE_COOKIE);
+
+	if (site != NULL && strcmp(site, "same-origin") != 0 &&
+	    strcmp(site, "none") != 0)
+		return 0;
+	for (i = 0; i < h->nfields; i++) {
+		if (strcmp(h->fields[i].name, "cookie") != 0)
+			continue;
+		for (v = h->fields[i].value; *v != '\0'; v = *e ? e + 1 : e) {
+			v += strspn(v, " \t");
+			e = v + strcspn(v, ";");
+			if (strncmp(v, SERVE_COOKIE "=", n + 1) == 0 &&
+			    serve_token_is(s, v + n + 1, (size_t)(e - v) - n -
+			    1))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Authorization: Bearer TOKEN, or the token's cookie. */
+static int
+serve_authorized(const struct serve *s, struct http_req *r)
+{
+	const struct http_head	*h = http_req_head(r);
+	const char		*v = http_head_field(h, "authorization");
+
+	if (v != NULL && strncasecmp(v, "Bearer ", 7) == 0) {
+		v += 7;
+		while (*v == ' ')
+			v++;
+		if (serve_token_is(s, v, strlen(v)))
+			return 1;
+	}
+	return serve_cookie_ok(s, h);
+}
+
+/*
+ * A refusal before the route runs: CCW's error shape, or a JSON-RPC
+ * error without an id on /mcp (what MCP clients read); extra: fields.
+ */
+static void
+serve_refuse(struct http_req *r, const struct serve_route *rt, int code,
+    const char *extra, const char *msg)
+{
+	json_t	*j;
+	char	*b, *d;
+
+	if (rt != NULL && (rt->flags & SERVE_RPC))
+		j = jsonrpc_error_new(NULL, -32000, "%s", msg);
+	else
+		j = json_pack("{s:b,s:s}", "success", 0, "error", msg);
+	d = json_dumps(j, JSON_COMPACT);
+	xasprintf(&b, "%s\n", d);
+	http_reply(r, code, "application/json", extra, b, strlen(b));
+	free(b);
+	free(d);
+	json_decref(j);
+}
+
+/*
+ * The one handler: the route, then what its row asks (Host and Origin
+ * before anything else, even a 404 or 405: a foreign page learns
+ * nothing; then the token), then the route's function.
+ */
 static void
 serve_handle(struct http_req *r, void *arg)
 {
@@ -150,14 +229,16 @@ serve_handle(struct http_req *r, void *arg)
 	const struct serve_route *rt, *hit = NULL;
 	struct serve_match	 m, mm;
 	char			 allow[128] = "", extra[160];
+	const char		*why;
 	size_t			 i;
-	int			 found = 0;
+	int			 found = 0, guarded = 0, code;
 
 	for (i = 0; i < SERVE_NROUTES; i++) {
 		rt = &serve_routes[i];
 		if (!serve_match_path(rt->pattern, h->path, &mm))
 			continue;
 		found = 1;
+		guarded |= !(rt->flags & SERVE_OPEN);
 		if (rt->method == h->method || (h->method == HTTP_HEAD &&
 		    rt->method == HTTP_GET)) {
 			hit = rt;
@@ -169,23 +250,24 @@ serve_handle(struct http_req *r, void *arg)
 			    strlen(allow), "%s%s", *allow ? ", " : "",
 			    http_method_name(rt->method));
 	}
+	/* open: the row hit says so; no row hit (405), every row matched */
+	if ((hit != NULL ? !(hit->flags & SERVE_OPEN) : !found || guarded) &&
+	    (why = servehost_refused(s, h, &code)) != NULL) {
+		serve_refuse(r, hit, code, NULL, why);
+		return;
+	}
 	if (hit == NULL && found) {
-		json_t *j = json_pack("{s:b,s:s}", "success", 0, "error",
-		    "Method not allowed");
-		char *b = json_dumps(j, JSON_COMPACT);
-
 		snprintf(extra, sizeof extra, "Allow: %s\r\n", allow);
-		http_reply(r, 405, "application/json", extra, b, strlen(b));
-		free(b);
-		json_decref(j);
+		serve_refuse(r, NULL, 405, extra, "Method not allowed");
 		return;
 	}
 	if (hit == NULL) {
 		http_reply_error(r, 404, "no route for %s", h->path);
 		return;
 	}
-	if (!hit->open && !serve_authorized(s, r)) {
-		http_reply_error(r, 401, "Unauthorized");
+	if (!(hit->flags & (SERVE_OPEN | SERVE_NOTOKEN)) &&
+	    !serve_authorized(s, r)) {
+		serve_refuse(r, hit, 401, SERVE_CHALLENGE, "Unauthorized");
 		return;
 	}
 	hit->fn(s, r, &m);
@@ -216,11 +298,19 @@ serve_health(struct serve *s, struct http_req *r, const struct serve_match *m)
 	json_decref(j);
 }
 
-/* GET /api/auth/token: CCW's scheme, to loopback peers only. */
+/*
+ * GET /api/auth/token: CCW's scheme, to loopback peers only, and only
+ * past the guard (Host and Origin ours: never to a rebound page).  The
+ * token also as an HttpOnly cookie, which authorizes the status page
+ * (it fetches this again on a 401: a restarted serve has a new token);
+ * a token a cookie cannot carry gets none.
+ */
 static void
 serve_token(struct serve *s, struct http_req *r, const struct serve_match *m)
 {
-	json_t	*j;
+	const char	*t = s->cfg.token;
+	char		*extra = NULL, *b;
+	json_t		*j;
 
 	(void)m;
 	if (!serve_peer_loopback(http_req_peer(r))) {
@@ -228,8 +318,15 @@ serve_token(struct serve *s, struct http_req *r, const struct serve_match *m)
 		    "clients only");
 		return;
 	}
-	j = json_pack("{s:s}", "token", s->cfg.token);
-	http_reply_json(r, 200, j);
+	if (t[strcspn(t, ";,\"\\ \t")] == '\0')
+		xasprintf(&extra, "Set-Cookie: %s=%s; HttpOnly; "
+		    "SameSite=Strict; Path=/\r\n",
+		    SERVE_COOKIE, t);
+	j = json_pack("{s:s}", "token", t);
+	b = json_dumps(j, JSON_COMPACT);
+	http_reply(r, 200, "application/json", extra, b, strlen(b));
+	free(b);
+	free(extra);
 	json_decref(j);
 }
 
@@ -441,7 +538,7 @@ serve_listen(struct serve *s, const char *addr, char **err)
 	const char	*colon = strrchr(addr, ':');
 	size_t		 n = colon != NULL ? (size_t)(colon - addr) : 0;
 
-	/* the host part: /mcp's Origin may name it */
+	/* the host part: a name it answers to (servehost.c) */
 	if (n < sizeof s->listen_host) {
 		memcpy(s->listen_host, addr, n);
 		s->listen_host[n] = '\0';

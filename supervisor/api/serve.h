@@ -42,6 +42,8 @@ struct serve_cfg {
 	size_t			 jobs;		/* loops run at once; 0: any */
 	struct sock		*sock;		/* the control socket or NULL */
 	struct http_limits	 limits;
+	const char *const	*allowed_hosts;	/* --allowed-host NAME[:PORT] */
+	size_t			 nallowed;
 };
 
 struct serve	*serve_new(struct event_base *, const struct serve_cfg *,
@@ -53,5 +55,6 @@ size_t		 serve_hosted(const struct serve *);
 int		 serve_resume(struct serve *);
 void		 serve_loop_done(struct serve *, const char *, int);
 void		 serve_free(struct serve *);
+int		 servehost_valid(const char *, char **);
 
 #endif

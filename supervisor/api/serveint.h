@@ -29,7 +29,7 @@ struct serve {
 	struct sse		*sse;
 	struct committer	*io;		/* scans, deletes: off the loop */
 	struct servemcp		*mcp;		/* /mcp's sessions */
-	char			 listen_host[64]; /* --http's, for Origin */
+	char			 listen_host[64]; /* --http's host: a name */
 	struct serve_calls	 calls;		/* waiting for a verb's reply */
 	uint64_t		 writes;	/* front-end commits made here */
 	uint64_t		 jobs_refused;	/* starts, resumes over --jobs */
@@ -114,8 +114,9 @@ void	servemcp_free(struct servemcp *);
 int	servemcp_accepts(const struct http_head *, const char *);
 int	servemcp_is_json(const struct http_head *);
 int	servemcp_version_ok(const struct http_head *);
-const char *servemcp_origin_refused(const struct serve *,
-	    const struct http_head *);
+/* servehost.c: the names serve answers to, the guard of every route */
+const char *servehost_refused(const struct serve *, const struct http_head *,
+	    int *);
 /* servemetrics.c: GET /metrics */
 void	serve_metrics(struct serve *, struct http_req *,
 	    const struct serve_match *);

@@ -532,17 +532,11 @@ servemcp_delete(struct servemcp *sm, struct http_req *r)
 	http_reply(r, 200, NULL, NULL, NULL, 0);
 }
 
-/* The /mcp route (the token already checked by serve_handle). */
+/* The /mcp route (Host, Origin and the token checked by serve_handle). */
 void
 serve_mcp(struct serve *s, struct http_req *r, const struct serve_match *m)
 {
-	const char	*why;
-
 	(void)m;
-	if ((why = servemcp_origin_refused(s, http_req_head(r))) != NULL) {
-		servemcp_fail(r, 403, SERVEMCP_ERROR, NULL, why);
-		return;
-	}
 	switch (http_req_head(r)->method) {
 	case HTTP_POST:
 		servemcp_post(s->mcp, r);

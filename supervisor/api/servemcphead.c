@@ -1,8 +1,8 @@
 /*
  * servemcphead.c: what serve's /mcp checks in a request's header fields
  * before a message reaches a session: Accept's media ranges, the body's
- * Content-Type, MCP-Protocol-Version, and Origin and Host against DNS
- * rebinding (a page elsewhere must not reach a local server).
+ * Content-Type and MCP-Protocol-Version (Origin and Host are serve's
+ * guard of every route: servehost.c).
  */
 #include <config.h>
 
@@ -15,11 +15,6 @@
 /* The revisions whose MCP-Protocol-Version header is honoured. */
 static const char *const servemcp_versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL
-};
-
-/* Hosts a request may name: this machine, under the names it answers. */
-static const char *const servemcp_local[] = {
-	"localhost", "127.0.0.1", "[::1]", NULL
 };
 
 /* Trims blanks around [*b, *e). */
@@ -109,65 +104,4 @@ servemcp_version_ok(const struct http_head *h)
 		if (strcmp(v, servemcp_versions[i]) == 0)
 			return 1;
 	return 0;
-}
-
-/*
- * Is the host [b, e) (a port after it allowed) one we answer to: this
- * machine's names, or the address serve was told to listen on (not an
- * unspecified one: 0.0.0.0 in a browser reaches this machine too)?
- */
-static int
-servemcp_host_ok(const struct serve *s, const char *b, const char *e)
-{
-	const char	*end;
-	size_t		 i, n;
-
-	if (b < e && *b == '[') {
-		if ((end = memchr(b, ']', (size_t)(e - b))) == NULL)
-			return 0;
-		end++;
-	} else
-		end = b + strcspn(b, ":/");
-	if (end > e)
-		end = e;
-	if (end < e && *end != ':')
-		return 0;
-	n = (size_t)(end - b);
-	for (i = 0; servemcp_local[i] != NULL; i++)
-		if (n == strlen(servemcp_local[i]) &&
-		    strncasecmp(b, servemcp_local[i], n) == 0)
-			return 1;
-	return s->listen_host[0] != '\0' && strcmp(s->listen_host,
-	    "0.0.0.0") != 0 && strcmp(s->listen_host, "[::]") != 0 &&
-	    n == strlen(s->listen_host) &&
-	    strncasecmp(b, s->listen_host, n) == 0;
-}
-
-/*
- * DNS rebinding: an Origin, when sent, must be http(s) on a host we
- * answer to ("null" and any other scheme are refused); a Host must name
- * one too while serve listens on loopback only (beyond it the token is
- * the guard and clients use the machine's own names).  NULL, or why not.
- */
-const char *
-servemcp_origin_refused(const struct serve *s, const struct http_head *h)
-{
-	const char	*o = http_head_field(h, "origin");
-	const char	*host = http_head_field(h, "host"), *b;
-
-	if (o != NULL) {
-		if (strncasecmp(o, "http://", 7) == 0)
-			b = o + 7;
-		else if (strncasecmp(o, "https://", 8) == 0)
-			b = o + 8;
-		else
-			return "Origin not allowed";
-		if (strchr(b, '@') != NULL || !servemcp_host_ok(s, b,
-		    b + strcspn(b, "/")) || b[strcspn(b, "/")] != '\0')
-			return "Origin not allowed";
-	}
-	if (host != NULL && serve_loopback(s) &&
-	    !servemcp_host_ok(s, host, host + strlen(host)))
-		return "Host not allowed";
-	return NULL;
 }

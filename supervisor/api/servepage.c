@@ -17,7 +17,7 @@
 static const char serve_page_csp[] =
     "Content-Security-Policy: "
     "default-src 'none'; "
-    "script-src 'sha256-AkqhSmCLTo1mCpRUEsqHhrpW1GjTeq7Jxppkg9oYKGc='; "
+    "script-src 'sha256-tH0zCJ6xx16uNVDPfWhPbRDB1NvDEMuhJbK1ABG+PIg='; "
     "style-src 'sha256-pDkmVu+u43WvkUHxeMNXQNSZjefpDikLyEIEyJz++dA='; "
     "connect-src 'self'; "
     "base-uri 'none'; "
@@ -26,10 +26,11 @@ static const char serve_page_csp[] =
     "\r\nReferrer-Policy: no-referrer\r\n";
 
 /*
- * The page: the token from /api/auth/token (loopback), the loops from
- * /api/loops/v2, then /api/events read with fetch() so that the bearer
- * token goes in a header (EventSource cannot send one, and a token in a
- * URL ends up in logs).  Data reaches the DOM by textContent only.
+ * The page: the token's HttpOnly cookie from /api/auth/token (loopback;
+ * fetched again on a 401: a restarted serve has a new token, and the
+ * page holds none itself), the loops from /api/loops/v2, then
+ * /api/events read with fetch() (a 401 there re-authenticates too).
+ * Data reaches the DOM by textContent only.
  */
 static const char serve_page_html[] =
 	"<!DOCTYPE html>\n"
@@ -66,9 +67,8 @@ static const char serve_page_html[] =
 	"</table>\n"
 	"<script>\"use strict\";\n"
 	"/* The status page: loops from /api/loops/v2, kept live by /api/events read\n"
-	"   with fetch() (EventSource cannot send the bearer token). Every field\n"
+	"   with fetch(), authorized by the token's HttpOnly cookie. Every field\n"
 	"   from the server reaches the DOM through textContent only. */\n"
-	"let token = \"\";\n"
 	"let lastId = \"0\";\n"
 	"const loops = new Map();\n"
 	"const tbody = document.getElementById(\"loops\");\n"
@@ -77,9 +77,22 @@ static const char serve_page_html[] =
 	"\n"
 	"function say(msg) { errEl.textContent = msg; }\n"
 	"\n"
+	"/* The cookie again: serve restarted with a new token. */\n"
+	"async function auth() {\n"
+	"\tconst r = await fetch(\"/api/auth/token\", { cache: \"no-store\" });\n"
+	"\tif (!r.ok) throw new Error(\"no token: \" + r.status);\n"
+	"}\n"
+	"\n"
+	"/* A request with the cookie; on a 401 the cookie anew, then once more. */\n"
+	"async function call(method, path) {\n"
+	"\tconst r = await fetch(path, { method: method });\n"
+	"\tif (r.status !== 401) return r;\n"
+	"\tawait auth();\n"
+	"\treturn fetch(path, { method: method });\n"
+	"}\n"
+	"\n"
 	"async function api(method, path) {\n"
-	"\tconst r = await fetch(path, { method: method,\n"
-	"\t    headers: { \"Authorization\": \"Bearer \" + token } });\n"
+	"\tconst r = await call(method, path);\n"
 	"\tlet body = null;\n"
 	"\ttry { body = await r.json(); } catch (e) { body = null; }\n"
 	"\tif (!r.ok)\n"
@@ -241,9 +254,8 @@ static const char serve_page_html[] =
 	"async function stream() {\n"
 	"\tfor (;;) {\n"
 	"\t\ttry {\n"
-	"\t\t\tconst r = await fetch(\"/api/events?lastEventId=\" +\n"
-	"\t\t\t    encodeURIComponent(lastId), { headers:\n"
-	"\t\t\t    { \"Authorization\": \"Bearer \" + token } });\n"
+	"\t\t\tconst r = await call(\"GET\", \"/api/events?lastEventId=\" +\n"
+	"\t\t\t    encodeURIComponent(lastId));\n"
 	"\t\t\tif (!r.ok || !r.body) throw new Error(\"events: \" + r.status);\n"
 	"\t\t\tconnEl.textContent = \"live\";\n"
 	"\t\t\tconst rd = r.body.getReader();\n"
@@ -267,10 +279,7 @@ static const char serve_page_html[] =
 	"}\n"
 	"\n"
 	"async function main() {\n"
-	"\ttry {\n"
-	"\t\tconst r = await fetch(\"/api/auth/token\");\n"
-	"\t\ttoken = (await r.json()).token || \"\";\n"
-	"\t} catch (e) { say(\"no token: \" + e.message); }\n"
+	"\ttry { await auth(); } catch (e) { say(e.message); }\n"
 	"\tawait load();\n"
 	"\tstream();\n"
 	"}\n"

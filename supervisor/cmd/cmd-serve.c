@@ -38,6 +38,7 @@
 #define SERVE_NSIG	3
 #define SERVE_ROOTS_MAX	64
 #define SERVE_TOKEN_MAX	4096
+#define SERVE_HOSTS_MAX	64
 
 /* One project root: its options, agent table, host and verb table. */
 struct serve_side {
@@ -70,16 +71,21 @@ serve_usage(FILE *fp)
 	fprintf(fp,
 "usage: ccw-supervisor serve [-C ROOT]... [--http ADDR:PORT]\n"
 "           [--socket PATH | --no-socket] [--token-file F] [--jobs N]\n"
-"           [--config F] [--grace-ms N]\n"
+"           [--config F] [--grace-ms N] [--allowed-host NAME]...\n"
 "\n"
 "Host every loop of the project roots (default: the current directory)\n"
 "in one process and serve them over HTTP/JSON (default 127.0.0.1:3456):\n"
 "CCW's /api/loops/v2 routes, /api/agents (the verbs), /api/events\n"
 "(Server-Sent Events), /mcp (an MCP server over Streamable HTTP: the\n"
 "agent and loop tools), /metrics, /health.  Every /api/ route and /mcp\n"
-"need \"Authorization: Bearer TOKEN\"; GET /api/auth/token gives it to\n"
-"loopback clients.  The token is random per start, or the content of\n"
-"--token-file (mode 0600), which an address beyond loopback requires.\n"
+"need \"Authorization: Bearer TOKEN\" (or the ccw_token cookie);\n"
+"GET /api/auth/token gives both to loopback clients.  The token is\n"
+"random per start, or the content of --token-file (mode 0600), which an\n"
+"address beyond loopback requires.  Every route but /health first\n"
+"checks Host and Origin (DNS rebinding, other sites): they must name\n"
+"localhost, 127.0.0.1, [::1] or the --http host (an Origin with serve's\n"
+"port), or an --allowed-host NAME[:PORT] (repeatable; a reverse\n"
+"proxy's name): else 421 or 403.\n"
 "Loops left running by a serve that died are resumed.  --jobs N: at\n"
 "most N loops run at once (a start beyond is 503).  The control\n"
 "socket (`control --connect PATH` is its client) listens at --socket\n"
@@ -387,6 +393,7 @@ cmd_serve(int argc, char **argv)
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "socket", required_argument, NULL, 'S' },
 		{ "no-socket", no_argument, NULL, 'N' },
+		{ "allowed-host", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -395,10 +402,10 @@ cmd_serve(int argc, char **argv)
 	struct serve_cmd	 sc;
 	const char		*roots[SERVE_ROOTS_MAX], *addr = "127.0.0.1:3456";
 	const char		*token_file = NULL, *config = NULL, *grace = NULL;
-	const char		*sock_path = NULL;
+	const char		*sock_path = NULL, *hosts[SERVE_HOSTS_MAX];
 	char			*err = NULL, *end;
 	unsigned long		 jobs = 0;
-	size_t			 nroots = 0, i;
+	size_t			 nroots = 0, nhosts = 0, i;
 	int			 ch, no_sock = 0, rc = EXIT_USAGE;
 
 	optind = 1;
@@ -418,6 +425,20 @@ cmd_serve(int argc, char **argv)
 		case 'G': grace = optarg; break;
 		case 'S': sock_path = optarg; break;
 		case 'N': no_sock = 1; break;
+		case 'A':
+			if (nhosts == SERVE_HOSTS_MAX) {
+				fprintf(stderr, "ccw-supervisor serve: at most "
+				    "%d --allowed-host\n", SERVE_HOSTS_MAX);
+				return EXIT_USAGE;
+			}
+			if (servehost_valid(optarg, &err) != 0) {
+				fprintf(stderr, "ccw-supervisor serve: %s\n",
+				    err);
+				free(err);
+				return EXIT_USAGE;
+			}
+			hosts[nhosts++] = optarg;
+			break;
 		case 'j':
 			jobs = strtoul(optarg, &end, 10);
 			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
@@ -476,6 +497,8 @@ cmd_serve(int argc, char **argv)
 	cfg.jobs = jobs;
 	cfg.sock = sc.sock;
 	cfg.limits = lim;
+	cfg.allowed_hosts = hosts;
+	cfg.nallowed = nhosts;
 	if ((sc.srv = serve_new(sc.base, &cfg, &err)) == NULL ||
 	    serve_listen(sc.srv, addr, &err) != 0) {
 		fprintf(stderr, "ccw-supervisor serve: --http %s: %s\n", addr,

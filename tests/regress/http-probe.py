@@ -69,8 +69,9 @@ def is_json_error(r, code):
 
 
 def get(path, extra=b""):
-    return (b"GET " + path.encode() + b" HTTP/1.1\r\nHost: t\r\n" + extra +
-            b"\r\n")
+    """A GET naming serve by its address (serve's guard checks Host)."""
+    return (b"GET " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1:" +
+            str(PORT).encode() + b"\r\n" + extra + b"\r\n")
 
 
 def case_basic():

@@ -2,8 +2,9 @@
 # mcp-authproxy.py UPSTREAM_PORT TOKEN PORTFILE: a loopback HTTP proxy for
 # mcp-conformance.sh that adds serve's bearer token to every request (the
 # conformance CLI cannot send one) and passes all else as it came (Host,
-# Origin: the DNS-rebinding scenario's headers reach serve), answers
-# streamed back as they arrive.  Its port is written to PORTFILE.
+# Origin: the DNS-rebinding scenario's headers reach serve, the proxy's
+# port in them made serve's), answers streamed back as they arrive.  Its
+# port is written to PORTFILE.
 import http.client
 import http.server
 import socketserver
@@ -26,7 +27,12 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         up = http.client.HTTPConnection("127.0.0.1", UP, timeout=600)
         up.putrequest(self.command, self.path, skip_host=True,
                       skip_accept_encoding=True)
+        me = ":%d" % self.server.server_address[1]
         for k, v in self.headers.items():
+            # serve's port for ours in Host and Origin: serve judges an
+            # Origin's port, and sees what the CLI would send it direct
+            if k.lower() in ("host", "origin") and v.endswith(me):
+                v = v[:-len(me)] + ":%d" % UP
             if k.lower() not in HOP:
                 up.putheader(k, v)
         up.putheader("Authorization", "Bearer " + TOKEN)

@@ -4,7 +4,8 @@
 # status.  Every wait is bounded (t_until).
 HTTPC="$srcdir/tests/regress/serve-http.py"
 
-# srv_start OUT ARGS...: serve ARGS --http 127.0.0.1:0 in the background;
+# srv_start OUT ARGS...: serve ARGS --http ${SRV_ADDR:-127.0.0.1}:0 in the
+# background;
 # stdout OUT, stderr OUT.err; $SRV_PID, $SRV_PORT, $SRV_TOKEN (from
 # /api/auth/token).  Its control socket is OUT.sock unless ARGS name one
 # (or --no-socket): two serves on one root each get their own.  Fails if
@@ -15,7 +16,7 @@ srv_start() {
 	sock=(--socket "$out.sock")
 	case " $* " in *" --socket "*|*" --no-socket "*) sock=() ;; esac
 	: >"$out"
-	$WRAP "$SUP" -v serve "$@" "${sock[@]}" --http 127.0.0.1:0 \
+	$WRAP "$SUP" -v serve "$@" "${sock[@]}" --http "${SRV_ADDR:-127.0.0.1}:0" \
 	    >"$out" 2>"$out.err" &
 	SRV_PID=$!
 	SRV_PORT=

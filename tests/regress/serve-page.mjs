@@ -1,7 +1,8 @@
 // serve-page.mjs: serve-page.sh's browser half.  Drives headless Chromium
 // (playwright-core) through serve's status page: the loop row, a worker's
 // live progress line, pause/resume/stop by clicks (the API agrees), a
-// pause made elsewhere seen through /api/events, a hostile title shown as
+// pause made elsewhere seen through /api/events, a stale token cookie
+// replaced after one 401 (a restarted serve), a hostile title shown as
 // text, no CSP violation; a screenshot kept.  One line per check:
 // "ok DESCRIPTION" or "not ok DESCRIPTION: WHY"; exit 0 once all ran.
 //
@@ -141,6 +142,23 @@ try {
 
 	await clickTo(page, "pause", "paused");
 	await page.screenshot({ path: png, fullPage: true });
+	await clickTo(page, "resume", "running");
+	// serve restarted: the page's cookie names a former token.  Its next
+	// request is 401: it fetches the token again (a new cookie) and goes
+	// on without a reload
+	await page.context().addCookies([{ name: "ccw_token",
+	    value: "a-token-of-a-former-serve", url: base }]);
+	const before = errors.length;
+	await clickTo(page, "pause", "paused");
+	const ck = (await page.context().cookies(base)).find((c) =>
+	    c.name === "ccw_token");
+	ok(ck !== undefined && ck.value === token && ck.httpOnly &&
+	    ck.sameSite === "Strict" && ck.path === "/",
+	    "a stale cookie: the page took the token again (HttpOnly, " +
+	    "SameSite=Strict, Path=/)", JSON.stringify(ck));
+	// the browser logs the 401 it got: not an error of the page
+	errors.splice(before, errors.length - before, ...errors.slice(before)
+	    .filter((e) => !/\b401\b/.test(e)));
 	await clickTo(page, "resume", "running");
 	// changes made by another client reach the page through the stream
 	ok(await apiPost("/api/loops/v2/" + id + "/pause") === 200,

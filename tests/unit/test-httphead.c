@@ -151,6 +151,10 @@ main(void)
 	refused("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
 	    "Content-Length: 3\r\n\r\n", 400, "Transfer-Encoding and "
 	    "Content-Length (smuggling)");
+	refused("GET / HTTP/1.1\r\nHost: x\r\nhost: y\r\n\r\n", 400,
+	    "two Host fields (RFC 9112 3.2)");
+	refused("GET / HTTP/1.0\r\nHost: x\r\nHost: x\r\n\r\n", 400,
+	    "two Host fields alike, HTTP/1.0");
 	big = malloc(HTTP_FIELDS_MAX * 8 + 64);
 	strcpy(big, "GET / HTTP/1.1\r\nHost: x\r\n");
 	for (i = 0; i < HTTP_FIELDS_MAX; i++)
