@@ -2,7 +2,8 @@
 # mcp-probe.py PORT TOKEN CASE [ARG...]: probes of serve's /mcp (MCP's
 # Streamable HTTP) for serve-mcp.sh with python3's http.client and raw
 # sockets.  CASE rules; stream CMD and disconnect CMD SECONDS (a slow call:
-# wait_agent on a bash agent running CMD, with a progress token); cap N.
+# wait_agent on a bash agent running CMD, with a progress token).  The
+# sessions' cap and idle time: mcp-sessions.py.
 # Prints "ok 1|0 DESCRIPTION" lines; exit 0 unless it crashed.
 import http.client
 import json
@@ -274,29 +275,5 @@ def case_disconnect():
     say(st == 200, "DELETE: 200")
 
 
-def case_cap():
-    """Sessions are capped: 503 beyond, room again after a DELETE."""
-    sids = []
-    while len(sids) < 200:
-        st, h, text = call("POST", INIT)
-        if st != 200:
-            break
-        sids.append(h.get("mcp-session-id"))
-    say(st == 503 and rpc_error(text) is not None,
-        "initialize beyond the cap: 503 with a JSON-RPC body (%d)" % st)
-    print("ms %d sessions open at the cap" % len(sids))
-    say(len(sids) == int(sys.argv[4]), "the cap is %s sessions (%d)" %
-        (sys.argv[4], len(sids)))
-    call("DELETE", sid=sids.pop())
-    st, h, text = call("POST", INIT)
-    say(st == 200, "after a DELETE a new session fits (%d)" % st)
-    sids.append(h.get("mcp-session-id"))
-    for sid in sids:
-        call("DELETE", sid=sid)
-    st, h, text = call("POST", INIT)
-    say(st == 200, "all deleted: initialize works (%d)" % st)
-    call("DELETE", sid=h.get("mcp-session-id"))
-
-
-{"rules": case_rules, "stream": case_stream, "disconnect": case_disconnect,
- "cap": case_cap}[CASE]()
+{"rules": case_rules, "stream": case_stream,
+ "disconnect": case_disconnect}[CASE]()
