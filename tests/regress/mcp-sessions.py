@@ -180,6 +180,9 @@ def case_busy():
         "ccw_mcp_sessions_refused_total counts it")
     say(all(ping(sid) == 200 for sid in sids[:3]),
         "no busy session was evicted")
+    if len(socks) <= 5:
+        say(False, "no sessions to go on with")
+        return
     socks[5][0].close()
     new = until(lambda: session()[0], 30)
     say(new is not None, "one stream closed: a new session fits")
