@@ -136,11 +136,11 @@ def post_raw(sid, msg):
     (closing it is the client leaving mid-call)."""
     body = json.dumps(msg).encode()
     s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
-    s.sendall(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    s.sendall(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
                "Authorization: Bearer %s\r\nAccept: %s\r\n"
                "Content-Type: application/json\r\nMcp-Session-Id: %s\r\n"
                "Content-Length: %d\r\n\r\n" %
-               (TOKEN, BOTH, sid, len(body))).encode() + body)
+               (PORT, TOKEN, BOTH, sid, len(body))).encode() + body)
     return s
 
 
