@@ -407,13 +407,17 @@ def case_idle():
     """Idle sessions expire; one with a GET stream or a call in flight
     only once idle (its agent is closed then)."""
     secs = int(sys.argv[5])
-    sids = [session() for i in range(10)]
-    say(all(sids), "10 sessions")
+    # each busy from the start: session 0 with a GET stream, session 1
+    # with a wait_agent on a bash agent; then 8 idle ones
+    sids = [session()]
     g = get_stream(sids[0])
     say(g.status == 200, "session 0 holds its GET stream")
+    sids.append(session())
     wait = slow_call(sids[1])
     wait["params"]["arguments"]["timeout_ms"] = 4 * secs * 1000
     w = post_raw(sids[1], wait)
+    sids += [session() for i in range(8)]
+    say(all(sids), "10 sessions")
     m = until(lambda: (lambda m: m if ended(m, "expired") >= 8 else None)(
         metrics()), 10 * secs + 30) or metrics()
     say(ended(m, "expired") == 8 and m.get("ccw_mcp_sessions") == 2,
