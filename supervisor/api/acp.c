@@ -2,9 +2,10 @@
  * acp.c: the ACP agent's protocol: initialize, the session methods
  * (new, load, resume, prompt, cancel; sessions capped per process), a
  * prompt turn as one run of the session's loop on its project's host,
- * and a worker's questions as session/request_permission.  The loop files are the verb table's
- * (loop_open, loop_update, loop_status); running and stopping a loop
- * is the host's.  Events become updates in acpupdate.c.
+ * and a worker's questions as session/request_permission.  The loop
+ * files are the verb table's (loop_open, loop_update, loop_status);
+ * running and stopping a loop is the host's.  Events become updates in
+ * acpupdate.c.
  */
 #include <config.h>
 
