@@ -19,7 +19,7 @@ struct sse;
 #define SERVE_CAPTURES	2	/* ":id" segments a pattern may hold */
 #define SERVE_MCP_SESSIONS 64	/* /mcp sessions open at once; beyond: */
 				/* the LRU idle one evicted, else 503 */
-#define SERVE_MCP_IDLE_S 1800	/* an idle /mcp session's life ($CCW_MCP_IDLE_S) */
+#define SERVE_MCP_IDLE_S 1800	/* an idle /mcp session lives (CCW_MCP_IDLE_S) */
 #define SERVE_MCP_IDLE_MAX_S 86400	/* the most CCW_MCP_IDLE_S may say */
 
 struct serve_call;
