@@ -1,10 +1,11 @@
 /*
  * acp.c: the ACP agent's protocol: initialize, the session methods
- * (new, load, resume, prompt, cancel), a prompt turn as one run of the
- * session's loop on its project's host, and a worker's questions as
- * session/request_permission.  The loop files are the verb table's
- * (loop_open, loop_update, loop_status); running and stopping a loop
- * is the host's.  Events become updates in acpupdate.c.
+ * (new, load, resume, prompt, cancel; sessions capped per process), a
+ * prompt turn as one run of the session's loop on its project's host,
+ * and a worker's questions as session/request_permission.  The loop
+ * files are the verb table's (loop_open, loop_update, loop_status);
+ * running and stopping a loop is the host's.  Events become updates in
+ * acpupdate.c.
  */
 #include <config.h>
 
@@ -94,6 +95,7 @@ acp_session_get(struct acp *acp, const char *id, const char *cwd,
 		s->id = xstrdup(id);
 		s->asker = json_object();
 		TAILQ_INSERT_TAIL(&acp->sessions, s, entry);
+		acp->nsessions++;
 	}
 	free(s->cwd);
 	s->cwd = xstrdup(cwd);
@@ -126,6 +128,8 @@ acp_new(const struct acp_cfg *cfg)
 	struct acp	*acp = xcalloc(1, sizeof *acp);
 
 	acp->cfg = *cfg;
+	if (acp->cfg.max_sessions == 0)
+		acp->cfg.max_sessions = ACP_SESSIONS_MAX;
 	acp->calls = jsonrpc_calls_new();
 	TAILQ_INIT(&acp->sessions);
 	return acp;
@@ -430,6 +434,7 @@ acp_verb_done(json_t *body, void *arg)
 		acp_call_free(c);
 		return;
 	}
+	acp->opening--;
 	if (!json_is_true(json_object_get(body, "ok"))) {
 		acp_send(acp, jsonrpc_error_new(c->id, JSONRPC_INVALID_PARAMS,
 		    "%s", err != NULL ? err : "failed"));
@@ -502,10 +507,18 @@ acp_session_open(struct acp *acp, const json_t *id, const json_t *params,
 		    "sessionId must be a loop id"));
 		return;
 	}
-	if (op != AO_NEW && (s = acp_find(acp, sid)) != NULL &&
-	    s->turn != AT_IDLE) {
+	s = op != AO_NEW ? acp_find(acp, sid) : NULL;
+	if (s != NULL && s->turn != AT_IDLE) {
 		acp_send(acp, jsonrpc_error_new(id, JSONRPC_INVALID_PARAMS,
 		    "session %s has a prompt running", sid));
+		return;
+	}
+	/* a new one (no loop made for it) only within the cap */
+	if (s == NULL && acp->nsessions + acp->opening >=
+	    acp->cfg.max_sessions) {
+		acp_send(acp, jsonrpc_error_new(id, ACP_ERROR_SESSIONS,
+		    "too many sessions: this agent holds at most %zu (start "
+		    "another agent process)", acp->cfg.max_sessions));
 		return;
 	}
 	mode = json_string_value(json_object_get(meta, "mode"));
@@ -517,6 +530,7 @@ acp_session_open(struct acp *acp, const json_t *id, const json_t *params,
 	c->sid = op == AO_NEW ? state_id_generate() : xstrdup(sid);
 	c->mode = mode != NULL ? xstrdup(mode) : NULL;
 	c->proj = proj;
+	acp->opening++;
 	if (op == AO_NEW)
 		req = json_pack("{s:s, s:s, s:s, s:I}", "verb", "loop_open",
 		    "loop_id", c->sid, "title", "ACP session (no prompt yet)",

@@ -20,6 +20,8 @@ struct event_base;
 struct host;
 
 #define ACP_PROTOCOL_VERSION	1
+#define ACP_SESSIONS_MAX	256	/* sessions per process (default) */
+#define ACP_ERROR_SESSIONS	-32000	/* session/new etc. beyond the cap */
 
 /* A project as the caller opened it for a cwd (all borrowed). */
 struct acp_project {
@@ -38,6 +40,8 @@ struct acp_cfg {
 	/* a turn ended or a loop left (after EOF the caller may exit) */
 	void	(*idle)(void *);
 	void	*arg;
+	/* sessions open at once (made or being made); 0: ACP_SESSIONS_MAX */
+	size_t	 max_sessions;
 };
 
 struct acp	*acp_new(const struct acp_cfg *);

@@ -46,6 +46,8 @@ struct acp {
 	struct acp_cfg		 cfg;
 	struct jsonrpc_calls	*calls;		/* our permission requests */
 	struct acp_sessions	 sessions;
+	size_t			 nsessions;	/* in sessions */
+	size_t			 opening;	/* new, load, resume in flight */
 	size_t			 running;	/* loops on a host now */
 };
 

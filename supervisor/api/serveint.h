@@ -17,7 +17,10 @@ struct servemcp;
 struct sse;
 
 #define SERVE_CAPTURES	2	/* ":id" segments a pattern may hold */
-#define SERVE_MCP_SESSIONS 64	/* /mcp sessions open at once: 503 beyond */
+#define SERVE_MCP_SESSIONS 64	/* /mcp sessions open at once; beyond: */
+				/* the LRU idle one evicted, else 503 */
+#define SERVE_MCP_IDLE_S 1800	/* an idle /mcp session lives (CCW_MCP_IDLE_S) */
+#define SERVE_MCP_IDLE_MAX_S 86400	/* the most CCW_MCP_IDLE_S may say */
 
 struct serve_call;
 TAILQ_HEAD(serve_calls, serve_call);
@@ -108,8 +111,17 @@ void	serve_page(struct serve *, struct http_req *,
 /* servemcp.c: /mcp, MCP's Streamable HTTP; servemcphead.c its checks */
 void	serve_mcp(struct serve *, struct http_req *,
 	    const struct serve_match *);
+struct servemcp_stats {
+	size_t		 open;		/* sessions now */
+	size_t		 max;		/* the cap */
+	uint64_t	 idle_s;	/* an idle session's life */
+	uint64_t	 deleted;	/* ended by their client's DELETE */
+	uint64_t	 expired;	/* ended idle */
+	uint64_t	 evicted;	/* ended at the cap for a new one */
+	uint64_t	 refused;	/* initializes refused (503) */
+};
 struct servemcp *servemcp_new(struct serve *, size_t);
-size_t	servemcp_count(const struct servemcp *);
+void	servemcp_stats(const struct servemcp *, struct servemcp_stats *);
 void	servemcp_free(struct servemcp *);
 int	servemcp_accepts(const struct http_head *, const char *);
 int	servemcp_is_json(const struct http_head *);

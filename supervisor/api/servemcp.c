@@ -1,8 +1,9 @@
 /*
  * servemcp.c: serve's /mcp, MCP's Streamable HTTP transport (revision
  * 2025-06-18) over the session core (mcp.c): the sessions (created by
- * initialize, named by Mcp-Session-Id, capped, ended by DELETE), each
- * POST waiting for its reply (JSON, or SSE when notifications come
+ * initialize, named by Mcp-Session-Id, ended by DELETE, expired when
+ * idle, capped: the least recently used idle one evicted at the cap),
+ * each POST waiting for its reply (JSON, or SSE when notifications come
  * first), the GET stream for what belongs to no request, and the
  * refusals (403, 404, 406, 409, 415, 400, 503) with JSON-RPC bodies.
  */
@@ -10,6 +11,7 @@
 
 #include <sys/queue.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include <event2/event.h>
 
 #include "jsonrpc.h"
+#include "log.h"
 #include "mcp.h"
 #include "serveint.h"
 #include "xmalloc.h"
@@ -48,7 +51,11 @@ struct servemcp_post {
 };
 TAILQ_HEAD(servemcp_posts, servemcp_post);
 
-/* One MCP session: its core, its open POSTs, its GET stream. */
+/*
+ * One MCP session: its core, its open POSTs, its GET stream, the timer
+ * that ends it once idle (armed only while it is: no POST open, no GET
+ * stream, no call of its core running).
+ */
 struct servemcp_sess {
 	TAILQ_ENTRY(servemcp_sess)	 entry;
 	struct servemcp			*sm;
@@ -58,16 +65,18 @@ struct servemcp_sess {
 	struct http_req			*get;	/* the GET stream or NULL */
 	json_t				*getq;	/* messages for it */
 	struct event			*flush;
+	struct event			*expire;	/* idle: ends it */
 	int				 busy;	/* in the flush */
 	int				 dead;	/* ended: freed after it */
 };
 TAILQ_HEAD(servemcp_sesses, servemcp_sess);
 
+/* The sessions, least recently used first (the eviction's order). */
 struct servemcp {
 	struct serve		*s;
 	struct servemcp_sesses	 sesses;
 	size_t			 n;
-	size_t			 max;
+	struct servemcp_stats	 st;	/* max, idle_s; counters */
 };
 
 static void	servemcp_sess_end(struct servemcp_sess *);
@@ -100,16 +109,57 @@ servemcp_new_id(char out[33])
 	return 0;
 }
 
-/* The session an Mcp-Session-Id names, or NULL. */
+/*
+ * The session an Mcp-Session-Id names, or NULL.  Named by a request, it
+ * is used: the most recent of the table (evicted last), not idle now.
+ */
 static struct servemcp_sess *
 servemcp_find(struct servemcp *sm, const char *id)
 {
 	struct servemcp_sess	*ss;
 
 	TAILQ_FOREACH(ss, &sm->sesses, entry)
-		if (strcmp(ss->id, id) == 0)
+		if (strcmp(ss->id, id) == 0) {
+			TAILQ_REMOVE(&sm->sesses, ss, entry);
+			TAILQ_INSERT_TAIL(&sm->sesses, ss, entry);
+			evtimer_del(ss->expire);
 			return ss;
+		}
 	return NULL;
+}
+
+/*
+ * Idle: nothing of the client's open (no POST, no GET stream) and no
+ * call of its core running (a client that left mid-call still has it).
+ */
+static int
+servemcp_sess_idle(const struct servemcp_sess *ss)
+{
+	return !ss->dead && TAILQ_EMPTY(&ss->posts) && ss->get == NULL &&
+	    (ss->m == NULL || mcp_idle(ss->m));
+}
+
+/*
+ * After anything that may change whether the session is idle: the idle
+ * clock runs while it is (started when it became so: a pending timer
+ * keeps its start), else stopped.
+ */
+static void
+servemcp_settle(struct servemcp_sess *ss)
+{
+	struct timeval	tv;
+
+	if (ss->dead)
+		return;
+	if (!servemcp_sess_idle(ss)) {
+		evtimer_del(ss->expire);
+		return;
+	}
+	if (evtimer_pending(ss->expire, NULL))
+		return;
+	tv.tv_sec = (time_t)ss->sm->st.idle_s;
+	tv.tv_usec = 0;
+	evtimer_add(ss->expire, &tv);
 }
 
 /* Frees a POST's record (its request answered or gone: never touched). */
@@ -137,6 +187,8 @@ servemcp_post_gone(struct http_req *r, void *arg)
 	servemcp_post_free(p);
 	if (init)
 		servemcp_sess_end(ss);
+	else
+		servemcp_settle(ss);
 }
 
 /* The GET stream's client left. */
@@ -147,6 +199,7 @@ servemcp_get_gone(struct http_req *r, void *arg)
 
 	(void)r;
 	ss->get = NULL;
+	servemcp_settle(ss);
 }
 
 /* One message as an SSE event on a stream; -1 when the client lags. */
@@ -227,6 +280,7 @@ static void
 servemcp_sess_release(struct servemcp_sess *ss)
 {
 	event_free(ss->flush);
+	event_free(ss->expire);
 	json_decref(ss->getq);
 	free(ss);
 }
@@ -246,6 +300,7 @@ servemcp_sess_end(struct servemcp_sess *ss)
 	if (ss->dead)
 		return;
 	ss->dead = 1;
+	evtimer_del(ss->expire);
 	TAILQ_REMOVE(&ss->sm->sesses, ss, entry);
 	ss->sm->n--;
 	mcp_free(ss->m);
@@ -303,12 +358,15 @@ again:
 	ss->busy = 0;
 	if (ss->dead)
 		servemcp_sess_release(ss);
+	else
+		servemcp_settle(ss);
 }
 
 /*
  * What the core sends (mcp_send_fn): queued on the POST it belongs to,
  * or for the GET stream; gone with its POST's client, or dropped while
- * no GET stream is open.
+ * no GET stream is open.  The flush runs either way: a dropped reply
+ * may have ended the last call of an idle session (its clock starts).
  */
 static void
 servemcp_send(void *arg, const json_t *msg, const json_t *about)
@@ -319,18 +377,54 @@ servemcp_send(void *arg, const json_t *msg, const json_t *about)
 	if (ss->dead)
 		return;
 	if (about == NULL) {
-		if (ss->get == NULL)
-			return;
-		json_array_append_new(ss->getq, json_deep_copy(msg));
+		if (ss->get != NULL)
+			json_array_append_new(ss->getq, json_deep_copy(msg));
 	} else {
 		TAILQ_FOREACH(p, &ss->posts, entry)
 			if (json_equal(p->id, (json_t *)about))
 				break;
-		if (p == NULL)
-			return;
-		json_array_append_new(p->queue, json_deep_copy(msg));
+		if (p != NULL)
+			json_array_append_new(p->queue, json_deep_copy(msg));
 	}
 	event_active(ss->flush, EV_TIMEOUT, 0);
+}
+
+/* Idle for the whole idle time: ended as a DELETE ends it. */
+static void
+servemcp_expire_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct servemcp_sess	*ss = arg;
+
+	(void)fd;
+	(void)what;
+	if (!servemcp_sess_idle(ss))
+		return;
+	ss->sm->st.expired++;
+	log_info("mcp: session %.8s... idle for %llu s: ended", ss->id,
+	    (unsigned long long)ss->sm->st.idle_s);
+	servemcp_sess_end(ss);
+}
+
+/*
+ * Room for one more session at the cap: the least recently used idle
+ * one ended (its id then gets 404, its client initializes anew); 0, or
+ * -1 when every session is busy.
+ */
+static int
+servemcp_evict(struct servemcp *sm)
+{
+	struct servemcp_sess	*ss;
+
+	TAILQ_FOREACH(ss, &sm->sesses, entry)
+		if (servemcp_sess_idle(ss)) {
+			sm->st.evicted++;
+			log_info("mcp: %zu sessions: the least recently used "
+			    "idle one (%.8s...) ended for a new one", sm->n,
+			    ss->id);
+			servemcp_sess_end(ss);
+			return 0;
+		}
+	return -1;
 }
 
 /* A new session on root 0's verb table and the hosts' bus, or NULL. */
@@ -348,6 +442,7 @@ servemcp_sess_new(struct servemcp *sm)
 	TAILQ_INIT(&ss->posts);
 	ss->getq = json_array();
 	ss->flush = evtimer_new(sm->s->base, servemcp_flush_cb, ss);
+	ss->expire = evtimer_new(sm->s->base, servemcp_expire_cb, ss);
 	memset(&cfg, 0, sizeof cfg);
 	cfg.api = sm->s->cfg.roots[0].api;
 	cfg.bus = sm->s->cfg.bus;
@@ -442,9 +537,10 @@ servemcp_post(struct servemcp *sm, struct http_req *r)
 	    msg.kind != JR_REQUEST || strcmp(msg.method, "initialize") != 0) {
 		if ((ss = servemcp_named(sm, r)) == NULL)
 			goto out;
-	} else if (sm->n >= sm->max) {
+	} else if (sm->n >= sm->st.max && servemcp_evict(sm) != 0) {
+		sm->st.refused++;
 		servemcp_fail(r, 503, SERVEMCP_ERROR, NULL, "Service "
-		    "Unavailable: too many MCP sessions");
+		    "Unavailable: too many MCP sessions, none idle");
 		goto out;
 	} else if ((ss = servemcp_sess_new(sm)) == NULL) {
 		servemcp_fail(r, 500, JSONRPC_INTERNAL, NULL,
@@ -455,6 +551,7 @@ servemcp_post(struct servemcp *sm, struct http_req *r)
 		/* a notification or a response: accepted, nothing to say */
 		mcp_message(ss->m, v);
 		http_reply(r, 202, NULL, NULL, NULL, 0);
+		servemcp_settle(ss);
 		goto out;
 	}
 	TAILQ_FOREACH(p, &ss->posts, entry)
@@ -463,6 +560,7 @@ servemcp_post(struct servemcp *sm, struct http_req *r)
 			    "a request with this id is still running");
 			http_reply_json(r, 400, e);
 			json_decref(e);
+			servemcp_settle(ss);
 			goto out;
 		}
 	p = xcalloc(1, sizeof *p);
@@ -510,10 +608,13 @@ servemcp_get(struct servemcp *sm, struct http_req *r)
 	if (ss->get != NULL) {
 		servemcp_fail(r, 409, SERVEMCP_ERROR, NULL, "Conflict: this "
 		    "session already has its GET stream");
+		servemcp_settle(ss);
 		return;
 	}
-	if (http_stream_begin(r, "text/event-stream") != 0)
+	if (http_stream_begin(r, "text/event-stream") != 0) {
+		servemcp_settle(ss);
 		return;
+	}
 	ss->get = r;
 	http_req_on_close(r, servemcp_get_gone, ss);
 	/* a comment: the client sees the stream open at once */
@@ -528,6 +629,7 @@ servemcp_delete(struct servemcp *sm, struct http_req *r)
 
 	if ((ss = servemcp_named(sm, r)) == NULL)
 		return;
+	sm->st.deleted++;
 	servemcp_sess_end(ss);
 	http_reply(r, 200, NULL, NULL, NULL, 0);
 }
@@ -550,6 +652,30 @@ serve_mcp(struct serve *s, struct http_req *r, const struct serve_match *m)
 	}
 }
 
+/*
+ * The idle time: SERVE_MCP_IDLE_S, or $CCW_MCP_IDLE_S (seconds, 1 or
+ * more: the tests' short one); a bad value is warned about and ignored.
+ */
+static uint64_t
+servemcp_idle_s(void)
+{
+	const char		*v = getenv("CCW_MCP_IDLE_S");
+	char			*end;
+	unsigned long long	 n;
+
+	if (v == NULL || *v == '\0')
+		return SERVE_MCP_IDLE_S;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || n == 0 ||
+	    n > SERVE_MCP_IDLE_MAX_S) {
+		log_warnx("CCW_MCP_IDLE_S=%s: not a number of seconds from 1 "
+		    "to %d; %d s", v, SERVE_MCP_IDLE_MAX_S, SERVE_MCP_IDLE_S);
+		return SERVE_MCP_IDLE_S;
+	}
+	return n;
+}
+
 /* The sessions' table; max: how many may be open at once. */
 struct servemcp *
 servemcp_new(struct serve *s, size_t max)
@@ -557,16 +683,18 @@ servemcp_new(struct serve *s, size_t max)
 	struct servemcp	*sm = xcalloc(1, sizeof *sm);
 
 	sm->s = s;
-	sm->max = max;
+	sm->st.max = max;
+	sm->st.idle_s = servemcp_idle_s();
 	TAILQ_INIT(&sm->sesses);
 	return sm;
 }
 
-/* Sessions open now (/metrics). */
-size_t
-servemcp_count(const struct servemcp *sm)
+/* Sessions open now, the limits and what ended them (/metrics). */
+void
+servemcp_stats(const struct servemcp *sm, struct servemcp_stats *st)
 {
-	return sm->n;
+	*st = sm->st;
+	st->open = sm->n;
 }
 
 /*

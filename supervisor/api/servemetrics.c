@@ -2,7 +2,8 @@
  * servemetrics.c: GET /metrics in Prometheus text (format 0.0.4): the
  * loop files of the hosted roots by status (read on serve's I/O thread),
  * the workers of every hosted loop and of /api/agents by state, state
- * commits, event subscribers, queues, the socket's and HTTP's counters.
+ * commits, event subscribers, queues, /mcp's sessions, the socket's and
+ * HTTP's counters.
  */
 #include <config.h>
 
@@ -182,6 +183,34 @@ metrics_sock(struct serve *s, struct evbuffer *b)
 	    st.pending);
 }
 
+/* /mcp's sessions: open, the cap, the idle time, how they ended. */
+static void
+metrics_mcp(struct serve *s, struct evbuffer *b)
+{
+	struct servemcp_stats	st;
+
+	servemcp_stats(s->mcp, &st);
+	metrics_one(b, "ccw_mcp_sessions", "gauge",
+	    "MCP sessions open on /mcp.", st.open);
+	metrics_one(b, "ccw_mcp_sessions_limit", "gauge",
+	    "MCP sessions open at once; beyond, the least recently used "
+	    "idle one is evicted, else the initialize gets 503.", st.max);
+	metrics_one(b, "ccw_mcp_session_idle_seconds", "gauge",
+	    "How long an idle MCP session lives.", st.idle_s);
+	metrics_family(b, "ccw_mcp_sessions_ended_total", "counter",
+	    "MCP sessions ended, by how: the client's DELETE, idle too long, "
+	    "evicted at the cap.");
+	metrics_sample(b, "ccw_mcp_sessions_ended_total", "reason", "deleted",
+	    st.deleted);
+	metrics_sample(b, "ccw_mcp_sessions_ended_total", "reason", "expired",
+	    st.expired);
+	metrics_sample(b, "ccw_mcp_sessions_ended_total", "reason", "evicted",
+	    st.evicted);
+	metrics_one(b, "ccw_mcp_sessions_refused_total", "counter",
+	    "MCP initializes refused (503): at the cap, no session idle.",
+	    st.refused);
+}
+
 /* Everything but the loop files: read now, on the event loop. */
 static void
 metrics_live(struct serve *s, struct evbuffer *b)
@@ -230,6 +259,7 @@ metrics_live(struct serve *s, struct evbuffer *b)
 	metrics_one(b, "ccw_jobs_refused_total", "counter",
 	    "Starts (503) and start-up resumes refused for want of a "
 	    "--jobs slot; serve queues none.", s->jobs_refused);
+	metrics_mcp(s, b);
 	metrics_sock(s, b);
 	http_server_stats(s->http, &st);
 	metrics_conns(b, "http", "HTTP", st.open, st.accepted);

@@ -43,6 +43,7 @@ struct acp_cmd {
 	struct linein		*in;
 	struct event		*sigs[CONTROL_NSIG];
 	struct event		*check;		/* maybe_exit, on the next turn */
+	size_t			 max_sessions;	/* --max-sessions */
 	int			 eof;
 	int			 code;
 };
@@ -132,15 +133,24 @@ acp_cmd_line(void *arg, unsigned long lineno, const char *line, size_t len)
 	acp_line(c->acp, line, len);
 }
 
-/* The input is over: every loop stopped; out once they are gone. */
+/*
+ * The input is over: every loop stopped (the kill ladder), a loop verb
+ * waiting for another program's lock gives up; out once they are gone.
+ * What is in flight is bounded: at most --max-sessions opens, each a
+ * file's commit.
+ */
 static void
 acp_cmd_eof(void *arg)
 {
 	struct acp_cmd	*c = arg;
+	size_t		 i;
 
 	c->eof = 1;
 	linein_stop(c->in);
 	acp_stop_all(c->acp, "the client went away (end of input)");
+	for (i = 0; i < c->roots.n; i++)
+		if (c->ar[i].api != NULL)
+			api_close_all(c->ar[i].api, c->grace_ms);
 	acp_cmd_maybe_exit(c);
 }
 
@@ -161,7 +171,7 @@ static void
 acp_usage(FILE *fp)
 {
 	fprintf(fp,
-"usage: ccw-supervisor acp [--config F] [--grace-ms N]\n"
+"usage: ccw-supervisor acp [--config F] [--grace-ms N] [--max-sessions N]\n"
 "\n"
 "An Agent Client Protocol agent (protocol version 1) on stdin/stdout,\n"
 "for editors such as Zed: a session is a loop in the session's cwd\n"
@@ -172,11 +182,13 @@ acp_usage(FILE *fp)
 "stderr.  End of input stops every loop and exits 0 once every worker\n"
 "is gone; a signal does the same and exits 4.\n"
 "\n"
-"  --config F    the configuration of every project (default: each\n"
-"                project's .loop/config.json, then the user's)\n"
-"  --grace-ms N  the grace of every worker's close (TERM, then KILL)\n"
+"  --config F        the configuration of every project (default: each\n"
+"                    project's .loop/config.json, then the user's)\n"
+"  --grace-ms N      the grace of every worker's close (TERM, then KILL)\n"
+"  --max-sessions N  sessions open at once (default %d); beyond, a\n"
+"                    session/new, load or resume gets error %d\n"
 "\n"
-"See ccw-supervisor(1).\n");
+"See ccw-supervisor(1).\n", ACP_SESSIONS_MAX, ACP_ERROR_SESSIONS);
 }
 
 /* The options: 0, or an exit code (*done: --help printed). */
@@ -186,10 +198,12 @@ acp_options(struct acp_cmd *c, int argc, char **argv, int *done)
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'f' },
 		{ "grace-ms", required_argument, NULL, 'G' },
+		{ "max-sessions", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct cmd_opts	 o;
+	char		*end;
 	int		 ch;
 
 	optind = 1;
@@ -199,6 +213,18 @@ acp_options(struct acp_cmd *c, int argc, char **argv, int *done)
 			acp_usage(stdout);
 			*done = 1;
 			return EXIT_OK;
+		}
+		if (ch == 'm') {
+			c->max_sessions = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
+			    c->max_sessions == 0 || c->max_sessions > 1000000) {
+				fprintf(stderr, "ccw-supervisor acp: "
+				    "--max-sessions wants a number from 1 to "
+				    "1000000\n");
+				cmd_opts_free(&o);
+				return EXIT_USAGE;
+			}
+			continue;
 		}
 		/* cmd_opts checks the number as every command does */
 		if ((ch != 'f' && ch != 'G') || cmd_opts_set(&o, ch,
@@ -261,6 +287,7 @@ cmd_acp(int argc, char **argv)
 	cfg.write = acp_cmd_write;
 	cfg.idle = acp_cmd_maybe_exit;
 	cfg.arg = &c;
+	cfg.max_sessions = c.max_sessions;
 	c.acp = acp_new(&cfg);
 	if ((c.check = event_new(c.base, -1, 0, acp_cmd_check, &c)) == NULL)
 		fatalx("acp: cannot create an event");

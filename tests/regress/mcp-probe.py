@@ -2,7 +2,13 @@
 # mcp-probe.py PORT TOKEN CASE [ARG...]: probes of serve's /mcp (MCP's
 # Streamable HTTP) for serve-mcp.sh with python3's http.client and raw
 # sockets.  CASE rules; stream CMD and disconnect CMD SECONDS (a slow call:
-# wait_agent on a bash agent running CMD, with a progress token); cap N.
+# wait_agent on a bash agent running CMD, with a progress token).  The
+# sessions of clients that never DELETE: flood N CAP (N initializes, the
+# least recently used evicted, the gauge never over CAP), busy CAP (503
+# only when every session holds a GET stream), idle CMD SECONDS (serve run
+# with CCW_MCP_IDLE_S=SECONDS: idle sessions expire; one with a GET
+# stream, one with a call in flight on a bash agent running CMD, only
+# once idle).
 # Prints "ok 1|0 DESCRIPTION" lines; exit 0 unless it crashed.
 import http.client
 import json
@@ -77,6 +83,65 @@ def ping(sid, n=7):
                        sid=sid)
     j = js(text) or {}
     return st == 200 and j.get("id") == n and j.get("result") == {}
+
+
+def gone(sid):
+    """Does the session's id get 404 (ended, or never ours)?"""
+    st, h, text = call("POST", {"jsonrpc": "2.0", "id": 6, "method": "ping"},
+                       sid=sid)
+    return st == 404
+
+
+def metrics():
+    """/metrics as {sample with its labels: value}."""
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+    c.request("GET", "/metrics")
+    text = c.getresponse().read().decode("utf-8", "replace")
+    c.close()
+    out = {}
+    for ln in text.splitlines():
+        if ln and not ln.startswith("#"):
+            k, _, v = ln.rpartition(" ")
+            out[k] = int(float(v))
+    return out
+
+
+def ended(m, why):
+    """Sessions ended so (deleted, expired, evicted) in a scrape."""
+    return m.get('ccw_mcp_sessions_ended_total{reason="%s"}' % why, -1)
+
+
+def until(cond, secs):
+    """Polls cond() until it is true or secs passed: its last value."""
+    end = time.time() + secs
+    while True:
+        v = cond()
+        if v or time.time() >= end:
+            return v
+        time.sleep(0.1)
+
+
+def get_stream(sid):
+    """The session's GET stream, held open (the response holds the
+    socket: close it to leave): the response."""
+    g = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+    g.request("GET", "/mcp", headers={"Authorization": "Bearer " + TOKEN,
+                                      "Accept": "text/event-stream",
+                                      "Mcp-Session-Id": sid})
+    return g.getresponse()
+
+
+def post_raw(sid, msg):
+    """A POST of msg on a socket whose answer is never read: the socket
+    (closing it is the client leaving mid-call)."""
+    body = json.dumps(msg).encode()
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
+    s.sendall(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+               "Authorization: Bearer %s\r\nAccept: %s\r\n"
+               "Content-Type: application/json\r\nMcp-Session-Id: %s\r\n"
+               "Content-Length: %d\r\n\r\n" %
+               (PORT, TOKEN, BOTH, sid, len(body))).encode() + body)
+    return s
 
 
 def slow_call(sid):
@@ -258,13 +323,7 @@ def case_disconnect():
     """A client leaves mid-request: its reply dropped, the session kept."""
     sid = session()
     say(sid is not None, "a session")
-    body = json.dumps(slow_call(sid)).encode()
-    s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
-    s.sendall(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-               "Authorization: Bearer %s\r\nAccept: %s\r\n"
-               "Content-Type: application/json\r\nMcp-Session-Id: %s\r\n"
-               "Content-Length: %d\r\n\r\n" %
-               (TOKEN, BOTH, sid, len(body))).encode() + body)
+    s = post_raw(sid, slow_call(sid))
     time.sleep(0.1)
     s.close()
     say(ping(sid, 8), "the session answers after its client left")
@@ -274,29 +333,118 @@ def case_disconnect():
     say(st == 200, "DELETE: 200")
 
 
-def case_cap():
-    """Sessions are capped: 503 beyond, room again after a DELETE."""
-    sids = []
-    while len(sids) < 200:
+def case_flood():
+    """Clients that never DELETE: every initialize answered, the least
+    recently used idle session evicted (404), the gauge within the cap."""
+    n, cap = int(sys.argv[4]), int(sys.argv[5])
+    sids, bad, most = [], [], 0
+    for i in range(n):
         st, h, text = call("POST", INIT)
-        if st != 200:
-            break
-        sids.append(h.get("mcp-session-id"))
+        sid = h.get("mcp-session-id")
+        if st != 200 or not sid:
+            bad.append("%d: %d %s" % (i, st, text.strip()[:120]))
+        else:
+            call("POST", {"jsonrpc": "2.0",
+                          "method": "notifications/initialized"}, sid=sid)
+        sids.append(sid)
+        if i % 10 == 9:
+            most = max(most, metrics().get("ccw_mcp_sessions", cap + 1))
+    say(not bad, "%d initializes never deleted: each answered 200 (%s)" %
+        (n, "; ".join(bad[:3])))
+    m = metrics()
+    most = max(most, m.get("ccw_mcp_sessions", cap + 1))
+    say(most <= cap, "ccw_mcp_sessions never over the cap %d (%d at most)"
+        % (cap, most))
+    say(m.get("ccw_mcp_sessions") == cap and
+        m.get("ccw_mcp_sessions_limit") == cap,
+        "at the cap: ccw_mcp_sessions %s, ccw_mcp_sessions_limit %s" %
+        (m.get("ccw_mcp_sessions"), m.get("ccw_mcp_sessions_limit")))
+    say(ended(m, "evicted") == n - cap, "the least recently used idle "
+        "ones evicted: %d (want %d)" % (ended(m, "evicted"), n - cap))
+    say(gone(sids[0]), "an evicted session's id: 404 (its client "
+        "initializes anew)")
+    say(ping(sids[-1]), "the newest session still answers")
+    # the oldest survivor, used now, is not the next one evicted
+    say(ping(sids[n - cap]), "the oldest surviving session answers")
+    sid = session()
+    say(sid is not None, "a new client initializes")
+    st, h, text = call("POST", {"jsonrpc": "2.0", "id": 2,
+                                "method": "tools/list"}, sid=sid)
+    tools = ((js(text) or {}).get("result") or {}).get("tools") or []
+    say(st == 200 and len(tools) > 0,
+        "and lists the tools (%d, %d tools)" % (st, len(tools)))
+    say(ping(sids[n - cap]) and gone(sids[n - cap + 1]),
+        "a session just used is not the one evicted; the least recent is")
+
+
+def case_busy():
+    """Every session busy (a GET stream open): 503; one idle: room."""
+    cap = int(sys.argv[4])
+    sids = [session() for i in range(cap)]
+    streams = [get_stream(sid) for sid in sids if sid]
+    say(len(streams) == cap and all(g.status == 200 for g in streams),
+        "%d sessions, each with its GET stream open" % len(streams))
+    st, h, text = call("POST", INIT)
     say(st == 503 and rpc_error(text) is not None,
-        "initialize beyond the cap: 503 with a JSON-RPC body (%d)" % st)
-    print("ms %d sessions open at the cap" % len(sids))
-    say(len(sids) == int(sys.argv[4]), "the cap is %s sessions (%d)" %
-        (sys.argv[4], len(sids)))
-    call("DELETE", sid=sids.pop())
-    st, h, text = call("POST", INIT)
-    say(st == 200, "after a DELETE a new session fits (%d)" % st)
-    sids.append(h.get("mcp-session-id"))
-    for sid in sids:
+        "none idle: initialize 503 with a JSON-RPC error (%d %s)" %
+        (st, text.strip()[:120]))
+    say(metrics().get("ccw_mcp_sessions_refused_total") == 1,
+        "ccw_mcp_sessions_refused_total counts it")
+    say(all(ping(sid) for sid in sids[:3]), "no busy session was evicted")
+    if len(streams) <= 5:
+        return
+    streams[5].close()
+    new = until(session, 30)
+    say(new is not None, "one stream closed: a new session fits")
+    say(gone(sids[5]), "the session that went idle made room (404)")
+    for g in streams:
+        g.close()
+    for sid in sids + [new]:
         call("DELETE", sid=sid)
-    st, h, text = call("POST", INIT)
-    say(st == 200, "all deleted: initialize works (%d)" % st)
-    call("DELETE", sid=h.get("mcp-session-id"))
+
+
+def case_idle():
+    """Idle sessions expire; one with a GET stream or a call in flight
+    only once idle (its agent is closed then)."""
+    secs = int(sys.argv[5])
+    # each busy from the start: session 0 with a GET stream, session 1
+    # with a wait_agent on a bash agent; then 8 idle ones
+    sids = [session()]
+    g = get_stream(sids[0])
+    say(g.status == 200, "session 0 holds its GET stream")
+    sids.append(session())
+    wait = slow_call(sids[1])
+    wait["params"]["arguments"]["timeout_ms"] = 4 * secs * 1000
+    w = post_raw(sids[1], wait)
+    sids += [session() for i in range(8)]
+    say(all(sids), "10 sessions")
+    m = until(lambda: (lambda m: m if ended(m, "expired") >= 8 else None)(
+        metrics()), 10 * secs + 30) or metrics()
+    say(ended(m, "expired") == 8 and m.get("ccw_mcp_sessions") == 2,
+        "the 8 idle sessions expired (%s), 2 left (%s)" %
+        (ended(m, "expired"), m.get("ccw_mcp_sessions")))
+    say(gone(sids[2]), "an expired session's id: 404")
+    say(ping(sids[0]), "the one with a GET stream lives on")
+    say(ping(sids[1]), "the one with a call in flight lives on")
+    # both clients leave: session 0 is idle now, session 1 once its call
+    # ends (the wait's timeout); each expires after that
+    g.close()
+    w.close()
+    m = until(lambda: (lambda m: m if m.get("ccw_mcp_sessions") == 1
+                       else None)(metrics()), 10 * secs + 30) or metrics()
+    say(m.get("ccw_mcp_sessions") == 1 and gone(sids[0]),
+        "its stream closed, session 0 expired (%s left)" %
+        m.get("ccw_mcp_sessions"))
+    say(ping(sids[1]), "session 1's call runs on after its client left")
+    m = until(lambda: (lambda m: m if m.get("ccw_mcp_sessions") == 0
+                       else None)(metrics()), 20 * secs + 30) or metrics()
+    say(m.get("ccw_mcp_sessions") == 0 and ended(m, "expired") == 10,
+        "its call over, session 1 expired too: none left (%s), 10 "
+        "expired (%s)" % (m.get("ccw_mcp_sessions"), ended(m, "expired")))
+    say(m.get("ccw_mcp_session_idle_seconds") == secs,
+        "ccw_mcp_session_idle_seconds %s" %
+        m.get("ccw_mcp_session_idle_seconds"))
 
 
 {"rules": case_rules, "stream": case_stream, "disconnect": case_disconnect,
- "cap": case_cap}[CASE]()
+ "flood": case_flood, "busy": case_busy, "idle": case_idle}[CASE]()

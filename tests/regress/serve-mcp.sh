@@ -5,11 +5,17 @@
 # without, 404 unknown or deleted), 202 for a notification or response,
 # MCP-Protocol-Version, 405, 413, DELETE; the GET stream (409 for a
 # second), a call answered as SSE (progress, then the reply), a client
-# leaving mid-call (the session survives), the session cap (503); then
-# the official SDK's client over HTTP (tests/node/mcp-http.mjs).
+# leaving mid-call (the session survives).  Then clients that never
+# DELETE: 200 initializes all answered, the least recently used idle
+# session evicted at the cap (its id 404), ccw_mcp_sessions never over
+# the cap, and the official SDK's client over HTTP after them
+# (tests/node/mcp-http.mjs); 503 only when every session holds a GET
+# stream.  Last, a serve whose sessions expire after a short idle time
+# (CCW_MCP_IDLE_S): idle ones expire and the gauge drops, one with a GET
+# stream or a call in flight only once idle, its agent then closed.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
-t_watchdog 180
+t_watchdog 300
 t_valgrind_worker
 t_slack
 
@@ -36,9 +42,9 @@ t_marker M srvmcp
 probe disconnect "exec '$FAKE' --marker $M hang" "$(( $(t_ms 2000) / 1000 + 1 ))"
 t_wait_gone "$M" "$(t_ms 10000)"
 ok $? "DELETE closed the agent its session spawned"
-probe cap 64
+probe flood 200 64
 
-# the official SDK's client over HTTP
+# the official SDK's client over HTTP, after 200 sessions never deleted
 if command -v node >/dev/null 2>&1; then
 	(. "$srcdir/tests/regress/node-lib.sh"; t_node_sdk
 	t_node mcp-http.mjs "http://127.0.0.1:$SRV_PORT/mcp" "$SRV_TOKEN") \
@@ -61,6 +67,7 @@ if command -v node >/dev/null 2>&1; then
 else
 	t_skip "node is not installed: no SDK client"
 fi
+probe busy 64
 
 # every agent the sessions spawned is gone with them
 noauth GET /health
@@ -68,4 +75,18 @@ is "$(jr 'd["status"]')" 200 "serve still answers"
 kill -TERM "$SRV_PID"
 wait "$SRV_PID"
 is "$?" 4 "SIGTERM: exit 4 (valgrind: nothing leaked, no invalid access)"
+
+# a short idle time; the agent of the session whose call was in flight
+t_marker M srvidle
+IDLE=$(( $(t_ms 2000) / 1000 ))
+export CCW_MCP_IDLE_S=$IDLE
+srv_start "$T_TMP/idle" -C "$R"
+ok $? "serve with CCW_MCP_IDLE_S=$IDLE listens ($SRV_PORT)" || { t_done; exit 1; }
+unset CCW_MCP_IDLE_S
+probe idle "exec '$FAKE' --marker $M hang" "$IDLE"
+t_wait_gone "$M" "$(t_ms 10000)"
+ok $? "the expired session's agent was closed"
+kill -TERM "$SRV_PID"
+wait "$SRV_PID"
+is "$?" 4 "short idle time: SIGTERM, exit 4 (valgrind: nothing leaked)"
 t_done
