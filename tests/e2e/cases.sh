@@ -272,7 +272,7 @@ MOCK-WRITE: $p/ro-write.txt :: written by the write tool
 MOCK-RUN: echo ro-shell >> calc.sh
 MOCK-RUN: touch ro-shell.txt
 MOCK-ANSWER: Tried to write.\n\nWORKER_RESULT:\n- action: $role\n- status: success\n- summary: tried to write\n- files_changed: []\n- next_suggestion: null\n- loop_back_to: null\nDETAILED_OUTPUT:\n{output}"
-		before=$(e2e_tree_sum "$p")
+		before=$(e2e_tree_sum "$p" | sha256sum)
 		e2e_agent "$o" "$role" -C "$p" --timeout-ms 240000 "$msg"
 		is "$?" 0 "readonly: $role: exits 0"
 		echo "# readonly $role: ${E2E_MS} ms"
@@ -287,9 +287,9 @@ MOCK-ANSWER: Tried to write.\n\nWORKER_RESULT:\n- action: $role\n- status: succe
 		ok $(( $(mock_count "$d == 'text' and 'Tried to write' in r['decision']['text']") < 1 )) \
 		    "readonly: $role: the CLI answered all three calls"
 		if [ "$role" = init ]; then
-			is "$(e2e_tree_sum "$p")" "$before" \
+			is "$(e2e_tree_sum "$p" | sha256sum)" "$before" \
 			    "readonly: init: the project is unchanged"
-			[ "$(e2e_tree_sum "$p")" = "$before" ] ||
+			[ "$(e2e_tree_sum "$p" | sha256sum)" = "$before" ] ||
 			    (cd "$p" && git status --porcelain --untracked-files=all |
 			    sed 's/^/#   /')
 			continue
