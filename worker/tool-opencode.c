@@ -15,12 +15,18 @@
 
 /*
  * The only tools a read-only role keeps: they read the project (or the
- * web) and change nothing.  Everything else, bash, edit/write/patch, task
- * (a subagent with its own permissions), MCP and plugin tools, is denied.
+ * web) and change nothing.  Everything else, MCP and plugin tools too,
+ * falls under "*": deny; the tools that write are also denied by name
+ * (edit covers write and patch; task starts a subagent with permissions
+ * of its own), so that no key of the user's own plan permissions, which
+ * opencode merges with these, allows them again.
  */
 static const char *const opencode_read_tools[] = {
 	"grep", "glob", "list", "lsp", "todoread", "todowrite", "skill",
 	"webfetch", "websearch", "codesearch", NULL
+};
+static const char *const opencode_write_tools[] = {
+	"bash", "edit", "task", NULL
 };
 
 /* A read-only role, unless approval_mode names the mode itself. */
@@ -47,11 +53,12 @@ opencode_member(json_t *obj, const char *key)
 /*
  * The plan agent denies only its edit tools: its bash allows every
  * command, so `echo X >> file` changed the project of a read-only role.
- * Its permissions are replaced with "*": deny and the read tools allowed
- * (read keeps opencode's own asks for .env files).  The agent's rules
- * come after the global ones, and OPENCODE_CONFIG_CONTENT after the
- * user's and the project's config files; a content the user already set
- * is kept, with this in it.  Denied tools are not offered to the model.
+ * Its permissions become "*": deny, the write tools denied and the read
+ * tools allowed (read keeps opencode's own asks for .env files).  The
+ * agent's rules come after the global ones, and OPENCODE_CONFIG_CONTENT
+ * after the user's and the project's config files; a content the user
+ * already set is kept, with this in it.  Denied tools are not offered to
+ * the model.
  */
 static void
 opencode_build_env(const struct tool_spec *spec, struct strv *env)
@@ -74,6 +81,9 @@ opencode_build_env(const struct tool_spec *spec, struct strv *env)
 	json_object_set_new(perm, "read", json_pack("{s:s, s:s, s:s, s:s}",
 	    "*", "allow", "*.env", "ask", "*.env.*", "ask",
 	    "*.env.example", "allow"));
+	for (i = 0; opencode_write_tools[i] != NULL; i++)
+		json_object_set_new(perm, opencode_write_tools[i],
+		    json_string("deny"));
 	for (i = 0; opencode_read_tools[i] != NULL; i++)
 		json_object_set_new(perm, opencode_read_tools[i],
 		    json_string("allow"));
