@@ -119,7 +119,10 @@ tool_signal(struct worker *w, int sig)
 		kill(-w->tool_pid, sig);
 }
 
-/* In the child: become the tool.  Never returns. */
+/*
+ * In the child: become the tool, with the adapter's env (build_env) on
+ * top of the worker's environment.  Never returns.
+ */
 static void
 tool_child(struct worker *w, char **av, struct strv *env, int in_fd,
     int out_err, int err_fd)
