@@ -68,6 +68,12 @@ struct adapter {
 			    const char *input, struct strv *argv);
 	/* One complete output line (no newline); NULL for plain-text tools. */
 	void		(*line)(struct tool_stream *, const char *, size_t);
+	/*
+	 * "NAME=VALUE" strings the tool gets on top of the worker's own
+	 * environment, for settings a CLI takes from nowhere else (opencode's
+	 * permissions); NULL: none.
+	 */
+	void		(*build_env)(const struct tool_spec *, struct strv *env);
 };
 
 const struct adapter	*adapter_find(const char *);

@@ -14,22 +14,105 @@
 #include "result.h"
 
 /*
+ * The only tools a read-only role keeps: they read the project (or the
+ * web) and change nothing.  Everything else, MCP and plugin tools too,
+ * falls under "*": deny; the tools that write are also denied by name
+ * (edit covers write and patch; task starts a subagent with permissions
+ * of its own), so that no key of the user's own plan permissions, which
+ * opencode merges with these, allows them again.
+ */
+static const char *const opencode_read_tools[] = {
+	"grep", "glob", "list", "lsp", "todoread", "todowrite", "skill",
+	"webfetch", "websearch", "codesearch", NULL
+};
+static const char *const opencode_write_tools[] = {
+	"bash", "edit", "task", NULL
+};
+
+/* A read-only role, unless approval_mode names the mode itself. */
+static int
+opencode_plan(const struct tool_spec *spec)
+{
+	return adapter_opt(spec, "approval_mode") == NULL &&
+	    adapter_permission(spec) == PERM_READ_ONLY;
+}
+
+/* obj[key] as an object, made (or replacing a non-object) when needed. */
+static json_t *
+opencode_member(json_t *obj, const char *key)
+{
+	json_t	*v = json_object_get(obj, key);
+
+	if (!json_is_object(v)) {
+		v = json_object();
+		json_object_set_new(obj, key, v);
+	}
+	return v;
+}
+
+/*
+ * The plan agent denies only its edit tools: its bash allows every
+ * command, so `echo X >> file` changed the project of a read-only role.
+ * Its permissions become "*": deny, the write tools denied and the read
+ * tools allowed (read keeps opencode's own asks for .env files).  The
+ * agent's rules come after the global ones, and OPENCODE_CONFIG_CONTENT
+ * after the user's and the project's config files; a content the user
+ * already set is kept, with this in it.  Denied tools are not offered to
+ * the model.
+ */
+static void
+opencode_build_env(const struct tool_spec *spec, struct strv *env)
+{
+	json_t		*root, *perm;
+	const char	*old;
+	char		*text, *kv;
+	size_t		 i;
+
+	if (!opencode_plan(spec))
+		return;
+	old = getenv("OPENCODE_CONFIG_CONTENT");
+	root = old != NULL ? json_loads(old, 0, NULL) : NULL;
+	if (!json_is_object(root)) {
+		json_decref(root);
+		root = json_object();
+	}
+	perm = json_object();
+	json_object_set_new(perm, "*", json_string("deny"));
+	json_object_set_new(perm, "read", json_pack("{s:s, s:s, s:s, s:s}",
+	    "*", "allow", "*.env", "ask", "*.env.*", "ask",
+	    "*.env.example", "allow"));
+	for (i = 0; opencode_write_tools[i] != NULL; i++)
+		json_object_set_new(perm, opencode_write_tools[i],
+		    json_string("deny"));
+	for (i = 0; opencode_read_tools[i] != NULL; i++)
+		json_object_set_new(perm, opencode_read_tools[i],
+		    json_string("allow"));
+	json_object_set_new(opencode_member(opencode_member(root, "agent"),
+	    "plan"), "permission", perm);
+	text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	xasprintf(&kv, "OPENCODE_CONFIG_CONTENT=%s", text);
+	strv_push(env, kv);
+	free(kv);
+	free(text);
+	json_decref(root);
+}
+
+/*
  * Prompt on stdin (run quotes spaced args); without --auto it rejects
  * asks.  A read-only role runs opencode's own read-only agent, plan,
- * without --auto; approval_mode, when given, decides instead.
+ * without --auto, and with the permissions of opencode_build_env;
+ * approval_mode, when given, decides instead.
  */
 static void
 opencode_build_argv(const struct tool_spec *spec, const char *resume_session,
     const char *input, struct strv *argv)
 {
 	const char	*mode;
-	int		 plan = 0;
+	int		 plan = opencode_plan(spec);
 
 	(void)input;
-	if ((mode = adapter_opt(spec, "approval_mode")) == NULL) {
-		plan = adapter_permission(spec) == PERM_READ_ONLY;
+	if ((mode = adapter_opt(spec, "approval_mode")) == NULL)
 		mode = plan ? "default" : "auto";
-	}
 	adapter_argv_begin(spec, "opencode", argv);
 	strv_push(argv, "run");
 	strv_push(argv, "--format");
@@ -189,4 +272,5 @@ const struct adapter adapter_opencode = {
 	.stream_json = 1,
 	.build_argv = opencode_build_argv,
 	.line = opencode_line,
+	.build_env = opencode_build_env,
 };

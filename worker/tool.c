@@ -119,11 +119,16 @@ tool_signal(struct worker *w, int sig)
 		kill(-w->tool_pid, sig);
 }
 
-/* In the child: become the tool.  Never returns. */
+/*
+ * In the child: become the tool, with the adapter's env (build_env) on
+ * top of the worker's environment.  Never returns.
+ */
 static void
-tool_child(struct worker *w, char **av, int in_fd, int out_err, int err_fd)
+tool_child(struct worker *w, char **av, struct strv *env, int in_fd,
+    int out_err, int err_fd)
 {
 	char		cwd[PATH_MAX];
+	size_t		i;
 	int		e;
 
 	setpgid(0, 0);
@@ -146,6 +151,9 @@ tool_child(struct worker *w, char **av, int in_fd, int out_err, int err_fd)
 	if (getcwd(cwd, sizeof cwd) != NULL)
 		setenv("PWD", cwd, 1);
 	unsetenv("OLDPWD");
+	for (i = 0; i < env->n; i++)
+		if (putenv(env->v[i]) != 0)
+			goto fail;
 	execv(w->path, av);
 fail:
 	e = errno;
@@ -161,9 +169,10 @@ fail:
 int
 tool_start(struct worker *w, const char *stdin_text, char **err)
 {
-	char	**av;
-	int	  inp[2], ep[2], errp[2], e;
-	pid_t	  pid;
+	struct strv	  env = { NULL, 0 };
+	char		**av;
+	int		  inp[2], ep[2], errp[2], e;
+	pid_t		  pid;
 
 	if (pipe2(inp, O_CLOEXEC) != 0)
 		goto pipe_fail;
@@ -186,14 +195,17 @@ tool_start(struct worker *w, const char *stdin_text, char **err)
 	/* execv wants a NULL-terminated array; strv is counted. */
 	av = xcalloc(w->argv.n + 1, sizeof *av);
 	memcpy(av, w->argv.v, w->argv.n * sizeof *av);
+	if (w->ad->build_env != NULL)
+		w->ad->build_env(&w->spec, &env);
 	pid = fork();
 	if (pid == 0) {
 		close(inp[1]);
 		close(errp[0]);
-		tool_child(w, av, inp[0], errp[1], ep[1]);
+		tool_child(w, av, &env, inp[0], errp[1], ep[1]);
 	}
 	e = errno;
 	free(av);
+	strv_clear(&env);
 	close(inp[0]);
 	close(ep[1]);
 	close(errp[1]);

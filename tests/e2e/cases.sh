@@ -247,9 +247,66 @@ e2e_case_pwd() {
 	ok $? "pwd: the caller's directory was not touched"
 }
 
+# e2e_tree_sum DIR: every entry of DIR but .git and .loop (the
+# supervisor's own state and logs), a file with the hash of its content:
+# what a change to the project changes.
+e2e_tree_sum() {
+	(cd "$1" && find . \( -path ./.git -o -path ./.loop \) -prune -o \
+	    -type f -exec sha256sum {} + -o -print) | LC_ALL=C sort
+}
+
+# e2e_case_readonly: the stand-in asks the CLI to write with its own
+# file-writing tool (a new file) and through its shell tool (append to
+# calc.sh, create a file).  In init, a read-only role, the project must
+# stay as it was; in develop, a writing role, the same requests must
+# change it, which proves the CLI carries them out when it may.  Issue 23.
+e2e_case_readonly() {
+	local role p o before msg want d
+	for role in init develop; do
+		p=$T_TMP/ro-$role
+		o=$T_TMP/ro-$role.json
+		e2e_project "$p"
+		mock_start
+		msg="You are the $role worker. Change the project as follows.
+MOCK-WRITE: $p/ro-write.txt :: written by the write tool
+MOCK-RUN: echo ro-shell >> calc.sh
+MOCK-RUN: touch ro-shell.txt
+MOCK-ANSWER: Tried to write.\n\nWORKER_RESULT:\n- action: $role\n- status: success\n- summary: tried to write\n- files_changed: []\n- next_suggestion: null\n- loop_back_to: null\nDETAILED_OUTPUT:\n{output}"
+		before=$(e2e_tree_sum "$p" | sha256sum)
+		e2e_agent "$o" "$role" -C "$p" --timeout-ms 240000 "$msg"
+		is "$?" 0 "readonly: $role: exits 0"
+		echo "# readonly $role: ${E2E_MS} ms"
+		want=workspace-write
+		[ "$role" = init ] && want=read-only
+		is "$(jget "$o" 'd.get("permission")')" "$want" \
+		    "readonly: $role runs $want"
+		d='r["role"] == "'"$role"'" and isinstance(r["decision"], dict) and r["decision"]["kind"]'
+		ok $(( $(mock_count "$d == 'write'") < 1 ||
+		    $(mock_count "$d == 'tool'") < 2 )) \
+		    "readonly: $role: the stand-in asked for the write tool and two shell writes"
+		ok $(( $(mock_count "$d == 'text' and 'Tried to write' in r['decision']['text']") < 1 )) \
+		    "readonly: $role: the CLI answered all three calls"
+		if [ "$role" = init ]; then
+			is "$(e2e_tree_sum "$p" | sha256sum)" "$before" \
+			    "readonly: init: the project is unchanged"
+			[ "$(e2e_tree_sum "$p" | sha256sum)" = "$before" ] ||
+			    (cd "$p" && git status --porcelain --untracked-files=all |
+			    sed 's/^/#   /')
+			continue
+		fi
+		is "$(cat "$p/ro-write.txt" 2>/dev/null)" "written by the write tool" \
+		    "readonly: develop: the write tool wrote its file"
+		is "$(tail -n 1 "$p/calc.sh")" ro-shell \
+		    "readonly: develop: the shell appended to calc.sh"
+		[ -f "$p/ro-shell.txt" ]
+		ok $? "readonly: develop: the shell created a file"
+	done
+}
+
 # e2e_cases_all: the cases, in the order of issue 9's list.  Every CLI
 # runs what depends on the CLI itself: a turn, -C, a follow-up turn,
-# close, a fatal API error.  The cases whose CLI side repeats one already
+# close, a fatal API error, a read-only role that tries to write (issue
+# 23; two turns).  The cases whose CLI side repeats one already
 # run (a parallel loop is the auto loop's roles at once; a bad model is
 # another fatal error; the retries of qwen and opencode print nothing we
 # could check) run for the CLIs quick enough to afford them: claude,
@@ -269,12 +326,12 @@ e2e_cases_all() {
 	fi
 	if [ "$cases" = all ] || { [ -z "$cases" ] &&
 	    case $E2E_CLI in claude | codex) true ;; *) false ;; esac; }; then
-		cases="agent pwd run-auto run-parallel followup close http401 badmodel http500 http429 ratelimit"
+		cases="agent pwd run-auto run-parallel followup close http401 badmodel http500 http429 ratelimit readonly"
 		[ "$E2E_CLI" = claude ] && cases="$cases tune"
 	elif [ -z "$cases" ] && [ "$E2E_CLI" = gemini ]; then
-		cases="agent pwd run-auto followup close http401 http500 http429"
+		cases="agent pwd run-auto followup close http401 http500 http429 readonly"
 	elif [ -z "$cases" ]; then
-		cases="agent pwd followup close http401"
+		cases="agent pwd followup close http401 readonly"
 	fi
 	for c in $cases; do
 		case $c in

@@ -236,6 +236,102 @@ test_permission(void)
 	}
 }
 
+/* Is v the JSON string s? */
+static int
+str_is(const json_t *v, const char *s)
+{
+	return json_is_string(v) && strcmp(json_string_value(v), s) == 0;
+}
+
+/* The environment build_env adds, as one string ("" for none). */
+static char *
+env_of(const char *tool, const char *options)
+{
+	const struct adapter	*ad = adapter_find(tool);
+	struct strv		 sv = { NULL, 0 };
+	struct tool_spec	 s;
+	json_t			*o = opts(options);
+	char			*got;
+
+	s = spec_of(tool, NULL, NULL, o);
+	if (ad != NULL && ad->build_env != NULL)
+		ad->build_env(&s, &sv);
+	got = join(&sv);
+	strv_clear(&sv);
+	json_decref(o);
+	return got;
+}
+
+/*
+ * A read-only opencode role gets the plan agent with every tool denied but
+ * the read tools, in OPENCODE_CONFIG_CONTENT, which keeps what the user
+ * put there (issue 23: plan's bash allowed `echo X >> file`).
+ */
+static void
+test_env(void)
+{
+	static const char	*ro = "{\"permission\":\"read-only\"}";
+	const char		*pfx = "OPENCODE_CONFIG_CONTENT=";
+	json_t			*cfg, *perm;
+	char			*got;
+
+	unsetenv("OPENCODE_CONFIG_CONTENT");
+	got = env_of("opencode", ro);
+	cfg = strncmp(got, pfx, strlen(pfx)) == 0 ?
+	    json_loads(got + strlen(pfx), 0, NULL) : NULL;
+	perm = json_object_get(json_object_get(json_object_get(cfg, "agent"),
+	    "plan"), "permission");
+	tap_ok(json_is_object(perm) &&
+	    strcmp(json_object_iter_key(json_object_iter(perm)), "*") == 0 &&
+	    str_is(json_object_get(perm, "*"), "deny"),
+	    "opencode read-only: plan's permissions start with \"*\": deny");
+	tap_ok(str_is(json_object_get(perm, "bash"), "deny") &&
+	    str_is(json_object_get(perm, "edit"), "deny") &&
+	    str_is(json_object_get(perm, "task"), "deny"),
+	    "opencode read-only: bash, edit and task are denied by name");
+	tap_is_str(json_string_value(json_object_get(perm, "grep")), "allow",
+	    "opencode read-only: grep is allowed");
+	tap_is_str(json_string_value(json_object_get(json_object_get(perm,
+	    "read"), "*.env")), "ask", "opencode read-only: .env still asks");
+	if (!json_is_object(perm))
+		tap_diag("got: %s", got);
+	json_decref(cfg);
+	free(got);
+
+	setenv("OPENCODE_CONFIG_CONTENT", "{\"model\":\"m/x\",\"agent\":"
+	    "{\"plan\":{\"model\":\"m/y\",\"permission\":{\"bash\":"
+	    "\"allow\"}}}}", 1);
+	got = env_of("opencode", ro);
+	cfg = json_loads(got + strlen(pfx), 0, NULL);
+	perm = json_object_get(json_object_get(json_object_get(cfg, "agent"),
+	    "plan"), "permission");
+	tap_ok(json_is_string(json_object_get(cfg, "model")) &&
+	    json_is_string(json_object_get(json_object_get(json_object_get(cfg,
+	    "agent"), "plan"), "model")) &&
+	    str_is(json_object_get(perm, "bash"), "deny"),
+	    "opencode read-only: the user's content is kept, its bash allow "
+	    "is not");
+	json_decref(cfg);
+	free(got);
+	setenv("OPENCODE_CONFIG_CONTENT", "not json", 1);
+	got = env_of("opencode", ro);
+	tap_ok(strstr(got, "\"*\":\"deny\"") != NULL,
+	    "opencode read-only: content that is not JSON is replaced");
+	free(got);
+	unsetenv("OPENCODE_CONFIG_CONTENT");
+
+	got = env_of("opencode", "{\"permission\":\"workspace-write\"}");
+	tap_is_str(got, "", "opencode workspace-write: no environment");
+	free(got);
+	got = env_of("opencode", "{\"permission\":\"read-only\","
+	    "\"approval_mode\":\"auto\"}");
+	tap_is_str(got, "", "opencode: an explicit approval_mode decides");
+	free(got);
+	got = env_of("claude", ro);
+	tap_is_str(got, "", "claude: no environment");
+	free(got);
+}
+
 /* Lookup and the table's flags, which tool.c acts on. */
 static void
 test_table(void)
@@ -651,6 +747,7 @@ main(void)
 {
 	test_table();
 	test_argv();
+	test_env();
 	test_streams();
 	test_huge();
 	test_deep();

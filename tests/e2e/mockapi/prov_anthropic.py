@@ -6,6 +6,8 @@ import json
 import os
 import time
 
+import scenario
+
 SHELL_NAMES = ("Bash", "bash", "Shell")
 
 
@@ -63,17 +65,31 @@ def conversation(body):
     return conv
 
 
-def _shell_tool(body):
-    """The Bash tool of the request, or None."""
+def _tools(body):
     if not isinstance(body, dict):
+        return {}
+    return {t.get("name"): t for t in body.get("tools") or []
+            if isinstance(t, dict)}
+
+
+def _shell_tool(body):
+    """The Bash tool of the request; when the request has tools but not
+    Bash (a read-only mode may withhold it), Claude Code's own Bash."""
+    tools = _tools(body)
+    if not tools:
         return None
-    tools = {t.get("name"): t for t in body.get("tools") or []
-             if isinstance(t, dict)}
-    return next((tools[n] for n in SHELL_NAMES if n in tools), None)
+    return next((tools[n] for n in SHELL_NAMES if n in tools),
+                {"name": "Bash", "input_schema": {"properties": {
+                    "command": {}, "description": {}}}})
+
+
+def _write_tool(body):
+    """The Write tool of the request, or Claude Code's own (see above)."""
+    return _tools(body).get("Write") or {"name": "Write", "input_schema": {}}
 
 
 def has_tools(body):
-    return _shell_tool(body) is not None
+    return bool(_tools(body))
 
 
 def _shell_input(tool, command):
@@ -145,19 +161,24 @@ def reply(req, turn):
         return
     body = req.body if isinstance(req.body, dict) else {}
     fmt = (body.get("output_config") or {}).get("format") or {}
-    if fmt.get("type") == "json_schema" and turn.get("kind") != "tool":
+    if fmt.get("type") == "json_schema" and turn.get("kind") not in ("tool", "write"):
         turn = {"kind": "text",
                 "text": json.dumps(_fill_schema(fmt.get("schema") or {}))}
     model = body.get("model") or "claude-mock"
     mid = "msg_mock_%d" % int(time.time() * 1000)
     tool = _shell_tool(body)
-    if turn.get("kind") == "tool" and tool is not None:
+    if turn.get("kind") in ("tool", "write") and tool is not None:
         # A resumed session keeps old ids: a repeat would make Claude Code
         # pair the result with the old call ("[Tool use interrupted]").
         uniq = "%s_%s" % (turn.get("id") or "call", os.urandom(4).hex())
+        if turn["kind"] == "write":
+            tool = _write_tool(body)
+            inp = scenario.write_args(tool["name"], tool.get("input_schema"),
+                                      turn["path"], turn["content"])
+        else:
+            inp = _shell_input(tool, turn["command"])
         block = {"type": "tool_use", "id": "toolu_" + uniq,
-                 "name": tool["name"],
-                 "input": _shell_input(tool, turn["command"])}
+                 "name": tool["name"], "input": inp}
         stop = "tool_use"
         out = len(json.dumps(block["input"])) // 4 + 1
     else:
@@ -244,3 +265,9 @@ def error(req, status, message, retry_after, quota=False):
                            "error": {"type": _ERR.get(status, "api_error"),
                                      "message": message},
                            "request_id": "req_mock_error"}, headers)
+
+
+def tool_names(body):
+    """The names of the tools the CLI offered (for the log)."""
+    return [t.get("name") for t in (body or {}).get("tools") or []
+            if isinstance(t, dict)]

@@ -4,7 +4,10 @@ Streaming (SSE chunks, then [DONE]) and plain JSON, with tool_calls."""
 import json
 import time
 
+import scenario
+
 SHELL_TOOLS = ("run_shell_command", "bash", "shell", "Bash", "exec_command")
+WRITE_TOOLS = ("write_file", "write")
 
 
 def match(method, path):
@@ -48,8 +51,16 @@ def has_tools(body):
     return bool((body or {}).get("tools"))
 
 
+def _qwen_like(by_name):
+    """qwen (gemini's tool names) rather than opencode: picks the name of
+    a tool the CLI did not offer."""
+    return any(n in by_name for n in ("run_shell_command", "read_file",
+                                      "list_directory"))
+
+
 def _shell_tool(body):
-    """The shell tool the CLI offered: (name, JSON schema of its args)."""
+    """The shell tool the CLI offered: (name, JSON schema of its args);
+    when none was, the one the CLI has when it may run commands."""
     tools = [t.get("function", t) for t in (body or {}).get("tools") or []]
     by_name = {t.get("name"): t for t in tools}
     for name in SHELL_TOOLS:
@@ -59,7 +70,19 @@ def _shell_tool(body):
         n = (t.get("name") or "").lower()
         if "shell" in n or "bash" in n:
             return t.get("name"), t.get("parameters") or {}
-    return "bash", {}
+    if _qwen_like(by_name):
+        return "run_shell_command", {}
+    return "bash", {"properties": {"command": {}, "description": {}}}
+
+
+def _write_tool(body):
+    """The file-writing tool: (name, schema), offered or not (see above)."""
+    tools = [t.get("function", t) for t in (body or {}).get("tools") or []]
+    by_name = {t.get("name"): t for t in tools}
+    for name in WRITE_TOOLS:
+        if name in by_name:
+            return name, by_name[name].get("parameters") or {}
+    return ("write_file" if _qwen_like(by_name) else "write"), {}
 
 
 def shell_args(schema, command):
@@ -95,10 +118,15 @@ def reply(req, turn):
     model = body.get("model") or "mock-model"
     cid = "chatcmpl-mock-%d" % int(time.time() * 1000)
     base = {"id": cid, "created": int(time.time()), "model": model}
-    if turn["kind"] == "tool":
-        name, schema = _shell_tool(body)
+    if turn["kind"] in ("tool", "write"):
+        if turn["kind"] == "tool":
+            name, schema = _shell_tool(body)
+            args = shell_args(schema, turn["command"])
+        else:
+            name, schema = _write_tool(body)
+            args = scenario.write_args(name, schema, turn["path"], turn["content"])
         call = {"id": turn["id"], "type": "function",
-                "function": {"name": name, "arguments": json.dumps(shell_args(schema, turn["command"]))}}
+                "function": {"name": name, "arguments": json.dumps(args)}}
         message = {"role": "assistant", "content": None, "tool_calls": [call]}
         finish = "tool_calls"
     else:
@@ -112,7 +140,7 @@ def reply(req, turn):
         return
     req.start_sse()
     chunk = dict(base, object="chat.completion.chunk")
-    if turn["kind"] == "tool":
+    if turn["kind"] in ("tool", "write"):
         tc = dict(call, index=0)
         req.sse(dict(chunk, choices=[{"index": 0, "delta": {"role": "assistant", "content": None,
                                                              "tool_calls": [tc]},
@@ -144,3 +172,9 @@ def error(req, status, message, retry_after, quota=False):
     headers = {"retry-after": str(retry_after)} if retry_after else None
     req.send_json(status, {"error": {"message": message, "type": kind, "param": None, "code": code}},
                   headers)
+
+
+def tool_names(body):
+    """The names of the tools the CLI offered (for the log)."""
+    return [t.get("function", t).get("name") for t in (body or {}).get("tools") or []
+            if isinstance(t, dict)]

@@ -7,6 +7,8 @@ import json
 import os
 import re
 
+import scenario
+
 SHELL_NAMES = ("run_shell_command", "shell")
 _METHOD = re.compile(r"/models/([^/:]+):([A-Za-z]+)$")
 
@@ -72,10 +74,21 @@ def _decls(body):
 
 
 def _shell_tool(body):
+    """run_shell_command as declared; when the request declares tools but
+    not that one (a read-only mode may withhold it), gemini's own."""
     if not isinstance(body, dict):
         return None
     byname = {d.get("name"): d for d in _decls(body)}
-    return next((byname[n] for n in SHELL_NAMES if n in byname), None)
+    if not byname:
+        return None
+    return next((byname[n] for n in SHELL_NAMES if n in byname),
+                {"name": "run_shell_command"})
+
+
+def _write_tool(body):
+    """write_file as declared, or gemini's own (see above)."""
+    byname = {d.get("name"): d for d in _decls(body)}
+    return byname.get("write_file") or {"name": "write_file"}
 
 
 def has_tools(body):
@@ -171,11 +184,17 @@ def reply(req, turn):
     body = req.body if isinstance(req.body, dict) else {}
     side = _side_json(body)
     decl = _shell_tool(body)
-    if side is not None and turn.get("kind") != "tool":
+    if side is not None and turn.get("kind") not in ("tool", "write"):
         parts_list = [[{"text": side}]]
-    elif turn.get("kind") == "tool" and decl is not None:
-        call = {"name": decl["name"],
-                "args": _shell_args(decl, turn["command"]),
+    elif turn.get("kind") in ("tool", "write") and decl is not None:
+        if turn["kind"] == "write":
+            decl = _write_tool(body)
+            args = scenario.write_args(
+                decl["name"], decl.get("parametersJsonSchema") or
+                decl.get("parameters"), turn["path"], turn["content"])
+        else:
+            args = _shell_args(decl, turn["command"])
+        call = {"name": decl["name"], "args": args,
                 # gemini-cli uses the id to pair the response with the call.
                 "id": "%s_%s" % (turn.get("id") or "call",
                                  os.urandom(4).hex())}
@@ -250,3 +269,8 @@ def error(req, status, message, retry_after, quota=False):
     if req.path.endswith(":streamGenerateContent"):
         obj = [obj]
     req.send_json(status, obj, headers)
+
+
+def tool_names(body):
+    """The names of the tools the CLI offered (for the log)."""
+    return [d.get("name") for d in _decls(body)]

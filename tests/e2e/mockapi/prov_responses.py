@@ -75,6 +75,16 @@ def has_tools(body):
     return _shell_tool(body) is not None
 
 
+def apply_patch_command(path, content):
+    """codex's own file-writing tool as a model without apply_patch in its
+    tool list calls it (mock-model has no metadata, so codex offers none):
+    an apply_patch heredoc through the shell tool, which codex takes out
+    of the shell and applies itself, under its sandbox policy."""
+    lines = "".join("+%s\n" % l for l in content.split("\n"))
+    return ("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: %s\n%s"
+            "*** End Patch\nEOF\n" % (path, lines))
+
+
 def _tool_name(t):
     if t.get("type") == "local_shell":
         return "local_shell"
@@ -138,6 +148,9 @@ def reply(req, turn):
         return
     model = body.get("model") or "mock-model"
     rid = "resp_mock_%d" % int(time.time() * 1000)
+    if turn.get("kind") == "write":
+        turn = dict(turn, kind="tool",
+                    command=apply_patch_command(turn["path"], turn["content"]))
     if turn.get("kind") == "tool" and _shell_tool(body) is not None:
         name, tool = _shell_tool(body)
         # Unique even across stand-in restarts: a resumed thread keeps the
@@ -253,3 +266,9 @@ def error(req, status, message, retry_after, quota=False):
         headers["x-ratelimit-reset-requests"] = "%ss" % retry_after
     req.send_json(status, {"error": {"message": message, "type": typ,
                                      "param": None, "code": code}}, headers)
+
+
+def tool_names(body):
+    """The names of the tools the CLI offered (for the log)."""
+    return [_tool_name(t) or t.get("type") for t in (body or {}).get("tools") or []
+            if isinstance(t, dict)]

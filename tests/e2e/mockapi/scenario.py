@@ -4,11 +4,19 @@ Scenario.decide(convo, has_tools) looks at the conversation a provider
 module parsed (a list of (kind, text), kind "user" | "assistant" |
 "tool_result") and returns the next turn:
     {"kind": "tool", "command": str, "id": str}   run one shell command
+    {"kind": "write", "path": str, "content": str, "id": str}
+                                                  the CLI's own file-writing
+                                                  tool (write_file, Write,
+                                                  apply_patch ...)
     {"kind": "text", "text": str}                 the final answer
-Directives in the LAST user message win: each line `MOCK-RUN: cmd` is one
-tool call, in order; `MOCK-ANSWER: text` (\\n for a newline, {output} for
-the last tool output) is the answer after them.  Otherwise the role (from
-"You are the ROLE worker" in a user message) picks its script: a command,
+Directives in the LAST user message win: each line `MOCK-RUN: cmd` (a
+shell command) or `MOCK-WRITE: PATH :: TEXT` (write TEXT, \\n for a newline,
+to the file PATH with the write tool) is one tool call, in order;
+`MOCK-ANSWER: text` (\\n for a newline, {output} for the last tool output)
+is the answer after them.  A call is made whether or not the CLI offers
+that tool (a read-only CLI may withhold it): the provider then names
+the tool the CLI has when it may write.  Otherwise the role (from "You
+are the ROLE worker" in a user message) picks its script: a command,
 then an answer (answer_failed when failed_if matches the tool output).
 """
 import itertools
@@ -159,12 +167,17 @@ def role_of(convo):
 
 
 def directives(text):
-    """The MOCK-RUN commands and the MOCK-ANSWER text of one user message."""
+    """The tool calls (MOCK-RUN, MOCK-WRITE, as turns without an id) and
+    the MOCK-ANSWER text of one user message."""
     runs, answer = [], None
     for line in (text or "").splitlines():
         s = line.strip()
         if s.startswith("MOCK-RUN:"):
-            runs.append(s[len("MOCK-RUN:"):].strip())
+            runs.append({"kind": "tool", "command": s[len("MOCK-RUN:"):].strip()})
+        elif s.startswith("MOCK-WRITE:"):
+            path, _, content = s[len("MOCK-WRITE:"):].partition("::")
+            runs.append({"kind": "write", "path": path.strip(),
+                         "content": content.strip().replace("\\n", "\n")})
         elif s.startswith("MOCK-ANSWER:"):
             answer = s[len("MOCK-ANSWER:"):].strip().replace("\\n", "\n")
     return runs, answer
@@ -204,7 +217,7 @@ class Scenario:
             return {"kind": "text", "text": answer if answer and not runs else "Mock session"}
         if runs or answer is not None:
             if len(results) < len(runs):
-                return {"kind": "tool", "command": runs[len(results)], "id": next_id()}
+                return dict(runs[len(results)], id=next_id())
             return {"kind": "text", "text": fill(answer if answer is not None
                                                  else "Done.\n{output}", output)}
         spec = self.script.get(role_of(convo)) or self.script["agent"]
@@ -215,3 +228,21 @@ class Scenario:
         if rx and "answer_failed" in spec and re.search(rx, output):
             text = spec["answer_failed"]
         return {"kind": "text", "text": fill(text, output)}
+
+
+# The file-writing tools of the CLIs and where each takes the path:
+# opencode write(filePath), qwen and gemini write_file(file_path), claude
+# Write(file_path).  codex has apply_patch (prov_responses.py).
+PATH_KEYS = ("file_path", "filePath", "absolute_path", "path")
+
+
+def write_args(name, schema, path, content):
+    """Arguments for a write tool: the path under the key its schema has
+    (or the CLI's own when the tool was not offered), and the content."""
+    props = (schema or {}).get("properties") or {}
+    key = next((k for k in PATH_KEYS if k in props),
+               "filePath" if name == "write" else "file_path")
+    args = {key: path, "content": content}
+    if "description" in props:
+        args["description"] = "Write the requested file"
+    return args

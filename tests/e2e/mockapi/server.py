@@ -204,6 +204,11 @@ class Handler(BaseHTTPRequestHandler):
             convo, tools = [], False
             rec["parse_error"] = str(e)
         rec["role"] = scenario.role_of(convo)
+        if hasattr(mod, "tool_names") and req.body is not None:
+            try:
+                rec["tools"] = sorted(mod.tool_names(req.body))
+            except Exception:
+                pass
         fault = st.take_fault()
         if fault in ("http500", "http429", "http401"):
             status = int(fault[4:])
