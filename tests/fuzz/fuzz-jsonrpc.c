@@ -1,7 +1,10 @@
 /*
  * fuzz-jsonrpc.c: libFuzzer target for the JSON-RPC lines mcp and acp
  * read on stdio (supervisor/api/jsonrpc.c): each line parsed, classified,
- * answered as the front ends answer, and replies matched to our calls.
+ * answered as the front ends answer, replies matched to our calls; and
+ * the same lines fed to an MCP session and an ACP agent on a verb table
+ * that can start nothing (no worker plan, no state directory, no
+ * project), so that a line never runs a command.
  */
 #include <config.h>
 
@@ -9,7 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
+#include "acp.h"
+#include "api.h"
+#include "chan.h"
 #include "jsonrpc.h"
+#include "mcp.h"
+#include "sup.h"
 #include "xmalloc.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -78,6 +88,118 @@ fuzz_line(struct jsonrpc_calls *cs, const char *line, size_t len)
 	json_decref(v);
 }
 
+/* The verb table the sessions call, made once for the process. */
+struct fuzz_host {
+	struct event_base	*base;
+	struct sup		 sup;
+	struct api		*api;
+	char			 dir[64];
+};
+static struct fuzz_host	*fuzz_host;
+
+/* Base, agent table and api: the sup's directory is never written. */
+static struct fuzz_host *
+fuzz_host_get(void)
+{
+	struct api_host	 ah;
+	char		*err = NULL;
+
+	if (fuzz_host != NULL)
+		return fuzz_host;
+	fuzz_host = xcalloc(1, sizeof *fuzz_host);
+	snprintf(fuzz_host->dir, sizeof fuzz_host->dir, "/nonexistent/fuzz");
+	fuzz_host->base = chan_base_new();
+	if (sup_init(&fuzz_host->sup, fuzz_host->base, NULL, fuzz_host->dir,
+	    "fuzz", &err) != 0)
+		abort();
+	memset(&ah, 0, sizeof ah);
+	ah.sup = &fuzz_host->sup;	/* plan NULL: spawn is refused */
+	fuzz_host->api = api_new(&ah);
+	return fuzz_host;
+}
+
+/* What mcp sends: a reply or a notification, which must serialise. */
+static void
+fuzz_mcp_send(void *arg, const json_t *body, const json_t *about)
+{
+	char	*s;
+
+	(void)arg;
+	(void)about;
+	if ((s = json_dumps(body, JSON_COMPACT)) == NULL)
+		abort();
+	free(s);
+}
+
+/* What acp writes on stdout: the same. */
+static void
+fuzz_acp_write(void *arg, const json_t *body)
+{
+	fuzz_mcp_send(arg, body, NULL);
+}
+
+/* No project: session/new is refused before any loop is opened. */
+static int
+fuzz_acp_project(void *arg, const char *cwd, struct acp_project *p,
+    char **err)
+{
+	(void)arg;
+	(void)cwd;
+	(void)p;
+	*err = xstrdup("no project in the fuzzer");
+	return -1;
+}
+
+/* A turn ended: nothing to do. */
+static void
+fuzz_acp_idle(void *arg)
+{
+	(void)arg;
+}
+
+/* The lines as `ccw-supervisor mcp` and `acp` take them from stdin. */
+static void
+fuzz_sessions(const char *buf, size_t len)
+{
+	struct fuzz_host	*h = fuzz_host_get();
+	struct mcp_cfg		 mc;
+	struct acp_cfg		 ac;
+	struct mcp		*m;
+	struct acp		*a;
+	const char		*p, *nl, *end = buf + len;
+	json_t			*v, *err;
+	int			 i;
+
+	memset(&mc, 0, sizeof mc);
+	mc.api = h->api;
+	mc.send = fuzz_mcp_send;
+	m = mcp_new(&mc);
+	memset(&ac, 0, sizeof ac);
+	ac.base = h->base;
+	ac.project = fuzz_acp_project;
+	ac.write = fuzz_acp_write;
+	ac.idle = fuzz_acp_idle;
+	a = acp_new(&ac);
+	for (p = buf; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		if ((v = jsonrpc_parse(p, (size_t)(nl - p), &err)) != NULL)
+			mcp_message(m, v);
+		json_decref(v);
+		json_decref(err);
+		acp_line(a, p, (size_t)(nl - p));
+		event_base_loop(h->base, EVLOOP_NONBLOCK);
+	}
+	/* End of input: what is in flight is stopped, then let go. */
+	acp_stop_all(a, "end of input");
+	for (i = 0; i < 3; i++)
+		event_base_loop(h->base, EVLOOP_NONBLOCK);
+	mcp_free(m);
+	acp_free(a);
+	api_close_all(h->api, 0);
+	event_base_loop(h->base, EVLOOP_NONBLOCK);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -102,6 +224,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	jsonrpc_calls_free(cs);
 	if (n != 3)
 		abort();
+	fuzz_sessions(buf, len);
 	free(buf);
 	return 0;
 }

@@ -53,12 +53,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 
 	/* The fallbacks read what the worker kept: a C string. */
 	text = xstrndup((const char *)data, len);
-	free(fallback_reason(text));
-	free(fallback_summary(text));
-	(void)fallback_kind(text);
 	s = fallback_summary(text);
 	if (s != NULL && strlen(s) > 2000)
 		abort();
+	free(s);
+	/* The kind is read from the reason, as worker/outcome.c does. */
+	if ((s = fallback_reason(text)) != NULL && strlen(s) > 400)
+		abort();
+	(void)fallback_kind(s);
 	free(s);
 	free(text);
 	return 0;
