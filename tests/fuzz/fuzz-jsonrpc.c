@@ -2,9 +2,10 @@
  * fuzz-jsonrpc.c: libFuzzer target for the JSON-RPC lines mcp and acp
  * read on stdio (supervisor/api/jsonrpc.c): each line parsed, classified,
  * answered as the front ends answer, replies matched to our calls; and
- * the same lines fed to an MCP session and an ACP agent on a verb table
- * that can start nothing (no worker plan, no state directory, no
- * project), so that a line never runs a command.
+ * the same lines fed to an MCP session, an ACP agent and the verb table
+ * itself (as the control socket hands it a line), on a table that can
+ * start nothing (no worker plan, no state directory, no project), so
+ * that a line never runs a command.
  */
 #include <config.h>
 
@@ -131,6 +132,17 @@ fuzz_mcp_send(void *arg, const json_t *body, const json_t *about)
 	free(s);
 }
 
+/* The verb table's reply to a control line: an object saying ok or not. */
+static void
+fuzz_api_reply(json_t *body, void *arg)
+{
+	(void)arg;
+	if (!json_is_object(body) || !json_is_boolean(json_object_get(body,
+	    "ok")))
+		abort();
+	fuzz_mcp_send(NULL, body, NULL);
+}
+
 /* What acp writes on stdout: the same. */
 static void
 fuzz_acp_write(void *arg, const json_t *body)
@@ -183,8 +195,10 @@ fuzz_sessions(const char *buf, size_t len)
 	for (p = buf; p < end; p = nl + 1) {
 		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
 			nl = end;
-		if ((v = jsonrpc_parse(p, (size_t)(nl - p), &err)) != NULL)
+		if ((v = jsonrpc_parse(p, (size_t)(nl - p), &err)) != NULL) {
 			mcp_message(m, v);
+			api_call(h->api, v, fuzz_api_reply, NULL);
+		}
 		json_decref(v);
 		json_decref(err);
 		acp_line(a, p, (size_t)(nl - p));
