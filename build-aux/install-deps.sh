@@ -9,8 +9,9 @@ libjansson-dev groff-base valgrind tmux parallel strace jq"
 # For the tests only, each test reporting SKIP without its package, so
 # failing to install them is no error: serve-page.sh drives the status
 # page in chromium; remote-ssh.sh and remote-slurm.sh start a private
-# sshd and a one-node Slurm (Debian keeps the packaged services stopped).
-TEST_PKGS="chromium openssh-server slurm-wlm munge"
+# sshd and a one-node Slurm (Debian keeps the packaged services stopped);
+# CI's fuzz step builds the fuzz targets with clang and libFuzzer.
+TEST_PKGS="chromium openssh-server slurm-wlm munge clang libclang-rt-dev"
 
 missing=""
 for p in $PKGS; do

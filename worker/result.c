@@ -554,12 +554,9 @@ static void
 result_block(const char *text, size_t len, size_t off, int fenced,
     struct wresult *out)
 {
-	struct rstate	 st;
+	struct rstate	 st = { .out = out, .mode = M_FIELDS };
 	struct span	 l, rest;
 
-	memset(&st, 0, sizeof st);
-	st.out = out;
-	st.mode = M_FIELDS;
 	while (result_line(text, len, &off, &l)) {
 		if (result_is_fence(l)) {
 			if (st.mode == M_DETAIL && !fenced)
@@ -651,6 +648,8 @@ result_question(struct span t, json_t *qs)
 	result_trim(&t);
 	result_unbullet(&t);
 	result_lstrip(&t, "*_`");
+	if (t.n == 0)		/* a blank line; t.n - i below must not wrap */
+		return;
 	for (i = 1; i < t.n && i < sizeof id - 2 && t.p[i] >= '0' &&
 	    t.p[i] <= '9'; i++)
 		;

@@ -1,9 +1,11 @@
 #!/bin/bash
-# fuzz-replay.sh: the fuzz target runs over the seed corpus (one valid
-# frame per type), the invalid corpus and any saved fuzzer finds, so it is
-# exercised in every build, not only in the libFuzzer one.
+# fuzz-replay.sh: every fuzz target (tests/fuzz/fuzz-NAME.c) runs over its
+# seed corpus in every build, not only in the libFuzzer one: frame over
+# one valid frame per type and the invalid corpus, every other target
+# over tests/fuzz/NAME/ (real inputs and the fuzzers' finds).  Under ASan
+# or valgrind a read past a buffer fails here.
 . "$(dirname "$0")/lib.sh"
-t_watchdog 120
+t_watchdog 300
 
 mkdir -p "$T_TMP/corpus"
 $WRAP "$top_builddir/tests/fuzz/mkcorpus" "$T_TMP/corpus"; ok $? "seed corpus written"
@@ -12,8 +14,20 @@ n=$(ls "$T_TMP/corpus" | wc -l)
 types=$(sed -n 's/^[[:space:]]*MSG_[A-Z_]* = \([0-9]*\),.*/\1/p' \
     "$srcdir/proto/proto.h" | sort -n | tail -n 1)
 is "$n" "${types:-?}" "one seed frame per message type ($n)"
-out=$($WRAP "$top_builddir/tests/fuzz/replay" "$T_TMP"/corpus/* \
+out=$($WRAP "$top_builddir/tests/fuzz/replay-frame" "$T_TMP"/corpus/* \
     "$srcdir"/tests/proto/invalid/*.bin); rc=$?
-ok $rc "fuzz target survives every seed and invalid frame"
-like "$out" "replayed [0-9]+ inputs" "replay reports its count"
+ok $rc "frame: the target survives every seed and invalid frame"
+like "$out" "replayed [0-9]+ inputs" "frame: replay reports its count"
+
+# The other targets: the target files are the list.
+for f in "$srcdir"/tests/fuzz/fuzz-*.c; do
+	name=$(basename "$f" .c)
+	name=${name#fuzz-}
+	[ "$name" = frame ] && continue
+	seeds=("$srcdir/tests/fuzz/$name"/*)
+	ok $([ -f "${seeds[0]}" ]; echo $?) "$name: a seed corpus in tests/fuzz/$name/"
+	out=$($WRAP "$top_builddir/tests/fuzz/replay-$name" "${seeds[@]}"); rc=$?
+	ok $rc "$name: the target survives every seed"
+	is "$out" "replayed ${#seeds[@]} inputs" "$name: every seed replayed"
+done
 t_done

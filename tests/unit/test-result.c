@@ -1,7 +1,7 @@
 /*
  * test-result.c: the WORKER_RESULT / CLARIFICATION_NEEDED reader on the
  * shapes agents really write, and on hostile text (invalid UTF-8, NUL
- * bytes, 10 MiB without a block, no final newline).
+ * bytes, 10 MiB without a block, no final newline, a fuzzer's finds).
  */
 #include <config.h>
 
@@ -275,6 +275,22 @@ test_hostile(void)
 	    "- summary: a\0b\n"), &r);
 	tap_is_str(r.summary, "a\xef\xbf\xbd" "b",
 	    "NUL inside a field replaced");
+	result_clear(&r);
+
+	/*
+	 * The 22 bytes the fuzzer found (tests/fuzz/result/): a question
+	 * line that is only decoration, at the very end of the text, read
+	 * 2 bytes past it (ASan, valgrind).
+	 */
+	tap_is_int(parse(S("CLARIFICATION_NEEDED\n*"), &r), 1,
+	    "decoration-only question line at the end: found");
+	tap_is_int((long long)json_array_size(r.questions), 0,
+	    "decoration-only question line: no question");
+	result_clear(&r);
+	parse(S("CLARIFICATION_NEEDED:\nQ1: Which? | Options: [a, b]\n  __ "),
+	    &r);
+	tap_is_int((long long)json_array_size(r.questions), 1,
+	    "a question, then blank decoration at the end: one question");
 	result_clear(&r);
 
 	tap_is_int(parse(S("WORKER_RESULT:\n- status: partial\n- summary: cut"),
