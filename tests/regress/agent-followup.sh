@@ -12,12 +12,8 @@ S=$T_TMP/state
 
 # A fake claude: each run records its argv and stdin, then reports a
 # session, a result block naming one file, tokens and a cost.
-cat >"$T_TMP/claude" <<'FAKEEOF'
-#!/bin/bash
-dir=$(dirname "$0")
-n=$(( $(cat "$dir/n" 2>/dev/null || echo 0) + 1 ))
-echo $n >"$dir/n"
-printf '%s\n' "$@" >"$dir/argv.$n"
+t_fake_tool "$T_TMP/claude"
+cat >>"$T_TMP/claude" <<'FAKEEOF'
 cat >"$dir/stdin.$n"
 files='["a.c"]'; [ $n -gt 1 ] && files='["b.c", "a.c"]'
 printf '{"type":"system","subtype":"init","session_id":"sess-1"}\n'

@@ -11,12 +11,8 @@ t_valgrind_worker
 S=$T_TMP/state
 
 # The fake: argv and OPENCODE_CONFIG_CONTENT per run, then one final step.
-cat >"$T_TMP/opencode" <<'FAKEEOF'
-#!/bin/bash
-dir=$(dirname "$0")
-n=$(( $(cat "$dir/n" 2>/dev/null || echo 0) + 1 ))
-echo $n >"$dir/n"
-printf '%s\n' "$@" >"$dir/argv.$n"
+t_fake_tool "$T_TMP/opencode"
+cat >>"$T_TMP/opencode" <<'FAKEEOF'
 printf '%s' "${OPENCODE_CONFIG_CONTENT-unset}" >"$dir/env.$n"
 cat >/dev/null
 printf '{"type":"step_start","sessionID":"ses_ro1"}\n'

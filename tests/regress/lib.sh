@@ -81,6 +81,21 @@ t_done() {
 	[ "$T_FAILED" -eq 0 ]
 }
 
+# t_fake_tool PATH: start a fake agent CLI at PATH (made executable)
+# whose every run counts itself in $dir/n and keeps its argv in
+# $dir/argv.N; the caller appends the rest of its body (cat >>PATH),
+# where $dir and $n are set.
+t_fake_tool() {
+	cat >"$1" <<'FAKEHEAD'
+#!/bin/bash
+dir=$(dirname "$0")
+n=$(( $(cat "$dir/n" 2>/dev/null || echo 0) + 1 ))
+echo $n >"$dir/n"
+printf '%s\n' "$@" >"$dir/argv.$n"
+FAKEHEAD
+	chmod +x "$1"
+}
+
 # t_valgrind_worker: when the suite runs under valgrind (make
 # check-valgrind), run every worker this test spawns under valgrind too,
 # each writing its own log; t_done fails the test if any log has an error.
