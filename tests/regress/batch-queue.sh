@@ -164,8 +164,18 @@ export ROLE_SLEEP=0.2
 $WRAP "$SUP" batch "$C/$Q" -C "$C" --json >"$C.out" 2>"$C.err" &
 pid=$!
 end=$(t_until 30000)
-while [ "$(grep -c '^init.sh ISS-20260201-003$' "$RUNLOG")" = 0 ] &&
-    [ "$(t_now_ms)" -lt "$end" ]; do sleep 0.05; done
+# S-1's and S-2's ends are saved asynchronously too: on a loaded
+# machine S-3 can start before that save lands (the resume would then
+# find their loops completed and run nothing of them); wait for it, so
+# that the kill tests one state: S-1 and S-2 saved, S-3 running.
+done12() {
+	local id=$(bid "$C.err")
+	[ -n "$id" ] && [ "$(jget "$C/.workflow/.batch/$id/state.json" \
+	    '[e["status"] for e in d["queue"]][:2]' 2>/dev/null)" = \
+	    '["completed","completed"]' ]
+}
+while { [ "$(grep -c '^init.sh ISS-20260201-003$' "$RUNLOG")" = 0 ] ||
+    ! done12; } && [ "$(t_now_ms)" -lt "$end" ]; do sleep 0.05; done
 kill -KILL "$pid"
 t_wait_pid "$pid" 10000
 t_wait_gone "$MARK" 10000
