@@ -1,10 +1,11 @@
 /*
- * follow.c: following the tool's log file.  The tool writes to a regular
- * file (Node-based CLIs truncate output on pipes); we read what it wrote,
- * cut it into lines for the adapter, and keep the last FOLLOW_TAIL bytes
- * for the final answer.  Memory stays flat however much the tool prints.
- * The stderr the worker copies into the log is skipped (follow_skip):
- * the answer is stdout.
+ * follow.c: following the tool's stdout.  The tool writes to a regular
+ * file, its spool (spool.c; Node-based CLIs truncate output on pipes);
+ * we read what it wrote, pass it on to the log (logcap.c), cut it into
+ * lines for the adapter, and keep the last FOLLOW_TAIL bytes for the
+ * final answer.  Memory stays flat however much the tool prints, and so
+ * does the disk.  stderr reaches the log apart (errtail.c): the answer
+ * is stdout.
  * Reading is paced by an adaptive timer rather than inotify: closing an
  * inotify instance blocks the exiting worker ~15 ms in the kernel, which
  * halved lifecycle throughput, while a poll that backs off to 1 s costs
@@ -13,7 +14,6 @@
 #include <config.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +22,7 @@
 #include <event2/event.h>
 
 #include "chan.h"
+#include "log.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -118,74 +119,38 @@ follow_lines(struct worker *w)
 }
 
 /*
- * The worker copied stderr into the log at [start, end): the answer and
- * the adapter read stdout only, so those bytes are skipped when read.
+ * Read everything the tool has written since last time, at our own
+ * offset (the tool's descriptor shares the file's); bytes read.  The
+ * bytes go to the log, then to the adapter; the read part of the spool
+ * goes back to the disk.
  */
-void
-follow_skip(struct follow *f, uint64_t start, uint64_t end)
-{
-	size_t	i, k = 0;
-
-	/* Drop ranges already read past. */
-	for (i = 0; i < f->nskip; i++)
-		if (f->skip[i].end > f->total)
-			f->skip[k++] = f->skip[i];
-	f->nskip = k;
-	f->skip = xreallocarray(f->skip, f->nskip + 1, sizeof *f->skip);
-	f->skip[f->nskip].start = start;
-	f->skip[f->nskip].end = end;
-	f->nskip++;
-}
-
-/* Hand on the bytes of [off, off + n) that are the tool's stdout. */
-static void
-follow_take(struct worker *w, const char *buf, size_t n, uint64_t off)
-{
-	struct follow	*f = &w->fol;
-	uint64_t	 pos = off, end = off + n, cut;
-	size_t		 i;
-
-	while (pos < end) {
-		cut = end;
-		for (i = 0; i < f->nskip; i++) {
-			if (f->skip[i].start <= pos && pos < f->skip[i].end)
-				break;
-			if (f->skip[i].start > pos && f->skip[i].start < cut)
-				cut = f->skip[i].start;
-		}
-		if (i < f->nskip) {
-			pos = f->skip[i].end < end ? f->skip[i].end : end;
-			continue;
-		}
-		follow_keep(f, buf + (pos - off), (size_t)(cut - pos));
-		evbuffer_add(f->partial, buf + (pos - off), (size_t)(cut - pos));
-		pos = cut;
-	}
-	follow_lines(w);
-}
-
-/* Read everything the tool has written since last time; bytes read. */
 size_t
 follow_drain(struct worker *w)
 {
 	struct follow	*f = &w->fol;
 	char		 buf[65536];
 	size_t		 got = 0;
-	uint64_t	 off;
 	ssize_t		 n;
 
 	if (f->fd < 0)
 		return 0;
 	for (;;) {
-		n = read(f->fd, buf, sizeof buf);
+		n = pread(f->fd, buf, sizeof buf, (off_t)f->total);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
-		off = f->total;
 		f->total += (uint64_t)n;
-		follow_take(w, buf, (size_t)n, off);
+		logcap_write(&w->log, buf, (size_t)n);
+		follow_keep(f, buf, (size_t)n);
+		evbuffer_add(f->partial, buf, (size_t)n);
+		follow_lines(w);
+	}
+	if (!f->no_free && spool_free(f->fd, &f->freed, f->total) != 0) {
+		log_warnx("spool: %s: the tool's output is spooled whole",
+		    strerror(errno));
+		f->no_free = 1;
 	}
 	return got;
 }
@@ -215,17 +180,17 @@ follow_poll_cb(evutil_socket_t fd, short ev, void *arg)
 	follow_arm(&w->fol, next);
 }
 
-/* Open the log for reading and start following it. */
+/*
+ * Create the spool the tool's stdout goes to (next to the log at path)
+ * and start following it.
+ */
 int
 follow_open(struct worker *w, const char *path, char **err)
 {
 	struct follow	*f = &w->fol;
 
-	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (f->fd < 0) {
-		xasprintf(err, "cannot read %s: %s", path, strerror(errno));
+	if ((f->fd = spool_open(path, &f->no_free, err)) < 0)
 		return -1;
-	}
 	f->partial = evbuffer_new();
 	f->tail = xmalloc(FOLLOW_TAIL);
 	f->poll_ev = evtimer_new(w->base, follow_poll_cb, w);
@@ -244,7 +209,6 @@ follow_close(struct follow *f)
 	if (f->partial != NULL)
 		evbuffer_free(f->partial);
 	free(f->tail);
-	free(f->skip);
 	memset(f, 0, sizeof *f);
 	f->fd = -1;
 }

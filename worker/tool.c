@@ -1,6 +1,6 @@
 /*
  * tool.c: the agent tool as a process: exec in its own process group with
- * stdout on the log file, stderr on a pipe (errtail.c), stdin from a pipe
+ * stdout on its spool file (spool.c), stderr on a pipe (errtail.c), stdin from a pipe
  * we feed without blocking and no other descriptor, signals to the whole
  * group, and the sweep that kills every descendant we adopted as a child
  * subreaper.
@@ -132,7 +132,7 @@ tool_child(struct worker *w, char **av, int in_fd, int out_err, int err_fd)
 	/* The exec-status pipe must survive the dup2s below. */
 	if (err_fd <= 2 && (err_fd = fcntl(err_fd, F_DUPFD_CLOEXEC, 3)) < 0)
 		_exit(127);
-	if (dup2(in_fd, 0) < 0 || dup2(w->log_fd, 1) < 0 ||
+	if (dup2(in_fd, 0) < 0 || dup2(w->fol.fd, 1) < 0 ||
 	    dup2(out_err, 2) < 0)
 		goto fail;
 	/*
