@@ -63,7 +63,7 @@ errtail_lines(struct worker *w, const char *p, size_t n)
 static void
 errtail_copy(struct worker *w, const char *p, size_t n)
 {
-	follow_drain(w);
+	follow_drain(w, 0);
 	logcap_write(&w->log, p, n);
 }
 

@@ -13,7 +13,10 @@
  */
 #include <config.h>
 
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +32,10 @@
 #define LINE_MAX_KEEP	(8u * 1024 * 1024)	/* longer lines are cut */
 #define POLL_FAST_MS	10	/* while output flows */
 #define POLL_SLOW_MS	1000	/* after a second of silence */
+#define BACKLOG_HIGH	(16u * 1024 * 1024)	/* unread: stop the tool */
+#define BACKLOG_LOW	(4u * 1024 * 1024)	/* unread: let it go on */
+#define BACKLOG_EVERY	(1024u * 1024)	/* read between two looks */
+#define FOLLOW_BUDGET	(4u * 1024 * 1024)	/* read in one turn */
 
 /* Replace every byte that is not part of valid UTF-8 (or is NUL) by '?'. */
 void
@@ -119,23 +126,62 @@ follow_lines(struct worker *w)
 }
 
 /*
- * Read everything the tool has written since last time, at our own
- * offset (the tool's descriptor shares the file's); bytes read.  The
- * bytes go to the log, then to the adapter; the read part of the spool
- * goes back to the disk.
+ * A file has no backpressure: a tool that writes faster than we read
+ * would grow the spool without end.  Past BACKLOG_HIGH unread bytes its
+ * process group is stopped, as a full pipe would block it, and continued
+ * once at most BACKLOG_LOW are left.  (A descendant that left the group
+ * with setsid is not stopped.)  What was read goes back to the disk.
  */
-size_t
-follow_drain(struct worker *w)
+static void
+follow_pace(struct worker *w)
 {
 	struct follow	*f = &w->fol;
+	struct stat	 sb;
+	uint64_t	 backlog = 0;
+
+	f->paced = f->total;
+	if (!f->no_free && spool_free(f->fd, &f->freed, f->total) != 0) {
+		log_warnx("spool: %s: the tool's output is spooled whole",
+		    strerror(errno));
+		f->no_free = 1;
+	}
+	if (fstat(f->fd, &sb) == 0 && (uint64_t)sb.st_size > f->total)
+		backlog = (uint64_t)sb.st_size - f->total;
+	if (!f->stopped && backlog > BACKLOG_HIGH && !w->finished) {
+		tool_signal(w, SIGSTOP);
+		f->stopped = 1;
+	} else if (f->stopped && backlog <= BACKLOG_LOW) {
+		tool_signal(w, SIGCONT);
+		f->stopped = 0;
+	}
+}
+
+/*
+ * Read what the tool has written, at our own offset (the tool's
+ * descriptor shares the file's): at most FOLLOW_BUDGET bytes, so that a
+ * flood leaves the event loop its turns, or (all) everything written
+ * before this call.  The bytes go to the log, then to the adapter.
+ * Bytes read.
+ */
+size_t
+follow_drain(struct worker *w, int all)
+{
+	struct follow	*f = &w->fol;
+	struct stat	 sb;
 	char		 buf[65536];
+	uint64_t	 limit;
 	size_t		 got = 0;
 	ssize_t		 n;
 
 	if (f->fd < 0)
 		return 0;
-	for (;;) {
-		n = pread(f->fd, buf, sizeof buf, (off_t)f->total);
+	limit = f->total + FOLLOW_BUDGET;
+	if (all)
+		limit = fstat(f->fd, &sb) == 0 && (uint64_t)sb.st_size >
+		    f->total ? (uint64_t)sb.st_size : f->total;
+	while (f->total < limit) {
+		n = pread(f->fd, buf, limit - f->total < sizeof buf ?
+		    (size_t)(limit - f->total) : sizeof buf, (off_t)f->total);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -146,12 +192,11 @@ follow_drain(struct worker *w)
 		follow_keep(f, buf, (size_t)n);
 		evbuffer_add(f->partial, buf, (size_t)n);
 		follow_lines(w);
+		if (f->total - f->paced >= BACKLOG_EVERY)
+			follow_pace(w);
 	}
-	if (!f->no_free && spool_free(f->fd, &f->freed, f->total) != 0) {
-		log_warnx("spool: %s: the tool's output is spooled whole",
-		    strerror(errno));
-		f->no_free = 1;
-	}
+	if (got > 0 || f->stopped)
+		follow_pace(w);
 	return got;
 }
 
@@ -169,10 +214,13 @@ follow_poll_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct worker	*w = arg;
 	unsigned	 next;
+	size_t		 got;
 
 	(void)fd;
 	(void)ev;
-	if (follow_drain(w) > 0)
+	if ((got = follow_drain(w, 0)) >= FOLLOW_BUDGET)
+		next = 0;	/* more is there: after one turn of the loop */
+	else if (got > 0 || w->fol.interval == 0)
 		next = POLL_FAST_MS;
 	else
 		next = w->fol.interval * 2 > POLL_SLOW_MS ? POLL_SLOW_MS :

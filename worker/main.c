@@ -188,7 +188,7 @@ worker_finish(struct worker *w, int send_result)
 		return;
 	w->finished = 1;
 	tool_sweep(w);
-	follow_drain(w);
+	follow_drain(w, 1);
 	errtail_drain(w);
 	if (send_result) {
 		msg_init(&m, MSG_RESULT);
@@ -213,7 +213,7 @@ worker_tool_exited(struct worker *w)
 {
 	char	*err = NULL, *input;
 
-	follow_drain(w);
+	follow_drain(w, 1);
 	errtail_drain(w);
 	if (w->grace_ev != NULL) {
 		event_free(w->grace_ev);

@@ -213,6 +213,7 @@ tool_start(struct worker *w, const char *stdin_text, char **err)
 	}
 	errtail_open(w, errp[0]);
 	w->tool_pid = pid;
+	w->fol.stopped = 0;
 	w->turns++;
 	w->tool_waited = 0;
 	w->we_killed = 0;

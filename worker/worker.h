@@ -56,7 +56,9 @@ struct follow {
 	size_t		 tail_pos;	/* next write position */
 	uint64_t	 total;		/* bytes read so far (pread offset) */
 	uint64_t	 freed;		/* spool bytes given back to the disk */
+	uint64_t	 paced;		/* total when the backlog was last seen */
 	int		 no_free;	/* its filesystem cannot punch holes */
+	int		 stopped;	/* we SIGSTOPped the tool: backlog */
 };
 
 struct worker {
@@ -127,7 +129,7 @@ char	*errtail_text(const struct errtail *, size_t);
 
 /* worker/follow.c */
 int	follow_open(struct worker *, const char *, char **);
-size_t	follow_drain(struct worker *);
+size_t	follow_drain(struct worker *, int);
 void	follow_close(struct follow *);
 char	*follow_tail(const struct follow *, size_t);
 void	utf8_sanitize(char *, size_t);
