@@ -34,12 +34,9 @@
  * default_tool	one of the tools; default: CCW's (see below).
  * test_command	the command that runs the project's tests, told to
  *		debug and validate; default none (init's finding, if any).
- * log_max_bytes  the cap of each worker's log, stdout and stderr
- *		together: past it the log keeps its first MiB, a line
- *		saying how many bytes were dropped, and the latest output
- *		(ccw-worker(8)).  0: no cap; below 65536 counts as 65536;
- *		default the worker's, 67108864 (64 MiB).  Every role's,
- *		unless the role sets its own.
+ * log_max_bytes  every role's worker log cap, stdout and stderr
+ *		together (ccw-worker(8)); 0: none; default the worker's,
+ *		67108864 (64 MiB).
  * tools	keys are the adapters: bash codex claude gemini qwen opencode.
  *   path	executable name or path; default the tool's name.
  *   enabled	boolean; default true.
@@ -81,9 +78,9 @@
  *		again; rate_limited is refused (it waits for the gate).
  *
  * Strings are non-empty strings or null (null: the default); the *_ms
- * keys are non-negative integers.  Unknown top-level keys are ignored;
- * an unknown tool, role or key inside them, or a wrong type, is an error
- * naming the key path, e.g. "roles.develop.timeout_ms".
+ * keys and log_max_bytes are non-negative integers.  Unknown top-level
+ * keys are ignored; an unknown tool, role or key inside them, or a wrong
+ * type, is an error naming the key path, e.g. "roles.develop.timeout_ms".
  *
  * Then CCW's files ($CCW_DATA_DIR/.claude/NAME when it exists, else
  * $HOME/.claude/NAME; ccwtools.c) as CCW reads them: cli-tools.json
@@ -334,8 +331,8 @@ config_ms(struct cload *ld, json_t *obj, const char *key, const char *where,
 	if ((v = json_object_get(obj, key)) == NULL)
 		return 0;
 	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return config_error(ld, "%s.%s: expected a non-negative "
-		    "integer", where, key);
+		return config_error(ld, "%s%s%s: expected a non-negative "
+		    "integer", where, *where != '\0' ? "." : "", key);
 	*dst = (uint64_t)json_integer_value(v);
 	return 0;
 }
@@ -345,16 +342,8 @@ static int
 config_bytes(struct cload *ld, json_t *obj, const char *key, const char *where,
     struct log_max *dst)
 {
-	json_t	*v;
-
-	if ((v = json_object_get(obj, key)) == NULL)
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return config_error(ld, "%s%s%s: expected a non-negative "
-		    "integer", where, *where != '\0' ? "." : "", key);
-	dst->bytes = (uint64_t)json_integer_value(v);
-	dst->set = 1;
-	return 0;
+	dst->set |= json_object_get(obj, key) != NULL;
+	return config_ms(ld, obj, key, where, &dst->bytes);
 }
 
 /* A typo in a key would silently lose a setting, so keys are checked. */
