@@ -150,10 +150,8 @@ follow_pace(struct worker *w)
 	if (!f->stopped && backlog > BACKLOG_HIGH && !w->finished) {
 		tool_signal(w, SIGSTOP);
 		f->stopped = 1;
-	} else if (f->stopped && backlog <= BACKLOG_LOW) {
+	} else if (f->stopped && backlog <= BACKLOG_LOW)
 		tool_signal(w, SIGCONT);
-		f->stopped = 0;
-	}
 }
 
 /*

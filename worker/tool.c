@@ -111,12 +111,18 @@ tool_stdin_close(struct worker *w)
 	w->stdin_fd = -1;
 }
 
-/* A signal to the tool's whole process group. */
+/*
+ * A signal to the tool's whole process group.  A SIGCONT (after a
+ * SIGTERM, or follow.c's own) ends a backlog's stop: follow.c may stop
+ * the group again.
+ */
 void
 tool_signal(struct worker *w, int sig)
 {
 	if (w->tool_pid > 0)
 		kill(-w->tool_pid, sig);
+	if (sig == SIGCONT)
+		w->fol.stopped = 0;
 }
 
 /* In the child: become the tool.  Never returns. */
