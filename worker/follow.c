@@ -34,7 +34,6 @@
 #define POLL_SLOW_MS	1000	/* after a second of silence */
 #define BACKLOG_HIGH	(16u * 1024 * 1024)	/* unread: stop the tool */
 #define BACKLOG_LOW	(4u * 1024 * 1024)	/* unread: let it go on */
-#define BACKLOG_EVERY	(1024u * 1024)	/* read between two looks */
 #define FOLLOW_BUDGET	(4u * 1024 * 1024)	/* read in one turn */
 
 /* Replace every byte that is not part of valid UTF-8 (or is NUL) by '?'. */
@@ -129,8 +128,10 @@ follow_lines(struct worker *w)
  * A file has no backpressure: a tool that writes faster than we read
  * would grow the spool without end.  Past BACKLOG_HIGH unread bytes its
  * process group is stopped, as a full pipe would block it, and continued
- * once at most BACKLOG_LOW are left.  (A descendant that left the group
- * with setsid is not stopped.)  What was read goes back to the disk.
+ * once at most BACKLOG_LOW are left.  Looked at before each read of 64
+ * KiB (an fstat): the spool holds BACKLOG_HIGH plus what the tool writes
+ * while we handle one read.  (A descendant that left the group with
+ * setsid is not stopped.)  What was read goes back to the disk.
  */
 static void
 follow_pace(struct worker *w)
@@ -139,7 +140,6 @@ follow_pace(struct worker *w)
 	struct stat	 sb;
 	uint64_t	 backlog = 0;
 
-	f->paced = f->total;
 	if (!f->no_free && spool_free(f->fd, &f->freed, f->total) != 0) {
 		log_warnx("spool: %s: the tool's output is spooled whole",
 		    strerror(errno));
@@ -173,6 +173,7 @@ follow_drain(struct worker *w, int all)
 
 	if (f->fd < 0)
 		return 0;
+	follow_pace(w);
 	limit = f->total + FOLLOW_BUDGET;
 	if (all)
 		limit = fstat(f->fd, &sb) == 0 && (uint64_t)sb.st_size >
@@ -190,11 +191,8 @@ follow_drain(struct worker *w, int all)
 		follow_keep(f, buf, (size_t)n);
 		evbuffer_add(f->partial, buf, (size_t)n);
 		follow_lines(w);
-		if (f->total - f->paced >= BACKLOG_EVERY)
-			follow_pace(w);
-	}
-	if (got > 0 || f->stopped)
 		follow_pace(w);
+	}
 	return got;
 }
 

@@ -56,7 +56,6 @@ struct follow {
 	size_t		 tail_pos;	/* next write position */
 	uint64_t	 total;		/* bytes read so far (pread offset) */
 	uint64_t	 freed;		/* spool bytes given back to the disk */
-	uint64_t	 paced;		/* total when the backlog was last seen */
 	int		 no_free;	/* its filesystem cannot punch holes */
 	int		 stopped;	/* we SIGSTOPped the tool: backlog */
 };
