@@ -1,8 +1,9 @@
 /*
  * errtail.c: the tool's stderr, kept apart from stdout.  It arrives on a
  * pipe; every byte still goes to the log (the human reads one file, under
- * one cap with stdout: logcap.c), and the last STDERR_KEEP bytes stay here so RESULT's stderr_tail is really
- * stderr and a failure can name the tool's own last words.
+ * one cap with stdout: logcap.c), and the last STDERR_KEEP bytes stay
+ * here so RESULT's stderr_tail is really stderr and a failure can name
+ * the tool's own last words.
  */
 #include <config.h>
 

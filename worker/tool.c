@@ -1,9 +1,9 @@
 /*
  * tool.c: the agent tool as a process: exec in its own process group with
- * stdout on its spool file (spool.c), stderr on a pipe (errtail.c), stdin from a pipe
- * we feed without blocking and no other descriptor, signals to the whole
- * group, and the sweep that kills every descendant we adopted as a child
- * subreaper.
+ * stdout on its spool file (spool.c), stderr on a pipe (errtail.c), stdin
+ * from a pipe we feed without blocking and no other descriptor, signals
+ * to the whole group, and the sweep that kills every descendant we
+ * adopted as a child subreaper.
  */
 #include <config.h>
 

@@ -80,7 +80,8 @@ PYEOF
 t_loop_run "$R" tap-1 "Check the tests"
 is "$RC" 0 "tap: the loop completes"
 V='d["skill_state"]["validate"]'
-is "$(jget "$F" "[$V[\"pass_rate\"], $V[\"passed\"], [t[\"test_name\"] for t in $V[\"test_results\"]]]")" \
+is "$(jget "$F" "[$V[\"pass_rate\"], $V[\"passed\"],
+    [t[\"test_name\"] for t in $V[\"test_results\"]]]")" \
     '[100.0,true,["adds","subtracts","multiplies"]]' \
     "tap: the TAP after the noise is read"
 big=0
