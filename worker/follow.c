@@ -33,7 +33,7 @@
 #define POLL_FAST_MS	10	/* while output flows */
 #define POLL_SLOW_MS	1000	/* after a second of silence */
 #define BACKLOG_HIGH	(16u * 1024 * 1024)	/* unread: stop the tool */
-#define BACKLOG_LOW	(4u * 1024 * 1024)	/* unread: let it go on */
+#define BACKLOG_LOW	(8u * 1024 * 1024)	/* unread: let it go on */
 #define FOLLOW_BUDGET	(4u * 1024 * 1024)	/* read in one turn */
 
 /* Replace every byte that is not part of valid UTF-8 (or is NUL) by '?'. */

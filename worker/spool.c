@@ -35,7 +35,7 @@
 #include "xmalloc.h"
 
 #define SPOOL_ALIGN	(64u * 1024)	/* holes are whole blocks */
-#define SPOOL_FREE_EVERY (1024u * 1024)	/* read bytes left on the disk */
+#define SPOOL_FREE_EVERY (8u * 1024 * 1024)	/* read bytes left on the disk */
 
 /* Can holes be punched in fd's filesystem? */
 static int

@@ -11,6 +11,7 @@ t_valgrind_worker
 t_marker M logcap
 S=$T_TMP/state
 CAP=$((4 * 1024 * 1024))
+SMALL_CAP=$((1024 * 1024))
 MIB=100
 [ -n "$WRAP" ] && MIB=24	# valgrind reads some 10 MiB/s
 
@@ -63,6 +64,22 @@ is "$(tail -c 131072 "$L" | grep -A 2 '^WORKER_RESULT:$' | tr '\n' '|')" \
     "flood: the log ends with the answer"
 tail -c 131072 "$L" | grep -q '^STDERR-LAST$'
 ok $? "flood: stderr's last line is in the log's tail"
+
+# --- the same behind a launcher (relay.py, as ssh): the cap travels in
+# ASSIGN's options, the answer still comes from the stream's end
+R=$T_TMP/remote
+RCMD="head -c 20M /dev/zero | tr '\\0' r | fold -w 99; echo;
+printf 'WORKER_RESULT:\\n- status: success\\n- summary: far flood\\n'; : $M"
+agent "$R" --state-dir "$S" --loop-id far --tool bash --log-max 1M \
+    --launcher "python3 $srcdir/tests/regress/workers/relay.py $M" \
+    --timeout-ms 120000 --command "$RCMD" develop go
+is "$?" 0 "remote: exit 0"
+is "$(jget "$R" '[d["status"], d["summary"]]')" '["success","far flood"]' \
+    "remote: the answer after the noise is read"
+L=$(jget "$R" 'd["log_path"]')
+size=$(stat -c %s "$L" 2>/dev/null || echo 0)
+ok $(( size == 0 || size > SMALL_CAP )) \
+    "remote: the far log is within its cap ($size)"
 
 # --- a validate command's TAP after the noise, through `run` and the
 # configuration's top-level log_max_bytes
