@@ -1,8 +1,9 @@
 /*
  * errtail.c: the tool's stderr, kept apart from stdout.  It arrives on a
- * pipe; every byte still goes to the log (the human reads one file), and
- * the last STDERR_KEEP bytes stay here so RESULT's stderr_tail is really
- * stderr and a failure can name the tool's own last words.
+ * pipe; every byte still goes to the log (the human reads one file, under
+ * one cap with stdout: logcap.c), and the last STDERR_KEEP bytes stay
+ * here so RESULT's stderr_tail is really stderr and a failure can name
+ * the tool's own last words.
  */
 #include <config.h>
 
@@ -56,32 +57,15 @@ errtail_lines(struct worker *w, const char *p, size_t n)
 }
 
 /*
- * Append stderr to the log (O_APPEND: each write lands whole at the end)
- * and tell the follower where, so it reads stdout only.  The descriptor
- * is our own open of the log: the tool's stdout shares w->log_fd's
- * offset, ours moves with our writes alone.
+ * Into the log, after the stdout the tool wrote before (read from the
+ * spool first), so that the log keeps the order the tool wrote in as
+ * far as we can tell it.
  */
 static void
 errtail_copy(struct worker *w, const char *p, size_t n)
 {
-	struct errtail	*e = &w->err;
-	ssize_t		 wr;
-	off_t		 end;
-
-	if (e->log_fd < 0 && w->assign.u.assign.log_path != NULL)
-		e->log_fd = open(w->assign.u.assign.log_path, O_WRONLY |
-		    O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-	if (e->log_fd < 0)
-		return;
-	while (n > 0) {
-		if ((wr = write(e->log_fd, p, n)) <= 0)
-			return;
-		if ((end = lseek(e->log_fd, 0, SEEK_CUR)) >= wr)
-			follow_skip(&w->fol, (uint64_t)(end - wr),
-			    (uint64_t)end);
-		p += wr;
-		n -= (size_t)wr;
-	}
+	follow_drain(w, 0);
+	logcap_write(&w->log, p, n);
 }
 
 /* Read what the pipe holds now; copy it to the log too. */

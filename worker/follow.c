@@ -1,10 +1,11 @@
 /*
- * follow.c: following the tool's log file.  The tool writes to a regular
- * file (Node-based CLIs truncate output on pipes); we read what it wrote,
- * cut it into lines for the adapter, and keep the last FOLLOW_TAIL bytes
- * for the final answer.  Memory stays flat however much the tool prints.
- * The stderr the worker copies into the log is skipped (follow_skip):
- * the answer is stdout.
+ * follow.c: following the tool's stdout.  The tool writes to a regular
+ * file, its spool (spool.c; Node-based CLIs truncate output on pipes);
+ * we read what it wrote, pass it on to the log (logcap.c), cut it into
+ * lines for the adapter, and keep the last FOLLOW_TAIL bytes for the
+ * final answer.  Memory stays flat however much the tool prints, and so
+ * does the disk.  stderr reaches the log apart (errtail.c): the answer
+ * is stdout.
  * Reading is paced by an adaptive timer rather than inotify: closing an
  * inotify instance blocks the exiting worker ~15 ms in the kernel, which
  * halved lifecycle throughput, while a poll that backs off to 1 s costs
@@ -12,8 +13,10 @@
  */
 #include <config.h>
 
+#include <sys/stat.h>
+
 #include <errno.h>
-#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,12 +25,16 @@
 #include <event2/event.h>
 
 #include "chan.h"
+#include "log.h"
 #include "worker.h"
 #include "xmalloc.h"
 
 #define LINE_MAX_KEEP	(8u * 1024 * 1024)	/* longer lines are cut */
 #define POLL_FAST_MS	10	/* while output flows */
 #define POLL_SLOW_MS	1000	/* after a second of silence */
+#define BACKLOG_HIGH	(16u * 1024 * 1024)	/* unread: stop the tool */
+#define BACKLOG_LOW	(8u * 1024 * 1024)	/* unread: let it go on */
+#define FOLLOW_BUDGET	(4u * 1024 * 1024)	/* read in one turn */
 
 /* Replace every byte that is not part of valid UTF-8 (or is NUL) by '?'. */
 void
@@ -118,74 +125,73 @@ follow_lines(struct worker *w)
 }
 
 /*
- * The worker copied stderr into the log at [start, end): the answer and
- * the adapter read stdout only, so those bytes are skipped when read.
+ * A file has no backpressure: a tool that writes faster than we read
+ * would grow the spool without end.  Past BACKLOG_HIGH unread bytes its
+ * process group is stopped, as a full pipe would block it, and continued
+ * once at most BACKLOG_LOW are left.  Looked at before each read of 64
+ * KiB (an fstat): the spool holds BACKLOG_HIGH plus what the tool writes
+ * while we handle one read.  (A descendant that left the group with
+ * setsid is not stopped.)  What was read goes back to the disk.
  */
-void
-follow_skip(struct follow *f, uint64_t start, uint64_t end)
-{
-	size_t	i, k = 0;
-
-	/* Drop ranges already read past. */
-	for (i = 0; i < f->nskip; i++)
-		if (f->skip[i].end > f->total)
-			f->skip[k++] = f->skip[i];
-	f->nskip = k;
-	f->skip = xreallocarray(f->skip, f->nskip + 1, sizeof *f->skip);
-	f->skip[f->nskip].start = start;
-	f->skip[f->nskip].end = end;
-	f->nskip++;
-}
-
-/* Hand on the bytes of [off, off + n) that are the tool's stdout. */
 static void
-follow_take(struct worker *w, const char *buf, size_t n, uint64_t off)
+follow_pace(struct worker *w)
 {
 	struct follow	*f = &w->fol;
-	uint64_t	 pos = off, end = off + n, cut;
-	size_t		 i;
+	struct stat	 sb;
+	uint64_t	 backlog = 0;
 
-	while (pos < end) {
-		cut = end;
-		for (i = 0; i < f->nskip; i++) {
-			if (f->skip[i].start <= pos && pos < f->skip[i].end)
-				break;
-			if (f->skip[i].start > pos && f->skip[i].start < cut)
-				cut = f->skip[i].start;
-		}
-		if (i < f->nskip) {
-			pos = f->skip[i].end < end ? f->skip[i].end : end;
-			continue;
-		}
-		follow_keep(f, buf + (pos - off), (size_t)(cut - pos));
-		evbuffer_add(f->partial, buf + (pos - off), (size_t)(cut - pos));
-		pos = cut;
+	if (!f->no_free && spool_free(f->fd, &f->freed, f->total) != 0) {
+		log_warnx("spool: %s: the tool's output is spooled whole",
+		    strerror(errno));
+		f->no_free = 1;
 	}
-	follow_lines(w);
+	if (fstat(f->fd, &sb) == 0 && (uint64_t)sb.st_size > f->total)
+		backlog = (uint64_t)sb.st_size - f->total;
+	if (!f->stopped && backlog > BACKLOG_HIGH && !w->finished) {
+		tool_signal(w, SIGSTOP);
+		f->stopped = 1;
+	} else if (f->stopped && backlog <= BACKLOG_LOW)
+		tool_signal(w, SIGCONT);
 }
 
-/* Read everything the tool has written since last time; bytes read. */
+/*
+ * Read what the tool has written, at our own offset (the tool's
+ * descriptor shares the file's): at most FOLLOW_BUDGET bytes, so that a
+ * flood leaves the event loop its turns, or (all) everything written
+ * before this call.  The bytes go to the log, then to the adapter.
+ * Bytes read.
+ */
 size_t
-follow_drain(struct worker *w)
+follow_drain(struct worker *w, int all)
 {
 	struct follow	*f = &w->fol;
+	struct stat	 sb;
 	char		 buf[65536];
+	uint64_t	 limit;
 	size_t		 got = 0;
-	uint64_t	 off;
 	ssize_t		 n;
 
 	if (f->fd < 0)
 		return 0;
-	for (;;) {
-		n = read(f->fd, buf, sizeof buf);
+	follow_pace(w);
+	limit = f->total + FOLLOW_BUDGET;
+	if (all)
+		limit = fstat(f->fd, &sb) == 0 && (uint64_t)sb.st_size >
+		    f->total ? (uint64_t)sb.st_size : f->total;
+	while (f->total < limit) {
+		n = pread(f->fd, buf, limit - f->total < sizeof buf ?
+		    (size_t)(limit - f->total) : sizeof buf, (off_t)f->total);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
-		off = f->total;
 		f->total += (uint64_t)n;
-		follow_take(w, buf, (size_t)n, off);
+		logcap_write(&w->log, buf, (size_t)n);
+		follow_keep(f, buf, (size_t)n);
+		evbuffer_add(f->partial, buf, (size_t)n);
+		follow_lines(w);
+		follow_pace(w);
 	}
 	return got;
 }
@@ -204,10 +210,13 @@ follow_poll_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct worker	*w = arg;
 	unsigned	 next;
+	size_t		 got;
 
 	(void)fd;
 	(void)ev;
-	if (follow_drain(w) > 0)
+	if ((got = follow_drain(w, 0)) >= FOLLOW_BUDGET)
+		next = 0;	/* more is there: after one turn of the loop */
+	else if (got > 0 || w->fol.interval == 0)
 		next = POLL_FAST_MS;
 	else
 		next = w->fol.interval * 2 > POLL_SLOW_MS ? POLL_SLOW_MS :
@@ -215,17 +224,17 @@ follow_poll_cb(evutil_socket_t fd, short ev, void *arg)
 	follow_arm(&w->fol, next);
 }
 
-/* Open the log for reading and start following it. */
+/*
+ * Create the spool the tool's stdout goes to (next to the log at path)
+ * and start following it.
+ */
 int
 follow_open(struct worker *w, const char *path, char **err)
 {
 	struct follow	*f = &w->fol;
 
-	f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (f->fd < 0) {
-		xasprintf(err, "cannot read %s: %s", path, strerror(errno));
+	if ((f->fd = spool_open(path, &f->no_free, err)) < 0)
 		return -1;
-	}
 	f->partial = evbuffer_new();
 	f->tail = xmalloc(FOLLOW_TAIL);
 	f->poll_ev = evtimer_new(w->base, follow_poll_cb, w);
@@ -244,7 +253,6 @@ follow_close(struct follow *f)
 	if (f->partial != NULL)
 		evbuffer_free(f->partial);
 	free(f->tail);
-	free(f->skip);
 	memset(f, 0, sizeof *f);
 	f->fd = -1;
 }

@@ -188,7 +188,7 @@ worker_finish(struct worker *w, int send_result)
 		return;
 	w->finished = 1;
 	tool_sweep(w);
-	follow_drain(w);
+	follow_drain(w, 1);
 	errtail_drain(w);
 	if (send_result) {
 		msg_init(&m, MSG_RESULT);
@@ -213,7 +213,7 @@ worker_tool_exited(struct worker *w)
 {
 	char	*err = NULL, *input;
 
-	follow_drain(w);
+	follow_drain(w, 1);
 	errtail_drain(w);
 	if (w->grace_ev != NULL) {
 		event_free(w->grace_ev);
@@ -370,11 +370,10 @@ worker_assign(struct worker *w)
 		worker_finish(w, 1);
 		return;
 	}
-	w->log_fd = open(a->log_path, O_WRONLY | O_CREAT | O_APPEND |
-	    O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (w->log_fd < 0 || follow_open(w, a->log_path, &err) != 0) {
+	if (logcap_open(&w->log, a->log_path, logcap_max(a->options),
+	    &err) != 0 || follow_open(w, a->log_path, &err) != 0) {
 		outcome_reason(w, "cannot open the log %s: %s", a->log_path,
-		    err != NULL ? err : strerror(errno));
+		    err);
 		free(err);
 		worker_finish(w, 1);
 		return;
@@ -561,8 +560,7 @@ worker_free(struct worker *w)
 	if (w->stdin_buf != NULL)
 		evbuffer_free(w->stdin_buf);
 	follow_close(&w->fol);
-	if (w->log_fd >= 0)
-		close(w->log_fd);
+	logcap_close(&w->log);
 	if (w->sigchld_ev != NULL)
 		event_free(w->sigchld_ev);
 	if (w->sigterm_ev != NULL)
@@ -585,8 +583,6 @@ worker_free(struct worker *w)
 	strv_clear(&w->files_acc);
 	gitfiles_clear(&w->git_before);
 	errtail_close(w);
-	if (w->err.log_fd >= 0)
-		close(w->err.log_fd);
 	free(w->role);
 	event_base_free(w->base);
 }
@@ -669,9 +665,9 @@ main(int argc, char **argv)
 	unsetenv("CLAUDECODE");
 
 	memset(w, 0, sizeof *w);
-	w->log_fd = w->stdin_fd = -1;
-	w->fol.fd = -1;
-	w->err.fd = w->err.log_fd = -1;
+	w->stdin_fd = -1;
+	w->log.fd = w->fol.fd = -1;
+	w->err.fd = -1;
 	w->role = xstrdup(role);
 	w->index = (unsigned)idx;
 	w->remote = remote;

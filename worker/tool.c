@@ -1,9 +1,9 @@
 /*
  * tool.c: the agent tool as a process: exec in its own process group with
- * stdout on the log file, stderr on a pipe (errtail.c), stdin from a pipe
- * we feed without blocking and no other descriptor, signals to the whole
- * group, and the sweep that kills every descendant we adopted as a child
- * subreaper.
+ * stdout on its spool file (spool.c), stderr on a pipe (errtail.c), stdin
+ * from a pipe we feed without blocking and no other descriptor, signals
+ * to the whole group, and the sweep that kills every descendant we
+ * adopted as a child subreaper.
  */
 #include <config.h>
 
@@ -111,12 +111,18 @@ tool_stdin_close(struct worker *w)
 	w->stdin_fd = -1;
 }
 
-/* A signal to the tool's whole process group. */
+/*
+ * A signal to the tool's whole process group.  A SIGCONT (after a
+ * SIGTERM, or follow.c's own) ends a backlog's stop: follow.c may stop
+ * the group again.
+ */
 void
 tool_signal(struct worker *w, int sig)
 {
 	if (w->tool_pid > 0)
 		kill(-w->tool_pid, sig);
+	if (sig == SIGCONT)
+		w->fol.stopped = 0;
 }
 
 /*
@@ -137,7 +143,7 @@ tool_child(struct worker *w, char **av, struct strv *env, int in_fd,
 	/* The exec-status pipe must survive the dup2s below. */
 	if (err_fd <= 2 && (err_fd = fcntl(err_fd, F_DUPFD_CLOEXEC, 3)) < 0)
 		_exit(127);
-	if (dup2(in_fd, 0) < 0 || dup2(w->log_fd, 1) < 0 ||
+	if (dup2(in_fd, 0) < 0 || dup2(w->fol.fd, 1) < 0 ||
 	    dup2(out_err, 2) < 0)
 		goto fail;
 	/*
@@ -225,6 +231,7 @@ tool_start(struct worker *w, const char *stdin_text, char **err)
 	}
 	errtail_open(w, errp[0]);
 	w->tool_pid = pid;
+	w->fol.stopped = 0;
 	w->turns++;
 	w->tool_waited = 0;
 	w->we_killed = 0;

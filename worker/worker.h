@@ -1,7 +1,8 @@
 /*
  * worker.h: the worker's state: its channel, the assignment, the tool
- * process and the log file it follows.  One worker drives one tool run
- * (plus resumed turns of the same session).
+ * process, the spool its stdout goes to and the capped log the worker
+ * writes.  One worker drives one tool run (plus resumed turns of the
+ * same session).
  */
 #ifndef CCW_WORKER_H
 #define CCW_WORKER_H
@@ -22,30 +23,41 @@ struct chan;
 #define STDERR_TAIL	2048
 #define STDERR_KEEP	8192	/* stderr bytes kept for reasons */
 
+#define LOGCAP_DEFAULT	(64ull * 1024 * 1024)	/* log_max_bytes unset */
+#define LOGCAP_HEAD	(1024u * 1024)	/* first bytes kept (cap / 4 if less) */
+#define LOGCAP_MIN	(64u * 1024)	/* a smaller cap counts as this */
+
 struct errtail {
 	int		 fd;		/* read side of the stderr pipe, -1 none */
-	int		 log_fd;	/* our own append descriptor of the log */
 	struct event	*ev;
 	char		 buf[STDERR_KEEP];
 	size_t		 len;
 };
 
-/* A byte range [start, end) of the log. */
-struct span64 {
-	uint64_t	 start, end;
+/* The log: the worker its only writer, never past cap bytes. */
+struct logcap {
+	int		 fd;		/* the log, read-write, -1 none */
+	uint64_t	 cap;		/* 0: no cap */
+	uint64_t	 size;		/* the file's size: the next byte's offset */
+	uint64_t	 written;	/* output bytes put in it, ever */
+	uint64_t	 head;		/* bytes kept at its start */
+	size_t		 mark_len;	/* the marker line after them; 0 none yet */
+	int		 mark_nl;	/* the marker opens with a newline */
+	int		 failed;	/* a write failed: said once */
 };
 
 struct follow {
-	int		 fd;		/* read side of the log */
+	int		 fd;		/* the spool: the tool's stdout */
 	struct event	*poll_ev;	/* the adaptive poll */
 	unsigned	 interval;	/* its current period, ms */
 	struct evbuffer	*partial;	/* bytes after the last newline */
 	char		*tail;		/* ring of the last FOLLOW_TAIL bytes */
 	size_t		 tail_len;	/* valid bytes in tail (<= FOLLOW_TAIL) */
 	size_t		 tail_pos;	/* next write position */
-	uint64_t	 total;		/* bytes read so far */
-	struct span64	*skip;		/* log ranges holding copied stderr */
-	size_t		 nskip;
+	uint64_t	 total;		/* bytes read so far (pread offset) */
+	uint64_t	 freed;		/* spool bytes given back to the disk */
+	int		 no_free;	/* its filesystem cannot punch holes */
+	int		 stopped;	/* we SIGSTOPped the tool: backlog */
 };
 
 struct worker {
@@ -59,8 +71,8 @@ struct worker {
 	struct tool_stream	 ts;
 	struct strv		 argv;		/* as reported in STARTED */
 	char			*path;		/* resolved executable */
-	int			 log_fd;
-	struct follow		 fol;
+	struct logcap		 log;		/* the log file */
+	struct follow		 fol;		/* the tool's stdout */
 	struct errtail		 err;		/* the tool's stderr */
 
 	pid_t			 tool_pid;	/* 0: none running */
@@ -116,11 +128,20 @@ char	*errtail_text(const struct errtail *, size_t);
 
 /* worker/follow.c */
 int	follow_open(struct worker *, const char *, char **);
-size_t	follow_drain(struct worker *);
-void	follow_skip(struct follow *, uint64_t, uint64_t);
+size_t	follow_drain(struct worker *, int);
 void	follow_close(struct follow *);
 char	*follow_tail(const struct follow *, size_t);
 void	utf8_sanitize(char *, size_t);
+
+/* worker/logcap.c */
+int	logcap_open(struct logcap *, const char *, uint64_t, char **);
+void	logcap_write(struct logcap *, const char *, size_t);
+void	logcap_close(struct logcap *);
+uint64_t logcap_max(const json_t *);
+
+/* worker/spool.c */
+int	spool_open(const char *, int *, char **);
+int	spool_free(int, uint64_t *, uint64_t);
 
 /* worker/outcome.c */
 void	outcome_fold(struct worker *);

@@ -68,16 +68,20 @@ agent_usage(FILE *fp)
 	fprintf(fp,
 "usage: ccw-supervisor agent ROLE [--tool T] [--command CMD] [--model M]\n"
 "           [--timeout-ms N] [--nudge-ms N] [--grace-ms N] [--idle-ms N]\n"
-"           [--config F] [-C ROOT] [--state-dir DIR] [--loop-id ID] [--json]\n"
-"           [--raw] [--launcher WORDS [--remote-worker PATH]] MESSAGE\n"
+"           [--log-max BYTES] [--config F] [-C ROOT] [--state-dir DIR]\n"
+"           [--loop-id ID] [--json] [--raw]\n"
+"           [--launcher WORDS [--remote-worker PATH]] MESSAGE\n"
 "\n"
 "Spawn one worker for ROLE (init, develop, debug, validate, complete),\n"
 "wait for its result, nudge it once on timeout, close it, and print the\n"
 "result as JSON.  MESSAGE is the tool's prompt, followed by the result\n"
 "contract (the WORKER_RESULT block to end with) unless --raw is given or\n"
 "the tool is bash.  --idle-ms: a worker silent that long counts as timed\n"
-"out (nudged, then closed).  --launcher: start the worker on another\n"
-"host through ssh or srun (see LAUNCHERS in ccw-supervisor(1)).\n"
+"out (nudged, then closed).  --log-max: the worker's log cap (K, M or G;\n"
+"0: none; default 64M): past it the log keeps its head, a line counting\n"
+"the bytes dropped, and the latest output.  --launcher: start the worker\n"
+"on another host through ssh or srun (see LAUNCHERS in\n"
+"ccw-supervisor(1)).\n"
 "Exit: 0 completed, 1 failed or errored, 2 usage, 4 stopped, 5 timed out.\n");
 }
 
@@ -92,6 +96,7 @@ cmd_agent(int argc, char **argv)
 		{ "nudge-ms", required_argument, NULL, 'N' },
 		{ "grace-ms", required_argument, NULL, 'G' },
 		{ "idle-ms", required_argument, NULL, 'i' },
+		CMD_LOG_MAX_LONGOPT,
 		CMD_LAUNCH_LONGOPTS,
 		{ "config", required_argument, NULL, 'f' },
 		{ "state-dir", required_argument, NULL, 's' },

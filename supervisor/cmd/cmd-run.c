@@ -426,7 +426,7 @@ run_usage(FILE *fp)
 "           [-C ROOT] [--config F] [--tool T] [--model M] [--state-dir DIR]\n"
 "           [--on-clarify recommended|fail] [--pause-policy finish|interrupt]\n"
 "           [--timeout-ms N] [--nudge-ms N] [--grace-ms N] [--batch-ms N]\n"
-"           [--batch-nudge-ms N] [--json] [--loop-id ID]\n"
+"           [--batch-nudge-ms N] [--log-max BYTES] [--json] [--loop-id ID]\n"
 "           [--launcher WORDS [--remote-worker PATH]] [TASK]\n"
 "\n"
 "Create a loop for TASK and drive it to its end (auto: init, develop,\n"
@@ -437,7 +437,8 @@ run_usage(FILE *fp)
 "after its roles' retry policy's wait (config roles.ROLE.retry).  A\n"
 "rate-limited worker holds its tool until the provider's reset (else a\n"
 "backoff) and runs again: never a failure (config tools.NAME.max_workers\n"
-"caps a tool's workers alive at once).\n"
+"caps a tool's workers alive at once).  --log-max: each worker's log cap\n"
+"(K, M, G; 0: none; default 64M, config log_max_bytes).\n"
 "Exit: 0 completed, 1 failed or another process drives the loop, 2 usage,\n"
 "3 paused, 4 stopped, 5 timed out, 70 internal error.\n");
 }
@@ -492,6 +493,7 @@ run_parse(int argc, char **argv, struct run_args *ra)
 		{ "grace-ms", required_argument, NULL, 'G' },
 		{ "batch-ms", required_argument, NULL, 'B' },
 		{ "batch-nudge-ms", required_argument, NULL, 'b' },
+		CMD_LOG_MAX_LONGOPT,
 		CMD_LAUNCH_LONGOPTS,
 		{ "on-clarify", required_argument, NULL, 'q' },
 		{ "pause-policy", required_argument, NULL, 'p' },

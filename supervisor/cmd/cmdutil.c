@@ -45,6 +45,37 @@ cmd_parse_ms(const char *s, uint64_t *out)
 }
 
 /*
+ * --log-max: bytes, with an optional K, M or G (KiB, MiB, GiB) as people
+ * write log sizes; 0 for no cap.  At most INT64_MAX: it travels as JSON.
+ */
+static int
+cmd_parse_bytes(const char *s, struct log_max *out)
+{
+	static const char	 units[] = "KMG";
+	char			*end;
+	const char		*u;
+	unsigned long long	 v;
+	unsigned		 shift = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	if (*end != '\0') {
+		if ((u = strchr(units, *end)) == NULL || end[1] != '\0')
+			return -1;
+		shift = 10 * (unsigned)(u - units + 1);
+	}
+	if (v > (unsigned long long)INT64_MAX >> shift)
+		return -1;
+	out->bytes = (uint64_t)v << shift;
+	out->set = 1;
+	return 0;
+}
+
+/*
  * One option character (as the subcommands' getopt tables assign them;
  * CMD_OPT_LAUNCHER and CMD_OPT_REMOTE_WORKER for the launcher's).
  */
@@ -71,6 +102,12 @@ cmd_opts_set(struct cmd_opts *o, int ch, const char *arg)
 		free(o->launch.remote_worker);
 		o->launch.remote_worker = xstrdup(arg);
 		return 0;
+	case CMD_OPT_LOG_MAX:
+		if (cmd_parse_bytes(arg, &o->log_max) == 0)
+			return 0;
+		fprintf(stderr, "ccw-supervisor: --log-max '%s': a number of "
+		    "bytes, with K, M or G\n", arg);
+		return -1;
 	case 't': o->tool = arg; return 0;
 	case 'c': o->command = arg; return 0;
 	case 'm': o->model = arg; return 0;
@@ -172,6 +209,7 @@ cmd_opts_overrides(const struct cmd_opts *o, struct plan_overrides *over)
 	over->have_grace = o->have_grace;
 	over->have_idle = o->have_idle;
 	over->launch = o->launch.set ? &o->launch : NULL;
+	over->log_max = o->log_max;
 }
 
 /*

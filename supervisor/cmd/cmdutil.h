@@ -26,6 +26,7 @@ struct cmd_opts {
 	int		 quiet_warnings;	/* doctor reports them itself */
 	const struct workflow *wf;	/* whose roles: NULL ccw-loop */
 	struct launch_cfg launch;	/* --launcher, --remote-worker (owned) */
+	struct log_max	 log_max;	/* --log-max */
 	/* derived, owned */
 	struct config	 cfg;
 	int		 cfg_loaded;
@@ -36,6 +37,9 @@ struct cmd_opts {
 /* The launcher's options in every subcommand's getopt table. */
 #define CMD_OPT_LAUNCHER	0x101
 #define CMD_OPT_REMOTE_WORKER	0x102
+#define CMD_OPT_LOG_MAX		0x103
+#define CMD_LOG_MAX_LONGOPT \
+	{ "log-max", required_argument, NULL, CMD_OPT_LOG_MAX }
 #define CMD_LAUNCH_LONGOPTS \
 	{ "launcher", required_argument, NULL, CMD_OPT_LAUNCHER }, \
 	{ "remote-worker", required_argument, NULL, CMD_OPT_REMOTE_WORKER }

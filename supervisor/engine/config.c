@@ -14,6 +14,7 @@
  *	{
  *	  "default_tool": "codex",
  *	  "test_command": "make check",
+ *	  "log_max_bytes": 67108864,
  *	  "tools": {
  *	    "codex": { "path": "/opt/bin/codex", "enabled": true,
  *	               "model": "gpt-5",
@@ -33,6 +34,9 @@
  * default_tool	one of the tools; default: CCW's (see below).
  * test_command	the command that runs the project's tests, told to
  *		debug and validate; default none (init's finding, if any).
+ * log_max_bytes  every role's worker log cap, stdout and stderr
+ *		together (ccw-worker(8)); 0: none; default the worker's,
+ *		67108864 (64 MiB).
  * tools	keys are the adapters: bash codex claude gemini qwen opencode.
  *   path	executable name or path; default the tool's name.
  *   enabled	boolean; default true.
@@ -59,6 +63,7 @@
  *   nudge_ms	time before a stalled agent is nudged; default 300000.
  *   grace_ms	time between SIGTERM and SIGKILL; default 5000.
  *   idle_ms	time without output that counts as stalled; 0 = never.
+ *   log_max_bytes  the role's workers' log cap (above).
  *   retry	how a step that failed is run again where the workflow
  *		runs it again (a parallel step whose every role failed):
  *		{"attempts": 3, "initial_interval_ms": 1000,
@@ -73,9 +78,9 @@
  *		again; rate_limited is refused (it waits for the gate).
  *
  * Strings are non-empty strings or null (null: the default); the *_ms
- * keys are non-negative integers.  Unknown top-level keys are ignored;
- * an unknown tool, role or key inside them, or a wrong type, is an error
- * naming the key path, e.g. "roles.develop.timeout_ms".
+ * keys and log_max_bytes are non-negative integers.  Unknown top-level
+ * keys are ignored; an unknown tool, role or key inside them, or a wrong
+ * type, is an error naming the key path, e.g. "roles.develop.timeout_ms".
  *
  * Then CCW's files ($CCW_DATA_DIR/.claude/NAME when it exists, else
  * $HOME/.claude/NAME; ccwtools.c) as CCW reads them: cli-tools.json
@@ -326,10 +331,19 @@ config_ms(struct cload *ld, json_t *obj, const char *key, const char *where,
 	if ((v = json_object_get(obj, key)) == NULL)
 		return 0;
 	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return config_error(ld, "%s.%s: expected a non-negative "
-		    "integer", where, key);
+		return config_error(ld, "%s%s%s: expected a non-negative "
+		    "integer", where, *where != '\0' ? "." : "", key);
 	*dst = (uint64_t)json_integer_value(v);
 	return 0;
+}
+
+/* A byte count (log_max_bytes), remembered as set: unset is the worker's. */
+static int
+config_bytes(struct cload *ld, json_t *obj, const char *key, const char *where,
+    struct log_max *dst)
+{
+	dst->set |= json_object_get(obj, key) != NULL;
+	return config_ms(ld, obj, key, where, &dst->bytes);
 }
 
 /* A typo in a key would silently lose a setting, so keys are checked. */
@@ -565,7 +579,7 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 	static const char *const known[] = {
 		"tool", "command", "model", "prompt", "permission",
 		"timeout_ms", "nudge_ms", "grace_ms", "idle_ms", "retry",
-		"launcher", NULL
+		"launcher", "log_max_bytes", NULL
 	};
 	struct role_cfg	*r;
 	char		*where, *perm = NULL, *list;
@@ -592,6 +606,7 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 	    config_ms(ld, obj, "nudge_ms", where, &r->nudge_ms) == -1 ||
 	    config_ms(ld, obj, "grace_ms", where, &r->grace_ms) == -1 ||
 	    config_ms(ld, obj, "idle_ms", where, &r->idle_ms) == -1 ||
+	    config_bytes(ld, obj, "log_max_bytes", where, &r->log_max) == -1 ||
 	    config_retry(ld, obj, where, &r->retry) == -1)
 		goto out;
 	if (r->tool != NULL && config_tool_index(r->tool) == -1) {
@@ -641,7 +656,8 @@ config_apply(struct cload *ld, struct config *cfg, json_t *root)
 		    ld->file);
 		ld->default_set = 1;
 	}
-	if (config_launcher(ld, root, "", &cfg->launch) == -1)
+	if (config_launcher(ld, root, "", &cfg->launch) == -1 ||
+	    config_bytes(ld, root, "log_max_bytes", "", &cfg->log_max) == -1)
 		return -1;
 	if (json_object_get(root, "test_command") != NULL &&
 	    config_str(ld, root, "test_command", "", &cfg->test_command)

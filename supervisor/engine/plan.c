@@ -33,6 +33,7 @@ plan_spawn(const struct config *cfg, const char *root, const char *role,
 	static const struct plan_overrides	 none;
 	const struct role_cfg			*rc;
 	const struct tool_cfg			*tc;
+	const struct log_max			*lm;
 	const char				*tool, *command;
 	int					 ri;
 
@@ -84,6 +85,16 @@ plan_spawn(const struct config *cfg, const char *root, const char *role,
 	dl->idle_ms = plan_ms(over->have_idle, over->idle_ms, rc->idle_ms);
 	req->timeout_ms = dl->timeout_ms;
 	req->idle_ms = dl->idle_ms;
+	/*
+	 * The log cap travels as an option the worker reads, not as an
+	 * argv flag: an older ccw-worker (a remote host's) ignores it
+	 * rather than refusing to start.  Unset: the worker's default.
+	 */
+	lm = over->log_max.set ? &over->log_max : rc->log_max.set ?
+	    &rc->log_max : &cfg->log_max;
+	if (lm->set)
+		json_object_set_new(req->options, "log_max_bytes",
+		    json_integer((json_int_t)lm->bytes));
 	/* the role's launcher ("local" too), else the top level's */
 	req->launch = over->launch != NULL ? over->launch :
 	    rc->launch.set ? &rc->launch : &cfg->launch;

@@ -18,6 +18,7 @@ struct plan_overrides {
 	uint64_t	 timeout_ms, nudge_ms, grace_ms, idle_ms;
 	int		 have_timeout, have_nudge, have_grace, have_idle;
 	const struct launch_cfg *launch;	/* --launcher: over every role's */
+	struct log_max	 log_max;	/* --log-max: over every role's */
 };
 
 /* The deadlines a driver of the agent climbs (wait, nudge, close). */

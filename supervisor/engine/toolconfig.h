@@ -46,6 +46,15 @@ struct retry_cfg {
 #define CONFIG_EK_NETWORK	0x4
 #define CONFIG_EK_TOOL_ERROR	0x8
 
+/*
+ * A worker's log cap in bytes (log_max_bytes; 0: none).  Unset, the
+ * worker's own default applies (64 MiB, ccw-worker(8)): one place says it.
+ */
+struct log_max {
+	uint64_t	 bytes;
+	int		 set;
+};
+
 struct role_cfg {
 	char		*tool;		/* NULL: config default tool */
 	char		*model;
@@ -56,6 +65,7 @@ struct role_cfg {
 	uint64_t	 nudge_ms;
 	uint64_t	 grace_ms;
 	uint64_t	 idle_ms;
+	struct log_max	 log_max;	/* set: overrides the top level's */
 	struct retry_cfg retry;
 	struct launch_cfg launch;	/* set: overrides the top level's */
 };
@@ -80,6 +90,7 @@ struct config {
 	size_t		 nroles;
 	char		*test_command;	/* the project's tests, or NULL */
 	struct launch_cfg launch;	/* "launcher": every role's default */
+	struct log_max	 log_max;	/* "log_max_bytes": every role's */
 };
 
 int		 config_load(const struct workflow *, const char *,

@@ -336,7 +336,9 @@ capture_once() {
 	local dir=$1 t0 t1 sup w="" v log size early=$((FLOOD_MIB * 1024 * 128))
 	local se="" ss="" we="" ws=""
 	t0=$EPOCHREALTIME
-	"$SUP" agent develop -C "$dir" --tool bash --json \
+	# --log-max 0: the whole output in the file, as cat's (the default
+	# cap would keep 64 MiB of it, and the log never reach its 1/8 mark)
+	"$SUP" agent develop -C "$dir" --tool bash --json --log-max 0 \
 	    --command "exec $FAKE --marker $marker-flood flood $FLOOD_MIB" \
 	    bench >"$dir/result.json" 2>>"$tmp/errors" &
 	sup=$!

@@ -1,6 +1,7 @@
 #!/bin/bash
-# agent-flood.sh: a tool that writes 200 MiB as fast as it can.  All of it
-# must reach the log, the agent must still complete, and the supervisor's
+# agent-flood.sh: a tool that writes 200 MiB as fast as it can.  With no
+# log cap (--log-max 0; agent-logcap.sh tests the cap) all of it must
+# reach the log, the agent must still complete, and the supervisor's
 # memory must not grow with the output.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 80
@@ -14,7 +15,7 @@ LIMIT_KB=$((20 * 1024))
 t0=$(t_now_ms)
 timeout -k 2 70 $WRAP "$SUP" agent --json --state-dir "$S" --loop-id flood \
     --tool bash --timeout-ms 60000 --nudge-ms 1000 --grace-ms 500 \
-    --command "exec '$FAKE' --marker $M flood $MIB result success" \
+    --log-max 0 --command "exec '$FAKE' --marker $M flood $MIB result success" \
     develop "go" >"$R" 2>"$R.err" &
 pid=$!
 # $pid is timeout(1); the supervisor is its child.
