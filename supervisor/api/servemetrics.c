@@ -176,6 +176,17 @@ metrics_sock(struct serve *s, struct evbuffer *b)
 	    st.refused_uid);
 	metrics_sample(b, "ccw_socket_refused_total", "reason", "full",
 	    st.refused_full);
+	/* the deadlines and the per-user cap at work (issue 23's floods) */
+	metrics_family(b, "ccw_socket_closed_total", "counter",
+	    "Control socket connections closed by serve, by reason: silent "
+	    "past the idle deadline, a frame past its deadline, evicted "
+	    "idle at the per-user cap.");
+	metrics_sample(b, "ccw_socket_closed_total", "reason", "idle",
+	    st.closed_idle);
+	metrics_sample(b, "ccw_socket_closed_total", "reason", "slow",
+	    st.closed_slow);
+	metrics_sample(b, "ccw_socket_closed_total", "reason", "evicted",
+	    st.evicted);
 	metrics_one(b, "ccw_socket_requests_total", "counter",
 	    "Requests read from the control socket.", st.requests);
 	metrics_one(b, "ccw_socket_pending_calls", "gauge",

@@ -111,6 +111,11 @@ t_within "$hmax" 1000 "every half-framed one at the frame deadline (last after $
 r=$(cc "$S" '{"id":2,"verb":"sock_stats"}')
 is "$(jget - '[d["closed_idle"], d["closed_slow"], d["subscribers"]]' \
     <<<"$r")" '[20,20,1]' "... counted; the subscriber, idle as long, stays"
+m=$(python3 "$HTTPC" "$SRV_PORT" GET /metrics | jget - 'd["body"]')
+is "$(grep -c -e '^ccw_socket_closed_total{reason="idle"} 20$' \
+    -e '^ccw_socket_closed_total{reason="slow"} 20$' \
+    -e '^ccw_socket_closed_total{reason="evicted"} 0$' <<<"$m")" 3 \
+    "... and in /metrics: ccw_socket_closed_total by reason"
 like "$(cat "$T_TMP/b.err")" "a frame not whole 1000 ms after its first byte" \
     "a slow frame is logged"
 exec {CTL_FD}>&-		# its input ends: it waits for serve's close
