@@ -86,6 +86,24 @@ metrics_one(struct evbuffer *b, const char *name, const char *type,
 	metrics_sample(b, name, NULL, NULL, n);
 }
 
+/* A label value and its count, for a counter by reason. */
+struct metrics_reason {
+	const char		*reason;
+	unsigned long long	 n;
+};
+
+/* A counter family with one sample per reason (the rows, n of them). */
+static void
+metrics_reasons(struct evbuffer *b, const char *name, const char *help,
+    const struct metrics_reason *rows, size_t n)
+{
+	size_t	i;
+
+	metrics_family(b, name, "counter", help);
+	for (i = 0; i < n; i++)
+		metrics_sample(b, name, "reason", rows[i].reason, rows[i].n);
+}
+
 /* A listener's open and accepted connections: ccw_WHO_connections... */
 static void
 metrics_conns(struct evbuffer *b, const char *who, const char *what,
@@ -170,23 +188,16 @@ metrics_sock(struct serve *s, struct evbuffer *b)
 		return;
 	sock_stats(s->cfg.sock, &st);
 	metrics_conns(b, "socket", "control socket", st.open, st.accepted);
-	metrics_family(b, "ccw_socket_refused_total", "counter",
-	    "Control socket connections refused, by reason.");
-	metrics_sample(b, "ccw_socket_refused_total", "reason", "uid",
-	    st.refused_uid);
-	metrics_sample(b, "ccw_socket_refused_total", "reason", "full",
-	    st.refused_full);
+	metrics_reasons(b, "ccw_socket_refused_total", "Control socket "
+	    "connections refused, by reason.", (struct metrics_reason[]){
+	    { "uid", st.refused_uid }, { "full", st.refused_full } }, 2);
 	/* the deadlines and the per-user cap at work (issue 23's floods) */
-	metrics_family(b, "ccw_socket_closed_total", "counter",
-	    "Control socket connections closed by serve, by reason: silent "
-	    "past the idle deadline, a frame past its deadline, evicted "
-	    "idle at the per-user cap.");
-	metrics_sample(b, "ccw_socket_closed_total", "reason", "idle",
-	    st.closed_idle);
-	metrics_sample(b, "ccw_socket_closed_total", "reason", "slow",
-	    st.closed_slow);
-	metrics_sample(b, "ccw_socket_closed_total", "reason", "evicted",
-	    st.evicted);
+	metrics_reasons(b, "ccw_socket_closed_total", "Control socket "
+	    "connections closed by serve, by reason: silent past the idle "
+	    "deadline, a frame past its deadline, evicted idle at the "
+	    "per-user cap.", (struct metrics_reason[]){
+	    { "idle", st.closed_idle }, { "slow", st.closed_slow },
+	    { "evicted", st.evicted } }, 3);
 	metrics_one(b, "ccw_socket_requests_total", "counter",
 	    "Requests read from the control socket.", st.requests);
 	metrics_one(b, "ccw_socket_pending_calls", "gauge",
@@ -208,15 +219,11 @@ metrics_mcp(struct serve *s, struct evbuffer *b)
 	    "idle one is evicted, else the initialize gets 503.", st.max);
 	metrics_one(b, "ccw_mcp_session_idle_seconds", "gauge",
 	    "How long an idle MCP session lives.", st.idle_s);
-	metrics_family(b, "ccw_mcp_sessions_ended_total", "counter",
-	    "MCP sessions ended, by how: the client's DELETE, idle too long, "
-	    "evicted at the cap.");
-	metrics_sample(b, "ccw_mcp_sessions_ended_total", "reason", "deleted",
-	    st.deleted);
-	metrics_sample(b, "ccw_mcp_sessions_ended_total", "reason", "expired",
-	    st.expired);
-	metrics_sample(b, "ccw_mcp_sessions_ended_total", "reason", "evicted",
-	    st.evicted);
+	metrics_reasons(b, "ccw_mcp_sessions_ended_total", "MCP sessions "
+	    "ended, by how: the client's DELETE, idle too long, evicted at "
+	    "the cap.", (struct metrics_reason[]){
+	    { "deleted", st.deleted }, { "expired", st.expired },
+	    { "evicted", st.evicted } }, 3);
 	metrics_one(b, "ccw_mcp_sessions_refused_total", "counter",
 	    "MCP initializes refused (503): at the cap, no session idle.",
 	    st.refused);
