@@ -71,13 +71,19 @@ servehost_split(const char *b, const char *e, struct servehost_name *n)
 	return 0;
 }
 
+/* Is the host part of n the name [b, b + len) (any case)? */
+static int
+servehost_eq(const struct servehost_name *n, const char *b, size_t len)
+{
+	return (size_t)(n->he - n->hb) == len &&
+	    strncasecmp(n->hb, b, len) == 0;
+}
+
 /* Is the host part of n the name s (any case)? */
 static int
 servehost_is(const struct servehost_name *n, const char *s)
 {
-	size_t	len = (size_t)(n->he - n->hb);
-
-	return len == strlen(s) && strncasecmp(n->hb, s, len) == 0;
+	return servehost_eq(n, s, strlen(s));
 }
 
 /*
@@ -104,8 +110,7 @@ servehost_ours(const struct serve *s, const char *b, const char *e,
 		const char *an = s->cfg.allowed_hosts[i];
 
 		if (servehost_split(an, an + strlen(an), &a) == 0 &&
-		    (size_t)(a.he - a.hb) == (size_t)(n.he - n.hb) &&
-		    strncasecmp(a.hb, n.hb, (size_t)(n.he - n.hb)) == 0 &&
+		    servehost_eq(&n, a.hb, (size_t)(a.he - a.hb)) &&
 		    (a.port == 0 || port == 0 || port == a.port))
 			return 1;
 	}
