@@ -29,7 +29,6 @@ struct lpause {
 	uint64_t		 said_ms;	/* when the last message went */
 	int			 said;		/* a message went, ever */
 	int			 run_said;	/* ... in this run of failures */
-	int			 paused;
 };
 
 /* The pause is over: accept again (a failure pauses anew, longer). */
@@ -40,7 +39,6 @@ lpause_end(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	p->paused = 0;
 	evconnlistener_enable(p->lev);
 }
 
@@ -74,7 +72,6 @@ lpause_failed(struct lpause *p, int err)
 	p->failures++;
 	p->unsaid++;
 	evconnlistener_disable(p->lev);
-	p->paused = 1;
 	chan_arm_ms(p->ev, p->delay_ms);
 	if (p->said && now - p->said_ms < LPAUSE_LOG_MS)
 		return;
@@ -111,7 +108,8 @@ lpause_accepted(struct lpause *p)
 void
 lpause_wake(struct lpause *p)
 {
-	if (p == NULL || !p->paused)
+	/* paused: the pause's timer runs */
+	if (p == NULL || !evtimer_pending(p->ev, NULL))
 		return;
 	event_del(p->ev);
 	lpause_end(-1, 0, p);
