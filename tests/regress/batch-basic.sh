@@ -65,8 +65,12 @@ watched() {
 		tail -n 8 "$root.err" | sed 's/^/#   /'
 		ps -e -o pid=,ppid=,stat=,wchan:24=,args= | awk -v p="$bp" \
 		    '$1 == p || $2 == p' | cut -c1-160 | sed 's/^/#   ps: /'
-		timeout 20 gdb -batch -p "$bp" -ex 'thread apply all bt' \
-		    2>/dev/null | grep -E '^(#|Thread)' | head -n 60 |
+		# the main thread first: gdb lists it last, and the committer
+		# threads' stacks filled the 60 lines before it (2026-11-27:
+		# the batch was in state R with three workers unreaped)
+		timeout 20 gdb -batch -p "$bp" -ex 'thread 1' -ex 'bt' \
+		    -ex 'thread apply all bt' 2>/dev/null |
+		    grep -E '^(#|Thread|\[Switching)' | head -n 90 |
 		    sed 's/^/#   gdb: /'
 		kill -KILL "$bp"
 	fi
