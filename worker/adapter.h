@@ -52,9 +52,48 @@ struct tool_stream {
 	int		 cost_seen;	/* the CLI reported a cost at all */
 };
 
+/*
+ * A credential source a CLI reads: an environment variable (env), or a
+ * file (file) under $DIR_ENV when that is set, else under HOME/DIR_HOME.
+ * doctor lists which are present, never their values.
+ */
+struct adapter_cred {
+	const char	*env;
+	const char	*file;
+	const char	*dir_env;	/* NULL: always under HOME/dir_home */
+	const char	*dir_home;
+};
+
+/* A variable that sends the CLI's requests elsewhere, and where they go
+ * unset (doctor shows it). */
+struct adapter_base_url {
+	const char	*env;
+	const char	*vendor_host;
+};
+
+/* adapter.flags: what the rest of the program asks of a tool. */
+#define ADAPTER_AGENT		0x01	/* an agent CLI: a prompt in, a session
+					   to resume; else a command tool
+					   (spec->command, e.g. bash) */
+#define ADAPTER_DEFAULT		0x02	/* the default tool with no config and
+					   no CCW files */
+#define ADAPTER_CCW_DEFAULT	0x04	/* CCW's default when its files exist
+					   and cli-settings.json names none */
+#define ADAPTER_CCW_SUBAGENT	0x08	/* runs batch's executor "agent" (CCW
+					   execute.md's sub-agent) */
+#define ADAPTER_CCW_SETTINGS	0x10	/* takes cli-tools.json's settingsFile
+					   and effort as options */
+
+/*
+ * One row of THE table of tools (adapters.c): everything the worker and
+ * the supervisor know of a tool.  Each row lives in its own
+ * worker/tool-NAME.c; the table's order is CCW's (cli-tools order: the
+ * fallback order of the default tool) after the command tool.
+ */
 struct adapter {
-	const char	*name;		/* "codex", "claude", ... */
+	const char	*name;		/* the config key, ASSIGN's tool */
 	const char	*binary;	/* default executable name */
+	unsigned	 flags;		/* ADAPTER_* */
 	int		 prompt_stdin;	/* prompt is written to stdin */
 	int		 live_input;	/* follow-up input can go to stdin while running */
 	int		 stream_json;	/* output is JSON lines parsed by line() */
@@ -74,14 +113,31 @@ struct adapter {
 	 * permissions); NULL: none.
 	 */
 	void		(*build_env)(const struct tool_spec *, struct strv *env);
+	/* doctor: BINARY VERSION_ARG prints the version (NULL: --version). */
+	const char	*version_arg;
+	/* doctor: credential sources, ended by a zero row; NULL: none needed. */
+	const struct adapter_cred	*creds;
+	/* doctor: base-URL overrides, ended by a zero row; NULL: none. */
+	const struct adapter_base_url	*base_urls;
+	/*
+	 * A full-permission flag the CLI refuses when run as root, unless
+	 * ROOT_UNLESS_ENV=1 (doctor warns); NULL: none.
+	 */
+	const char	*root_refuses;
+	const char	*root_unless_env;
 };
 
 const struct adapter	*adapter_find(const char *);
-const char		*adapter_names(void);	/* "bash, claude, codex, ..." */
+const char		*adapter_names(void);	/* "bash, codex, claude, ..." */
+size_t			 adapter_count(void);
+const struct adapter	*adapter_at(size_t);
+const struct adapter	*adapter_flagged(unsigned);
+char			*adapter_list(unsigned, const char *);
+int			 adapter_is_agent(const char *);
 void			 tool_stream_clear(struct tool_stream *);
 
 /*
- * Helpers shared by the tool-*.c files (adapters.c).  build_argv leaves
+ * Helpers shared by the tool-*.c files (adapterutil.c).  build_argv leaves
  * argv->v[argv->n] == NULL (not counted) so argv->v can go to execv.
  */
 #define ADAPTER_TEXT_MAX	(4u << 20)	/* final_text: last 4 MiB */

@@ -26,6 +26,7 @@ bash_build_argv(const struct tool_spec *spec, const char *resume_session,
 const struct adapter adapter_bash = {
 	.name = "bash",
 	.binary = "bash",
+	.flags = 0,
 	.prompt_stdin = 1,
 	.live_input = 1,
 	.stream_json = 0,

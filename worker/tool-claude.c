@@ -245,12 +245,34 @@ claude_line(struct tool_stream *ts, const char *line, size_t len)
 	claude_dialect_line(ts, line, len, CLAUDE_DIALECT_CLAUDE);
 }
 
+/* Where claude looks for credentials (doctor; ccw-worker(8) lists them). */
+static const struct adapter_cred claude_creds[] = {
+	{ "ANTHROPIC_API_KEY", NULL, NULL, NULL },
+	{ "ANTHROPIC_AUTH_TOKEN", NULL, NULL, NULL },
+	{ "CLAUDE_CODE_OAUTH_TOKEN", NULL, NULL, NULL },
+	{ "CLAUDE_CODE_USE_BEDROCK", NULL, NULL, NULL },
+	{ "CLAUDE_CODE_USE_VERTEX", NULL, NULL, NULL },
+	{ NULL, ".credentials.json", "CLAUDE_CONFIG_DIR", ".claude" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+/* Where claude sends its requests unless told otherwise. */
+static const struct adapter_base_url claude_base_urls[] = {
+	{ "ANTHROPIC_BASE_URL", "api.anthropic.com" },
+	{ NULL, NULL },
+};
+
 const struct adapter adapter_claude = {
 	.name = "claude",
 	.binary = "claude",
+	.flags = ADAPTER_AGENT | ADAPTER_CCW_SUBAGENT | ADAPTER_CCW_SETTINGS,
 	.prompt_stdin = 1,
 	.live_input = 0,
 	.stream_json = 1,
 	.build_argv = claude_build_argv,
 	.line = claude_line,
+	.creds = claude_creds,
+	.base_urls = claude_base_urls,
+	.root_refuses = "--permission-mode bypassPermissions",
+	.root_unless_env = "IS_SANDBOX",
 };

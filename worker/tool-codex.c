@@ -229,12 +229,30 @@ out:
 	json_decref(ev);
 }
 
+/* Where codex looks for credentials (doctor; ccw-worker(8) lists them). */
+static const struct adapter_cred codex_creds[] = {
+	{ "OPENAI_API_KEY", NULL, NULL, NULL },
+	{ "CODEX_API_KEY", NULL, NULL, NULL },
+	{ "CODEX_ACCESS_TOKEN", NULL, NULL, NULL },
+	{ NULL, "auth.json", "CODEX_HOME", ".codex" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+/* Where codex sends its requests unless told otherwise. */
+static const struct adapter_base_url codex_base_urls[] = {
+	{ "OPENAI_BASE_URL", "api.openai.com" },
+	{ NULL, NULL },
+};
+
 const struct adapter adapter_codex = {
 	.name = "codex",
 	.binary = "codex",
+	.flags = ADAPTER_AGENT | ADAPTER_DEFAULT,
 	.prompt_stdin = 1,
 	.live_input = 0,
 	.stream_json = 1,
 	.build_argv = codex_build_argv,
 	.line = codex_line,
+	.creds = codex_creds,
+	.base_urls = codex_base_urls,
 };

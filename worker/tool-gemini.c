@@ -149,12 +149,34 @@ out:
 	json_decref(ev);
 }
 
+/* Where gemini looks for credentials (doctor; ccw-worker(8) lists them). */
+static const struct adapter_cred gemini_creds[] = {
+	{ "GEMINI_API_KEY", NULL, NULL, NULL },
+	{ "GOOGLE_API_KEY", NULL, NULL, NULL },
+	{ "GOOGLE_GENAI_USE_VERTEXAI", NULL, NULL, NULL },
+	{ "GOOGLE_GENAI_USE_GCA", NULL, NULL, NULL },
+	{ "GOOGLE_APPLICATION_CREDENTIALS", NULL, NULL, NULL },
+	{ NULL, "oauth_creds.json", NULL, ".gemini" },
+	{ NULL, ".env", NULL, ".gemini" },
+	{ NULL, "settings.json", NULL, ".gemini" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+/* Where gemini sends its requests unless told otherwise. */
+static const struct adapter_base_url gemini_base_urls[] = {
+	{ "GOOGLE_GEMINI_BASE_URL", "generativelanguage.googleapis.com" },
+	{ NULL, NULL },
+};
+
 const struct adapter adapter_gemini = {
 	.name = "gemini",
 	.binary = "gemini",
+	.flags = ADAPTER_AGENT | ADAPTER_CCW_DEFAULT,
 	.prompt_stdin = 1,
 	.live_input = 0,
 	.stream_json = 1,
 	.build_argv = gemini_build_argv,
 	.line = gemini_line,
+	.creds = gemini_creds,
+	.base_urls = gemini_base_urls,
 };

@@ -264,13 +264,40 @@ out:
 	json_decref(ev);
 }
 
+/* Where opencode looks for credentials (doctor; ccw-worker(8) lists them). */
+static const struct adapter_cred opencode_creds[] = {
+	{ "OPENAI_API_KEY", NULL, NULL, NULL },
+	{ "ANTHROPIC_API_KEY", NULL, NULL, NULL },
+	{ "OPENROUTER_API_KEY", NULL, NULL, NULL },
+	{ "GOOGLE_GENERATIVE_AI_API_KEY", NULL, NULL, NULL },
+	{ "GEMINI_API_KEY", NULL, NULL, NULL },
+	{ "OPENCODE_API_KEY", NULL, NULL, NULL },
+	{ "XAI_API_KEY", NULL, NULL, NULL },
+	{ "GROQ_API_KEY", NULL, NULL, NULL },
+	{ "DEEPSEEK_API_KEY", NULL, NULL, NULL },
+	{ "MISTRAL_API_KEY", NULL, NULL, NULL },
+	{ NULL, "opencode/auth.json", "XDG_DATA_HOME", ".local/share" },
+	{ NULL, "opencode/opencode.json", "XDG_CONFIG_HOME", ".config" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+/* Where opencode sends its requests unless told otherwise. */
+static const struct adapter_base_url opencode_base_urls[] = {
+	{ "OPENAI_BASE_URL", "api.openai.com" },
+	{ "ANTHROPIC_BASE_URL", "api.anthropic.com" },
+	{ NULL, NULL },
+};
+
 const struct adapter adapter_opencode = {
 	.name = "opencode",
 	.binary = "opencode",
+	.flags = ADAPTER_AGENT,
 	.prompt_stdin = 1,
 	.live_input = 0,
 	.stream_json = 1,
 	.build_argv = opencode_build_argv,
 	.line = opencode_line,
 	.build_env = opencode_build_env,
+	.creds = opencode_creds,
+	.base_urls = opencode_base_urls,
 };

@@ -46,12 +46,32 @@ qwen_line(struct tool_stream *ts, const char *line, size_t len)
 	claude_dialect_line(ts, line, len, CLAUDE_DIALECT_QWEN);
 }
 
+/* Where qwen looks for credentials (doctor; ccw-worker(8) lists them). */
+static const struct adapter_cred qwen_creds[] = {
+	{ "OPENAI_API_KEY", NULL, NULL, NULL },
+	{ "DASHSCOPE_API_KEY", NULL, NULL, NULL },
+	{ "BAILIAN_CODING_PLAN_API_KEY", NULL, NULL, NULL },
+	{ NULL, "oauth_creds.json", "QWEN_HOME", ".qwen" },
+	{ NULL, ".env", "QWEN_HOME", ".qwen" },
+	{ NULL, "settings.json", "QWEN_HOME", ".qwen" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+/* Where qwen sends its requests unless told otherwise. */
+static const struct adapter_base_url qwen_base_urls[] = {
+	{ "OPENAI_BASE_URL", "api.openai.com" },
+	{ NULL, NULL },
+};
+
 const struct adapter adapter_qwen = {
 	.name = "qwen",
 	.binary = "qwen",
+	.flags = ADAPTER_AGENT,
 	.prompt_stdin = 1,
 	.live_input = 0,
 	.stream_json = 1,
 	.build_argv = qwen_build_argv,
 	.line = qwen_line,
+	.creds = qwen_creds,
+	.base_urls = qwen_base_urls,
 };

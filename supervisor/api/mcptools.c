@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "log.h"
 #include "mcpint.h"
 #include "xmalloc.h"
@@ -39,8 +40,8 @@ static const struct mcp_tool mcp_tools[] = {
 	    "debug, validate or complete.  It picks the tool and model unless "
 	    "overridden.") ","
 	  "\"message\":" S_STR("The task or prompt the agent starts with.") ","
-	  "\"tool\":" S_STR("Override the role's agent CLI: claude, codex, "
-	    "gemini, qwen, opencode or bash.") ","
+	  "\"tool\":" S_STR("Override the role's tool: an agent CLI, or "
+	    "bash.") ","
 	  "\"model\":" S_STR("Override the model the tool uses.") ","
 	  "\"command\":" S_STR("For the bash tool: the shell command to run.") ","
 	  "\"cwd\":" S_STR("Absolute path of the directory the agent works "
@@ -133,6 +134,22 @@ static const struct mcp_tool mcp_tools[] = {
 
 #define MCP_NTOOLS	(sizeof mcp_tools / sizeof mcp_tools[0])
 
+/* A "tool" argument's enum: the tool table's names, never a copy. */
+static void
+mcp_tools_enum(json_t *schema)
+{
+	json_t	*prop, *names;
+	size_t	 i;
+
+	prop = json_object_get(json_object_get(schema, "properties"), "tool");
+	if (!json_is_object(prop))
+		return;
+	names = json_array();
+	for (i = 0; i < adapter_count(); i++)
+		json_array_append_new(names, json_string(adapter_at(i)->name));
+	json_object_set_new(prop, "enum", names);
+}
+
 /* tools/list's result: every tool with its schema parsed. */
 json_t *
 mcp_tools_list(void)
@@ -149,6 +166,7 @@ mcp_tools_list(void)
 			    mcp_tools[i].name, jerr.text);
 			schema = json_pack("{s:s}", "type", "object");
 		}
+		mcp_tools_enum(schema);
 		json_array_append_new(tools, json_pack("{s:s, s:s, s:s, s:o}",
 		    "name", mcp_tools[i].name, "title", mcp_tools[i].title,
 		    "description", mcp_tools[i].desc, "inputSchema", schema));

@@ -288,7 +288,7 @@ doctor_env_file(struct doctor *d, const char *name)
  */
 static void
 doctor_probe_start(struct doctor *d, json_t *t, const char *binary,
-    struct doctor_run *r, int *started)
+    const char *arg, struct doctor_run *r, int *started)
 {
 	char	*path;
 
@@ -306,7 +306,7 @@ doctor_probe_start(struct doctor *d, json_t *t, const char *binary,
 		    "PATH"));
 		return;
 	}
-	doctor_run_start(r, path, d->o.cwd);
+	doctor_run_start(r, path, arg, d->o.cwd);
 	*started = 1;
 	free(path);
 }
@@ -331,19 +331,21 @@ doctor_probe_end(json_t *t, struct doctor_run *r)
 
 /* Facts a user would otherwise learn from a failed loop. */
 static void
-doctor_tool_notes(json_t *t, const char *name)
+doctor_tool_notes(json_t *t, const struct adapter *ad)
 {
 	json_t		*notes = json_object_get(t, "notes");
 	const char	*sb;
 
-	if (strcmp(name, "claude") == 0 && geteuid() == 0) {
-		sb = getenv("IS_SANDBOX");
-		json_array_append_new(notes, json_string(sb != NULL &&
-		    strcmp(sb, "1") == 0 ? "running as root: IS_SANDBOX=1 is "
-		    "set, so claude accepts --permission-mode "
-		    "bypassPermissions" : "running as root: claude refuses "
-		    "--permission-mode bypassPermissions unless IS_SANDBOX=1 "
-		    "is set"));
+	if (ad->root_refuses != NULL && geteuid() == 0) {
+		sb = getenv(ad->root_unless_env);
+		if (sb != NULL && strcmp(sb, "1") == 0)
+			json_array_append_new(notes, json_sprintf("running as "
+			    "root: %s=1 is set, so %s accepts %s",
+			    ad->root_unless_env, ad->name, ad->root_refuses));
+		else
+			json_array_append_new(notes, json_sprintf("running as "
+			    "root: %s refuses %s unless %s=1 is set", ad->name,
+			    ad->root_refuses, ad->root_unless_env));
 	}
 }
 
@@ -352,24 +354,26 @@ static json_t *
 doctor_tool(struct doctor *d, const struct tool_cfg *tc,
     struct doctor_run *r, int *started)
 {
-	json_t	*t;
-	char	*env_file;
+	const struct adapter	*ad = adapter_find(tc->name);
+	json_t			*t;
+	char			*env_file;
 
 	t = json_pack("{s:s, s:b, s:b, s:s, s:s?, s:[]}", "name", tc->name,
 	    "adapter", 1, "enabled", tc->enabled, "binary", tc->path != NULL ?
 	    tc->path : tc->name, "model", tc->model, "notes");
-	doctor_probe_start(d, t, tc->path != NULL ? tc->path : tc->name, r,
+	doctor_probe_start(d, t, tc->path != NULL ? tc->path : tc->name,
+	    ad->version_arg != NULL ? ad->version_arg : "--version", r,
 	    started);
 	env_file = doctor_env_file(d, tc->name);
-	json_object_set_new(t, "credentials", strcmp(tc->name, "bash") == 0 ?
+	json_object_set_new(t, "credentials", ad->creds == NULL ?
 	    json_pack("{s:b, s:b, s:[]}", "needed", 0, "configured", 0,
-	    "sources") : doctor_credentials(tc->name, d->home, env_file));
-	json_object_set_new(t, "base_urls", doctor_base_urls(tc->name));
+	    "sources") : doctor_credentials(ad, d->home, env_file));
+	json_object_set_new(t, "base_urls", doctor_base_urls(ad));
 	if (env_file != NULL)
 		json_array_append_new(json_object_get(t, "notes"), json_pack(
 		    "s", "CCW's envFile is loaded by CCW, not by ccw-supervisor"));
 	free(env_file);
-	doctor_tool_notes(t, tc->name);
+	doctor_tool_notes(t, ad);
 	return t;
 }
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "adapter.h"
 #include "agent.h"
 #include "doctor.h"
 #include "reap.h"
@@ -37,7 +38,8 @@
  * it would in a loop.
  */
 static void
-doctor_child(const char *path, const char *dir, int out, int ep)
+doctor_child(const char *path, const char *arg, const char *dir, int out,
+    int ep)
 {
 	char	*argv[3];
 	int	 nul, e;
@@ -52,7 +54,7 @@ doctor_child(const char *path, const char *dir, int out, int ep)
 		(void)setenv("PWD", dir, 1);
 	(void)unsetenv("CLAUDECODE");
 	argv[0] = (char *)path;
-	argv[1] = (char *)"--version";
+	argv[1] = (char *)arg;
 	argv[2] = NULL;
 	execv(path, argv);
 fail:
@@ -118,11 +120,12 @@ doctor_exited(pid_t pid)
 }
 
 /*
- * Start PATH --version in DIR.  A failed fork or exec ends the run at
+ * Start PATH ARG (the row's version_arg: --version) in DIR.  A failed fork or exec ends the run at
  * once (done, DR_EXEC_FAILED); otherwise doctor_run_wait follows it.
  */
 void
-doctor_run_start(struct doctor_run *r, const char *path, const char *dir)
+doctor_run_start(struct doctor_run *r, const char *path, const char *arg,
+    const char *dir)
 {
 	int	op[2], ep[2], e;
 
@@ -150,7 +153,7 @@ doctor_run_start(struct doctor_run *r, const char *path, const char *dir)
 		return;
 	}
 	if (r->pid == 0)
-		doctor_child(path, dir, op[1], ep[1]);
+		doctor_child(path, arg, dir, op[1], ep[1]);
 	(void)setpgid(r->pid, r->pid);	/* no race with the child's own */
 	close(op[1]);
 	close(ep[1]);
@@ -327,59 +330,10 @@ doctor_run_describe(const struct doctor_run *r)
 /* --- credentials: names of sources, never their contents */
 
 /*
- * Where each CLI looks for credentials, found by grepping the bundles of
- * codex 0.169, claude 2.1.197, gemini 0.61, qwen 0.15.10 and opencode
- * 1.18.33; the man page lists them.
+ * Where each CLI looks for credentials is its row's creds (the tool
+ * table, worker/tool-NAME.c), found by grepping each CLI's bundle; the
+ * man page lists them.
  */
-struct doctor_cred {
-	const char	*tool;
-	char		 kind;		/* 'e' environment, 'f' file */
-	const char	*name;		/* variable, or path under the dir */
-	const char	*dir_env;	/* variable naming the dir, or NULL */
-	const char	*dir_home;	/* dir under $HOME otherwise */
-};
-
-static const struct doctor_cred doctor_creds[] = {
-	{ "codex", 'e', "OPENAI_API_KEY", NULL, NULL },
-	{ "codex", 'e', "CODEX_API_KEY", NULL, NULL },
-	{ "codex", 'e', "CODEX_ACCESS_TOKEN", NULL, NULL },
-	{ "codex", 'f', "auth.json", "CODEX_HOME", ".codex" },
-	{ "claude", 'e', "ANTHROPIC_API_KEY", NULL, NULL },
-	{ "claude", 'e', "ANTHROPIC_AUTH_TOKEN", NULL, NULL },
-	{ "claude", 'e', "CLAUDE_CODE_OAUTH_TOKEN", NULL, NULL },
-	{ "claude", 'e', "CLAUDE_CODE_USE_BEDROCK", NULL, NULL },
-	{ "claude", 'e', "CLAUDE_CODE_USE_VERTEX", NULL, NULL },
-	{ "claude", 'f', ".credentials.json", "CLAUDE_CONFIG_DIR", ".claude" },
-	{ "gemini", 'e', "GEMINI_API_KEY", NULL, NULL },
-	{ "gemini", 'e', "GOOGLE_API_KEY", NULL, NULL },
-	{ "gemini", 'e', "GOOGLE_GENAI_USE_VERTEXAI", NULL, NULL },
-	{ "gemini", 'e', "GOOGLE_GENAI_USE_GCA", NULL, NULL },
-	{ "gemini", 'e', "GOOGLE_APPLICATION_CREDENTIALS", NULL, NULL },
-	{ "gemini", 'f', "oauth_creds.json", NULL, ".gemini" },
-	{ "gemini", 'f', ".env", NULL, ".gemini" },
-	{ "gemini", 'f', "settings.json", NULL, ".gemini" },
-	{ "qwen", 'e', "OPENAI_API_KEY", NULL, NULL },
-	{ "qwen", 'e', "DASHSCOPE_API_KEY", NULL, NULL },
-	{ "qwen", 'e', "BAILIAN_CODING_PLAN_API_KEY", NULL, NULL },
-	{ "qwen", 'f', "oauth_creds.json", "QWEN_HOME", ".qwen" },
-	{ "qwen", 'f', ".env", "QWEN_HOME", ".qwen" },
-	{ "qwen", 'f', "settings.json", "QWEN_HOME", ".qwen" },
-	{ "opencode", 'e', "OPENAI_API_KEY", NULL, NULL },
-	{ "opencode", 'e', "ANTHROPIC_API_KEY", NULL, NULL },
-	{ "opencode", 'e', "OPENROUTER_API_KEY", NULL, NULL },
-	{ "opencode", 'e', "GOOGLE_GENERATIVE_AI_API_KEY", NULL, NULL },
-	{ "opencode", 'e', "GEMINI_API_KEY", NULL, NULL },
-	{ "opencode", 'e', "OPENCODE_API_KEY", NULL, NULL },
-	{ "opencode", 'e', "XAI_API_KEY", NULL, NULL },
-	{ "opencode", 'e', "GROQ_API_KEY", NULL, NULL },
-	{ "opencode", 'e', "DEEPSEEK_API_KEY", NULL, NULL },
-	{ "opencode", 'e', "MISTRAL_API_KEY", NULL, NULL },
-	{ "opencode", 'f', "opencode/auth.json", "XDG_DATA_HOME",
-	    ".local/share" },
-	{ "opencode", 'f', "opencode/opencode.json", "XDG_CONFIG_HOME",
-	    ".config" },
-};
-#define DOCTOR_NCREDS	(sizeof doctor_creds / sizeof doctor_creds[0])
 
 /* An environment variable counts when it is set to something. */
 static int
@@ -401,15 +355,15 @@ doctor_file_present(const char *path)
 
 /* The file a table row names, or NULL without a home to put it under. */
 static char *
-doctor_cred_path(const struct doctor_cred *c, const char *home)
+doctor_cred_path(const struct adapter_cred *c, const char *home)
 {
 	const char	*d = c->dir_env != NULL ? getenv(c->dir_env) : NULL;
 	char		*p = NULL;
 
 	if (d != NULL && *d != '\0')
-		xasprintf(&p, "%s/%s", d, c->name);
+		xasprintf(&p, "%s/%s", d, c->file);
 	else if (home != NULL)
-		xasprintf(&p, "%s/%s/%s", home, c->dir_home, c->name);
+		xasprintf(&p, "%s/%s/%s", home, c->dir_home, c->file);
 	return p;
 }
 
@@ -418,11 +372,13 @@ doctor_cred_path(const struct doctor_cred *c, const char *home)
  * on the left of '=' are looked at; the line is dropped right after.
  */
 static void
-doctor_env_file_names(const char *tool, const char *path, json_t *names)
+doctor_env_file_names(const struct adapter *ad, const char *path,
+    json_t *names)
 {
-	char	 line[4096], *p, *eq;
-	FILE	*fp;
-	size_t	 i, n;
+	const struct adapter_cred	*c;
+	char				 line[4096], *p, *eq;
+	FILE				*fp;
+	size_t				 n;
 
 	if ((fp = fopen(path, "r")) == NULL)
 		return;
@@ -433,14 +389,13 @@ doctor_env_file_names(const char *tool, const char *path, json_t *names)
 		if ((eq = strchr(p, '=')) == NULL)
 			continue;
 		n = strcspn(p, " \t=");
-		for (i = 0; i < DOCTOR_NCREDS; i++) {
-			if (doctor_creds[i].kind == 'e' &&
-			    strcmp(doctor_creds[i].tool, tool) == 0 &&
-			    strlen(doctor_creds[i].name) == n &&
-			    strncmp(p, doctor_creds[i].name, n) == 0 &&
+		for (c = ad->creds; c != NULL && (c->env != NULL ||
+		    c->file != NULL); c++) {
+			if (c->env != NULL && strlen(c->env) == n &&
+			    strncmp(p, c->env, n) == 0 &&
 			    eq[1] != '\0' && eq[1] != '\n')
 				json_array_append_new(names,
-				    json_string(doctor_creds[i].name));
+				    json_string(c->env));
 		}
 	}
 	explicit_bzero(line, sizeof line);
@@ -466,32 +421,30 @@ doctor_add_source(json_t *srcs, const char *kind, const char *name,
  * never read into the result.
  */
 json_t *
-doctor_credentials(const char *tool, const char *home, const char *env_file)
+doctor_credentials(const struct adapter *ad, const char *home,
+    const char *env_file)
 {
-	const struct doctor_cred	*c;
+	const struct adapter_cred	*c;
 	json_t				*srcs, *names;
 	char				*p;
-	size_t				 i;
 	int				 known = 0;
 
 	srcs = json_array();
-	for (i = 0; i < DOCTOR_NCREDS; i++) {
-		c = &doctor_creds[i];
-		if (strcmp(c->tool, tool) != 0)
-			continue;
+	for (c = ad->creds; c != NULL && (c->env != NULL || c->file != NULL);
+	    c++) {
 		known = 1;
-		if (c->kind == 'e') {
-			if (doctor_env_set(c->name))
-				doctor_add_source(srcs, "env", c->name, NULL);
+		if (c->env != NULL) {
+			if (doctor_env_set(c->env))
+				doctor_add_source(srcs, "env", c->env, NULL);
 			continue;
 		}
 		if ((p = doctor_cred_path(c, home)) == NULL)
 			continue;
 		if (doctor_file_present(p)) {
 			names = NULL;
-			if (strcmp(c->name, ".env") == 0) {
+			if (strcmp(c->file, ".env") == 0) {
 				names = json_array();
-				doctor_env_file_names(tool, p, names);
+				doctor_env_file_names(ad, p, names);
 			}
 			doctor_add_source(srcs, "file", p, names);
 		}
@@ -499,30 +452,14 @@ doctor_credentials(const char *tool, const char *home, const char *env_file)
 	}
 	if (env_file != NULL && doctor_file_present(env_file)) {
 		names = json_array();
-		doctor_env_file_names(tool, env_file, names);
+		doctor_env_file_names(ad, env_file, names);
 		doctor_add_source(srcs, "ccw-envFile", env_file, names);
 	}
 	return json_pack("{s:b, s:b, s:o}", "needed", known, "configured",
 	    json_array_size(srcs) > 0, "sources", srcs);
 }
 
-/* --- base URLs */
-
-struct doctor_base {
-	const char	*tool;
-	const char	*var;
-	const char	*vendor_host;
-};
-
-static const struct doctor_base doctor_bases[] = {
-	{ "codex", "OPENAI_BASE_URL", "api.openai.com" },
-	{ "claude", "ANTHROPIC_BASE_URL", "api.anthropic.com" },
-	{ "gemini", "GOOGLE_GEMINI_BASE_URL",
-	    "generativelanguage.googleapis.com" },
-	{ "qwen", "OPENAI_BASE_URL", "api.openai.com" },
-	{ "opencode", "OPENAI_BASE_URL", "api.openai.com" },
-	{ "opencode", "ANTHROPIC_BASE_URL", "api.anthropic.com" },
-};
+/* --- base URLs: each row's base_urls (the tool table) */
 
 /*
  * A URL without what could carry a secret: user:password@ and the query
@@ -553,24 +490,23 @@ doctor_url_clean(const char *url, const char **host, size_t *hlen)
 /* Overrides that send the tool's requests elsewhere, shown so a user
  * sees where a loop would talk to. */
 json_t *
-doctor_base_urls(const char *tool)
+doctor_base_urls(const struct adapter *ad)
 {
-	const char	*v, *host;
-	json_t		*arr = json_array();
-	char		*clean;
-	size_t		 i, hlen;
-	int		 vendor;
+	const struct adapter_base_url	*b;
+	const char			*v, *host;
+	json_t				*arr = json_array();
+	char				*clean;
+	size_t				 hlen;
+	int				 vendor;
 
-	for (i = 0; i < sizeof doctor_bases / sizeof doctor_bases[0]; i++) {
-		if (strcmp(doctor_bases[i].tool, tool) != 0 ||
-		    (v = getenv(doctor_bases[i].var)) == NULL || *v == '\0')
+	for (b = ad->base_urls; b != NULL && b->env != NULL; b++) {
+		if ((v = getenv(b->env)) == NULL || *v == '\0')
 			continue;
 		clean = doctor_url_clean(v, &host, &hlen);
-		vendor = hlen == strlen(doctor_bases[i].vendor_host) &&
-		    strncmp(host, doctor_bases[i].vendor_host, hlen) == 0;
+		vendor = hlen == strlen(b->vendor_host) &&
+		    strncmp(host, b->vendor_host, hlen) == 0;
 		json_array_append_new(arr, json_pack("{s:s, s:s, s:b}",
-		    "env", doctor_bases[i].var, "url", clean, "vendor",
-		    vendor));
+		    "env", b->env, "url", clean, "vendor", vendor));
 		free(clean);
 	}
 	return arr;

@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 
+struct adapter;
+
 #define DOCTOR_VERSION_MS	20000	/* default deadline of BIN --version:
 					   gemini 0.61 relaunches itself and
 					   takes 7 s alone on a busy 2-core
@@ -42,14 +44,16 @@ struct doctor_run {
 	int			 done, eof, line_done;
 };
 
-void	 doctor_run_start(struct doctor_run *, const char *, const char *);
+void	 doctor_run_start(struct doctor_run *, const char *, const char *,
+	    const char *);
 void	 doctor_run_wait(struct doctor_run *, size_t, uint64_t);
 void	 doctor_run_free(struct doctor_run *);
 int	 doctor_run_ok(const struct doctor_run *);
 char	*doctor_run_describe(const struct doctor_run *);
 
-json_t	*doctor_credentials(const char *, const char *, const char *);
-json_t	*doctor_base_urls(const char *);
+json_t	*doctor_credentials(const struct adapter *, const char *,
+	    const char *);
+json_t	*doctor_base_urls(const struct adapter *);
 
 void	 doctor_print(json_t *, FILE *);
 int	 cmd_doctor(int, char **);

@@ -14,13 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "toolconfig.h"
 #include "xmalloc.h"
-
-/* The tools a default may fall back to, in CCW's order (bash needs a command). */
-static const char *const ccwtools_agents[] = {
-	"codex", "claude", "gemini", "qwen", "opencode", NULL
-};
 
 /* Warnings pile up in the config for the command line to print. */
 void
@@ -260,7 +256,7 @@ ccwtools_entry(struct config *cfg, struct tool_cfg *t, json_t *v,
 		ccwtools_opt(t, "env", ccwtools_env_file(cfg, t->name, p));
 		free(p);
 	}
-	if (strcmp(t->name, "claude") != 0)
+	if (!(adapter_find(t->name)->flags & ADAPTER_CCW_SETTINGS))
 		return;
 	if ((s = json_string_value(json_object_get(v, "settingsFile"))) !=
 	    NULL && *s != '\0') {
@@ -280,18 +276,15 @@ ccwtools_settings_default(struct config *cfg, const char *home, char **why)
 	json_t		*j;
 	const char	*s;
 	char		*path, *name = NULL;
-	size_t		 i;
 	int		 missing;
 
 	if ((path = config_ccw_path(home, "cli-settings.json")) == NULL)
 		return NULL;
 	j = ccwtools_read(cfg, path, &missing);
 	s = json_string_value(json_object_get(j, "defaultTool"));
-	for (i = 0; s != NULL && ccwtools_agents[i] != NULL; i++) {
-		if (strcmp(s, ccwtools_agents[i]) == 0) {
-			name = xstrdup(s);
-			xasprintf(why, "defaultTool in %s", path);
-		}
+	if (adapter_is_agent(s)) {
+		name = xstrdup(s);
+		xasprintf(why, "defaultTool in %s", path);
 	}
 	json_decref(j);
 	free(path);
@@ -300,34 +293,39 @@ ccwtools_settings_default(struct config *cfg, const char *home, char **why)
 
 /*
  * The default tool when our file named none: CCW's (cli-settings.json's
- * defaultTool, else gemini) when the user has CCW's files, else codex;
- * when that one is disabled, the first enabled of codex, claude, gemini,
- * qwen, opencode.
+ * defaultTool, else the table's ADAPTER_CCW_DEFAULT row) when the user
+ * has CCW's files, else the ADAPTER_DEFAULT row; when that one is
+ * disabled, the first enabled agent CLI in the table's (CCW's) order.
  */
 static void
 ccwtools_default(struct config *cfg, const char *home, int have_ccw)
 {
+	const struct adapter	*a = NULL;
 	const struct tool_cfg	*t;
 	char			*name, *why = NULL;
 	size_t			 i;
 
 	if ((name = ccwtools_settings_default(cfg, home, &why)) == NULL) {
-		name = xstrdup(have_ccw ? "gemini" : "codex");
-		why = xstrdup(have_ccw ? "CCW's default (gemini)" :
-		    "built-in default");
+		name = xstrdup(adapter_flagged(have_ccw ? ADAPTER_CCW_DEFAULT :
+		    ADAPTER_DEFAULT)->name);
+		if (have_ccw)
+			xasprintf(&why, "CCW's default (%s)", name);
+		else
+			why = xstrdup("built-in default");
 	}
 	if ((t = config_tool(cfg, name)) != NULL && !t->enabled) {
-		for (i = 0; ccwtools_agents[i] != NULL; i++) {
-			t = config_tool(cfg, ccwtools_agents[i]);
-			if (t != NULL && t->enabled)
+		for (i = 0; (a = adapter_at(i)) != NULL; i++) {
+			t = config_tool(cfg, a->name);
+			if ((a->flags & ADAPTER_AGENT) && t != NULL &&
+			    t->enabled)
 				break;
 		}
-		if (ccwtools_agents[i] != NULL) {
+		if (a != NULL) {
 			free(why);
 			xasprintf(&why, "%s is disabled: the first enabled "
 			    "tool", name);
 			free(name);
-			name = xstrdup(ccwtools_agents[i]);
+			name = xstrdup(a->name);
 		}
 	}
 	free(cfg->default_tool);

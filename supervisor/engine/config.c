@@ -37,7 +37,7 @@
  * log_max_bytes  every role's worker log cap, stdout and stderr
  *		together (ccw-worker(8)); 0: none; default the worker's,
  *		67108864 (64 MiB).
- * tools	keys are the adapters: bash codex claude gemini qwen opencode.
+ * tools	keys are the tool table's names (worker/adapters.c; ccw-worker(8)).
  *   path	executable name or path; default the tool's name.
  *   enabled	boolean; default true.
  *   model	string or null; default null (the tool's own default).
@@ -85,15 +85,17 @@
  * Then CCW's files ($CCW_DATA_DIR/.claude/NAME when it exists, else
  * $HOME/.claude/NAME; ccwtools.c) as CCW reads them: cli-tools.json
  * {"tools": {"gemini": {"enabled": true, "primaryModel": "...",
- * "envFile": "~/.gemini/.env"}}} gives, for our six tools, "enabled"
+ * "envFile": "~/.gemini/.env"}}} gives, for the table's tools, "enabled"
  * (only JSON true enables) and "primaryModel" unless our file set that
  * tool's "enabled" or "model", and options.env (envFile's KEY=VALUE
- * lines), options.settings_file and options.effort (claude) unless our
+ * lines), options.settings_file and options.effort (the tools flagged
+ * ADAPTER_CCW_SETTINGS) unless our
  * options set them.  A malformed CCW file is a warning (cfg->warnings):
  * CCW's defaults, every tool enabled.  Without default_tool in our file
- * the default is cli-settings.json's defaultTool, else gemini when
- * cli-tools.json exists, else codex; a disabled one gives way to the
- * first enabled of codex, claude, gemini, qwen, opencode.
+ * the default is cli-settings.json's defaultTool, else the table's
+ * ADAPTER_CCW_DEFAULT tool when cli-tools.json exists, else its
+ * ADAPTER_DEFAULT one; a disabled one gives way to the first enabled
+ * agent CLI in the table's (CCW's) order.
  */
 #include <config.h>
 
@@ -106,21 +108,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "adapter.h"
 #include "toolconfig.h"
 #include "flowdef.h"
 #include "xmalloc.h"
-
-#define CONFIG_NTOOLS	6
-
-static const char *const config_tool_names[CONFIG_NTOOLS] = {
-	"bash", "codex", "claude", "gemini", "qwen", "opencode"
-};
 
 /* What one load is doing: the file in hand and what it set explicitly. */
 struct cload {
 	const char	*file;
 	char		**err;
-	struct ccw_set	 set[CONFIG_NTOOLS];
+	struct ccw_set	*set;		/* one per row of the tool table */
 	int		 default_set;
 };
 
@@ -150,14 +147,14 @@ config_error(struct cload *ld, const char *fmt, ...)
 	return -1;
 }
 
-/* Tool names index the fixed table; anything else is not an adapter. */
+/* Tool names index the tool table; anything else is not an adapter. */
 static int
 config_tool_index(const char *name)
 {
 	size_t	i;
 
-	for (i = 0; name != NULL && i < CONFIG_NTOOLS; i++) {
-		if (strcmp(name, config_tool_names[i]) == 0)
+	for (i = 0; name != NULL && i < adapter_count(); i++) {
+		if (strcmp(name, adapter_at(i)->name) == 0)
 			return (int)i;
 	}
 	return -1;
@@ -233,13 +230,13 @@ config_defaults(struct config *cfg, const struct workflow *wf)
 	cfg->nroles = wf->nroles;
 	cfg->roles = xcalloc(wf->nroles, sizeof *cfg->roles);
 	cfg->source = xstrdup("built-in");
-	cfg->default_tool = xstrdup("codex");
+	cfg->default_tool = xstrdup(adapter_flagged(ADAPTER_DEFAULT)->name);
 	cfg->default_reason = xstrdup("built-in default");
-	cfg->ntools = CONFIG_NTOOLS;
-	cfg->tools = xcalloc(CONFIG_NTOOLS, sizeof *cfg->tools);
-	for (i = 0; i < CONFIG_NTOOLS; i++) {
-		cfg->tools[i].name = xstrdup(config_tool_names[i]);
-		cfg->tools[i].path = xstrdup(config_tool_names[i]);
+	cfg->ntools = adapter_count();
+	cfg->tools = xcalloc(cfg->ntools, sizeof *cfg->tools);
+	for (i = 0; i < cfg->ntools; i++) {
+		cfg->tools[i].name = xstrdup(adapter_at(i)->name);
+		cfg->tools[i].path = xstrdup(adapter_at(i)->name);
 		cfg->tools[i].enabled = 1;
 	}
 	for (i = 0; i < cfg->nroles; i++) {
@@ -367,7 +364,7 @@ config_keys(struct cload *ld, json_t *obj, const char *where,
 	return 0;
 }
 
-/* One entry of "tools"; it may only name one of the six adapters. */
+/* One entry of "tools"; it may only name a row of the tool table. */
 static int
 config_tool_entry(struct cload *ld, struct config *cfg, const char *name,
     json_t *obj)
@@ -376,15 +373,17 @@ config_tool_entry(struct cload *ld, struct config *cfg, const char *name,
 		"path", "enabled", "model", "options", "max_workers", NULL
 	};
 	struct tool_cfg	*t;
-	char		*where;
+	char		*where, *names;
 	json_t		*v;
 	uint64_t	 cap;
 	int		 idx, rc = -1, set = 0;
 
 	xasprintf(&where, "tools.%s", name);
 	if ((idx = config_tool_index(name)) == -1) {
-		config_error(ld, "%s: unknown tool (expected bash, codex, "
-		    "claude, gemini, qwen or opencode)", where);
+		names = adapter_list(0, " or ");
+		config_error(ld, "%s: unknown tool (expected %s)", where,
+		    names);
+		free(names);
 		goto out;
 	}
 	t = &cfg->tools[idx];
@@ -740,6 +739,7 @@ config_load(const struct workflow *wf, const char *file_arg,
 	*err = NULL;
 	memset(&ld, 0, sizeof ld);
 	ld.err = err;
+	ld.set = xcalloc(adapter_count(), sizeof *ld.set);
 	if (home == NULL)
 		home = getenv("HOME");
 	if (home != NULL && *home == '\0')
@@ -750,6 +750,7 @@ config_load(const struct workflow *wf, const char *file_arg,
 		config_ccw_apply(cfg, home, ld.set, ld.default_set);
 	if (rc == -1)
 		config_free(cfg);
+	free(ld.set);
 	return rc;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "plan.h"
 #include "flowdef.h"
 #include "xmalloc.h"
@@ -47,8 +48,8 @@ plan_spawn(const struct config *cfg, const char *root, const char *role,
 	tool = over->tool != NULL ? over->tool : rc->tool != NULL ? rc->tool :
 	    cfg->default_tool;
 	if ((tc = config_tool(cfg, tool)) == NULL) {
-		xasprintf(err, "unknown tool '%s' (bash, claude, codex, "
-		    "gemini, opencode, qwen)", tool != NULL ? tool : "");
+		xasprintf(err, "unknown tool '%s' (%s)", tool != NULL ?
+		    tool : "", adapter_names());
 		return -1;
 	}
 	if (!tc->enabled) {

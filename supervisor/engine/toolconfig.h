@@ -16,7 +16,7 @@
 struct workflow;
 
 struct tool_cfg {
-	char		*name;		/* adapter name: bash codex claude gemini qwen opencode */
+	char		*name;		/* a row of the tool table (adapter.h) */
 	char		*path;		/* executable as configured (NULL: name) */
 	int		 enabled;
 	char		*model;		/* default model or NULL */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "adapter.h"
 #include "agent.h"
 #include "chan.h"
 #include "log.h"
@@ -178,6 +179,8 @@ turn_start(struct agent *a)
 int
 turn_follow_up(struct agent *a, const char *text, uint64_t *sub, char **err)
 {
+	char	*names;
+
 	if (a->status == AS_ERRORED && agent_final(a) && turn_session(a) == NULL) {
 		xasprintf(err, "%s ended errored (%s); send_input needs a "
 		    "running agent or a session to resume", a->id,
@@ -185,12 +188,12 @@ turn_follow_up(struct agent *a, const char *text, uint64_t *sub, char **err)
 		return -1;
 	}
 	if (turn_session(a) == NULL) {
+		names = adapter_list(ADAPTER_AGENT, ", ");
 		xasprintf(err, "%s is %s and its tool (%s) reported no "
 		    "session id: a follow-up turn needs a session to resume "
-		    "(codex, claude, gemini, qwen, opencode)", a->id,
-		    agent_final(a) ? agent_status_name(a->status) :
-		    "completed",
-		    a->tool);
+		    "(%s)", a->id, agent_final(a) ?
+		    agent_status_name(a->status) : "completed", a->tool, names);
+		free(names);
 		return -1;
 	}
 	if (a->next_turn != NULL) {

@@ -337,13 +337,32 @@ static void
 test_table(void)
 {
 	const struct adapter	*ad;
+	char			*names;
+	size_t			 i;
 
 	tap_ok(adapter_find("cursor") == NULL, "unknown adapter -> NULL");
 	tap_ok(adapter_find(NULL) == NULL, "NULL name -> NULL");
 	tap_ok(adapter_find("Claude") == NULL, "names are case-sensitive");
-	tap_is_str(adapter_names(),
-	    "bash, claude, codex, gemini, opencode, qwen",
-	    "adapter_names lists them all");
+	names = adapter_list(0, ", ");
+	tap_is_str(adapter_names(), names,
+	    "adapter_names lists every row, in the table's order");
+	free(names);
+	names = adapter_list(ADAPTER_AGENT, " or ");
+	tap_ok(strncmp(names, "codex, ", 7) == 0 && strstr(names, "bash") ==
+	    NULL && strstr(names, " or ") != NULL,
+	    "adapter_list: the agent CLIs, CCW's order, \" or \" last (%s)",
+	    names);
+	free(names);
+	for (i = 0; (ad = adapter_at(i)) != NULL; i++)
+		tap_ok(adapter_find(ad->name) == ad && ad->build_argv != NULL &&
+		    ((ad->flags & ADAPTER_AGENT) != 0) == (ad->line != NULL),
+		    "row %s: found by name, builds argv, parses a stream iff "
+		    "an agent CLI", ad->name);
+	tap_ok(i == adapter_count(), "adapter_at walks adapter_count rows");
+	tap_ok(adapter_flagged(ADAPTER_DEFAULT) != NULL &&
+	    adapter_flagged(ADAPTER_CCW_DEFAULT) != NULL &&
+	    adapter_flagged(ADAPTER_CCW_SUBAGENT) != NULL,
+	    "a default tool, CCW's default and the batch sub-agent are rows");
 	ad = adapter_find("bash");
 	tap_ok(ad != NULL && ad->line == NULL && ad->live_input &&
 	    !ad->stream_json && ad->prompt_stdin,

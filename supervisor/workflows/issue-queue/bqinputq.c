@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "bqint.h"
 #include "xmalloc.h"
 
@@ -29,19 +30,14 @@ static const char *const bq_item_statuses[] = {
  * codex|gemini|agent and dispatches one CLI per solution).  An item may
  * carry "executor" (ours, kept by CCW as an unknown member): absent or
  * "loop": a ccw-loop (BQ_LOOP); "worker": one worker of the configured
- * tool; codex, gemini, claude, qwen, opencode, bash: one worker of that
- * tool; "agent" (execute.md's Claude sub-agent): one claude worker.  A
+ * tool; a name of the tool table: one worker of that tool; "agent"
+ * (execute.md's sub-agent): one worker of the ADAPTER_CCW_SUBAGENT tool.  A
  * worker's role is the item's "role", develop by default.
  * Returns 0, or -1 for a word it does not know.
  */
 int
 bq_executor(struct bq_item *it, const char *ex)
 {
-	static const char *const tools[] = {
-		"codex", "gemini", "claude", "qwen", "opencode", "bash", NULL
-	};
-	size_t	 i;
-
 	it->kind = BQ_LOOP;
 	if (ex == NULL || strcmp(ex, "loop") == 0)
 		return 0;
@@ -49,14 +45,13 @@ bq_executor(struct bq_item *it, const char *ex)
 	if (strcmp(ex, "worker") == 0)
 		return 0;
 	if (strcmp(ex, "agent") == 0) {
-		it->tool = xstrdup("claude");
+		it->tool = xstrdup(adapter_flagged(ADAPTER_CCW_SUBAGENT)->name);
 		return 0;
 	}
-	for (i = 0; tools[i] != NULL; i++)
-		if (strcmp(ex, tools[i]) == 0) {
-			it->tool = xstrdup(ex);
-			return 0;
-		}
+	if (adapter_find(ex) != NULL) {
+		it->tool = xstrdup(ex);
+		return 0;
+	}
 	return -1;
 }
 
@@ -109,6 +104,7 @@ bq_queue_item(struct bq_item *it, json_t *o, const char *where, char **err)
 	const char	*s;
 	json_t		*v;
 	size_t		 i;
+	char		*names;
 
 	if (!json_is_object(o)) {
 		xasprintf(err, "%s: not a JSON object", where);
@@ -140,8 +136,10 @@ bq_queue_item(struct bq_item *it, json_t *o, const char *where, char **err)
 	v = json_object_get(o, "executor");
 	if ((v != NULL && !json_is_string(v)) ||
 	    bq_executor(it, json_string_value(v)) != 0) {
-		xasprintf(err, "%s: executor must be loop, worker, agent, "
-		    "codex, gemini, claude, qwen, opencode or bash", where);
+		names = adapter_list(0, " or ");
+		xasprintf(err, "%s: executor must be loop, worker, agent, %s",
+		    where, names);
+		free(names);
 		return -1;
 	}
 	if ((s = bq_id(o, "role", 0, where, err)) == NULL && *err != NULL)
