@@ -36,28 +36,6 @@
 #define BACKLOG_LOW	(8u * 1024 * 1024)	/* unread: let it go on */
 #define FOLLOW_BUDGET	(4u * 1024 * 1024)	/* read in one turn */
 
-/* Replace every byte that is not part of valid UTF-8 (or is NUL) by '?'. */
-void
-utf8_sanitize(char *s, size_t n)
-{
-	size_t	i = 0, k;
-
-	while (i < n) {
-		size_t	need = 0;
-
-		for (k = 1; k <= 4 && i + k <= n; k++)
-			if (walk_utf8_valid((const uint8_t *)s + i, k)) {
-				need = k;
-				break;
-			}
-		if (need == 0) {
-			s[i++] = '?';
-			continue;
-		}
-		i += need;
-	}
-}
-
 /* Append bytes to the tail ring. */
 static void
 follow_keep(struct follow *f, const char *p, size_t n)

@@ -31,126 +31,9 @@
 #include "worker.h"
 #include "xmalloc.h"
 
-#define FINAL_GRACE_MS		2000
-#define PROGRESS_EVERY_MS	250
-
 static struct worker	W;
 
 static void	worker_finish(struct worker *, int);
-
-/* A timer that fires once after ms. */
-static struct event *
-worker_timer(struct worker *w, uint64_t ms, event_callback_fn fn)
-{
-	struct event	*ev;
-
-	ev = evtimer_new(w->base, fn, w);
-	chan_arm_ms(ev, ms);
-	return ev;
-}
-
-/* Send, logging a failure: the supervisor may already be gone. */
-void
-worker_send(struct worker *w, struct msg *m)
-{
-	enum proto_err	e;
-
-	if (w->chan == NULL)
-		return;
-	if ((e = chan_send(w->chan, m)) != PROTO_OK)
-		log_warnx("cannot send %s: %s", msg_name(m->type),
-		    proto_strerror(e));
-}
-
-/* One output line: the adapter reads it; a throttled PROGRESS reports it. */
-void
-worker_line(struct worker *w, const char *line, size_t len)
-{
-	struct msg	 m;
-	uint64_t	 now;
-	char		*text;
-	int		 was_final = w->ts.final_seen;
-
-	if (w->ad != NULL && w->ad->line != NULL)
-		w->ad->line(&w->ts, line, len);
-	worker_retry_progress(w);
-	if (!was_final && w->ts.final_seen)
-		worker_final_event(w);
-	now = clock_mono_ms();
-	if (now - w->last_progress < PROGRESS_EVERY_MS)
-		return;
-	w->last_progress = now;
-	if (w->ts.last_text != NULL)
-		text = xstrdup(w->ts.last_text);
-	else
-		text = xstrndup(line, len > 200 ? 200 : len);
-	utf8_sanitize(text, strlen(text));
-	msg_init(&m, MSG_PROGRESS);
-	m.u.progress.kind = xstrdup(w->ad != NULL && w->ad->line ? "event" :
-	    "output");
-	m.u.progress.text = text;
-	m.u.progress.tokens_in = w->acc_in + w->ts.tokens_in;
-	m.u.progress.tokens_out = w->acc_out + w->ts.tokens_out;
-	m.u.progress.cost = w->acc_cost + w->ts.cost;
-	worker_send(w, &m);
-	msg_clear(&m);
-}
-
-/* A progress line of its own kind, sent now, never throttled away. */
-static void
-worker_progress(struct worker *w, const char *kind, const char *text)
-{
-	struct msg	m;
-
-	msg_init(&m, MSG_PROGRESS);
-	m.u.progress.kind = xstrdup(kind);
-	m.u.progress.text = xstrdup(text);
-	utf8_sanitize(m.u.progress.text, strlen(m.u.progress.text));
-	m.u.progress.tokens_in = w->acc_in + w->ts.tokens_in;
-	m.u.progress.tokens_out = w->acc_out + w->ts.tokens_out;
-	m.u.progress.cost = w->acc_cost + w->ts.cost;
-	worker_send(w, &m);
-	msg_clear(&m);
-}
-
-/*
- * The CLI is retrying an API error (429, 5xx, network): the user sees it
- * now, as PROGRESS kind "retry", instead of silence until the deadline.
- * A fatal API error (auth, model) ends the turn like a final event.
- */
-void
-worker_retry_progress(struct worker *w)
-{
-	if (w->ts.retry != NULL) {
-		worker_progress(w, "retry", w->ts.retry);
-		adapter_set(&w->ts.retry, NULL);
-	}
-	if (w->ts.final_seen)
-		worker_final_event(w);
-}
-
-/* The in-stream final event: some CLIs never exit, so allow 2 s. */
-static void
-worker_grace_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	struct worker	*w = arg;
-
-	(void)fd;
-	(void)ev;
-	if (w->tool_pid > 0 && !w->tool_waited) {
-		w->we_killed = 1;
-		tool_signal(w, SIGTERM);
-		tool_signal(w, SIGCONT);
-	}
-}
-
-/* Start the 2 s grace after the final event. */
-void
-worker_final_event(struct worker *w)
-{
-	if (w->grace_ev == NULL)
-		w->grace_ev = worker_timer(w, FINAL_GRACE_MS, worker_grace_cb);
-}
 
 /* Everything we said has reached the socket: leave the loop. */
 static void
@@ -207,8 +90,23 @@ worker_finish(struct worker *w, int send_result)
 	w->flush_ev = worker_timer(w, 5000, worker_flush_cb);
 }
 
+/*
+ * Start a turn of the tool and follow its stderr: tool.c forks, errtail.c
+ * reads, and only main.c knows both.
+ */
+static int
+worker_turn_start(struct worker *w, const char *text, char **err)
+{
+	int	errfd;
+
+	if (tool_start(w, text, &errfd, err) != 0)
+		return -1;
+	errtail_open(w, errfd);
+	return 0;
+}
+
 /* The tool exited: a queued follow-up turn resumes it, else we finish. */
-void
+static void
 worker_tool_exited(struct worker *w)
 {
 	char	*err = NULL, *input;
@@ -234,7 +132,7 @@ worker_tool_exited(struct worker *w)
 		w->ad->build_argv(&w->spec, w->prev_session, input, &w->argv);
 		free(w->argv.v[0]);
 		w->argv.v[0] = xstrdup(w->path);
-		if (tool_start(w, input, &err) == 0) {
+		if (worker_turn_start(w, input, &err) == 0) {
 			free(input);
 			return;
 		}
@@ -397,7 +295,7 @@ worker_assign(struct worker *w)
 	w->ad->build_argv(&w->spec, w->prev_session, a->prompt, &w->argv);
 	free(w->argv.v[0]);
 	w->argv.v[0] = xstrdup(w->path);
-	if (tool_start(w, a->prompt, &err) != 0) {
+	if (worker_turn_start(w, a->prompt, &err) != 0) {
 		outcome_reason(w, "%s", err);
 		free(err);
 		worker_finish(w, 1);
@@ -506,21 +404,6 @@ worker_on_msg(struct chan *c, struct msg *m, void *arg)
 	}
 }
 
-/*
- * The supervisor is gone (EOF, garbage, or silent past lost_ms behind a
- * launcher): sweep the tool tree and exit.
- */
-void
-worker_lost(struct worker *w)
-{
-	if (w->chan != NULL)
-		chan_free(w->chan);
-	w->chan = NULL;
-	w->closing = 1;
-	tool_sweep(w);
-	event_base_loopbreak(w->base);
-}
-
 /* The channel ended: the supervisor went away or spoke garbage. */
 static void
 worker_on_end(struct chan *c, enum proto_err e, const char *why, void *arg)
@@ -587,24 +470,30 @@ worker_free(struct worker *w)
 	event_base_free(w->base);
 }
 
-int
-main(int argc, char **argv)
+/* What the command line asked for. */
+struct worker_args {
+	const char	*role;
+	long		 idx;
+	long long	 lost;
+	int		 remote;
+};
+
+/*
+ * Parse the command line into wa.  *done: nothing to run, the return is
+ * the exit status (--version and --help print and give 0; a usage
+ * error 2).
+ */
+static int
+worker_args(int argc, char **argv, struct worker_args *wa, int *done)
 {
-	struct worker	*w = &W;
-	struct stat	 sb;
-	struct msg	 m;
-	const char	*role = NULL;
-	char		*end;
-	long		 idx = -1;
-	long long	 lost = 0;
-	int		 ch, remote = 0, rfd = 3, wfd = 3;
-	char		*err = NULL;
+	char	*end;
+	int	 ch;
 	static const struct option longopts[] = {
 		{ "stdio", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
 
-	log_init(argv[0], 0);
+	*done = 1;
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("ccw-worker %s (protocol %d)\n", PACKAGE_VERSION,
 		    PROTO_VERSION);
@@ -615,30 +504,80 @@ main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	memset(wa, 0, sizeof *wa);
+	wa->idx = -1;
 	while ((ch = getopt_long(argc, argv, "R:I:H:", longopts, NULL)) != -1) {
 		if (ch == 'R')
-			role = optarg;
+			wa->role = optarg;
 		else if (ch == 'I') {
-			idx = strtol(optarg, &end, 10);
-			if (*end != '\0' || idx < 0)
-				idx = -1;
+			wa->idx = strtol(optarg, &end, 10);
+			if (*end != '\0' || wa->idx < 0)
+				wa->idx = -1;
 		} else if (ch == 'S')
-			remote = 1;
+			wa->remote = 1;
 		else if (ch == 'H') {
-			lost = strtoll(optarg, &end, 10);
-			if (*end != '\0' || lost < 0)
-				lost = -1;
+			wa->lost = strtoll(optarg, &end, 10);
+			if (*end != '\0' || wa->lost < 0)
+				wa->lost = -1;
 		} else {
 			usage(stderr);
 			return 2;
 		}
 	}
-	if (role == NULL || idx < 0 || lost < 0 || optind != argc ||
-	    (lost > 0 && !remote)) {
+	if (wa->role == NULL || wa->idx < 0 || wa->lost < 0 ||
+	    optind != argc || (wa->lost > 0 && !wa->remote)) {
 		usage(stderr);
 		return 2;
 	}
-	if (remote) {
+	*done = 0;
+	return 0;
+}
+
+/*
+ * The worker's state, its signals and its channel on rfd/wfd: everything
+ * before HELLO.
+ */
+static void
+worker_init(struct worker *w, const struct worker_args *wa, int rfd,
+    int wfd)
+{
+	memset(w, 0, sizeof *w);
+	w->stdin_fd = -1;
+	w->log.fd = w->fol.fd = -1;
+	w->err.fd = -1;
+	w->role = xstrdup(wa->role);
+	w->index = (unsigned)wa->idx;
+	w->remote = wa->remote;
+	w->lost_ms = (uint64_t)wa->lost;
+	msg_init(&w->assign, MSG_NONE);
+	if ((w->base = chan_base_new()) == NULL)
+		fatalx("cannot create the event loop");
+	w->sigchld_ev = evsignal_new(w->base, SIGCHLD, worker_sigchld, w);
+	w->sigterm_ev = evsignal_new(w->base, SIGTERM, worker_sigterm, w);
+	evsignal_add(w->sigchld_ev, NULL);
+	evsignal_add(w->sigterm_ev, NULL);
+	evutil_make_socket_nonblocking(rfd);
+	w->chan = chan_new_pair(w->base, rfd, wfd, MSG_DIR_TO_WORKER,
+	    PROTO_MAX_BODY, worker_on_msg, worker_on_end, w);
+	if (w->chan == NULL)
+		fatalx("cannot set up the channel");
+	remote_watch(w);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct worker		*w = &W;
+	struct worker_args	 wa;
+	struct stat		 sb;
+	struct msg		 m;
+	int			 rc, done, rfd = 3, wfd = 3;
+	char			*err = NULL;
+
+	log_init(argv[0], 0);
+	if ((rc = worker_args(argc, argv, &wa, &done)) != 0 || done)
+		return rc;
+	if (wa.remote) {
 		/* behind a launcher: the channel is our stdin and stdout */
 		if (remote_stdio(&rfd, &wfd, &err) != 0) {
 			fprintf(stderr, "ccw-worker: %s\n", err);
@@ -663,32 +602,11 @@ main(int argc, char **argv)
 	fcntl(rfd, F_SETFD, FD_CLOEXEC);
 	fcntl(wfd, F_SETFD, FD_CLOEXEC);
 	unsetenv("CLAUDECODE");
-
-	memset(w, 0, sizeof *w);
-	w->stdin_fd = -1;
-	w->log.fd = w->fol.fd = -1;
-	w->err.fd = -1;
-	w->role = xstrdup(role);
-	w->index = (unsigned)idx;
-	w->remote = remote;
-	w->lost_ms = (uint64_t)lost;
-	msg_init(&w->assign, MSG_NONE);
-	if ((w->base = chan_base_new()) == NULL)
-		fatalx("cannot create the event loop");
-	w->sigchld_ev = evsignal_new(w->base, SIGCHLD, worker_sigchld, w);
-	w->sigterm_ev = evsignal_new(w->base, SIGTERM, worker_sigterm, w);
-	evsignal_add(w->sigchld_ev, NULL);
-	evsignal_add(w->sigterm_ev, NULL);
-	evutil_make_socket_nonblocking(rfd);
-	w->chan = chan_new_pair(w->base, rfd, wfd, MSG_DIR_TO_WORKER,
-	    PROTO_MAX_BODY, worker_on_msg, worker_on_end, w);
-	if (w->chan == NULL)
-		fatalx("cannot set up the channel");
-	remote_watch(w);
+	worker_init(w, &wa, rfd, wfd);
 
 	msg_init(&m, MSG_HELLO);
 	m.u.hello.pid = (uint64_t)getpid();
-	m.u.hello.index = (uint64_t)idx;
+	m.u.hello.index = (uint64_t)wa.idx;
 	m.u.hello.role = w->role;
 	m.u.hello.version = (char *)PACKAGE_VERSION;
 	worker_send(w, &m);

@@ -170,10 +170,11 @@ fail:
 /*
  * Start the tool with argv in w->argv.  stdin_text is written to its
  * stdin (the prompt, or a resumed turn's input); stdin stays open only
- * for tools that take live input.
+ * for tools that take live input.  *errfd: the read side of its stderr
+ * pipe, for the caller to hand to errtail (tool.c stays below it).
  */
 int
-tool_start(struct worker *w, const char *stdin_text, char **err)
+tool_start(struct worker *w, const char *stdin_text, int *errfd, char **err)
 {
 	struct strv	  env = { NULL, 0 };
 	char		**av;
@@ -229,7 +230,7 @@ tool_start(struct worker *w, const char *stdin_text, char **err)
 		xasprintf(err, "cannot execute %s: %s", w->path, strerror(e));
 		return -1;
 	}
-	errtail_open(w, errp[0]);
+	*errfd = errp[0];
 	w->tool_pid = pid;
 	w->fol.stopped = 0;
 	w->turns++;

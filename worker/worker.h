@@ -113,7 +113,7 @@ struct worker {
 };
 
 /* worker/tool.c */
-int	tool_start(struct worker *, const char *, char **);
+int	tool_start(struct worker *, const char *, int *, char **);
 void	tool_signal(struct worker *, int);
 void	tool_stdin_write(struct worker *, const char *, size_t);
 void	tool_stdin_close(struct worker *);
@@ -131,7 +131,6 @@ int	follow_open(struct worker *, const char *, char **);
 size_t	follow_drain(struct worker *, int);
 void	follow_close(struct follow *);
 char	*follow_tail(const struct follow *, size_t);
-void	utf8_sanitize(char *, size_t);
 
 /* worker/logcap.c */
 int	logcap_open(struct logcap *, const char *, uint64_t, char **);
@@ -156,12 +155,15 @@ void	remote_pong(struct worker *, const struct msg *);
 void	remote_watch(struct worker *);
 void	remote_log_path(struct worker *);
 
-/* worker/main.c */
+/* worker/report.c: the parts below main.c report through these */
+struct event *worker_timer(struct worker *, uint64_t,
+	    void (*)(int, short, void *));
 void	worker_send(struct worker *, struct msg *);
-void	worker_lost(struct worker *);
-void	worker_tool_exited(struct worker *);
+void	worker_line(struct worker *, const char *, size_t);
+void	worker_progress(struct worker *, const char *, const char *);
 void	worker_retry_progress(struct worker *);
 void	worker_final_event(struct worker *);
-void	worker_line(struct worker *, const char *, size_t);
+void	worker_lost(struct worker *);
+void	utf8_sanitize(char *, size_t);
 
 #endif

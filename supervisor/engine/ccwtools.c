@@ -300,8 +300,7 @@ ccwtools_settings_default(struct config *cfg, const char *home, char **why)
 static void
 ccwtools_default(struct config *cfg, const char *home, int have_ccw)
 {
-	const struct adapter	*a = NULL;
-	const struct tool_cfg	*t;
+	const struct tool_cfg	*t, *cur = NULL, *first = NULL;
 	char			*name, *why = NULL;
 	size_t			 i;
 
@@ -313,20 +312,20 @@ ccwtools_default(struct config *cfg, const char *home, int have_ccw)
 		else
 			why = xstrdup("built-in default");
 	}
-	if ((t = config_tool(cfg, name)) != NULL && !t->enabled) {
-		for (i = 0; (a = adapter_at(i)) != NULL; i++) {
-			t = config_tool(cfg, a->name);
-			if ((a->flags & ADAPTER_AGENT) && t != NULL &&
-			    t->enabled)
-				break;
-		}
-		if (a != NULL) {
-			free(why);
-			xasprintf(&why, "%s is disabled: the first enabled "
-			    "tool", name);
-			free(name);
-			name = xstrdup(a->name);
-		}
+	/* cfg->tools parallels the table: its order is CCW's */
+	for (i = 0; i < cfg->ntools; i++) {
+		t = &cfg->tools[i];
+		if (strcmp(t->name, name) == 0)
+			cur = t;
+		if (first == NULL && t->enabled && adapter_is_agent(t->name))
+			first = t;
+	}
+	if (cur != NULL && !cur->enabled && first != NULL) {
+		free(why);
+		xasprintf(&why, "%s is disabled: the first enabled tool",
+		    name);
+		free(name);
+		name = xstrdup(first->name);
 	}
 	free(cfg->default_tool);
 	cfg->default_tool = name;
