@@ -73,7 +73,6 @@ worker_send(struct worker *w, struct msg *m)
 void
 worker_line(struct worker *w, const char *line, size_t len)
 {
-	struct msg	 m;
 	uint64_t	 now;
 	char		*text;
 	int		 was_final = w->ts.final_seen;
@@ -91,16 +90,9 @@ worker_line(struct worker *w, const char *line, size_t len)
 		text = xstrdup(w->ts.last_text);
 	else
 		text = xstrndup(line, len > 200 ? 200 : len);
-	utf8_sanitize(text, strlen(text));
-	msg_init(&m, MSG_PROGRESS);
-	m.u.progress.kind = xstrdup(w->ad != NULL && w->ad->line ? "event" :
-	    "output");
-	m.u.progress.text = text;
-	m.u.progress.tokens_in = w->acc_in + w->ts.tokens_in;
-	m.u.progress.tokens_out = w->acc_out + w->ts.tokens_out;
-	m.u.progress.cost = w->acc_cost + w->ts.cost;
-	worker_send(w, &m);
-	msg_clear(&m);
+	worker_progress(w, w->ad != NULL && w->ad->line ? "event" : "output",
+	    text);
+	free(text);
 }
 
 /* A progress line of its own kind, sent now, never throttled away. */
