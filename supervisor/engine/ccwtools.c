@@ -18,6 +18,9 @@
 #include "toolconfig.h"
 #include "xmalloc.h"
 
+/* CCW's directory under its data dir or HOME (CCW's name, not a tool's). */
+#define CCW_DIR	".claude"
+
 /* Warnings pile up in the config for the command line to print. */
 void
 config_warn(struct config *cfg, char *msg)
@@ -39,14 +42,14 @@ config_ccw_path(const char *home, const char *name)
 	char		*p;
 
 	if (data != NULL && *data != '\0') {
-		xasprintf(&p, "%s/.claude/%s", data, name);
+		xasprintf(&p, "%s/" CCW_DIR "/%s", data, name);
 		if (lstat(p, &sb) == 0)
 			return p;
 		free(p);
 	}
 	if (home == NULL)
 		return NULL;
-	xasprintf(&p, "%s/.claude/%s", home, name);
+	xasprintf(&p, "%s/" CCW_DIR "/%s", home, name);
 	return p;
 }
 
