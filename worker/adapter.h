@@ -128,7 +128,6 @@ struct adapter {
 };
 
 const struct adapter	*adapter_find(const char *);
-const char		*adapter_names(void);	/* "bash, codex, claude, ..." */
 size_t			 adapter_count(void);
 const struct adapter	*adapter_at(size_t);
 const struct adapter	*adapter_flagged(unsigned);

@@ -119,18 +119,3 @@ adapter_list(unsigned need, const char *last)
 	}
 	return s;
 }
-
-/* Built from the table so the list in error messages never goes stale. */
-const char *
-adapter_names(void)
-{
-	static char	 names[512];
-	char		*s;
-
-	if (names[0] == '\0') {
-		s = adapter_list(0, ", ");
-		strncpy(names, s, sizeof names - 1);
-		free(s);
-	}
-	return names;
-}

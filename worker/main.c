@@ -244,12 +244,14 @@ worker_assign(struct worker *w)
 {
 	struct msg_assign	*a = &w->assign.u.assign;
 	const char		*bin;
-	char			*err = NULL;
+	char			*err = NULL, *names;
 
 	w->t_start = clock_mono_ms();
 	if ((w->ad = adapter_find(a->tool)) == NULL) {
+		names = adapter_list(0, ", ");
 		outcome_reason(w, "unknown tool '%s' (known: %s)", a->tool,
-		    adapter_names());
+		    names);
+		free(names);
 		worker_finish(w, 1);
 		return;
 	}

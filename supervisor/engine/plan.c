@@ -36,6 +36,7 @@ plan_spawn(const struct config *cfg, const char *root, const char *role,
 	const struct tool_cfg			*tc;
 	const struct log_max			*lm;
 	const char				*tool, *command;
+	char					*names;
 	int					 ri;
 
 	if (over == NULL)
@@ -48,8 +49,10 @@ plan_spawn(const struct config *cfg, const char *root, const char *role,
 	tool = over->tool != NULL ? over->tool : rc->tool != NULL ? rc->tool :
 	    cfg->default_tool;
 	if ((tc = config_tool(cfg, tool)) == NULL) {
+		names = adapter_list(0, ", ");
 		xasprintf(err, "unknown tool '%s' (%s)", tool != NULL ?
-		    tool : "", adapter_names());
+		    tool : "", names);
+		free(names);
 		return -1;
 	}
 	if (!tc->enabled) {
