@@ -436,8 +436,9 @@ acp_verb_done(json_t *body, void *arg)
 	}
 	acp->opening--;
 	if (!json_is_true(json_object_get(body, "ok"))) {
-		acp_send(acp, jsonrpc_error_new(c->id, JSONRPC_INVALID_PARAMS,
-		    "%s", err != NULL ? err : "failed"));
+		/* the code the verb's kind maps to (errcode.c) */
+		acp_send(acp, jsonrpc_error_new(c->id, err_code_jsonrpc(
+		    api_reply_code(body)), "%s", err != NULL ? err : "failed"));
 		acp_call_free(c);
 		if (acp->cfg.idle != NULL)
 			acp->cfg.idle(acp->cfg.arg);

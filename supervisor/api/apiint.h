@@ -36,9 +36,10 @@ struct api {
 /* A handler: the request is valid by its table row; answer p once. */
 typedef void	(*api_handler_fn)(struct api_pending *, const json_t *);
 
+/* apireply.c: the replies */
 void	api_reply(struct api_pending *, json_t *);	/* takes the body */
-void	api_fail(struct api_pending *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
+void	api_fail(struct api_pending *, enum err_code, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
 
 /* apiloop.c: the loop verbs */
 void	api_loop_open(struct api_pending *, const json_t *);

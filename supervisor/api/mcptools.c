@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "log.h"
 #include "mcpint.h"
 #include "xmalloc.h"
@@ -276,7 +277,7 @@ mcp_tool_result(const struct mcp_tool *t, const json_t *args,
 	    json_is_array(json_object_get(args, "targets")))
 		json_object_set(r, "agent_ids", json_object_get(args,
 		    "targets"));
-	return mcp_tool_wrap(r, !json_is_true(json_object_get(reply, "ok")));
+	return mcp_tool_wrap(r, api_reply_code(reply) != ERR_NONE);
 }
 
 /* Is this the tool whose reply names an agent the call started? */

@@ -31,11 +31,13 @@
 #define SERVE_NOTOKEN	0x2	/* Host and Origin, no token */
 #define SERVE_RPC	0x4	/* refusals as JSON-RPC errors (/mcp) */
 
+/* One route: a request matching it runs fn with the row's op. */
 struct serve_route {
 	enum http_method	 method;
 	const char		*pattern;
 	serve_route_fn		 fn;
 	unsigned		 flags;		/* SERVE_OPEN... */
+	enum serve_op		 op;		/* SOP_NONE: fn serves one route */
 };
 
 /* The 401's challenge: without it MCP clients fall back to OAuth. */
@@ -53,38 +55,47 @@ static void	serve_agents(struct serve *, struct http_req *,
 
 /* Every route; a path matching none is 404, a method not listed 405. */
 static const struct serve_route serve_routes[] = {
-	{ HTTP_GET, "/", serve_page, SERVE_NOTOKEN },
-	{ HTTP_GET, "/health", serve_health, SERVE_OPEN },
-	{ HTTP_GET, "/metrics", serve_metrics, SERVE_NOTOKEN },
-	{ HTTP_GET, "/api/auth/token", serve_token, SERVE_NOTOKEN },
-	{ HTTP_GET, "/api/events", serve_events, 0 },
-	{ HTTP_GET, "/api/agents", serve_agents, 0 },
-	{ HTTP_POST, "/api/agents", serve_agents, 0 },
-	{ HTTP_POST, "/api/agents/wait", serve_agents, 0 },
-	{ HTTP_GET, "/api/agents/:id", serve_agents, 0 },
-	{ HTTP_DELETE, "/api/agents/:id", serve_agents, 0 },
-	{ HTTP_POST, "/api/agents/:id/input", serve_agents, 0 },
-	{ HTTP_POST, "/api/agents/:id/close", serve_agents, 0 },
-	{ HTTP_GET, "/api/loops/v2", serve_loops_list, 0 },
-	{ HTTP_POST, "/api/loops/v2", serve_loops_create, 0 },
+	{ HTTP_GET, "/", serve_page, SERVE_NOTOKEN, SOP_NONE },
+	{ HTTP_GET, "/health", serve_health, SERVE_OPEN, SOP_NONE },
+	{ HTTP_GET, "/metrics", serve_metrics, SERVE_NOTOKEN, SOP_NONE },
+	{ HTTP_GET, "/api/auth/token", serve_token, SERVE_NOTOKEN, SOP_NONE },
+	{ HTTP_GET, "/api/events", serve_events, 0, SOP_NONE },
+	{ HTTP_GET, "/api/agents", serve_agents, 0, SOP_LIST },
+	{ HTTP_POST, "/api/agents", serve_agents, 0, SOP_SPAWN },
+	{ HTTP_POST, "/api/agents/wait", serve_agents, 0, SOP_WAIT },
+	{ HTTP_GET, "/api/agents/:id", serve_agents, 0, SOP_RESULT },
+	{ HTTP_DELETE, "/api/agents/:id", serve_agents, 0, SOP_CLOSE },
+	{ HTTP_POST, "/api/agents/:id/input", serve_agents, 0, SOP_INPUT },
+	{ HTTP_POST, "/api/agents/:id/close", serve_agents, 0, SOP_CLOSE },
+	{ HTTP_GET, "/api/loops/v2", serve_loops_list, 0, SOP_NONE },
+	{ HTTP_POST, "/api/loops/v2", serve_loops_create, 0, SOP_NONE },
 	/* first: "tasks/start" is a task id, not the loop "tasks" */
-	{ HTTP_GET, "/api/loops/v2/tasks/:taskId", serve_tasks_get, 0 },
-	{ HTTP_PUT, "/api/loops/v2/tasks/:taskId", serve_tasks_update, 0 },
-	{ HTTP_DELETE, "/api/loops/v2/tasks/:taskId", serve_tasks_delete, 0 },
-	{ HTTP_GET, "/api/loops/v2/:id", serve_loops_get, 0 },
-	{ HTTP_PUT, "/api/loops/v2/:id", serve_loops_update, 0 },
-	{ HTTP_DELETE, "/api/loops/v2/:id", serve_loops_delete, 0 },
-	{ HTTP_PATCH, "/api/loops/v2/:id/status", serve_loops_status, 0 },
-	{ HTTP_GET, "/api/loops/v2/:id/tasks", serve_tasks_list, 0 },
-	{ HTTP_POST, "/api/loops/v2/:id/tasks", serve_tasks_add, 0 },
-	{ HTTP_PUT, "/api/loops/v2/:id/tasks/reorder", serve_tasks_reorder, 0 },
-	{ HTTP_POST, "/api/loops/v2/:id/start", serve_loops_action, 0 },
-	{ HTTP_POST, "/api/loops/v2/:id/pause", serve_loops_action, 0 },
-	{ HTTP_POST, "/api/loops/v2/:id/resume", serve_loops_action, 0 },
-	{ HTTP_POST, "/api/loops/v2/:id/stop", serve_loops_action, 0 },
-	{ HTTP_POST, "/mcp", serve_mcp, SERVE_RPC },
-	{ HTTP_GET, "/mcp", serve_mcp, SERVE_RPC },
-	{ HTTP_DELETE, "/mcp", serve_mcp, SERVE_RPC },
+	{ HTTP_GET, "/api/loops/v2/tasks/:taskId", serve_tasks_get, 0,
+	  SOP_NONE },
+	{ HTTP_PUT, "/api/loops/v2/tasks/:taskId", serve_tasks_update, 0,
+	  SOP_NONE },
+	{ HTTP_DELETE, "/api/loops/v2/tasks/:taskId", serve_tasks_delete, 0,
+	  SOP_NONE },
+	{ HTTP_GET, "/api/loops/v2/:id", serve_loops_get, 0, SOP_NONE },
+	{ HTTP_PUT, "/api/loops/v2/:id", serve_loops_update, 0, SOP_NONE },
+	{ HTTP_DELETE, "/api/loops/v2/:id", serve_loops_delete, 0, SOP_NONE },
+	{ HTTP_PATCH, "/api/loops/v2/:id/status", serve_loops_status, 0,
+	  SOP_NONE },
+	{ HTTP_GET, "/api/loops/v2/:id/tasks", serve_tasks_list, 0, SOP_NONE },
+	{ HTTP_POST, "/api/loops/v2/:id/tasks", serve_tasks_add, 0, SOP_NONE },
+	{ HTTP_PUT, "/api/loops/v2/:id/tasks/reorder", serve_tasks_reorder, 0,
+	  SOP_NONE },
+	{ HTTP_POST, "/api/loops/v2/:id/start", serve_loops_action, 0,
+	  SOP_START },
+	{ HTTP_POST, "/api/loops/v2/:id/pause", serve_loops_action, 0,
+	  SOP_PAUSE },
+	{ HTTP_POST, "/api/loops/v2/:id/resume", serve_loops_action, 0,
+	  SOP_RESUME },
+	{ HTTP_POST, "/api/loops/v2/:id/stop", serve_loops_action, 0,
+	  SOP_STOP },
+	{ HTTP_POST, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
+	{ HTTP_GET, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
+	{ HTTP_DELETE, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
 };
 #define SERVE_NROUTES	(sizeof serve_routes / sizeof serve_routes[0])
 
@@ -243,6 +254,7 @@ serve_handle(struct http_req *r, void *arg)
 		    rt->method == HTTP_GET)) {
 			hit = rt;
 			m = mm;
+			m.op = rt->op;
 			break;
 		}
 		if (strstr(allow, http_method_name(rt->method)) == NULL)
@@ -455,22 +467,35 @@ serve_ok(struct http_req *r, json_t *extra)
 	json_decref(j);
 }
 
-/* An agent verb's reply: as the table gives it, without the request id. */
+/*
+ * An agent verb's reply: as the table gives it, without the request id;
+ * its status the kind's (errcode.c), 200 for a success.
+ */
 static void
 serve_agents_reply(struct serve_call *c, json_t *reply)
 {
-	json_t		*j = json_deep_copy(reply);
-	const char	*e = json_string_value(json_object_get(j, "error"));
-	int		 code = 200;
+	json_t	*j = json_deep_copy(reply);
 
 	json_object_del(j, "id");
-	if (!json_is_true(json_object_get(j, "ok")))
-		code = e != NULL && (strstr(e, "no agent") != NULL ||
-		    strstr(e, "not found") != NULL || strstr(e,
-		    "no such") != NULL) ? 404 : 400;
-	http_reply_json(c->r, code, j);
+	http_reply_json(c->r, err_code_http(api_reply_code(reply)), j);
 	json_decref(j);
 	serve_call_end(c);
+}
+
+/* The api verb of an /api/agents route's op (its row gives the op). */
+static const char *
+serve_agent_verb(enum serve_op op)
+{
+	switch (op) {
+	case SOP_LIST:		return "list";
+	case SOP_SPAWN:		return "spawn";
+	case SOP_WAIT:		return "wait";
+	case SOP_RESULT:	return "result";
+	case SOP_INPUT:		return "send_input";
+	case SOP_CLOSE:		return "close";
+	default:		break;
+	}
+	return "list";
 }
 
 /*
@@ -483,7 +508,6 @@ static void
 serve_agents(struct serve *s, struct http_req *r, const struct serve_match *m)
 {
 	const struct http_head	*h = http_req_head(r);
-	const char		*verb;
 	json_t			*req;
 
 	if (h->method == HTTP_GET || h->method == HTTP_HEAD ||
@@ -491,18 +515,9 @@ serve_agents(struct serve *s, struct http_req *r, const struct serve_match *m)
 		req = json_object();
 	else if ((req = serve_body(r, 1)) == NULL)
 		return;
-	if (m->cap[0] == NULL)
-		verb = h->method == HTTP_GET || h->method == HTTP_HEAD ?
-		    "list" : strcmp(h->path, "/api/agents/wait") == 0 ?
-		    "wait" : "spawn";
-	else {
-		verb = h->method == HTTP_GET || h->method == HTTP_HEAD ?
-		    "result" : h->method == HTTP_DELETE ||
-		    strstr(h->path, "/close") != NULL ? "close" :
-		    "send_input";
+	if (m->cap[0] != NULL)
 		json_object_set_new(req, "target", json_string(m->cap[0]));
-	}
-	json_object_set_new(req, "verb", json_string(verb));
+	json_object_set_new(req, "verb", json_string(serve_agent_verb(m->op)));
 	serve_call_api(serve_call_new(s, r, &s->cfg.roots[0], NULL), req,
 	    serve_agents_reply);
 }

@@ -172,8 +172,9 @@ sock_conn_reply(struct sock_conn *cn, json_t *body)
 	msg_init(&m, MSG_REPLY);
 	m.u.call.body = body;
 	if ((e = chan_send(cn->chan, &m)) == PROTO_E_TOOBIG) {
-		err = api_error_new(json_object_get(body, "id"), "the reply is "
-		    "over the socket's frame limit (%u bytes)", SOCK_FRAME_MAX);
+		err = api_error_new(json_object_get(body, "id"), ERR_INTERNAL,
+		    "the reply is over the socket's frame limit (%u bytes)",
+		    SOCK_FRAME_MAX);
 		m.u.call.body = err;
 		e = chan_send(cn->chan, &m);
 		json_decref(err);
@@ -245,15 +246,16 @@ sock_subscribe(struct sock_conn *cn, const json_t *req)
 	int		 gap;
 
 	if (s->cfg.bus == NULL || cn->obs != NULL) {
-		(void)sock_answer(cn, req, api_error_new(NULL, "%s",
-		    s->cfg.bus == NULL ? "this server has no events" :
-		    "already subscribed"));
+		(void)sock_answer(cn, req, s->cfg.bus == NULL ?
+		    api_error_new(NULL, ERR_UNAVAILABLE,
+		    "this server has no events") :
+		    api_error_new(NULL, ERR_CONFLICT, "already subscribed"));
 		return;
 	}
 	if (after != NULL && (!json_is_integer(after) ||
 	    json_integer_value(after) < 0)) {
-		(void)sock_answer(cn, req, api_error_new(NULL, "\"after\" must "
-		    "be a non-negative integer"));
+		(void)sock_answer(cn, req, api_error_new(NULL, ERR_INVALID,
+		    "\"after\" must be a non-negative integer"));
 		return;
 	}
 	if (sock_answer(cn, req, json_pack("{s:b, s:I}", "ok", 1, "last",
@@ -291,7 +293,7 @@ sock_request(struct sock_conn *cn, const json_t *req)
 
 	s->st.requests++;
 	if (!json_is_object(req)) {
-		(void)sock_answer(cn, req, api_error_new(NULL,
+		(void)sock_answer(cn, req, api_error_new(NULL, ERR_INVALID,
 		    "a request must be a JSON object"));
 		return;
 	}
