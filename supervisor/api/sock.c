@@ -282,7 +282,29 @@ sock_subscribe(struct sock_conn *cn, const json_t *req)
 	sock_conn_rest(cn);
 }
 
-/* One request: ours (subscribe, sock_stats), the host's, the verb table's. */
+/* sock_stats: the socket's counters, at once. */
+static void
+sock_stats_verb(struct sock_conn *cn, const json_t *req)
+{
+	json_t	*reply = sock_stats_json(cn->sock);
+
+	json_object_set_new(reply, "ok", json_true());
+	(void)sock_answer(cn, req, reply);
+}
+
+/*
+ * The verbs the socket answers itself, before the host's and the verb
+ * table's: adding one is a row and its handler.
+ */
+static const struct sock_verb {
+	const char	*name;
+	void		(*fn)(struct sock_conn *, const json_t *);
+} sock_verbs[] = {
+	{ "subscribe", sock_subscribe },
+	{ "sock_stats", sock_stats_verb },
+};
+
+/* One request: ours (sock_verbs), the host's, the verb table's. */
 static void
 sock_request(struct sock_conn *cn, const json_t *req)
 {
@@ -290,6 +312,7 @@ sock_request(struct sock_conn *cn, const json_t *req)
 	struct sock_call	*call;
 	const char		*verb;
 	json_t			*reply = NULL;
+	size_t			 i;
 
 	s->st.requests++;
 	if (!json_is_object(req)) {
@@ -298,17 +321,14 @@ sock_request(struct sock_conn *cn, const json_t *req)
 		return;
 	}
 	verb = json_string_value(json_object_get(req, "verb"));
-	if (verb != NULL && strcmp(verb, "subscribe") == 0) {
-		sock_subscribe(cn, req);
-		return;
-	}
-	if (verb != NULL && strcmp(verb, "sock_stats") == 0) {
-		reply = sock_stats_json(s);
-		json_object_set_new(reply, "ok", json_true());
-	} else if (s->cfg.local != NULL &&
-	    s->cfg.local(s->cfg.local_arg, req, &reply) == 1) {
-		/* answered by the host */
-	}
+	for (i = 0; verb != NULL && i < sizeof sock_verbs /
+	    sizeof sock_verbs[0]; i++)
+		if (strcmp(verb, sock_verbs[i].name) == 0) {
+			sock_verbs[i].fn(cn, req);
+			return;
+		}
+	if (s->cfg.local != NULL)
+		(void)s->cfg.local(s->cfg.local_arg, req, &reply);
 	if (reply != NULL) {
 		(void)sock_answer(cn, req, reply);
 		return;
