@@ -254,8 +254,8 @@ mcp_tool_wrap(json_t *reply, int is_error)
 json_t *
 mcp_tool_error(const char *msg)
 {
-	return mcp_tool_wrap(json_pack("{s:b, s:s}", "ok", 0, "error", msg),
-	    1);
+	return mcp_tool_wrap(json_pack("{s:b, s:s, s:s}", "ok", 0, "error",
+	    msg, "code", err_code_name(ERR_INVALID)), 1);
 }
 
 /*
