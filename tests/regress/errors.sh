@@ -9,7 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
 t_watchdog 150
-t_valgrind_worker
 t_marker M errs
 t_slack
 
