@@ -5,7 +5,8 @@
 # routes, isError with that code as an MCP tool result, -32001 as an ACP
 # error; a refused transition is "conflict" and 400; a bad argument is
 # "invalid_argument" (-32602 on ACP); the CLI's exit statuses for a held
-# run lock (busy: 1) and an unknown loop stay theirs.
+# run lock (busy: 1) and an unknown loop stay theirs; doctor places a
+# configuration error on the file the load read, not by its words.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
 t_watchdog 150
@@ -87,4 +88,16 @@ out=$( { printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 	timeout -k 2 60 $WRAP "$SUP" acp 2>"$T_TMP/acp.err")
 is "$(grep '"id":2' <<<"$out" | jget - 'd["error"]["code"]')" -32001 \
     "ACP: session/load of an unknown loop: -32001 (not_found)"
+# --- doctor: the error is the first file there (a directory), the next read
+D=$T_TMP/doc
+mkdir -p "$D/r/.loop/config.json" "$D/h/.config/ccw-supervisor"
+echo '{}' >"$D/h/.config/ccw-supervisor/config.json"
+HOME=$D/h $WRAP "$SUP" doctor -C "$D/r" --json >"$T_TMP/doc.json" 2>/dev/null
+is "$(jget "$T_TMP/doc.json" '[f["status"] for f in d["config"]["files"] if f["what"] == "config"]')" \
+    '["error","read"]' "doctor: .loop/config.json a directory is the error, the home file read"
+echo '{"default_tool": 5}' >"$D/h/bad.json"
+HOME=$D/h $WRAP "$SUP" doctor -C "$D/r" --config "$D/h/bad.json" --json >"$T_TMP/doc.json" 2>/dev/null
+is "$(jget "$T_TMP/doc.json" '[f["status"] for f in d["config"]["files"] if f["what"] == "config (--config)"]')" \
+    '["error"]' "doctor: a --config that does not validate is in error"
+
 t_done
