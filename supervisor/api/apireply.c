@@ -73,16 +73,3 @@ api_reply(struct api_pending *p, json_t *body)
 	json_decref(p->id);
 	free(p);
 }
-
-/* Answer a call with an error of a kind. */
-void
-api_fail(struct api_pending *p, enum err_code code, const char *fmt, ...)
-{
-	va_list	 ap;
-	json_t	*body;
-
-	va_start(ap, fmt);
-	body = api_error_body(code, fmt, ap);
-	va_end(ap);
-	api_reply(p, body);
-}
