@@ -4,8 +4,8 @@
  * prompt turn as one run of the session's loop on its project's host,
  * and a worker's questions as session/request_permission.  The loop
  * files are the verb table's (loop_open, loop_update, loop_status);
- * running and stopping a loop is the host's.  Events become updates in
- * acpupdate.c.
+ * running and stopping a loop is the host's.  Events become updates,
+ * and every message goes out, in acpupdate.c.
  */
 #include <config.h>
 
@@ -37,29 +37,6 @@ struct acp_call {
 	char			*mode;		/* session/new's _meta.mode */
 	struct acp_project	 proj;
 };
-
-/* One message to the client (stolen). */
-void
-acp_send(struct acp *acp, json_t *body)
-{
-	acp->cfg.write(acp->cfg.arg, body);
-	json_decref(body);
-}
-
-/* A session/update notification of the session (update stolen). */
-void
-acp_update(struct acp_session *s, json_t *update)
-{
-	acp_send(s->acp, jsonrpc_notify_new("session/update", json_pack(
-	    "{s:s, s:o}", "sessionId", s->id, "update", update)));
-}
-
-/* A text content block. */
-json_t *
-acp_text(const char *text)
-{
-	return json_pack("{s:s, s:s}", "type", "text", "text", text);
-}
 
 /* The reply to a request of the client (result stolen). */
 static void
@@ -436,8 +413,9 @@ acp_verb_done(json_t *body, void *arg)
 	}
 	acp->opening--;
 	if (!json_is_true(json_object_get(body, "ok"))) {
-		acp_send(acp, jsonrpc_error_new(c->id, JSONRPC_INVALID_PARAMS,
-		    "%s", err != NULL ? err : "failed"));
+		/* the code the verb's kind maps to (errcode.c) */
+		acp_send(acp, jsonrpc_error_new(c->id, err_code_jsonrpc(
+		    api_reply_code(body)), "%s", err != NULL ? err : "failed"));
 		acp_call_free(c);
 		if (acp->cfg.idle != NULL)
 			acp->cfg.idle(acp->cfg.arg);

@@ -3,7 +3,8 @@
  * plan (one entry per role of the workflow, then the develop tasks the
  * state lists), one tool call per worker with its progress lines and its
  * result, the usage, the summary at the end, and the replay of a loaded
- * loop's history from its state file.
+ * loop's history from its state file; and every message to the client
+ * (acp_send), so acp.c calls here and this file never calls back.
  */
 #include <config.h>
 
@@ -13,8 +14,32 @@
 
 #include "acpint.h"
 #include "flowdef.h"
+#include "jsonrpc.h"
 #include "sup.h"
 #include "xmalloc.h"
+
+/* One message to the client (stolen). */
+void
+acp_send(struct acp *acp, json_t *body)
+{
+	acp->cfg.write(acp->cfg.arg, body);
+	json_decref(body);
+}
+
+/* A session/update notification of the session (update stolen). */
+void
+acp_update(struct acp_session *s, json_t *update)
+{
+	acp_send(s->acp, jsonrpc_notify_new("session/update", json_pack(
+	    "{s:s, s:o}", "sessionId", s->id, "update", update)));
+}
+
+/* A text content block. */
+json_t *
+acp_text(const char *text)
+{
+	return json_pack("{s:s, s:s}", "type", "text", "text", text);
+}
 
 /* A string member, or NULL. */
 static const char *

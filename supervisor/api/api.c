@@ -8,7 +8,6 @@
 
 #include <sys/stat.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,60 +129,6 @@ const char api_verb_names[] = "spawn, wait, send_input, close, result, "
     "list, loop_open, loop_status, loop_pause, loop_resume, loop_stop, "
     "loop_update";
 
-/* An error body with the request's id: also for a front end's own errors. */
-json_t *
-api_error_new(const json_t *id, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*msg;
-	json_t	*body;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	body = json_pack("{s:b, s:s}", "ok", 0, "error",
-	    msg != NULL ? msg : "error");
-	json_object_set(body, "id", id != NULL ? (json_t *)id : json_null());
-	free(msg);
-	return body;
-}
-
-/*
- * Answer a call (once): the id goes last, as control always printed it;
- * the call leaves the pending list before the callback runs, so a front
- * end asking api_idle from it sees the truth.
- */
-void
-api_reply(struct api_pending *p, json_t *body)
-{
-	struct api	*api = p->api;
-
-	TAILQ_REMOVE(&api->pending, p, entry);
-	json_object_set(body, "id", p->id);
-	if (!api->freeing)
-		p->cb(body, p->arg);
-	json_decref(body);
-	json_decref(p->id);
-	free(p);
-}
-
-/* Answer a call with an error. */
-void
-api_fail(struct api_pending *p, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*msg;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	api_reply(p, json_pack("{s:b, s:s}", "ok", 0, "error",
-	    msg != NULL ? msg : "error"));
-	free(msg);
-}
-
 /* What a type is called in an error. */
 static const char *
 api_type_name(const struct api_arg *a)
@@ -270,6 +215,25 @@ api_check_arg(const struct api_arg *a, const json_t *v, char **buf)
 	return "?";
 }
 
+/*
+ * A member its row refuses: the message names the verb; "detail" says
+ * it without (a front end quoting the member alone reads that).
+ */
+static void
+api_fail_member(struct api_pending *p, const struct api_verb *vb,
+    const struct api_arg *a, const char *why)
+{
+	json_t	*body;
+	char	*d;
+
+	xasprintf(&d, "\"%s\" must be %s", a->name, why);
+	body = api_error_new(NULL, ERR_INVALID, "%s: %s", vb->name, d);
+	json_object_del(body, "id");
+	json_object_set_new(body, "detail", json_string(d));
+	free(d);
+	api_reply(p, body);
+}
+
 /* The request against the verb's row: 0, or -1 with the reply sent. */
 static int
 api_check(struct api_pending *p, const struct api_verb *vb, const json_t *req)
@@ -284,13 +248,12 @@ api_check(struct api_pending *p, const struct api_verb *vb, const json_t *req)
 		if (v == NULL || json_is_null(v)) {
 			if (!a->required)
 				continue;
-			api_fail(p, "%s needs \"%s\": %s", vb->name, a->name,
-			    api_type_name(a));
+			api_fail(p, ERR_INVALID, "%s needs \"%s\": %s",
+			    vb->name, a->name, api_type_name(a));
 			return -1;
 		}
 		if ((why = api_check_arg(a, v, &buf)) != NULL) {
-			api_fail(p, "%s: \"%s\" must be %s", vb->name, a->name,
-			    why);
+			api_fail_member(p, vb, a, why);
 			free(buf);
 			return -1;
 		}
@@ -316,19 +279,20 @@ api_call(struct api *api, const json_t *req, api_reply_cb cb, void *arg)
 	p->arg = arg;
 	TAILQ_INSERT_TAIL(&api->pending, p, entry);
 	if (!json_is_object(req)) {
-		api_fail(p, "a request must be a JSON object");
+		api_fail(p, ERR_INVALID, "a request must be a JSON object");
 		return;
 	}
 	vj = json_object_get(req, "verb");
 	if ((verb = json_string_value(vj)) == NULL) {
-		api_fail(p, "no \"verb\" string");
+		api_fail(p, ERR_INVALID, "no \"verb\" string");
 		return;
 	}
 	for (i = 0; i < sizeof api_table / sizeof api_table[0]; i++)
 		if (strcmp(api_table[i].name, verb) == 0)
 			break;
 	if (i == sizeof api_table / sizeof api_table[0]) {
-		api_fail(p, "unknown verb '%.64s' (%s)", verb, api_verb_names);
+		api_fail(p, ERR_INVALID, "unknown verb '%.64s' (%s)", verb,
+		    api_verb_names);
 		return;
 	}
 	if (api_check(p, &api_table[i], req) == 0)
@@ -361,12 +325,13 @@ api_spawn_cwd(struct api_pending *p, const char *cwd, char *dir)
 	struct stat	sb;
 
 	if (*cwd != '/') {
-		api_fail(p, "spawn: \"cwd\" must be an absolute path");
+		api_fail(p, ERR_INVALID,
+		    "spawn: \"cwd\" must be an absolute path");
 		return -1;
 	}
 	if (realpath(cwd, dir) == NULL || stat(dir, &sb) != 0 ||
 	    !S_ISDIR(sb.st_mode)) {
-		api_fail(p, "spawn: cwd %s: not a directory", cwd);
+		api_fail(p, ERR_INVALID, "spawn: cwd %s: not a directory", cwd);
 		return -1;
 	}
 	return 0;
@@ -383,7 +348,8 @@ api_spawn(struct api_pending *p, const json_t *req)
 	char			*err = NULL, dir[PATH_MAX];
 
 	if (api->host.plan == NULL) {
-		api_fail(p, "spawn: this front end cannot start agents");
+		api_fail(p, ERR_UNAVAILABLE,
+		    "spawn: this front end cannot start agents");
 		return;
 	}
 	memset(&sp, 0, sizeof sp);
@@ -399,7 +365,8 @@ api_spawn(struct api_pending *p, const json_t *req)
 	sp.model = api_str(req, "model");
 	memset(&ar, 0, sizeof ar);
 	if (api->host.plan(api->host.plan_arg, &sp, &ar, &err) != 0) {
-		api_fail(p, "%s", err != NULL ? err : "spawn refused");
+		api_fail(p, ERR_INVALID, "%s", err != NULL ? err :
+		    "spawn refused");
 		free(err);
 		return;
 	}
@@ -425,13 +392,14 @@ api_wait(struct api_pending *p, const json_t *req)
 	struct strv	 ids = { NULL, 0 };
 	char		*err = NULL;
 	size_t		 i;
+	enum err_code	 code;
 
 	for (i = 0; i < json_array_size(t); i++)
 		strv_push(&ids, json_string_value(json_array_get(t, i)));
-	if (verbs_wait(p->api->verbs, ids.v, ids.n, api_ms(req, "timeout_ms",
-	    API_WAIT_MS), mode != NULL && strcmp(mode, "all") == 0,
-	    api_waited, p, &err) != 0) {
-		api_fail(p, "%s", err);
+	if ((code = verbs_wait(p->api->verbs, ids.v, ids.n, api_ms(req,
+	    "timeout_ms", API_WAIT_MS), mode != NULL && strcmp(mode, "all") ==
+	    0, api_waited, p, &err)) != ERR_NONE) {
+		api_fail(p, code, "%s", err);
 		free(err);
 	}
 	strv_clear(&ids);
@@ -442,7 +410,7 @@ static void
 api_input_done(uint64_t sub, const char *how, const char *err, void *arg)
 {
 	if (err != NULL)
-		api_fail(arg, "%s", err);
+		api_fail(arg, ERR_UNAVAILABLE, "%s", err);
 	else
 		api_reply(arg, json_pack("{s:b, s:I, s:s?}", "ok", 1,
 		    "submission_id", (json_int_t)sub, "delivery", how));
@@ -452,12 +420,13 @@ api_input_done(uint64_t sub, const char *how, const char *err, void *arg)
 static void
 api_send_input(struct api_pending *p, const json_t *req)
 {
-	char	*err = NULL;
+	char		*err = NULL;
+	enum err_code	 code;
 
-	if (verbs_send_input(p->api->verbs, api_str(req, "target"),
+	if ((code = verbs_send_input(p->api->verbs, api_str(req, "target"),
 	    api_str(req, "message"), json_is_true(json_object_get(req,
-	    "interrupt")), api_input_done, p, &err) != 0) {
-		api_fail(p, "%s", err);
+	    "interrupt")), api_input_done, p, &err)) != ERR_NONE) {
+		api_fail(p, code, "%s", err);
 		free(err);
 	}
 }
@@ -474,11 +443,13 @@ api_closed(const char *prev, void *arg)
 static void
 api_close(struct api_pending *p, const json_t *req)
 {
-	char	*err = NULL;
+	char		*err = NULL;
+	enum err_code	 code;
 
-	if (verbs_close(p->api->verbs, api_str(req, "target"), api_ms(req,
-	    "grace_ms", p->api->host.grace_ms), api_closed, p, &err) != 0) {
-		api_fail(p, "%s", err);
+	if ((code = verbs_close(p->api->verbs, api_str(req, "target"),
+	    api_ms(req, "grace_ms", p->api->host.grace_ms), api_closed, p,
+	    &err)) != ERR_NONE) {
+		api_fail(p, code, "%s", err);
 		free(err);
 	}
 }
@@ -491,7 +462,7 @@ api_result(struct api_pending *p, const json_t *req)
 	struct agent	*a;
 
 	if ((a = agent_find(p->api->host.sup, target)) == NULL) {
-		api_fail(p, "unknown agent '%s'", target);
+		api_fail(p, ERR_NOT_FOUND, "unknown agent '%s'", target);
 		return;
 	}
 	api_reply(p, json_pack("{s:b, s:o}", "ok", 1, "result",

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "agent.h"
+#include "errcode.h"
 
 struct api;
 struct event_base;
@@ -65,8 +66,9 @@ struct api_host {
 };
 
 /*
- * A reply: {"ok": true, ...} or {"ok": false, "error": "..."}, with the
- * request's "id" (null when it had none) last.  Borrowed for the call.
+ * A reply: {"ok": true, ...} or {"ok": false, "error": "...", "code":
+ * "not_found"} (errcode.h names the kinds; front ends map the code,
+ * never the text), with the request's "id" (null when it had none) last.  Borrowed for the call.
  */
 typedef void	(*api_reply_cb)(json_t *, void *);
 
@@ -76,8 +78,9 @@ void		 api_call(struct api *, const json_t *, api_reply_cb, void *);
 int		 api_idle(const struct api *);	/* no call pending */
 void		 api_close_all(struct api *, uint64_t);	/* EOF, a signal */
 struct verbs	*api_verbs(const struct api *);	/* borrowed */
-json_t		*api_error_new(const json_t *, const char *, ...)
-		    __attribute__((format(printf, 2, 3)));
+json_t		*api_error_new(const json_t *, enum err_code, const char *,
+		    ...) __attribute__((format(printf, 3, 4)));
+enum err_code	 api_reply_code(const json_t *);	/* ERR_NONE: "ok" */
 extern const char api_verb_names[];	/* for --help: "spawn, wait, ..." */
 
 #endif

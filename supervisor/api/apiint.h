@@ -36,9 +36,11 @@ struct api {
 /* A handler: the request is valid by its table row; answer p once. */
 typedef void	(*api_handler_fn)(struct api_pending *, const json_t *);
 
+/* apireply.c: the replies */
 void	api_reply(struct api_pending *, json_t *);	/* takes the body */
-void	api_fail(struct api_pending *, const char *, ...)
-	    __attribute__((format(printf, 2, 3)));
+/* Answer a call with an error of a kind: api_fail(p, ERR_..., fmt, ...). */
+#define api_fail(p, code, ...)	api_reply((p), api_error_new(NULL, (code), \
+				    __VA_ARGS__))
 
 /* apiloop.c: the loop verbs */
 void	api_loop_open(struct api_pending *, const json_t *);

@@ -35,6 +35,7 @@ struct api_loop_job {
 						/* loop_update: the fields */
 	int			 created;
 	int			 rc;
+	enum err_code		 code;		/* rc != 0: its kind */
 	char			*err;
 	json_t			*state;		/* the file after the verb */
 	char			*prev;		/* the status before it */
@@ -68,6 +69,21 @@ api_loop_free(struct api *api)
 	free(api->dir_error);
 }
 
+/* The kind of a failed read: a writer mid-write is busy (try again). */
+static enum err_code
+api_loop_load_code(enum state_load_rc rc)
+{
+	switch (rc) {
+	case STATE_OK:		return ERR_NONE;
+	case STATE_ENOENT:	return ERR_NOT_FOUND;
+	case STATE_EINVAL:	return ERR_INVALID;
+	case STATE_EAGAIN:	return ERR_BUSY;
+	case STATE_CORRUPT:
+	case STATE_EIO:		break;
+	}
+	return ERR_INTERNAL;
+}
+
 /* The file now, without moving a bad one aside (that is the driver's call). */
 static int
 api_loop_read(struct api_loop_job *j, int dirfd)
@@ -76,6 +92,7 @@ api_loop_read(struct api_loop_job *j, int dirfd)
 
 	rc = state_load_at(dirfd, j->id, ".json", STATE_LOAD_NOQUARANTINE,
 	    &j->state, NULL, &j->err);
+	j->code = api_loop_load_code(rc);
 	if (rc == STATE_ENOENT) {
 		free(j->err);
 		xasprintf(&j->err, "Loop not found: %s", j->id);
@@ -93,9 +110,12 @@ api_loop_commit(struct api_loop_job *j, struct api *api,
 
 	req->ws = &ccw_loop_state;
 	req->nowait = &api->stopping;
+	/* refused by the workflow's rules, the state changed meanwhile */
 	if ((j->rc = state_commit_run(api->dirfd, j->id, req, &merged,
-	    &nfsync, &j->err)) != 0)
+	    &nfsync, &j->err)) != 0) {
+		j->code = ERR_CONFLICT;
 		return;
+	}
 	json_decref(j->state);
 	j->state = merged;
 }
@@ -114,6 +134,7 @@ api_loop_update_run(struct api_loop_job *j, struct api *api)
 	if (st != NULL && strcmp(st, "running") == 0) {
 		xasprintf(&j->err, "Cannot update loop with status: %s", st);
 		j->rc = -1;
+		j->code = ERR_CONFLICT;
 		return;
 	}
 	memset(&req, 0, sizeof req);
@@ -146,6 +167,7 @@ api_loop_run(void *arg)
 			j->err = NULL;
 		} else {
 			j->rc = -1;
+			j->code = ERR_INTERNAL;
 			return;
 		}
 	}
@@ -163,6 +185,7 @@ api_loop_run(void *arg)
 		xasprintf(&j->err, "cannot %s loop %s: its status is %s", j->to,
 		    j->id, j->prev);
 		j->rc = -1;
+		j->code = ERR_CONFLICT;
 		return;
 	}
 	memset(&req, 0, sizeof req);
@@ -177,6 +200,7 @@ api_loop_run(void *arg)
 		xasprintf(&j->err, "cannot %s loop %s: its status became %s "
 		    "meanwhile", j->to, j->id, st != NULL ? st : "none");
 		j->rc = -1;
+		j->code = ERR_CONFLICT;
 	}
 }
 
@@ -190,7 +214,8 @@ api_loop_done(void *arg)
 
 	st = json_string_value(json_object_get(j->state, "status"));
 	if (j->rc != 0)
-		api_fail(j->p, "%s", j->err != NULL ? j->err : "failed");
+		api_fail(j->p, j->code != ERR_NONE ? j->code : ERR_INTERNAL,
+		    "%s", j->err != NULL ? j->err : "failed");
 	else {
 		body = json_pack("{s:b, s:s, s:s?}", "ok", 1, "loop_id", j->id,
 		    "status", st);
@@ -223,19 +248,20 @@ api_loop_submit(struct api_pending *p, enum api_loop_op op, const char *id,
 	char			*err = NULL;
 
 	if (api->dirfd < 0) {
-		api_fail(p, "%s", api->dir_error);
+		api_fail(p, ERR_UNAVAILABLE, "%s", api->dir_error);
 		json_decref(create);
 		return;
 	}
 	if (!state_id_valid(id)) {
-		api_fail(p, "Invalid loop ID format: '%.*s'", STATE_ID_MAX, id);
+		api_fail(p, ERR_INVALID, "Invalid loop ID format: '%.*s'",
+		    STATE_ID_MAX, id);
 		json_decref(create);
 		return;
 	}
 	if (api->committer == NULL &&
 	    (api->committer = committer_new(api->host.sup->base,
 	    &err)) == NULL) {
-		api_fail(p, "%s", err);
+		api_fail(p, ERR_INTERNAL, "%s", err);
 		free(err);
 		json_decref(create);
 		return;
@@ -274,7 +300,7 @@ api_loop_opened(void *arg, struct host_loop *hl, int code, const char *err)
 	(void)code;
 	as->p = NULL;
 	if (err != NULL) {	/* refused; a completed loop's code is 0 */
-		api_fail(p, "%s", err != NULL ? err : "the loop did not open");
+		api_fail(p, host_loop_open_code(hl), "%s", err);
 		free(as);	/* done never follows a failed open */
 		return;
 	}
@@ -313,7 +339,8 @@ api_loop_start(struct api_pending *p, const json_t *req, const char *id)
 	char			*err = NULL;
 
 	if (api->host.loops == NULL) {
-		api_fail(p, "loop_open: this front end cannot start loops");
+		api_fail(p, ERR_UNAVAILABLE,
+		    "loop_open: this front end cannot start loops");
 		return;
 	}
 	memset(&spec, 0, sizeof spec);
@@ -334,7 +361,8 @@ api_loop_start(struct api_pending *p, const json_t *req, const char *id)
 	if (host_loop_open(api->host.loops, &spec, NULL, &obs, &err) == NULL) {
 		/* refused at once (a bad id, running here): no callback */
 		free(as);
-		api_fail(p, "%s", err);
+		api_fail(p, host_loop_find(api->host.loops, id) != NULL ?
+		    ERR_BUSY : ERR_INVALID, "%s", err);
 		free(err);
 	}
 }
@@ -356,7 +384,8 @@ api_loop_open(struct api_pending *p, const json_t *req)
 	if (json_is_true(json_object_get(req, "start"))) {
 		if (id == NULL && json_object_get(req, "task") == NULL &&
 		    title == NULL) {
-			api_fail(p, "loop_open needs \"loop_id\" or \"task\"");
+			api_fail(p, ERR_INVALID,
+			    "loop_open needs \"loop_id\" or \"task\"");
 			return;
 		}
 		if (id == NULL)
@@ -367,16 +396,18 @@ api_loop_open(struct api_pending *p, const json_t *req)
 	}
 	if (json_object_get(req, "task") != NULL ||
 	    json_object_get(req, "mode") != NULL) {
-		api_fail(p, "loop_open: \"task\" and \"mode\" go with "
-		    "\"start\": true (else give \"title\")");
+		api_fail(p, ERR_INVALID, "loop_open: \"task\" and \"mode\" go "
+		    "with \"start\": true (else give \"title\")");
 		return;
 	}
 	if (title != NULL && *title == '\0') {
-		api_fail(p, "title is required and must be non-empty");
+		api_fail(p, ERR_INVALID,
+		    "title is required and must be non-empty");
 		return;
 	}
 	if (id == NULL && title == NULL) {
-		api_fail(p, "loop_open needs \"loop_id\" or \"title\"");
+		api_fail(p, ERR_INVALID,
+		    "loop_open needs \"loop_id\" or \"title\"");
 		return;
 	}
 	if (id == NULL)
@@ -386,7 +417,8 @@ api_loop_open(struct api_pending *p, const json_t *req)
 		    json_object_get(req, "description")), json_is_integer(mi) ?
 		    json_integer_value(mi) : 10);
 	if (title != NULL && st == NULL)
-		api_fail(p, "Invalid loop ID format: '%.*s'", STATE_ID_MAX, id);
+		api_fail(p, ERR_INVALID, "Invalid loop ID format: '%.*s'",
+		    STATE_ID_MAX, id);
 	else
 		api_loop_submit(p, LOP_OPEN, id, NULL, st);
 	free(gen);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "adapter.h"
+#include "api.h"
 #include "log.h"
 #include "mcpint.h"
 #include "xmalloc.h"
@@ -271,8 +272,8 @@ mcp_tool_wrap(json_t *reply, int is_error)
 json_t *
 mcp_tool_error(const char *msg)
 {
-	return mcp_tool_wrap(json_pack("{s:b, s:s}", "ok", 0, "error", msg),
-	    1);
+	return mcp_tool_wrap(json_pack("{s:b, s:s, s:s}", "ok", 0, "error",
+	    msg, "code", err_code_name(ERR_INVALID)), 1);
 }
 
 /*
@@ -294,7 +295,7 @@ mcp_tool_result(const struct mcp_tool *t, const json_t *args,
 	    json_is_array(json_object_get(args, "targets")))
 		json_object_set(r, "agent_ids", json_object_get(args,
 		    "targets"));
-	return mcp_tool_wrap(r, !json_is_true(json_object_get(reply, "ok")));
+	return mcp_tool_wrap(r, api_reply_code(reply) != ERR_NONE);
 }
 
 /* Is this the tool whose reply names an agent the call started? */

@@ -31,11 +31,13 @@
 #define SERVE_NOTOKEN	0x2	/* Host and Origin, no token */
 #define SERVE_RPC	0x4	/* refusals as JSON-RPC errors (/mcp) */
 
+/* One route: a request matching it runs fn with the row's op. */
 struct serve_route {
 	enum http_method	 method;
 	const char		*pattern;
 	serve_route_fn		 fn;
 	unsigned		 flags;		/* SERVE_OPEN... */
+	enum serve_op		 op;		/* SOP_NONE: fn serves one route */
 };
 
 /* The 401's challenge: without it MCP clients fall back to OAuth. */
@@ -53,38 +55,47 @@ static void	serve_agents(struct serve *, struct http_req *,
 
 /* Every route; a path matching none is 404, a method not listed 405. */
 static const struct serve_route serve_routes[] = {
-	{ HTTP_GET, "/", serve_page, SERVE_NOTOKEN },
-	{ HTTP_GET, "/health", serve_health, SERVE_OPEN },
-	{ HTTP_GET, "/metrics", serve_metrics, SERVE_NOTOKEN },
-	{ HTTP_GET, "/api/auth/token", serve_token, SERVE_NOTOKEN },
-	{ HTTP_GET, "/api/events", serve_events, 0 },
-	{ HTTP_GET, "/api/agents", serve_agents, 0 },
-	{ HTTP_POST, "/api/agents", serve_agents, 0 },
-	{ HTTP_POST, "/api/agents/wait", serve_agents, 0 },
-	{ HTTP_GET, "/api/agents/:id", serve_agents, 0 },
-	{ HTTP_DELETE, "/api/agents/:id", serve_agents, 0 },
-	{ HTTP_POST, "/api/agents/:id/input", serve_agents, 0 },
-	{ HTTP_POST, "/api/agents/:id/close", serve_agents, 0 },
-	{ HTTP_GET, "/api/loops/v2", serve_loops_list, 0 },
-	{ HTTP_POST, "/api/loops/v2", serve_loops_create, 0 },
+	{ HTTP_GET, "/", serve_page, SERVE_NOTOKEN, SOP_NONE },
+	{ HTTP_GET, "/health", serve_health, SERVE_OPEN, SOP_NONE },
+	{ HTTP_GET, "/metrics", serve_metrics, SERVE_NOTOKEN, SOP_NONE },
+	{ HTTP_GET, "/api/auth/token", serve_token, SERVE_NOTOKEN, SOP_NONE },
+	{ HTTP_GET, "/api/events", serve_events, 0, SOP_NONE },
+	{ HTTP_GET, "/api/agents", serve_agents, 0, SOP_LIST },
+	{ HTTP_POST, "/api/agents", serve_agents, 0, SOP_SPAWN },
+	{ HTTP_POST, "/api/agents/wait", serve_agents, 0, SOP_WAIT },
+	{ HTTP_GET, "/api/agents/:id", serve_agents, 0, SOP_RESULT },
+	{ HTTP_DELETE, "/api/agents/:id", serve_agents, 0, SOP_CLOSE },
+	{ HTTP_POST, "/api/agents/:id/input", serve_agents, 0, SOP_INPUT },
+	{ HTTP_POST, "/api/agents/:id/close", serve_agents, 0, SOP_CLOSE },
+	{ HTTP_GET, "/api/loops/v2", serve_loops_list, 0, SOP_NONE },
+	{ HTTP_POST, "/api/loops/v2", serve_loops_create, 0, SOP_NONE },
 	/* first: "tasks/start" is a task id, not the loop "tasks" */
-	{ HTTP_GET, "/api/loops/v2/tasks/:taskId", serve_tasks_get, 0 },
-	{ HTTP_PUT, "/api/loops/v2/tasks/:taskId", serve_tasks_update, 0 },
-	{ HTTP_DELETE, "/api/loops/v2/tasks/:taskId", serve_tasks_delete, 0 },
-	{ HTTP_GET, "/api/loops/v2/:id", serve_loops_get, 0 },
-	{ HTTP_PUT, "/api/loops/v2/:id", serve_loops_update, 0 },
-	{ HTTP_DELETE, "/api/loops/v2/:id", serve_loops_delete, 0 },
-	{ HTTP_PATCH, "/api/loops/v2/:id/status", serve_loops_status, 0 },
-	{ HTTP_GET, "/api/loops/v2/:id/tasks", serve_tasks_list, 0 },
-	{ HTTP_POST, "/api/loops/v2/:id/tasks", serve_tasks_add, 0 },
-	{ HTTP_PUT, "/api/loops/v2/:id/tasks/reorder", serve_tasks_reorder, 0 },
-	{ HTTP_POST, "/api/loops/v2/:id/start", serve_loops_action, 0 },
-	{ HTTP_POST, "/api/loops/v2/:id/pause", serve_loops_action, 0 },
-	{ HTTP_POST, "/api/loops/v2/:id/resume", serve_loops_action, 0 },
-	{ HTTP_POST, "/api/loops/v2/:id/stop", serve_loops_action, 0 },
-	{ HTTP_POST, "/mcp", serve_mcp, SERVE_RPC },
-	{ HTTP_GET, "/mcp", serve_mcp, SERVE_RPC },
-	{ HTTP_DELETE, "/mcp", serve_mcp, SERVE_RPC },
+	{ HTTP_GET, "/api/loops/v2/tasks/:taskId", serve_tasks_get, 0,
+	  SOP_NONE },
+	{ HTTP_PUT, "/api/loops/v2/tasks/:taskId", serve_tasks_update, 0,
+	  SOP_NONE },
+	{ HTTP_DELETE, "/api/loops/v2/tasks/:taskId", serve_tasks_delete, 0,
+	  SOP_NONE },
+	{ HTTP_GET, "/api/loops/v2/:id", serve_loops_get, 0, SOP_NONE },
+	{ HTTP_PUT, "/api/loops/v2/:id", serve_loops_update, 0, SOP_NONE },
+	{ HTTP_DELETE, "/api/loops/v2/:id", serve_loops_delete, 0, SOP_NONE },
+	{ HTTP_PATCH, "/api/loops/v2/:id/status", serve_loops_status, 0,
+	  SOP_NONE },
+	{ HTTP_GET, "/api/loops/v2/:id/tasks", serve_tasks_list, 0, SOP_NONE },
+	{ HTTP_POST, "/api/loops/v2/:id/tasks", serve_tasks_add, 0, SOP_NONE },
+	{ HTTP_PUT, "/api/loops/v2/:id/tasks/reorder", serve_tasks_reorder, 0,
+	  SOP_NONE },
+	{ HTTP_POST, "/api/loops/v2/:id/start", serve_loops_action, 0,
+	  SOP_START },
+	{ HTTP_POST, "/api/loops/v2/:id/pause", serve_loops_action, 0,
+	  SOP_PAUSE },
+	{ HTTP_POST, "/api/loops/v2/:id/resume", serve_loops_action, 0,
+	  SOP_RESUME },
+	{ HTTP_POST, "/api/loops/v2/:id/stop", serve_loops_action, 0,
+	  SOP_STOP },
+	{ HTTP_POST, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
+	{ HTTP_GET, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
+	{ HTTP_DELETE, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
 };
 #define SERVE_NROUTES	(sizeof serve_routes / sizeof serve_routes[0])
 
@@ -243,6 +254,7 @@ serve_handle(struct http_req *r, void *arg)
 		    rt->method == HTTP_GET)) {
 			hit = rt;
 			m = mm;
+			m.op = rt->op;
 			break;
 		}
 		if (strstr(allow, http_method_name(rt->method)) == NULL)
@@ -271,17 +283,6 @@ serve_handle(struct http_req *r, void *arg)
 		return;
 	}
 	hit->fn(s, r, &m);
-}
-
-/* Loops every root's host drives now. */
-size_t
-serve_hosted(const struct serve *s)
-{
-	size_t	i, n = 0;
-
-	for (i = 0; i < s->cfg.nroots; i++)
-		n += host_nloops(s->cfg.roots[i].host);
-	return n;
 }
 
 /* GET /health: alive, and what it hosts. */
@@ -339,138 +340,35 @@ serve_events(struct serve *s, struct http_req *r, const struct serve_match *m)
 		http_reply_error(r, 400, "cannot stream this request");
 }
 
-/* The client left before the verb answered: the reply will be dropped. */
-static void
-serve_call_gone(struct http_req *r, void *arg)
-{
-	struct serve_call	*c = arg;
-
-	(void)r;
-	c->r = NULL;
-}
-
-/* A request that will wait for api replies (freed by serve_call_end). */
-struct serve_call *
-serve_call_new(struct serve *s, struct http_req *r, struct serve_root *root,
-    const char *id)
-{
-	struct serve_call	*c = xcalloc(1, sizeof *c);
-
-	c->s = s;
-	c->r = r;
-	c->root = root;
-	c->id = id != NULL ? xstrdup(id) : NULL;
-	TAILQ_INSERT_TAIL(&s->calls, c, entry);
-	http_req_on_close(r, serve_call_gone, c);
-	return c;
-}
-
 /*
- * Done with the call: the request was answered (the server freed it
- * with its on_close: never touched again) or has gone.
+ * An agent verb's reply: as the table gives it, without the request id;
+ * its status the kind's (errcode.c), 200 for a success.
  */
-void
-serve_call_end(struct serve_call *c)
-{
-	TAILQ_REMOVE(&c->s->calls, c, entry);
-	json_decref(c->keep);
-	free(c->id);
-	free(c);
-}
-
-/* The api's reply: to the call's next step, unless its client left. */
-static void
-serve_call_reply(json_t *reply, void *arg)
-{
-	struct serve_call	*c = arg;
-
-	if (c->s->freeing)
-		return;
-	if (c->r == NULL) {
-		serve_call_end(c);
-		return;
-	}
-	c->next(c, reply);
-}
-
-/* One verb for the call (req stolen); its reply goes to next. */
-void
-serve_call_api(struct serve_call *c, json_t *req, serve_next_fn next)
-{
-	c->next = next;
-	api_call(c->root->api, req, serve_call_reply, c);
-	json_decref(req);
-}
-
-/*
- * The request's body as a JSON object (new reference), or NULL with
- * the reply sent (400); an empty body is {} when allowed.
- */
-json_t *
-serve_body(struct http_req *r, int empty_ok)
-{
-	json_error_t	 jerr;
-	const char	*b;
-	size_t		 len;
-	json_t		*j;
-
-	b = http_req_body(r, &len);
-	if (len == 0 && empty_ok)
-		return json_object();
-	j = json_loadb(b != NULL ? b : "", len, JSON_REJECT_DUPLICATES, &jerr);
-	if (j == NULL || !json_is_object(j)) {
-		json_decref(j);
-		serve_ccw_error(r, 400, 1, "Invalid JSON body");
-		return NULL;
-	}
-	return j;
-}
-
-/*
- * CCW's error shapes: a body route answers {"error": msg}, the others
- * {"success": false, "error": msg}.
- */
-void
-serve_ccw_error(struct http_req *r, int code, int body_route, const char *msg)
-{
-	json_t	*j;
-
-	if (r == NULL)
-		return;
-	j = body_route ? json_pack("{s:s}", "error", msg) :
-	    json_pack("{s:b,s:s}", "success", 0, "error", msg);
-	http_reply_json(r, code, j);
-	json_decref(j);
-}
-
-/* {"success": true, ...members of extra} (extra stolen). */
-void
-serve_ok(struct http_req *r, json_t *extra)
-{
-	json_t	*j = json_pack("{s:b}", "success", 1);
-
-	json_object_update(j, extra);
-	json_decref(extra);
-	http_reply_json(r, 200, j);
-	json_decref(j);
-}
-
-/* An agent verb's reply: as the table gives it, without the request id. */
 static void
 serve_agents_reply(struct serve_call *c, json_t *reply)
 {
-	json_t		*j = json_deep_copy(reply);
-	const char	*e = json_string_value(json_object_get(j, "error"));
-	int		 code = 200;
+	json_t	*j = json_deep_copy(reply);
 
 	json_object_del(j, "id");
-	if (!json_is_true(json_object_get(j, "ok")))
-		code = e != NULL && (strstr(e, "no agent") != NULL ||
-		    strstr(e, "not found") != NULL || strstr(e,
-		    "no such") != NULL) ? 404 : 400;
-	http_reply_json(c->r, code, j);
+	http_reply_json(c->r, err_code_http(api_reply_code(reply)), j);
 	json_decref(j);
 	serve_call_end(c);
+}
+
+/* The api verb of an /api/agents route's op (its row gives the op). */
+static const char *
+serve_agent_verb(enum serve_op op)
+{
+	switch (op) {
+	case SOP_LIST:		return "list";
+	case SOP_SPAWN:		return "spawn";
+	case SOP_WAIT:		return "wait";
+	case SOP_RESULT:	return "result";
+	case SOP_INPUT:		return "send_input";
+	case SOP_CLOSE:		return "close";
+	default:		break;
+	}
+	return "list";
 }
 
 /*
@@ -483,7 +381,6 @@ static void
 serve_agents(struct serve *s, struct http_req *r, const struct serve_match *m)
 {
 	const struct http_head	*h = http_req_head(r);
-	const char		*verb;
 	json_t			*req;
 
 	if (h->method == HTTP_GET || h->method == HTTP_HEAD ||
@@ -491,18 +388,9 @@ serve_agents(struct serve *s, struct http_req *r, const struct serve_match *m)
 		req = json_object();
 	else if ((req = serve_body(r, 1)) == NULL)
 		return;
-	if (m->cap[0] == NULL)
-		verb = h->method == HTTP_GET || h->method == HTTP_HEAD ?
-		    "list" : strcmp(h->path, "/api/agents/wait") == 0 ?
-		    "wait" : "spawn";
-	else {
-		verb = h->method == HTTP_GET || h->method == HTTP_HEAD ?
-		    "result" : h->method == HTTP_DELETE ||
-		    strstr(h->path, "/close") != NULL ? "close" :
-		    "send_input";
+	if (m->cap[0] != NULL)
 		json_object_set_new(req, "target", json_string(m->cap[0]));
-	}
-	json_object_set_new(req, "verb", json_string(verb));
+	json_object_set_new(req, "verb", json_string(serve_agent_verb(m->op)));
 	serve_call_api(serve_call_new(s, r, &s->cfg.roots[0], NULL), req,
 	    serve_agents_reply);
 }

@@ -114,7 +114,7 @@ servehost_ours(const struct serve *s, const char *b, const char *e,
 		    (a.port == 0 || port == 0 || port == a.port))
 			return 1;
 	}
-	if (origin && port != (unsigned)serve_port(s))
+	if (origin && port != (unsigned)http_server_port(s->http))
 		return 0;
 	for (i = 0; servehost_local[i] != NULL; i++)
 		if (servehost_is(&n, servehost_local[i]))

@@ -39,8 +39,27 @@ struct serve {
 	int			 freeing;
 };
 
-/* One matched request: its captures (":id"), borrowed for the call. */
+/*
+ * What a route does, from its row: a handler serving several routes
+ * reads it here and never parses the path again.
+ */
+enum serve_op {
+	SOP_NONE = 0,		/* the handler serves one route */
+	SOP_LIST,		/* agents: the verbs of /api/agents */
+	SOP_SPAWN,
+	SOP_WAIT,
+	SOP_RESULT,
+	SOP_INPUT,
+	SOP_CLOSE,
+	SOP_START,		/* loops: the actions of /api/loops/v2/:id */
+	SOP_PAUSE,
+	SOP_RESUME,
+	SOP_STOP,
+};
+
+/* One matched request: its row's op and captures (":id"), borrowed. */
 struct serve_match {
+	enum serve_op	 op;
 	const char	*cap[SERVE_CAPTURES];
 	char		 buf[1024];
 };
@@ -61,7 +80,7 @@ struct serve_call {
 	struct serve_root	*root;
 	serve_next_fn		 next;
 	char			*id;		/* the loop's */
-	const char		*op;		/* the route's verb */
+	enum serve_op		 op;		/* the route's action, or none */
 	int			 step;
 	int			 body;		/* CCW's body route: {"error"} */
 	json_t			*keep;		/* a reply kept for later */

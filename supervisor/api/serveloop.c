@@ -76,18 +76,37 @@ serve_verb(const char *verb, const char *id)
 	return json_pack("{s:s,s:s}", "verb", verb, "loop_id", id);
 }
 
-/* The engine's "Loop not found: X" is CCW's 404; the rest are 400. */
+/*
+ * A loop verb's refusal in CCW's shape: the status the kind's
+ * (errcode.c); a missing loop in CCW's words, else the message (for a
+ * bad member, the table's "detail" without the verb's name).
+ */
 static void
 serve_verb_error(struct serve_call *c, json_t *reply, int body_route)
 {
-	const char	*e = json_string_value(json_object_get(reply, "error"));
+	enum err_code	 code = api_reply_code(reply);
+	const char	*e = json_string_value(json_object_get(reply, "detail"));
 
-	if (e != NULL && strncmp(e, "Loop not found", 14) == 0)
-		serve_ccw_error(c->r, 404, body_route, "Loop not found");
-	else
-		serve_ccw_error(c->r, 400, body_route, e != NULL ? e :
-		    "failed");
+	if (e == NULL)
+		e = json_string_value(json_object_get(reply, "error"));
+	serve_ccw_error(c->r, err_code_http(code), body_route,
+	    code == ERR_NOT_FOUND ? "Loop not found" : e != NULL ? e :
+	    "failed");
 	serve_call_end(c);
+}
+
+/* What a loop action's reply says it did (CCW's words). */
+static const char *
+serve_loop_said(enum serve_op op)
+{
+	switch (op) {
+	case SOP_START:		return "Loop started";
+	case SOP_PAUSE:		return "Loop paused";
+	case SOP_RESUME:	return "Loop resumed";
+	case SOP_STOP:		return "Loop stopped";
+	default:		break;
+	}
+	return NULL;
 }
 
 /* A front end's write landed: dashboards hear the loop's new state. */
@@ -116,10 +135,10 @@ serve_loop_final(struct serve_call *c, json_t *reply)
 		return;
 	}
 	extra = json_pack("{s:O}", "data", json_object_get(reply, "loop"));
-	if (c->op != NULL) {
+	if (c->op != SOP_NONE) {
 		if (!c->body)	/* PATCH answers {success, data} */
 			json_object_set_new(extra, "message",
-			    json_string(c->op));
+			    json_string(serve_loop_said(c->op)));
 		c->s->writes++;
 		serve_publish_state(c->s, json_object_get(reply, "loop"));
 	}
@@ -177,7 +196,7 @@ serve_loop_started(struct serve_call *c, json_t *reply)
 {
 	const char	*st;
 	char		 msg[96];
-	int		 resume = strcmp(c->op, "Loop resumed") == 0;
+	int		 resume = c->op == SOP_RESUME;
 
 	if (!json_is_true(json_object_get(reply, "ok"))) {
 		serve_verb_error(c, reply, c->body);
@@ -211,33 +230,29 @@ serve_loop_stopped(struct serve_call *c, json_t *reply)
 	serve_loop_reread(c, reply);
 }
 
-/* A loop route's action on a call made for it (op: the reply's message). */
+/* A loop route's action (its row's op) on a call made for it. */
 static void
-serve_loop_dispatch(struct serve_call *c, const char *action)
+serve_loop_dispatch(struct serve_call *c, enum serve_op op)
 {
 	struct serve	*s = c->s;
 
-	if ((strcmp(action, "start") == 0 || strcmp(action, "resume") == 0) &&
+	c->op = op;
+	if ((op == SOP_START || op == SOP_RESUME) &&
 	    s->cfg.jobs != 0 && serve_hosted(s) >= s->cfg.jobs &&
 	    host_loop_find(c->root->host, c->id) == NULL) {
 		s->jobs_refused++;
 		serve_ccw_error(c->r, 503, c->body, "too many loops running "
 		    "(--jobs)");
 		serve_call_end(c);
-	} else if (strcmp(action, "pause") == 0) {
-		c->op = "Loop paused";
+	} else if (op == SOP_PAUSE)
 		serve_call_api(c, serve_verb("loop_pause", c->id),
 		    serve_loop_reread);
-	} else if (strcmp(action, "stop") == 0) {
-		c->op = "Loop stopped";
+	else if (op == SOP_STOP)
 		serve_call_api(c, serve_verb("loop_stop", c->id),
 		    serve_loop_stopped);
-	} else {
-		c->op = strcmp(action, "resume") == 0 ? "Loop resumed" :
-		    "Loop started";
+	else
 		serve_call_api(c, serve_verb("loop_status", c->id),
 		    serve_loop_started);
-	}
 }
 
 /* POST /api/loops/v2/:id/{start,pause,resume,stop} */
@@ -245,12 +260,11 @@ void
 serve_loops_action(struct serve *s, struct http_req *r,
     const struct serve_match *m)
 {
-	const char		*path = http_req_head(r)->path;
 	struct serve_root	*root;
 
 	if ((root = serve_loop_root(s, r, m->cap[0], 0)) != NULL)
 		serve_loop_dispatch(serve_call_new(s, r, root, m->cap[0]),
-		    strrchr(path, '/') + 1);
+		    m->op);
 }
 
 /*
@@ -262,13 +276,13 @@ serve_loops_action(struct serve *s, struct http_req *r,
 static const struct serve_move {
 	const char	*to;
 	const char	*from[4];
-	const char	*action;
+	enum serve_op	 op;
 } serve_moves[] = {
-	{ "running", { "created", "paused", NULL }, "start" },
-	{ "paused", { "running", NULL }, "pause" },
-	{ "failed", { "created", "running", "paused", NULL }, "stop" },
-	{ "created", { NULL }, NULL },
-	{ "completed", { NULL }, NULL },
+	{ "running", { "created", "paused", NULL }, SOP_START },
+	{ "paused", { "running", NULL }, SOP_PAUSE },
+	{ "failed", { "created", "running", "paused", NULL }, SOP_STOP },
+	{ "created", { NULL }, SOP_NONE },
+	{ "completed", { NULL }, SOP_NONE },
 };
 #define SERVE_NMOVES	(sizeof serve_moves / sizeof serve_moves[0])
 
@@ -289,7 +303,7 @@ serve_loop_patched(struct serve_call *c, json_t *reply)
 		st = "none";
 	for (i = 0; mv->from[i] != NULL; i++)
 		if (strcmp(st, mv->from[i]) == 0) {
-			serve_loop_dispatch(c, mv->action);
+			serve_loop_dispatch(c, mv->op);
 			return;
 		}
 	snprintf(msg, sizeof msg, "Cannot change loop status from %s to %s",
@@ -416,15 +430,9 @@ serve_loops_create(struct serve *s, struct http_req *r,
 static void
 serve_loop_updated(struct serve_call *c, json_t *reply)
 {
-	const char	*e = json_string_value(json_object_get(reply, "error"));
-
+	/* the table's words for a bad member are CCW's 400 too */
 	if (!json_is_true(json_object_get(reply, "ok"))) {
-		/* the table's words for a bad member are CCW's 400 too */
-		if (e != NULL && strncmp(e, "loop_update: ", 13) == 0)
-			e += 13;
-		serve_ccw_error(c->r, e != NULL && strncmp(e, "Loop not found",
-		    14) == 0 ? 404 : 400, 1, e != NULL ? e : "failed");
-		serve_call_end(c);
+		serve_verb_error(c, reply, 1);
 		return;
 	}
 	serve_loop_written(c, reply);

@@ -47,13 +47,6 @@ static const struct serve_task_field serve_task_fields[] = {
 };
 #define SERVE_NFIELDS	(sizeof serve_task_fields / sizeof serve_task_fields[0])
 
-/* CCW answers these routes' errors {"error"}, the others {success:false}. */
-int
-serve_task_body_route(enum serve_task_op op)
-{
-	return op == STO_ADD || op == STO_UPDATE || op == STO_REORDER;
-}
-
 /* Only blanks (CCW's trim().length === 0)? */
 static int
 serve_blank(const char *s)

@@ -24,6 +24,13 @@
 #include "state.h"
 #include "xmalloc.h"
 
+/* CCW answers these routes' errors {"error"}, the others {success:false}. */
+int
+serve_task_body_route(enum serve_task_op op)
+{
+	return op == STO_ADD || op == STO_UPDATE || op == STO_REORDER;
+}
+
 /* A task's key as the reader keys it: CCW's task_id, else id. */
 static const char *
 serve_task_key(const json_t *t)

@@ -172,8 +172,9 @@ sock_conn_reply(struct sock_conn *cn, json_t *body)
 	msg_init(&m, MSG_REPLY);
 	m.u.call.body = body;
 	if ((e = chan_send(cn->chan, &m)) == PROTO_E_TOOBIG) {
-		err = api_error_new(json_object_get(body, "id"), "the reply is "
-		    "over the socket's frame limit (%u bytes)", SOCK_FRAME_MAX);
+		err = api_error_new(json_object_get(body, "id"), ERR_INTERNAL,
+		    "the reply is over the socket's frame limit (%u bytes)",
+		    SOCK_FRAME_MAX);
 		m.u.call.body = err;
 		e = chan_send(cn->chan, &m);
 		json_decref(err);
@@ -245,15 +246,16 @@ sock_subscribe(struct sock_conn *cn, const json_t *req)
 	int		 gap;
 
 	if (s->cfg.bus == NULL || cn->obs != NULL) {
-		(void)sock_answer(cn, req, api_error_new(NULL, "%s",
-		    s->cfg.bus == NULL ? "this server has no events" :
-		    "already subscribed"));
+		(void)sock_answer(cn, req, s->cfg.bus == NULL ?
+		    api_error_new(NULL, ERR_UNAVAILABLE,
+		    "this server has no events") :
+		    api_error_new(NULL, ERR_CONFLICT, "already subscribed"));
 		return;
 	}
 	if (after != NULL && (!json_is_integer(after) ||
 	    json_integer_value(after) < 0)) {
-		(void)sock_answer(cn, req, api_error_new(NULL, "\"after\" must "
-		    "be a non-negative integer"));
+		(void)sock_answer(cn, req, api_error_new(NULL, ERR_INVALID,
+		    "\"after\" must be a non-negative integer"));
 		return;
 	}
 	if (sock_answer(cn, req, json_pack("{s:b, s:I}", "ok", 1, "last",
@@ -280,7 +282,29 @@ sock_subscribe(struct sock_conn *cn, const json_t *req)
 	sock_conn_rest(cn);
 }
 
-/* One request: ours (subscribe, sock_stats), the host's, the verb table's. */
+/* sock_stats: the socket's counters, at once. */
+static void
+sock_stats_verb(struct sock_conn *cn, const json_t *req)
+{
+	json_t	*reply = sock_stats_json(cn->sock);
+
+	json_object_set_new(reply, "ok", json_true());
+	(void)sock_answer(cn, req, reply);
+}
+
+/*
+ * The verbs the socket answers itself, before the host's and the verb
+ * table's: adding one is a row and its handler.
+ */
+static const struct sock_verb {
+	const char	*name;
+	void		(*fn)(struct sock_conn *, const json_t *);
+} sock_verbs[] = {
+	{ "subscribe", sock_subscribe },
+	{ "sock_stats", sock_stats_verb },
+};
+
+/* One request: ours (sock_verbs), the host's, the verb table's. */
 static void
 sock_request(struct sock_conn *cn, const json_t *req)
 {
@@ -288,25 +312,23 @@ sock_request(struct sock_conn *cn, const json_t *req)
 	struct sock_call	*call;
 	const char		*verb;
 	json_t			*reply = NULL;
+	size_t			 i;
 
 	s->st.requests++;
 	if (!json_is_object(req)) {
-		(void)sock_answer(cn, req, api_error_new(NULL,
+		(void)sock_answer(cn, req, api_error_new(NULL, ERR_INVALID,
 		    "a request must be a JSON object"));
 		return;
 	}
 	verb = json_string_value(json_object_get(req, "verb"));
-	if (verb != NULL && strcmp(verb, "subscribe") == 0) {
-		sock_subscribe(cn, req);
-		return;
-	}
-	if (verb != NULL && strcmp(verb, "sock_stats") == 0) {
-		reply = sock_stats_json(s);
-		json_object_set_new(reply, "ok", json_true());
-	} else if (s->cfg.local != NULL &&
-	    s->cfg.local(s->cfg.local_arg, req, &reply) == 1) {
-		/* answered by the host */
-	}
+	for (i = 0; verb != NULL && i < sizeof sock_verbs /
+	    sizeof sock_verbs[0]; i++)
+		if (strcmp(verb, sock_verbs[i].name) == 0) {
+			sock_verbs[i].fn(cn, req);
+			return;
+		}
+	if (s->cfg.local != NULL)
+		(void)s->cfg.local(s->cfg.local_arg, req, &reply);
 	if (reply != NULL) {
 		(void)sock_answer(cn, req, reply);
 		return;

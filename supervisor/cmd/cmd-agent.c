@@ -166,7 +166,7 @@ cmd_agent(int argc, char **argv)
 	    loopguard_reserve(&run.guard, &run.sup, &err) != 0) {
 		fprintf(stderr, "ccw-supervisor agent: %s\n", err);
 		free(err);
-		rc = rc > 0 ? EXIT_FAILED : EXIT_USAGE;
+		rc = err_code_exit(rc > 0 ? ERR_BUSY : ERR_INVALID);
 		goto out;
 	}
 	run.verbs = verbs_new(&run.sup);

@@ -277,7 +277,7 @@ control_open(struct control *c, struct cmd_opts *o)
 		loopguard_close(&c->guard);
 		sup_free(&c->sup);
 		event_base_free(c->base);
-		return rc > 0 ? EXIT_FAILED : EXIT_USAGE;
+		return err_code_exit(rc > 0 ? ERR_BUSY : ERR_INVALID);
 	}
 	memset(&hc, 0, sizeof hc);
 	hc.config = &o->cfg;

@@ -32,6 +32,7 @@ struct doctor {
 	json_t		*report;
 	json_t		*warnings;	/* borrowed from report */
 	char		*config_err;	/* why config_load failed, or NULL */
+	int		 chosen_err;	/* it failed on our chosen file */
 };
 
 /* The --help text. */
@@ -71,13 +72,17 @@ doctor_file(json_t *files, const char *what, const char *path,
 	json_array_append_new(files, f);
 }
 
-/* Does the configuration error message name this file? */
+/*
+ * Is something at path for config_load's stat?  It reads the first such
+ * candidate and fails on that one only: which file an error is about is
+ * known from the files, never from the error's words.
+ */
 static int
-doctor_err_names(const char *err, const char *path)
+doctor_is_there(const char *path)
 {
-	size_t	n = strlen(path);
+	struct stat	sb;
 
-	return err != NULL && strncmp(err, path, n) == 0 && err[n] == ':';
+	return stat(path, &sb) == 0 || errno != ENOENT;
 }
 
 /* A regular file exists at path. */
@@ -99,13 +104,14 @@ doctor_our_files(struct doctor *d, json_t *files)
 {
 	char	*cand[2] = { NULL, NULL }, *chosen = NULL;
 	size_t	 i;
+	int	 loaded = 0;
 
 	if (d->o.config_path != NULL) {
 		chosen = xstrdup(d->o.config_path);
+		d->chosen_err = d->config_err != NULL;
 		doctor_file(files, "config (--config)", chosen,
-		    doctor_err_names(d->config_err, chosen) ? "error" : "read",
-		    doctor_err_names(d->config_err, chosen) ? d->config_err :
-		    NULL);
+		    d->chosen_err ? "error" : "read", d->chosen_err ?
+		    d->config_err : NULL);
 		return chosen;
 	}
 	xasprintf(&cand[0], "%s/.loop/config.json", d->o.cwd);
@@ -115,14 +121,18 @@ doctor_our_files(struct doctor *d, json_t *files)
 	for (i = 0; i < 2; i++) {
 		if (cand[i] == NULL)
 			continue;
-		if (doctor_err_names(d->config_err, cand[i]))
+		if (d->config_err != NULL && !loaded &&
+		    doctor_is_there(cand[i])) {
 			doctor_file(files, "config", cand[i], "error",
 			    d->config_err);
-		else if (!doctor_is_file(cand[i]))
+			d->chosen_err = chosen == NULL &&
+			    doctor_is_file(cand[i]);
+		} else if (!doctor_is_file(cand[i]))
 			doctor_file(files, "config", cand[i], "absent", NULL);
 		else
 			doctor_file(files, "config", cand[i],
 			    chosen != NULL ? "skipped" : "read", NULL);
+		loaded |= doctor_is_there(cand[i]);
 		if (chosen == NULL && doctor_is_file(cand[i]))
 			chosen = xstrdup(cand[i]);
 	}
@@ -213,7 +223,7 @@ doctor_config(struct doctor *d)
 		json_object_set_new(cfgrep, "error",
 		    json_string(d->config_err));
 		/* Our file alone if it is fine, else the built-ins. */
-		if (chosen == NULL || doctor_err_names(d->config_err, chosen) ||
+		if (chosen == NULL || d->chosen_err ||
 		    config_load(&ccw_loop_workflow, chosen, NULL, "",
 		    &d->o.cfg, &err) != 0) {
 			free(err);

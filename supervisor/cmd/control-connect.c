@@ -121,8 +121,9 @@ connect_line(void *arg, unsigned long lineno, const char *line, size_t len)
 	m.u.call.body = req;
 	id = json_object_get(req, "id");
 	if (chan_send(k->chan, &m) != PROTO_OK) {
-		err = api_error_new(id, "line %lu: over the socket's frame "
-		    "limit (%u bytes), not sent", lineno, SOCK_FRAME_MAX);
+		err = api_error_new(id, ERR_INVALID, "line %lu: over the "
+		    "socket's frame limit (%u bytes), not sent", lineno,
+		    SOCK_FRAME_MAX);
 		cmd_print_json(err, 1);
 		json_decref(err);
 	} else {

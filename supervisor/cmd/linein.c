@@ -127,15 +127,15 @@ linein_request(unsigned long lineno, const char *line, size_t len,
 
 	*errbody = NULL;
 	if (line == NULL) {
-		*errbody = api_error_new(NULL, "line %lu: longer than %u "
-		    "bytes, ignored", lineno, LINEIN_MAX);
+		*errbody = api_error_new(NULL, ERR_INVALID, "line %lu: longer "
+		    "than %u bytes, ignored", lineno, LINEIN_MAX);
 		return NULL;
 	}
 	if (len == 0)
 		return NULL;
 	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (req == NULL || !json_is_object(req)) {
-		*errbody = api_error_new(NULL, "line %lu: %s", lineno,
+		*errbody = api_error_new(NULL, ERR_INVALID, "line %lu: %s", lineno,
 		    req == NULL ? jerr.text : "a request must be a JSON object");
 		json_decref(req);
 		return NULL;

@@ -558,3 +558,14 @@ host_loop_mode(const struct host_loop *hl)
 {
 	return hl->mode;
 }
+
+/*
+ * Why an open the observer's opened refused failed, as a kind: the
+ * loop's status (loopopen_code), or internal when the driver failed.
+ */
+enum err_code
+host_loop_open_code(const struct host_loop *hl)
+{
+	return hl->open_status != LOOPOPEN_RUN ?
+	    loopopen_code(hl->open_status) : ERR_INTERNAL;
+}

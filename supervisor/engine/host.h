@@ -136,5 +136,6 @@ int		 host_loop_answer(struct host_loop *, const json_t *);
 void		 host_stop_all(struct host *, const char *);
 const char	*host_loop_id(const struct host_loop *);
 const char	*host_loop_mode(const struct host_loop *);
+enum err_code	 host_loop_open_code(const struct host_loop *);	/* why opened refused */
 
 #endif

@@ -250,6 +250,22 @@ loopopen_exit(enum loopopen_status s)
 	return EXIT_INTERNAL;
 }
 
+/* The kind of a refused open, for the api's reply (errcode.h). */
+enum err_code
+loopopen_code(enum loopopen_status s)
+{
+	switch (s) {
+	case LOOPOPEN_RUN:	return ERR_NONE;
+	case LOOPOPEN_NOENT:	return ERR_NOT_FOUND;
+	case LOOPOPEN_BUSY:	return ERR_BUSY;
+	case LOOPOPEN_COMPLETED:
+	case LOOPOPEN_PAUSED:
+	case LOOPOPEN_REFUSED:	return ERR_CONFLICT;
+	case LOOPOPEN_ERROR:	break;
+	}
+	return ERR_INTERNAL;
+}
+
 /*
  * The parallel step's retry policy from its roles' (the workflow's
  * group): the fewest attempts, the longest waits, the steepest backoff.

@@ -7,6 +7,7 @@
 #ifndef CCW_LOOPOPEN_H
 #define CCW_LOOPOPEN_H
 
+#include "errcode.h"
 #include "loopguard.h"
 #include "toolconfig.h"
 
@@ -52,6 +53,7 @@ enum loopopen_status loopopen_open(struct loop_opened *, struct event_base *,
 void		 loopopen_close(struct loop_opened *);
 char		*loopopen_title(const char *);
 int		 loopopen_exit(enum loopopen_status);
+enum err_code	 loopopen_code(enum loopopen_status);	/* the api's kind */
 void		 loopopen_retry(const struct config *,
 		    struct retry_cfg *);
 

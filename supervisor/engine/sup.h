@@ -6,6 +6,7 @@
 #define CCW_SUP_H
 
 #include "agent.h"
+#include "errcode.h"
 
 #define EXIT_OK		0
 #define EXIT_FAILED	1
@@ -30,15 +31,16 @@ typedef void	(*verbs_close_cb)(const char *, void *);
 
 struct verbs	*verbs_new(struct sup *);
 void		 verbs_free(struct verbs *);
-int		 verbs_wait(struct verbs *, char *const *, size_t, uint64_t,
+/* The verbs: ERR_NONE, or the kind of failure with *err (errcode.h). */
+enum err_code	 verbs_wait(struct verbs *, char *const *, size_t, uint64_t,
 		    int, verbs_wait_cb, void *, char **);
-int		 verbs_send_input(struct verbs *, const char *, const char *,
+enum err_code	 verbs_send_input(struct verbs *, const char *, const char *,
 		    int, verbs_input_cb, void *, char **);
-int		 verbs_send_input_within(struct verbs *, const char *,
+enum err_code	 verbs_send_input_within(struct verbs *, const char *,
 		    const char *, int, uint64_t, verbs_input_cb, void *,
 		    char **);
 void		 verbs_cancel_inputs(struct verbs *, void *);
-int		 verbs_close(struct verbs *, const char *, uint64_t,
+enum err_code	 verbs_close(struct verbs *, const char *, uint64_t,
 		    verbs_close_cb, void *, char **);
 int		 verbs_idle(struct verbs *);
 

@@ -239,7 +239,7 @@ req_new(struct verbs *v, enum req_kind kind, void *arg)
  * wait(targets, timeout, any|all).  Unknown targets are an error.  A wait
  * that is satisfied already answers at once; on timeout nothing is killed.
  */
-int
+enum err_code
 verbs_wait(struct verbs *v, char *const *targets, size_t n,
     uint64_t timeout_ms, int all, verbs_wait_cb cb, void *arg, char **err)
 {
@@ -250,12 +250,12 @@ verbs_wait(struct verbs *v, char *const *targets, size_t n,
 
 	if (n == 0) {
 		*err = xstrdup("wait needs at least one target");
-		return -1;
+		return ERR_INVALID;
 	}
 	for (i = 0; i < n; i++)
 		if (agent_find(v->sup, targets[i]) == NULL) {
 			xasprintf(err, "unknown agent '%s'", targets[i]);
-			return -1;
+			return ERR_NOT_FOUND;
 		}
 	r = req_new(v, REQ_WAIT, arg);
 	r->all = all;
@@ -273,7 +273,7 @@ verbs_wait(struct verbs *v, char *const *targets, size_t n,
 }
 
 /* send_input: answered when the worker acknowledges, or after 10 s. */
-int
+enum err_code
 verbs_send_input(struct verbs *v, const char *id, const char *text,
     int interrupt, verbs_input_cb cb, void *arg, char **err)
 {
@@ -285,7 +285,7 @@ verbs_send_input(struct verbs *v, const char *id, const char *text,
  * send_input, the acknowledgement awaited at most ack_ms: a driver with
  * deadlines of its own (the ladder's nudge) bounds it by them.
  */
-int
+enum err_code
 verbs_send_input_within(struct verbs *v, const char *id, const char *text,
     int interrupt, uint64_t ack_ms, verbs_input_cb cb, void *arg, char **err)
 {
@@ -296,10 +296,10 @@ verbs_send_input_within(struct verbs *v, const char *id, const char *text,
 
 	if (a == NULL) {
 		xasprintf(err, "unknown agent '%s'", id);
-		return -1;
+		return ERR_NOT_FOUND;
 	}
 	if ((rc = agent_send_input(a, text, interrupt, &sub, err)) < 0)
-		return -1;
+		return ERR_CONFLICT;	/* not running, or its channel failed */
 	r = req_new(v, REQ_INPUT, arg);
 	snprintf(r->agent_id, sizeof r->agent_id, "%s", a->id);
 	r->submission = sub;
@@ -311,7 +311,7 @@ verbs_send_input_within(struct verbs *v, const char *id, const char *text,
 }
 
 /* close: answered once the worker and its tool are gone. */
-int
+enum err_code
 verbs_close(struct verbs *v, const char *id, uint64_t grace_ms,
     verbs_close_cb cb, void *arg, char **err)
 {
@@ -321,7 +321,7 @@ verbs_close(struct verbs *v, const char *id, uint64_t grace_ms,
 
 	if (a == NULL) {
 		xasprintf(err, "unknown agent '%s'", id);
-		return -1;
+		return ERR_NOT_FOUND;
 	}
 	prev = agent_status_name(a->status);
 	if (a->result.type == MSG_RESULT && !agent_final(a))
@@ -332,7 +332,7 @@ verbs_close(struct verbs *v, const char *id, uint64_t grace_ms,
 	r->close_cb = cb;
 	if (agent_close(a, grace_ms, err) != 0) {
 		req_free(r);
-		return -1;
+		return ERR_CONFLICT;	/* already closed */
 	}
 	if (agent_final(a)) {
 		r->close_cb(r->previous, r->arg);

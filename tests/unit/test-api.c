@@ -189,7 +189,8 @@ t_agent_verbs(struct api *api)
 	j = t_call(api, "{\"verb\":\"result\",\"target\":\"x\"}");
 	req = json_dumps(j, JSON_COMPACT);
 	tap_is_str(req, "{\"ok\":false,\"error\":\"unknown agent 'x'\","
-	    "\"id\":null}", "an error without an id: id null");
+	    "\"code\":\"not_found\",\"id\":null}",
+	    "an error without an id: its code, id null");
 	free(req);
 	json_decref(j);
 	j = t_call(api, "{\"id\":\"a\",\"verb\":\"list\",\"model\":null}");
@@ -362,6 +363,96 @@ t_held_lock(struct api *api)
 	json_decref(req);
 }
 
+/*
+ * A refusal of its kind: the reply's "code" is the kind's name (the
+ * front ends map the code, so every error path must carry the right one).
+ */
+static void
+t_code(struct api *api, const char *text, enum err_code want)
+{
+	json_t	*j = t_call(api, text);
+
+	tap_is_str(json_string_value(json_object_get(j, "code")),
+	    err_code_name(want), "%.60s: %s", text, err_code_name(want));
+	tap_ok(api_reply_code(j) == want, "%.60s: api_reply_code", text);
+	json_decref(j);
+}
+
+/* Each error path of the verbs yields its kind. */
+static void
+t_codes(struct api *api)
+{
+	t_code(api, "{\"verb\":\"frobnicate\"}", ERR_INVALID);
+	t_code(api, "{\"verb\":\"spawn\",\"role\":3}", ERR_INVALID);
+	t_code(api, "{\"verb\":\"spawn\",\"role\":\"develop\"}", ERR_INVALID);
+	t_code(api, "{\"verb\":\"spawn\",\"role\":\"d\",\"cwd\":\"rel\"}",
+	    ERR_INVALID);
+	t_code(api, "{\"verb\":\"result\",\"target\":\"agent-9\"}",
+	    ERR_NOT_FOUND);
+	t_code(api, "{\"verb\":\"close\",\"target\":\"agent-9\"}",
+	    ERR_NOT_FOUND);
+	t_code(api, "{\"verb\":\"wait\",\"targets\":[\"agent-9\"]}",
+	    ERR_NOT_FOUND);
+	t_code(api, "{\"verb\":\"send_input\",\"target\":\"agent-9\","
+	    "\"message\":\"m\"}", ERR_NOT_FOUND);
+	t_code(api, "{\"verb\":\"loop_status\",\"loop_id\":\"nope\"}",
+	    ERR_NOT_FOUND);
+	t_code(api, "{\"verb\":\"loop_stop\",\"loop_id\":\"nope\"}",
+	    ERR_NOT_FOUND);
+	t_code(api, "{\"verb\":\"loop_status\",\"loop_id\":\"../x\"}",
+	    ERR_INVALID);
+	t_code(api, "{\"verb\":\"loop_open\",\"title\":\"\"}", ERR_INVALID);
+	t_create("C1");
+	t_code(api, "{\"verb\":\"loop_pause\",\"loop_id\":\"C1\"}",
+	    ERR_CONFLICT);
+	t_code(api, "{\"verb\":\"loop_resume\",\"loop_id\":\"C1\"}",
+	    ERR_CONFLICT);
+	t_set_status("C1", "running");
+	t_code(api, "{\"verb\":\"loop_update\",\"loop_id\":\"C1\","
+	    "\"title\":\"x\"}", ERR_CONFLICT);
+	t_code(api, "{\"verb\":\"loop_open\",\"loop_id\":\"C1\","
+	    "\"start\":true}", ERR_UNAVAILABLE);
+}
+
+/*
+ * The kind, not the words: a reply reworded keeps its status, and one
+ * saying "not found" of the wrong kind is not a 404; every kind has a
+ * name that parses back.
+ */
+static void
+t_code_table(void)
+{
+	static const char *const replies[] = {
+	    "{\"ok\":false,\"error\":\"Loop not found: x\","
+	    "\"code\":\"invalid_argument\"}",
+	    "{\"ok\":false,\"error\":\"reworded entirely\","
+	    "\"code\":\"not_found\"}",
+	    "{\"ok\":false,\"error\":\"no such loop\"}",
+	    "{\"ok\":true}",
+	};
+	static const int	 http[] = { 400, 404, 400, 200 };
+	static const int	 rpc[] = { -32602, -32001, -32603, 0 };
+	enum err_code		 c;
+	json_t			*j;
+	size_t			 i;
+
+	for (i = 0; i < sizeof replies / sizeof replies[0]; i++) {
+		j = json_loads(replies[i], 0, NULL);
+		tap_is_int(err_code_http(api_reply_code(j)), http[i],
+		    "HTTP status of %s", replies[i]);
+		tap_is_int(err_code_jsonrpc(api_reply_code(j)), rpc[i],
+		    "JSON-RPC code of %s", replies[i]);
+		json_decref(j);
+	}
+	for (c = ERR_NONE; c <= ERR_INTERNAL; c++)
+		tap_ok(err_code_parse(err_code_name(c)) == c,
+		    "kind %d: name %s parses back", (int)c, err_code_name(c));
+	tap_ok(err_code_parse("frob") == ERR_INTERNAL,
+	    "an unknown code is internal, never a success");
+	tap_is_int(err_code_exit(ERR_BUSY), EXIT_FAILED, "busy: exit 1");
+	tap_is_int(err_code_exit(ERR_INVALID), EXIT_USAGE, "invalid: exit 2");
+}
+
 int
 main(void)
 {
@@ -382,6 +473,8 @@ main(void)
 	host.plan = t_plan_refuse;
 	api = api_new(&host);
 	t_loop_verbs(api);
+	t_codes(api);
+	t_code_table();
 	t_held_lock(api);
 	t_agent_verbs(api);	/* last: its api_close_all stops lock waits */
 	api_free(api);
@@ -393,6 +486,10 @@ main(void)
 	    "no state directory");
 	t_refused(api, "{\"verb\":\"spawn\",\"role\":\"develop\"}",
 	    "cannot start agents");
+	t_code(api, "{\"verb\":\"loop_status\",\"loop_id\":\"L1\"}",
+	    ERR_UNAVAILABLE);
+	t_code(api, "{\"verb\":\"spawn\",\"role\":\"develop\"}",
+	    ERR_UNAVAILABLE);
 	api_free(api);
 	sup_free(&sup);
 	event_base_free(base);
