@@ -30,12 +30,10 @@
 #include "log.h"
 #include "mcp.h"
 #include "serve.h"
-#include "sigfd.h"
 #include "sock.h"
 #include "sup.h"
 #include "xmalloc.h"
 
-#define SERVE_NSIG	3
 #define SERVE_ROOTS_MAX	64
 #define SERVE_TOKEN_MAX	4096
 #define SERVE_HOSTS_MAX	64
@@ -43,6 +41,7 @@
 /* One project root: its options, agent table, host and verb table. */
 struct serve_side {
 	struct cmd_opts		 o;
+	struct plan_base	 plan;		/* /api/agents' spawns */
 	struct sup		 sup;
 	struct host		*host;
 	struct api		*api;
@@ -58,7 +57,7 @@ struct serve_cmd {
 	struct bus		*bus;
 	struct serve		*srv;
 	struct sock		*sock;		/* NULL: --no-socket */
-	struct event		*sigs[SERVE_NSIG];
+	struct event		*sigs[CMD_NSIG];
 	char			*token;
 	int			 stopping;
 	uint64_t		 grace_ms;
@@ -211,7 +210,7 @@ serve_cmd_plan(void *arg, const struct api_spawn *sp, struct agent_req *ar,
 		*err = xstrdup("agents are spawned in the first root");
 		return -1;
 	}
-	return cmd_plan_spawn(&sd->o, &sd->guard, &sd->sup, sp, ar, err);
+	return cmd_plan_spawn(&sd->plan, &sd->guard, &sd->sup, sp, ar, err);
 }
 
 /* SIGTERM, SIGINT, SIGHUP: every loop stopped, every agent closed, exit 4. */
@@ -271,6 +270,7 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	cmd_opts_overrides(&sd->o, &hc.over);
 	if ((sd->host = host_new(sc->base, &hc, &err)) == NULL)
 		fatalx("serve: %s", err);
+	cmd_plan_base(&sd->o, &sd->plan);
 	memset(&ah, 0, sizeof ah);
 	ah.sup = &sd->sup;
 	ah.state_dir = sd->o.state_dir;
@@ -308,7 +308,7 @@ serve_cmd_free(struct serve_cmd *sc)
 	size_t	i;
 
 	serve_free(sc->srv);
-	for (i = 0; i < SERVE_NSIG; i++)
+	for (i = 0; i < CMD_NSIG; i++)
 		if (sc->sigs[i] != NULL)
 			event_free(sc->sigs[i]);
 	for (i = sc->n; i-- > 0; ) {
@@ -364,22 +364,6 @@ serve_cmd_socket(struct serve_cmd *sc, const char *path)
 	printf("ccw-supervisor serve: control socket %s\n", path);
 	free(def);
 	return 0;
-}
-
-/* The signals' events; then the deferred ones may come in. */
-static void
-serve_cmd_signals(struct serve_cmd *sc)
-{
-	static const int	signos[SERVE_NSIG] = { SIGTERM, SIGINT, SIGHUP };
-	int			i;
-
-	for (i = 0; i < SERVE_NSIG; i++) {
-		sc->sigs[i] = evsignal_new(sc->base, signos[i],
-		    serve_cmd_signal, sc);
-		if (sc->sigs[i] == NULL || evsignal_add(sc->sigs[i], NULL) != 0)
-			fatalx("serve: cannot handle signal %d", signos[i]);
-	}
-	sigfd_release();
 }
 
 int
@@ -511,7 +495,7 @@ cmd_serve(int argc, char **argv)
 		    "loopback: give --token-file (mode 0600)\n", addr);
 		goto out;
 	}
-	serve_cmd_signals(&sc);
+	cmd_signals(sc.base, sc.sigs, serve_cmd_signal, &sc);
 	/* the address without its port: the line tests and scripts read */
 	printf("ccw-supervisor serve: listening on http://%.*s:%d\n",
 	    (int)(strrchr(addr, ':') != NULL ? strrchr(addr, ':') - addr :
