@@ -323,7 +323,7 @@ cmd_signals(struct event_base *base, struct event **sigs,
 
 /* Print a JSON value on stdout: indented, or one line with compact. */
 void
-cmd_print_json(json_t *j, int compact)
+cmd_print_json(const json_t *j, int compact)
 {
 	char	*s;
 
