@@ -272,15 +272,14 @@ else
 	else
 		link=$(perl -e "$LINK" "$srcdir" "$KNOWN_CIRCLES" <"$T_TMP/nm")
 		ok $? "link level: nm over $nobj objects"
-		while read -r what caller callee syms; do
-			[ "$what" = UP ] || continue
-			todo up "$caller>$callee" "$caller uses $callee, of a layer above ($syms)"
-		done <<EOF
-$link
-EOF
 		while read -r what files; do
-			[ "$what" = CIRCLE ] || continue
-			todo circle "${files// /+}" "files call each other round: $files (one concern: merge them; else cut the circle with a table or a callback)"
+			case $what in
+			UP)
+				set -- $files
+				todo up "$1>$2" "$1 uses $2, of a layer above (${files#* * })" ;;
+			CIRCLE)
+				todo circle "${files// /+}" "files call each other round: $files (one concern: merge them; else cut the circle with a table or a callback)" ;;
+			esac
 		done <<EOF
 $link
 EOF
