@@ -16,7 +16,6 @@
 #include "batch-worker.h"
 #include "bqinput.h"
 #include "gate.h"
-#include "cmdutil.h"
 #include "log.h"
 #include "loop.h"
 #include "loopguard.h"
@@ -167,11 +166,12 @@ bworker_admitted(void *arg)
  */
 struct bworker *
 bworker_start(struct event_base *base, struct children *children,
-    struct gate *gate, struct cmd_opts *o, const char *id,
-    const struct bq_item *it, bworker_done_fn done, void *arg, char **err)
+    struct gate *gate, const struct plan_base *plan, const char *state_dir,
+    const char *id, const struct bq_item *it, bworker_done_fn done,
+    void *arg, char **err)
 {
 	struct bworker		*w = xcalloc(1, sizeof *w);
-	struct plan_overrides	 over;
+	struct plan_request	 rq;
 	const char		*role = it->role != NULL ? it->role : "develop";
 
 	*err = NULL;
@@ -180,21 +180,21 @@ bworker_start(struct event_base *base, struct children *children,
 	w->done = done;
 	w->arg = arg;
 	w->guard.lock_fd = w->guard.workers_fd = w->guard.dirfd = -1;
-	memset(&over, 0, sizeof over);
-	over.tool = it->tool;
-	over.model = it->model;
-	/* the item's own launcher, else the command line's */
-	over.launch = it->launch.set ? &it->launch : o->launch.set ?
-	    &o->launch : NULL;
-	if (plan_spawn(&o->cfg, o->cwd, role, &over, it->description, &w->req,
-	    &w->dl, err) != 0)
+	memset(&rq, 0, sizeof rq);
+	rq.role = role;
+	rq.prompt = it->description;
+	rq.tool = it->tool;
+	rq.model = it->model;
+	/* the item's own launcher, else the root's (the command line's) */
+	rq.launch = it->launch.set ? &it->launch : NULL;
+	if (plan_request(plan, &rq, &w->req, &w->dl, err) != 0)
 		goto fail;
 	w->options = w->req.options;
 	if (strcmp(w->req.tool, "bash") != 0) {
 		w->msg = prompt_with_contract(role, it->description);
 		w->req.prompt = w->msg;
 	}
-	if (sup_init(&w->sup, base, children, o->state_dir, id, err) != 0)
+	if (sup_init(&w->sup, base, children, state_dir, id, err) != 0)
 		goto fail;
 	w->sup_ok = 1;
 	/* one driver per id; a fresh agent-N.log above any earlier run's */

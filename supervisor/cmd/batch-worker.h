@@ -10,17 +10,18 @@
 struct bq_item;
 struct bworker;
 struct children;
-struct cmd_opts;
 struct event_base;
 struct gate;
+struct plan_base;
 
 /* status "completed" or "failed", its reason, the worker's usage, stopped */
 typedef void	(*bworker_done_fn)(void *, const char *, const char *,
 		    const json_t *, int);
 
 struct bworker	*bworker_start(struct event_base *, struct children *,
-		    struct gate *, struct cmd_opts *, const char *,
-		    const struct bq_item *, bworker_done_fn, void *, char **);
+		    struct gate *, const struct plan_base *, const char *,
+		    const char *, const struct bq_item *, bworker_done_fn,
+		    void *, char **);
 void		 bworker_stop(struct bworker *);
 void		 bworker_free(struct bworker *);
 

@@ -41,7 +41,7 @@ struct acp_cmd {
 	uint64_t		 grace_ms;
 	struct acp		*acp;
 	struct linein		*in;
-	struct event		*sigs[CONTROL_NSIG];
+	struct event		*sigs[CMD_NSIG];
 	struct event		*check;		/* maybe_exit, on the next turn */
 	size_t			 max_sessions;	/* --max-sessions */
 	int			 eof;
@@ -251,7 +251,7 @@ acp_cmd_free(struct acp_cmd *c)
 {
 	size_t	i;
 
-	for (i = 0; i < CONTROL_NSIG; i++)
+	for (i = 0; i < CMD_NSIG; i++)
 		if (c->sigs[i] != NULL)
 			event_free(c->sigs[i]);
 	linein_free(c->in);
@@ -291,7 +291,7 @@ cmd_acp(int argc, char **argv)
 	c.acp = acp_new(&cfg);
 	if ((c.check = event_new(c.base, -1, 0, acp_cmd_check, &c)) == NULL)
 		fatalx("acp: cannot create an event");
-	control_signals(c.base, c.sigs, acp_cmd_signal, &c);
+	cmd_signals(c.base, c.sigs, acp_cmd_signal, &c);
 	if ((c.in = linein_new(c.base, 0, acp_cmd_line, acp_cmd_eof,
 	    &c)) == NULL)
 		fatalx("acp: stdin must be a pipe, socket or terminal");

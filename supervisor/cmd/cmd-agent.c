@@ -85,8 +85,13 @@ agent_usage(FILE *fp)
 "Exit: 0 completed, 1 failed or errored, 2 usage, 4 stopped, 5 timed out.\n");
 }
 
-int
-cmd_agent(int argc, char **argv)
+/*
+ * The command line into o (ROLE and MESSAGE too), --json and --raw:
+ * EXIT_OK, or the exit code with the usage said; *done after --help.
+ */
+static int
+agent_options(struct cmd_opts *o, int argc, char **argv, int *compact,
+    int *raw, int *done)
 {
 	static const struct option longopts[] = {
 		{ "tool", required_argument, NULL, 't' },
@@ -106,27 +111,19 @@ cmd_agent(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cmd_opts		 o;
-	struct agent_run	 run;
-	struct agent_req	 req;
-	struct plan_overrides	 over;
-	struct plan_deadlines	 dl;
-	struct event		*sigint, *sigterm;
-	char			*err = NULL, *msg = NULL;
-	json_t			*out;
-	int			 ch, compact = 0, raw = 0, rc;
+	int	ch;
 
-	cmd_opts_init(&o);
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
 		if (ch == 'j')
-			compact = 1;
+			*compact = 1;
 		else if (ch == 'r')
-			raw = 1;
+			*raw = 1;
 		else if (ch == 'h') {
 			agent_usage(stdout);
+			*done = 1;
 			return EXIT_OK;
-		} else if (cmd_opts_set(&o, ch, optarg) != 0) {
+		} else if (cmd_opts_set(o, ch, optarg) != 0) {
 			agent_usage(stderr);
 			return EXIT_USAGE;
 		}
@@ -136,8 +133,98 @@ cmd_agent(int argc, char **argv)
 		agent_usage(stderr);
 		return EXIT_USAGE;
 	}
-	o.role = argv[optind];
-	o.message = argv[optind + 1];
+	o->role = argv[optind];
+	o->message = argv[optind + 1];
+	return EXIT_OK;
+}
+
+/* How the agent ended, as the command's exit code. */
+static int
+agent_run_status(const struct agent_run *run)
+{
+	if (run->stopped)
+		return EXIT_STOPPED;
+	if (run->a->timed_out)
+		return EXIT_TIMEOUT;
+	if (run->a->status == AS_COMPLETED &&
+	    strcmp(run->a->result.u.result.status, "failed") != 0)
+		return EXIT_OK;
+	return EXIT_FAILED;
+}
+
+/*
+ * The planned agent run to its end in o's loop (the run lock held, its
+ * log fresh), the deadlines' ladder climbed, a signal closing it; the
+ * report printed.  The exit code.
+ */
+static int
+agent_run_req(struct agent_run *run, const struct cmd_opts *o,
+    const struct agent_req *req, const struct plan_deadlines *dl,
+    int compact)
+{
+	struct event	*sigint, *sigterm;
+	json_t		*out;
+	char		*err = NULL;
+	int		 rc;
+
+	run->base = chan_base_new();
+	if (run->base == NULL)
+		fatalx("cannot create the event loop");
+	if (sup_init(&run->sup, run->base, NULL, o->state_dir, o->loop_id,
+	    &err) != 0)
+		fatalx("%s", err);
+	/* one driver per loop; a fresh agent-N.log above every earlier id */
+	if ((rc = loopguard_open(&run->guard, run->sup.state_dir,
+	    run->sup.loop_id, &err)) != 0 ||
+	    loopguard_workers(&run->guard, NULL, &err) != 0 ||
+	    loopguard_reserve(&run->guard, &run->sup, &err) != 0) {
+		fprintf(stderr, "ccw-supervisor agent: %s\n", err);
+		free(err);
+		return err_code_exit(rc > 0 ? ERR_BUSY : ERR_INVALID);
+	}
+	run->verbs = verbs_new(&run->sup);
+	run->grace_ms = dl->grace_ms;
+	sigint = evsignal_new(run->base, SIGINT, agent_run_signal, run);
+	sigterm = evsignal_new(run->base, SIGTERM, agent_run_signal, run);
+	evsignal_add(sigint, NULL);
+	evsignal_add(sigterm, NULL);
+	/* main.c deferred these signals: one sent meanwhile stops us now. */
+	sigfd_release();
+
+	run->a = agent_spawn(&run->sup, req);
+	run->ladder = ladder_start(run->verbs, run->a, dl->timeout_ms,
+	    dl->nudge_ms, dl->grace_ms, agent_run_done, run);
+	if (!run->finished)
+		event_base_dispatch(run->base);
+
+	out = report_agent(run->a);
+	cmd_print_json(out, compact);
+	json_decref(out);
+	rc = agent_run_status(run);
+	event_free(sigint);
+	event_free(sigterm);
+	verbs_free(run->verbs);
+	ladder_free(run->ladder);
+	return rc;
+}
+
+int
+cmd_agent(int argc, char **argv)
+{
+	struct cmd_opts		 o;
+	struct agent_run	 run;
+	struct agent_req	 req;
+	struct plan_overrides	 over;
+	struct plan_deadlines	 dl;
+	char			*err = NULL, *msg = NULL;
+	int			 compact = 0, raw = 0, done = 0, rc;
+
+	cmd_opts_init(&o);
+	if ((rc = agent_options(&o, argc, argv, &compact, &raw, &done)) !=
+	    EXIT_OK || done) {
+		cmd_opts_free(&o);
+		return rc;
+	}
 	cmd_opts_overrides(&o, &over);
 	if (cmd_opts_load(&o, &err) != 0 || plan_spawn(&o.cfg, o.cwd, o.role,
 	    &over, o.message, &req, &dl, &err) != 0) {
@@ -151,57 +238,8 @@ cmd_agent(int argc, char **argv)
 		msg = prompt_with_contract(o.role, o.message);
 		req.prompt = msg;
 	}
-
 	memset(&run, 0, sizeof run);
-	run.base = chan_base_new();
-	if (run.base == NULL)
-		fatalx("cannot create the event loop");
-	if (sup_init(&run.sup, run.base, NULL, o.state_dir, o.loop_id,
-	    &err) != 0)
-		fatalx("%s", err);
-	/* one driver per loop; a fresh agent-N.log above every earlier id */
-	if ((rc = loopguard_open(&run.guard, run.sup.state_dir,
-	    run.sup.loop_id, &err)) != 0 ||
-	    loopguard_workers(&run.guard, NULL, &err) != 0 ||
-	    loopguard_reserve(&run.guard, &run.sup, &err) != 0) {
-		fprintf(stderr, "ccw-supervisor agent: %s\n", err);
-		free(err);
-		rc = err_code_exit(rc > 0 ? ERR_BUSY : ERR_INVALID);
-		goto out;
-	}
-	run.verbs = verbs_new(&run.sup);
-	run.grace_ms = dl.grace_ms;
-	sigint = evsignal_new(run.base, SIGINT, agent_run_signal, &run);
-	sigterm = evsignal_new(run.base, SIGTERM, agent_run_signal, &run);
-	evsignal_add(sigint, NULL);
-	evsignal_add(sigterm, NULL);
-	/* main.c deferred these signals: one sent meanwhile stops us now. */
-	sigfd_release();
-
-	run.a = agent_spawn(&run.sup, &req);
-	run.ladder = ladder_start(run.verbs, run.a, dl.timeout_ms,
-	    dl.nudge_ms, dl.grace_ms, agent_run_done, &run);
-	if (!run.finished)
-		event_base_dispatch(run.base);
-
-	out = report_agent(run.a);
-	cmd_print_json(out, compact);
-	json_decref(out);
-	if (run.stopped)
-		rc = EXIT_STOPPED;
-	else if (run.a->timed_out)
-		rc = EXIT_TIMEOUT;
-	else if (run.a->status == AS_COMPLETED &&
-	    strcmp(run.a->result.u.result.status, "failed") != 0)
-		rc = EXIT_OK;
-	else
-		rc = EXIT_FAILED;
-
-	event_free(sigint);
-	event_free(sigterm);
-	verbs_free(run.verbs);
-	ladder_free(run.ladder);
-out:
+	rc = agent_run_req(&run, &o, &req, &dl, compact);
 	sup_free(&run.sup);
 	loopguard_close(&run.guard);
 	event_base_free(run.base);

@@ -108,8 +108,8 @@ batch_worker_start(void *arg, const char *root, const char *sd,
 	if ((r = roots_get(&bc->roots, root, sd, err)) == NULL)
 		return NULL;
 	*used = r->o.state_dir;
-	return bworker_start(bc->base, host_children(r->host), bc->gate, &r->o,
-	    id, it, done, done_arg, err);
+	return bworker_start(bc->base, host_children(r->host), bc->gate,
+	    &r->plan, r->o.state_dir, id, it, done, done_arg, err);
 }
 
 static void

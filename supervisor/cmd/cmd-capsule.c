@@ -83,6 +83,42 @@ capsule_load(int dirfd, const char *id, json_t **stp)
 }
 
 /* The capsule command: load the loop, build, check, print. */
+/*
+ * The capsule checked (what is missing and the warnings on stderr) and
+ * printed, as JSON or rendered: EXIT_OK when valid, else EXIT_FAILED.
+ */
+static int
+capsule_print(const json_t *cap, int json)
+{
+	struct strv	 missing = { NULL, 0 }, warnings = { NULL, 0 };
+	char		*text, *r;
+	size_t		 i;
+	int		 rc;
+
+	rc = capsule_validate(cap, &missing, &warnings) == 0 ? EXIT_OK :
+	    EXIT_FAILED;
+	for (i = 0; i < warnings.n; i++)
+		fprintf(stderr, "ccw-supervisor capsule: warning: %s\n",
+		    warnings.v[i]);
+	for (i = 0; i < missing.n; i++)
+		fprintf(stderr, "ccw-supervisor capsule: invalid: missing %s\n",
+		    missing.v[i]);
+	if (json)
+		cmd_print_json(cap, 0);
+	else {
+		text = capsule_render(cap);
+		r = text + strlen(text);
+		fputs(text, stdout);
+		if (r == text || r[-1] != '\n')
+			putchar('\n');
+		fflush(stdout);
+		free(text);
+	}
+	strv_clear(&missing);
+	strv_clear(&warnings);
+	return rc;
+}
+
 int
 cmd_capsule(int argc, char **argv)
 {
@@ -92,12 +128,10 @@ cmd_capsule(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct strv	 missing = { NULL, 0 }, warnings = { NULL, 0 };
 	const char	*root = NULL, *sdir = NULL, *id;
 	json_t		*st = NULL, *cap;
-	char		 cwd[PATH_MAX], *dir, *err = NULL, *text, *r;
+	char		 cwd[PATH_MAX], *dir, *err = NULL;
 	int		 ch, json = 0, dirfd, rc;
-	size_t		 i;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
@@ -143,27 +177,7 @@ cmd_capsule(int argc, char **argv)
 	cap = capsule_build_root(st, dir, root);
 	json_decref(st);
 	free(dir);
-	rc = capsule_validate(cap, &missing, &warnings) == 0 ? EXIT_OK :
-	    EXIT_FAILED;
-	for (i = 0; i < warnings.n; i++)
-		fprintf(stderr, "ccw-supervisor capsule: warning: %s\n",
-		    warnings.v[i]);
-	for (i = 0; i < missing.n; i++)
-		fprintf(stderr, "ccw-supervisor capsule: invalid: missing %s\n",
-		    missing.v[i]);
-	if (json)
-		cmd_print_json(cap, 0);
-	else {
-		text = capsule_render(cap);
-		r = text + strlen(text);
-		fputs(text, stdout);
-		if (r == text || r[-1] != '\n')
-			putchar('\n');
-		fflush(stdout);
-		free(text);
-	}
+	rc = capsule_print(cap, json);
 	json_decref(cap);
-	strv_clear(&missing);
-	strv_clear(&warnings);
 	return rc;
 }

@@ -26,7 +26,6 @@
 #include "host.h"
 #include "linein.h"
 #include "log.h"
-#include "sigfd.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -77,7 +76,7 @@ control_plan(void *arg, const struct api_spawn *sp, struct agent_req *ar,
 {
 	struct control	*c = arg;
 
-	return cmd_plan_spawn(c->opts, &c->guard, &c->sup, sp, ar, err);
+	return cmd_plan_spawn(&c->plan, &c->guard, &c->sup, sp, ar, err);
 }
 
 /* One request line: parse errors are ours (with the line), the rest the api's. */
@@ -229,25 +228,6 @@ control_options(struct cmd_opts *o, int argc, char **argv, int *done,
 }
 
 /*
- * SIGTERM, SIGINT and SIGHUP as events calling fn (control's, and
- * --connect's), then the deferred ones may come in.
- */
-void
-control_signals(struct event_base *base, struct event **sigs,
-    void (*fn)(evutil_socket_t, short, void *), void *arg)
-{
-	static const int	signos[CONTROL_NSIG] = { SIGTERM, SIGINT, SIGHUP };
-	int			i;
-
-	for (i = 0; i < CONTROL_NSIG; i++) {
-		sigs[i] = evsignal_new(base, signos[i], fn, arg);
-		if (sigs[i] == NULL || evsignal_add(sigs[i], NULL) != 0)
-			fatalx("control: cannot handle signal %d", signos[i]);
-	}
-	sigfd_release();
-}
-
-/*
  * A session without its input: the base, the agent table, the run lock,
  * the host of loops and the api on them (tests/sock-serve.c mounts a
  * control socket on one).  EXIT_OK, or an exit code with the reason
@@ -262,7 +242,7 @@ control_open(struct control *c, struct cmd_opts *o)
 	int		 rc;
 
 	memset(c, 0, sizeof *c);
-	c->opts = o;
+	cmd_plan_base(o, &c->plan);
 	c->grace_ms = o->have_grace ? o->grace_ms : API_GRACE_MS;
 	if ((c->base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
@@ -335,13 +315,13 @@ cmd_control(int argc, char **argv)
 		cmd_opts_free(&o);
 		return rc;
 	}
-	control_signals(c.base, c.sigs, control_signal, &c);
+	cmd_signals(c.base, c.sigs, control_signal, &c);
 	if ((c.in = linein_new(c.base, 0, control_line, control_eof,
 	    &c)) == NULL)
 		fatalx("control: stdin must be a pipe, socket or terminal");
 	event_base_dispatch(c.base);
 
-	for (i = 0; i < CONTROL_NSIG; i++)
+	for (i = 0; i < CMD_NSIG; i++)
 		event_free(c.sigs[i]);
 	linein_free(c.in);
 	control_close(&c);

@@ -178,13 +178,13 @@ cmd_mcp(int argc, char **argv)
 	cfg.arg = &ms;
 	cfg.settled = mcp_stdio_settled;
 	ms.mcp = mcp_new(&cfg);
-	control_signals(ms.c.base, ms.c.sigs, mcp_stdio_signal, &ms);
+	cmd_signals(ms.c.base, ms.c.sigs, mcp_stdio_signal, &ms);
 	if ((ms.c.in = linein_new(ms.c.base, 0, mcp_stdio_line, mcp_stdio_eof,
 	    &ms)) == NULL)
 		fatalx("mcp: stdin must be a pipe, socket or terminal");
 	event_base_dispatch(ms.c.base);
 
-	for (i = 0; i < CONTROL_NSIG; i++)
+	for (i = 0; i < CMD_NSIG; i++)
 		event_free(ms.c.sigs[i]);
 	linein_free(ms.c.in);
 	mcp_free(ms.mcp);

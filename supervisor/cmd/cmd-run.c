@@ -476,6 +476,61 @@ run_word(const char *opt, const char *arg, const char *const *words)
 	return -1;
 }
 
+/*
+ * One option of run's own, else the common ones (cmd_opts_set): 0 or
+ * more when taken, -1 when refused (said on stderr).
+ */
+static int
+run_option(struct run_args *ra, int ch, const char *arg)
+{
+	static const char *const modes[] = { "auto", "parallel",
+	    "interactive", NULL };
+	static const char *const clarify[] = { "recommended", "fail", NULL };
+	static const char *const policy[] = { "finish", "interrupt", NULL };
+	long long	 v;
+	int		 w = 0;
+
+	switch (ch) {
+	case 'm':
+		ra->mode_arg = arg;
+		if ((w = run_word("-m", arg, modes)) >= 0)
+			ra->mode = (enum loop_mode)w;
+		break;
+	case 'q':
+		w = run_word("--on-clarify", arg, clarify);
+		ra->clarify_fail = w == 1;
+		break;
+	case 'p':
+		w = run_word("--pause-policy", arg, policy);
+		ra->interrupt = w == 1;
+		break;
+	case 'n':
+	case 'B':
+	case 'b':
+		if ((w = run_number(arg, 1, &v)) != 0) {
+			fprintf(stderr, "ccw-supervisor run: '%s' is not a "
+			    "positive number\n", arg);
+			break;
+		}
+		if (ch == 'n') {
+			ra->max_iter = v;
+			ra->have_max = 1;
+		} else
+			*(ch == 'B' ? &ra->batch_ms : &ra->batch_nudge_ms) =
+			    (uint64_t)v;
+		break;
+	case 'M':
+		ra->o.model = arg;
+		break;
+	case 'j':
+		ra->json = 1;
+		break;
+	default:
+		w = cmd_opts_set(&ra->o, ch, arg);
+	}
+	return w;
+}
+
 /* Parse the command line: 0, 1 for --help (printed), -1 (said) on error. */
 static int
 run_parse(int argc, char **argv, struct run_args *ra)
@@ -501,57 +556,16 @@ run_parse(int argc, char **argv, struct run_args *ra)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char *const modes[] = { "auto", "parallel",
-	    "interactive", NULL };
-	static const char *const clarify[] = { "recommended", "fail", NULL };
-	static const char *const policy[] = { "finish", "interrupt", NULL };
-	long long	 v;
 	int		 ch, w = 0;
 
 	optind = 1;
 	while (w >= 0 && (ch = getopt_long(argc, argv, "m:n:C:h", longopts,
 	    NULL)) != -1) {
-		switch (ch) {
-		case 'm':
-			ra->mode_arg = optarg;
-			if ((w = run_word("-m", optarg, modes)) >= 0)
-				ra->mode = (enum loop_mode)w;
-			break;
-		case 'q':
-			w = run_word("--on-clarify", optarg, clarify);
-			ra->clarify_fail = w == 1;
-			break;
-		case 'p':
-			w = run_word("--pause-policy", optarg, policy);
-			ra->interrupt = w == 1;
-			break;
-		case 'n':
-		case 'B':
-		case 'b':
-			if ((w = run_number(optarg, 1, &v)) != 0) {
-				fprintf(stderr, "ccw-supervisor run: '%s' is "
-				    "not a positive number\n", optarg);
-				break;
-			}
-			if (ch == 'n') {
-				ra->max_iter = v;
-				ra->have_max = 1;
-			} else
-				*(ch == 'B' ? &ra->batch_ms :
-				    &ra->batch_nudge_ms) = (uint64_t)v;
-			break;
-		case 'M':
-			ra->o.model = optarg;
-			break;
-		case 'j':
-			ra->json = 1;
-			break;
-		case 'h':
+		if (ch == 'h') {
 			run_usage(stdout);
 			return 1;
-		default:
-			w = cmd_opts_set(&ra->o, ch, optarg);
 		}
+		w = run_option(ra, ch, optarg);
 	}
 	if (w < 0)
 		return -1;

@@ -30,12 +30,10 @@
 #include "log.h"
 #include "mcp.h"
 #include "serve.h"
-#include "sigfd.h"
 #include "sock.h"
 #include "sup.h"
 #include "xmalloc.h"
 
-#define SERVE_NSIG	3
 #define SERVE_ROOTS_MAX	64
 #define SERVE_TOKEN_MAX	4096
 #define SERVE_HOSTS_MAX	64
@@ -43,6 +41,7 @@
 /* One project root: its options, agent table, host and verb table. */
 struct serve_side {
 	struct cmd_opts		 o;
+	struct plan_base	 plan;		/* /api/agents' spawns */
 	struct sup		 sup;
 	struct host		*host;
 	struct api		*api;
@@ -58,7 +57,7 @@ struct serve_cmd {
 	struct bus		*bus;
 	struct serve		*srv;
 	struct sock		*sock;		/* NULL: --no-socket */
-	struct event		*sigs[SERVE_NSIG];
+	struct event		*sigs[CMD_NSIG];
 	char			*token;
 	int			 stopping;
 	uint64_t		 grace_ms;
@@ -211,7 +210,7 @@ serve_cmd_plan(void *arg, const struct api_spawn *sp, struct agent_req *ar,
 		*err = xstrdup("agents are spawned in the first root");
 		return -1;
 	}
-	return cmd_plan_spawn(&sd->o, &sd->guard, &sd->sup, sp, ar, err);
+	return cmd_plan_spawn(&sd->plan, &sd->guard, &sd->sup, sp, ar, err);
 }
 
 /* SIGTERM, SIGINT, SIGHUP: every loop stopped, every agent closed, exit 4. */
@@ -271,6 +270,7 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	cmd_opts_overrides(&sd->o, &hc.over);
 	if ((sd->host = host_new(sc->base, &hc, &err)) == NULL)
 		fatalx("serve: %s", err);
+	cmd_plan_base(&sd->o, &sd->plan);
 	memset(&ah, 0, sizeof ah);
 	ah.sup = &sd->sup;
 	ah.state_dir = sd->o.state_dir;
@@ -308,7 +308,7 @@ serve_cmd_free(struct serve_cmd *sc)
 	size_t	i;
 
 	serve_free(sc->srv);
-	for (i = 0; i < SERVE_NSIG; i++)
+	for (i = 0; i < CMD_NSIG; i++)
 		if (sc->sigs[i] != NULL)
 			event_free(sc->sigs[i]);
 	for (i = sc->n; i-- > 0; ) {
@@ -366,24 +366,69 @@ serve_cmd_socket(struct serve_cmd *sc, const char *path)
 	return 0;
 }
 
-/* The signals' events; then the deferred ones may come in. */
-static void
-serve_cmd_signals(struct serve_cmd *sc)
-{
-	static const int	signos[SERVE_NSIG] = { SIGTERM, SIGINT, SIGHUP };
-	int			i;
+/* serve's command line. */
+struct serve_args {
+	const char	*roots[SERVE_ROOTS_MAX], *addr;
+	const char	*token_file, *config, *grace, *sock_path;
+	const char	*hosts[SERVE_HOSTS_MAX];
+	size_t		 nroots, nhosts;
+	unsigned long	 jobs;
+	int		 no_sock;
+};
 
-	for (i = 0; i < SERVE_NSIG; i++) {
-		sc->sigs[i] = evsignal_new(sc->base, signos[i],
-		    serve_cmd_signal, sc);
-		if (sc->sigs[i] == NULL || evsignal_add(sc->sigs[i], NULL) != 0)
-			fatalx("serve: cannot handle signal %d", signos[i]);
+/* One option into sa: 0, or -1 with the reason said. */
+static int
+serve_option(struct serve_args *sa, int ch, const char *arg)
+{
+	char	*err = NULL, *end;
+
+	switch (ch) {
+	case 'C':
+		if (sa->nroots == SERVE_ROOTS_MAX) {
+			fprintf(stderr, "ccw-supervisor serve: at most %d "
+			    "roots\n", SERVE_ROOTS_MAX);
+			return -1;
+		}
+		sa->roots[sa->nroots++] = arg;
+		return 0;
+	case 'H': sa->addr = arg; return 0;
+	case 'k': sa->token_file = arg; return 0;
+	case 'f': sa->config = arg; return 0;
+	case 'G': sa->grace = arg; return 0;
+	case 'S': sa->sock_path = arg; return 0;
+	case 'N': sa->no_sock = 1; return 0;
+	case 'A':
+		if (sa->nhosts == SERVE_HOSTS_MAX) {
+			fprintf(stderr, "ccw-supervisor serve: at most %d "
+			    "--allowed-host\n", SERVE_HOSTS_MAX);
+			return -1;
+		}
+		if (servehost_valid(arg, &err) != 0) {
+			fprintf(stderr, "ccw-supervisor serve: %s\n", err);
+			free(err);
+			return -1;
+		}
+		sa->hosts[sa->nhosts++] = arg;
+		return 0;
+	case 'j':
+		sa->jobs = strtoul(arg, &end, 10);
+		if (*arg < '0' || *arg > '9' || *end != '\0' || sa->jobs == 0) {
+			fprintf(stderr, "ccw-supervisor serve: --jobs wants a "
+			    "positive number\n");
+			return -1;
+		}
+		return 0;
 	}
-	sigfd_release();
+	serve_usage(stderr);
+	return -1;
 }
 
-int
-cmd_serve(int argc, char **argv)
+/*
+ * The command line into sa (default root ".", address 127.0.0.1:3456):
+ * EXIT_OK, or the exit code; *done after --help.
+ */
+static int
+serve_options(struct serve_args *sa, int argc, char **argv, int *done)
 {
 	static const struct option longopts[] = {
 		{ "http", required_argument, NULL, 'H' },
@@ -397,132 +442,133 @@ cmd_serve(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct http_limits	 lim = HTTP_LIMITS_DEFAULT;
-	struct serve_cfg	 cfg;
-	struct serve_cmd	 sc;
-	const char		*roots[SERVE_ROOTS_MAX], *addr = "127.0.0.1:3456";
-	const char		*token_file = NULL, *config = NULL, *grace = NULL;
-	const char		*sock_path = NULL, *hosts[SERVE_HOSTS_MAX];
-	char			*err = NULL, *end;
-	unsigned long		 jobs = 0;
-	size_t			 nroots = 0, nhosts = 0, i;
-	int			 ch, no_sock = 0, rc = EXIT_USAGE;
+	int	ch;
 
+	memset(sa, 0, sizeof *sa);
+	sa->addr = "127.0.0.1:3456";
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'C':
-			if (nroots == SERVE_ROOTS_MAX) {
-				fprintf(stderr, "ccw-supervisor serve: at most "
-				    "%d roots\n", SERVE_ROOTS_MAX);
-				return EXIT_USAGE;
-			}
-			roots[nroots++] = optarg;
-			break;
-		case 'H': addr = optarg; break;
-		case 'k': token_file = optarg; break;
-		case 'f': config = optarg; break;
-		case 'G': grace = optarg; break;
-		case 'S': sock_path = optarg; break;
-		case 'N': no_sock = 1; break;
-		case 'A':
-			if (nhosts == SERVE_HOSTS_MAX) {
-				fprintf(stderr, "ccw-supervisor serve: at most "
-				    "%d --allowed-host\n", SERVE_HOSTS_MAX);
-				return EXIT_USAGE;
-			}
-			if (servehost_valid(optarg, &err) != 0) {
-				fprintf(stderr, "ccw-supervisor serve: %s\n",
-				    err);
-				free(err);
-				return EXIT_USAGE;
-			}
-			hosts[nhosts++] = optarg;
-			break;
-		case 'j':
-			jobs = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end != '\0' ||
-			    jobs == 0) {
-				fprintf(stderr, "ccw-supervisor serve: --jobs "
-				    "wants a positive number\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h':
+		if (ch == 'h') {
 			serve_usage(stdout);
+			*done = 1;
 			return EXIT_OK;
-		default:
-			serve_usage(stderr);
-			return EXIT_USAGE;
 		}
+		if (serve_option(sa, ch, optarg) != 0)
+			return EXIT_USAGE;
 	}
-	if (optind != argc || (no_sock && sock_path != NULL)) {
+	if (optind != argc || (sa->no_sock && sa->sock_path != NULL)) {
 		serve_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (nroots == 0)
-		roots[nroots++] = ".";
-	memset(&sc, 0, sizeof sc);
-	if (token_file != NULL &&
-	    (sc.token = serve_token_file(token_file, &err)) == NULL) {
+	if (sa->nroots == 0)
+		sa->roots[sa->nroots++] = ".";
+	return EXIT_OK;
+}
+
+/*
+ * The HTTP server on every root, listening at sa->addr (an address
+ * beyond loopback only with a --token-file): 0, or -1 said.
+ */
+static int
+serve_cmd_http(struct serve_cmd *sc, const struct serve_args *sa)
+{
+	struct serve_cfg	 cfg;
+	char			*err = NULL;
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.roots = sc->roots;
+	cfg.nroots = sc->n;
+	cfg.bus = sc->bus;
+	cfg.token = sc->token;
+	cfg.jobs = sa->jobs;
+	cfg.sock = sc->sock;
+	cfg.limits = (struct http_limits)HTTP_LIMITS_DEFAULT;
+	cfg.allowed_hosts = sa->hosts;
+	cfg.nallowed = sa->nhosts;
+	if ((sc->srv = serve_new(sc->base, &cfg, &err)) == NULL ||
+	    serve_listen(sc->srv, sa->addr, &err) != 0) {
+		fprintf(stderr, "ccw-supervisor serve: --http %s: %s\n",
+		    sa->addr, err);
+		free(err);
+		return -1;
+	}
+	if (!serve_loopback(sc->srv) && sa->token_file == NULL) {
+		fprintf(stderr, "ccw-supervisor serve: --http %s is beyond "
+		    "loopback: give --token-file (mode 0600)\n", sa->addr);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Everything serve runs on before HTTP: the token, the base, the bus,
+ * every root's side and the control socket.  EXIT_OK, or the exit code.
+ */
+static int
+serve_cmd_open(struct serve_cmd *sc, const struct serve_args *sa)
+{
+	char	*err = NULL;
+	size_t	 i;
+
+	if (sa->token_file != NULL &&
+	    (sc->token = serve_token_file(sa->token_file, &err)) == NULL) {
 		fprintf(stderr, "ccw-supervisor serve: %s\n", err);
 		free(err);
 		return EXIT_USAGE;
 	}
-	if (sc.token == NULL)
-		sc.token = serve_token_random();
+	if (sc->token == NULL)
+		sc->token = serve_token_random();
 	serve_raise_nofile();
 	signal(SIGPIPE, SIG_IGN);	/* a client gone mid-write: EPIPE */
-	if ((sc.base = chan_base_new()) == NULL)
+	if ((sc->base = chan_base_new()) == NULL)
 		fatalx("cannot create the event loop");
-	sc.bus = bus_new(HOST_BUS_KEEP);
-	sc.sides = xcalloc(nroots, sizeof *sc.sides);
-	sc.roots = xcalloc(nroots, sizeof *sc.roots);
-	sc.grace_ms = API_GRACE_MS;
-	for (i = 0; i < nroots; i++)
-		if (serve_side_open(&sc, i, roots[i], config, grace) != 0)
-			goto out;
-	if (sc.sides[0].o.have_grace)
-		sc.grace_ms = sc.sides[0].o.grace_ms;
+	sc->bus = bus_new(HOST_BUS_KEEP);
+	sc->sides = xcalloc(sa->nroots, sizeof *sc->sides);
+	sc->roots = xcalloc(sa->nroots, sizeof *sc->roots);
+	sc->grace_ms = API_GRACE_MS;
+	for (i = 0; i < sa->nroots; i++)
+		if (serve_side_open(sc, i, sa->roots[i], sa->config,
+		    sa->grace) != 0)
+			return EXIT_USAGE;
+	if (sc->sides[0].o.have_grace)
+		sc->grace_ms = sc->sides[0].o.grace_ms;
 	/* before HTTP: a second serve on a live socket stops here (exit 1) */
-	if (!no_sock && serve_cmd_socket(&sc, sock_path) != 0) {
-		rc = EXIT_FAILED;
+	if (!sa->no_sock && serve_cmd_socket(sc, sa->sock_path) != 0)
+		return EXIT_FAILED;
+	return EXIT_OK;
+}
+
+int
+cmd_serve(int argc, char **argv)
+{
+	struct serve_args	 sa;
+	struct serve_cmd	 sc;
+	const char		*colon;
+	size_t			 n;
+	int			 rc, done = 0;
+
+	if ((rc = serve_options(&sa, argc, argv, &done)) != EXIT_OK || done)
+		return rc;
+	memset(&sc, 0, sizeof sc);
+	if ((rc = serve_cmd_open(&sc, &sa)) != EXIT_OK)
 		goto out;
-	}
-	memset(&cfg, 0, sizeof cfg);
-	cfg.roots = sc.roots;
-	cfg.nroots = sc.n;
-	cfg.bus = sc.bus;
-	cfg.token = sc.token;
-	cfg.jobs = jobs;
-	cfg.sock = sc.sock;
-	cfg.limits = lim;
-	cfg.allowed_hosts = hosts;
-	cfg.nallowed = nhosts;
-	if ((sc.srv = serve_new(sc.base, &cfg, &err)) == NULL ||
-	    serve_listen(sc.srv, addr, &err) != 0) {
-		fprintf(stderr, "ccw-supervisor serve: --http %s: %s\n", addr,
-		    err);
-		free(err);
+	rc = EXIT_USAGE;
+	if (serve_cmd_http(&sc, &sa) != 0)
 		goto out;
-	}
-	if (!serve_loopback(sc.srv) && token_file == NULL) {
-		fprintf(stderr, "ccw-supervisor serve: --http %s is beyond "
-		    "loopback: give --token-file (mode 0600)\n", addr);
-		goto out;
-	}
-	serve_cmd_signals(&sc);
+	cmd_signals(sc.base, sc.sigs, serve_cmd_signal, &sc);
 	/* the address without its port: the line tests and scripts read */
+	colon = strrchr(sa.addr, ':');
 	printf("ccw-supervisor serve: listening on http://%.*s:%d\n",
-	    (int)(strrchr(addr, ':') != NULL ? strrchr(addr, ':') - addr :
-	    (ptrdiff_t)strlen(addr)), addr, serve_port(sc.srv));
+	    (int)(colon != NULL ? colon - sa.addr : (ptrdiff_t)strlen(sa.addr)),
+	    sa.addr, serve_port(sc.srv));
 	fflush(stdout);
-	i = (size_t)serve_resume(sc.srv);
-	if (i > 0)
-		log_info("resuming %zu loop(s) left running", i);
+	n = (size_t)serve_resume(sc.srv);
+	if (n > 0)
+		log_info("resuming %zu loop(s) left running", n);
 	event_base_dispatch(sc.base);
 	rc = sc.stopping ? EXIT_STOPPED : EXIT_OK;
 out:
-	serve_cmd_free(&sc);
+	if (sc.base != NULL)	/* a token file refused: nothing made yet */
+		serve_cmd_free(&sc);
 	return rc;
 }

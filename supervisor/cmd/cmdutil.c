@@ -1,7 +1,8 @@
 /*
  * cmdutil.c: shared option handling for the agent, control and run
- * commands: the configuration and state directory they name, and the
- * command line as plan_spawn's overrides.
+ * commands: the configuration and state directory they name, the
+ * command line as plan_spawn's overrides and the api's plan_base; the
+ * stop signals of the long-running commands; JSON output.
  */
 #include <config.h>
 
@@ -9,14 +10,19 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include "ccw-loop.h"
 #include "clock.h"
 #include "cmdutil.h"
+#include "log.h"
+#include "sigfd.h"
 #include "state.h"
 #include "xmalloc.h"
 
@@ -239,36 +245,42 @@ cmd_opts_resolve(struct cmd_opts *o, struct agent_req *req, char **err)
 }
 
 /*
- * The api's spawn plan for control and serve: the role's tool resolved
- * like `agent` does, on a copy of the options so that one request's
- * overrides never leak into the next; then the agent's id reserved in
+ * What control and serve plan the api's spawns from, filled once: the
+ * loaded configuration, the root, the command line's overrides.  The
+ * deadlines are the command line's (none unless given: the api's wait
+ * and close bound the agent), never the role's.  Borrows from o.
+ */
+void
+cmd_plan_base(const struct cmd_opts *o, struct plan_base *base)
+{
+	base->config = &o->cfg;
+	base->root = o->cwd;
+	cmd_opts_overrides(o, &base->over);
+	base->over.have_timeout = base->over.have_nudge =
+	    base->over.have_grace = 1;
+}
+
+/*
+ * The api's spawn plan for control and serve: the request planned over
+ * the front end's base (plan_request), then the agent's id reserved in
  * the front end's loop (guard).
  */
 int
-cmd_plan_spawn(struct cmd_opts *opts, struct loop_guard *guard,
+cmd_plan_spawn(const struct plan_base *base, struct loop_guard *guard,
     struct sup *sup, const struct api_spawn *sp, struct agent_req *ar,
     char **err)
 {
-	struct cmd_opts	 o = *opts;	/* shallow: the loaded config is shared */
+	struct plan_request	rq;
 
-	o.role = sp->role;
-	o.message = sp->message;
-	if (sp->tool != NULL)
-		o.tool = sp->tool;
-	if (sp->command != NULL)
-		o.command = sp->command;
-	if (sp->model != NULL)
-		o.model = sp->model;
-	if (sp->cwd != NULL)
-		o.cwd = (char *)sp->cwd;	/* the copy is never freed */
-	o.have_timeout = o.have_nudge = o.have_grace = 1;
-	if (cmd_opts_resolve(&o, ar, err) != 0)
+	memset(&rq, 0, sizeof rq);
+	rq.role = sp->role;
+	rq.prompt = sp->message;
+	rq.tool = sp->tool;
+	rq.command = sp->command;
+	rq.model = sp->model;
+	rq.cwd = sp->cwd;
+	if (plan_request(base, &rq, ar, NULL, err) != 0)
 		return -1;
-	/* a launcher the copy holds by value is the original's, which lives */
-	if (ar->launch == &o.launch)
-		ar->launch = &opts->launch;
-	else if (ar->launch == &o.cfg.launch)
-		ar->launch = &opts->cfg.launch;
 	if (loopguard_reserve(guard, sup, err) != 0) {
 		json_decref(ar->options);
 		ar->options = NULL;
@@ -289,9 +301,29 @@ cmd_opts_free(struct cmd_opts *o)
 	memset(o, 0, sizeof *o);
 }
 
+/*
+ * SIGTERM, SIGINT and SIGHUP as events calling fn (the long-running
+ * commands': control, its --connect, serve, mcp, acp), then the
+ * deferred ones may come in.
+ */
+void
+cmd_signals(struct event_base *base, struct event **sigs,
+    void (*fn)(evutil_socket_t, short, void *), void *arg)
+{
+	static const int	signos[CMD_NSIG] = { SIGTERM, SIGINT, SIGHUP };
+	int			i;
+
+	for (i = 0; i < CMD_NSIG; i++) {
+		sigs[i] = evsignal_new(base, signos[i], fn, arg);
+		if (sigs[i] == NULL || evsignal_add(sigs[i], NULL) != 0)
+			fatalx("cannot handle signal %d", signos[i]);
+	}
+	sigfd_release();
+}
+
 /* Print a JSON value on stdout: indented, or one line with compact. */
 void
-cmd_print_json(json_t *j, int compact)
+cmd_print_json(const json_t *j, int compact)
 {
 	char	*s;
 

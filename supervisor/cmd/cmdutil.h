@@ -1,7 +1,8 @@
 /*
  * cmdutil.h: what the agent, control and run subcommands share: their
  * common options, the configuration and state directory they name, a
- * role's spawn request (plan_spawn under the options), JSON output.
+ * role's spawn request (plan_spawn under the options), the api's spawn
+ * plan (plan_request over a plan_base), the stop signals, JSON output.
  */
 #ifndef CCW_CMDUTIL_H
 #define CCW_CMDUTIL_H
@@ -9,6 +10,7 @@
 #include <sys/types.h>
 #include <stdint.h>
 
+#include <event2/util.h>
 #include <jansson.h>
 
 #include "agent.h"
@@ -16,6 +18,11 @@
 #include "loopguard.h"
 #include "plan.h"
 #include "toolconfig.h"
+
+#define CMD_NSIG	3	/* cmd_signals: SIGTERM, SIGINT, SIGHUP */
+
+struct event;
+struct event_base;
 
 struct cmd_opts {
 	/* from the command line, borrowed from argv */
@@ -50,9 +57,12 @@ int	cmd_opts_load(struct cmd_opts *, char **);
 int	cmd_opts_resolve(struct cmd_opts *, struct agent_req *, char **);
 void	cmd_opts_overrides(const struct cmd_opts *, struct plan_overrides *);
 void	cmd_opts_free(struct cmd_opts *);
-int	cmd_plan_spawn(struct cmd_opts *, struct loop_guard *, struct sup *,
-	    const struct api_spawn *, struct agent_req *, char **);
-void	cmd_print_json(json_t *, int);
+void	cmd_plan_base(const struct cmd_opts *, struct plan_base *);
+int	cmd_plan_spawn(const struct plan_base *, struct loop_guard *,
+	    struct sup *, const struct api_spawn *, struct agent_req *, char **);
+void	cmd_signals(struct event_base *, struct event **,
+	    void (*)(evutil_socket_t, short, void *), void *);
+void	cmd_print_json(const json_t *, int);
 void	cmd_emit_event(const char *, const json_t *);
 
 /*

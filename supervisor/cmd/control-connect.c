@@ -31,7 +31,7 @@ struct connect {
 	struct event_base	*base;
 	struct chan		*chan;
 	struct linein		*in;
-	struct event		*sigs[CONTROL_NSIG];
+	struct event		*sigs[CMD_NSIG];
 	const char		*path;
 	json_t			*sub_ids;	/* ids of the subscribes sent */
 	unsigned long		 sent, replied;
@@ -205,13 +205,13 @@ control_connect(const char *path)
 	    connect_msg, connect_end, &k);
 	if (k.chan == NULL)
 		fatalx("control: cannot make a channel");
-	control_signals(k.base, k.sigs, connect_signal, &k);
+	cmd_signals(k.base, k.sigs, connect_signal, &k);
 	if ((k.in = linein_new(k.base, 0, connect_line, connect_eof,
 	    &k)) == NULL)
 		fatalx("control: stdin must be a pipe, socket or terminal");
 	event_base_dispatch(k.base);
 
-	for (i = 0; i < CONTROL_NSIG; i++)
+	for (i = 0; i < CMD_NSIG; i++)
 		event_free(k.sigs[i]);
 	linein_free(k.in);
 	chan_free(k.chan);

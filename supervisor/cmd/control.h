@@ -8,14 +8,11 @@
 
 #include <stdint.h>
 
-#include <event2/util.h>
-
+#include "cmdutil.h"
 #include "loopguard.h"
+#include "plan.h"
 #include "sup.h"
 
-#define CONTROL_NSIG	3
-
-struct cmd_opts;
 struct event;
 struct linein;
 
@@ -25,9 +22,9 @@ struct control {
 	struct host		*host;		/* the loops loop_open starts */
 	struct loop_guard	 guard;		/* the run lock, fresh logs */
 	struct api		*api;
-	struct cmd_opts		*opts;
+	struct plan_base	 plan;		/* the api's spawns (cmd_plan_base) */
 	struct linein		*in;		/* stdin's requests */
-	struct event		*sigs[CONTROL_NSIG];
+	struct event		*sigs[CMD_NSIG];
 	int			 eof;
 	int			 exit_code;
 	uint64_t		 grace_ms;	/* close's default */
@@ -38,7 +35,5 @@ void	control_close(struct control *);
 void	control_stop(struct control *);
 void	control_maybe_exit(struct control *);
 int	control_connect(const char *);
-void	control_signals(struct event_base *, struct event **,
-	    void (*)(evutil_socket_t, short, void *), void *);
 
 #endif

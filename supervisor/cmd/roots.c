@@ -77,6 +77,11 @@ roots_get(struct roots *rs, const char *root, const char *sd, char **err)
 	hc.gate = rs->gate;
 	if (rs->over != NULL)
 		hc.over = *rs->over;
+	/* a single worker plans over the root's config and our launcher */
+	r->plan.config = &r->o.cfg;
+	r->plan.root = r->o.cwd;
+	memset(&r->plan.over, 0, sizeof r->plan.over);
+	r->plan.over.launch = r->o.launch.set ? &r->o.launch : NULL;
 	hc.children = rs->n > 0 ? host_children(rs->r[0].host) : NULL;
 	if ((r->host = host_new(rs->base, &hc, err)) == NULL) {
 		roots_clear(r);

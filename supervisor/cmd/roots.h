@@ -20,6 +20,7 @@ struct host;
 /* One project root's host and the options it was loaded with. */
 struct root {
 	struct cmd_opts	 o;		/* o.cwd: the real path; o.state_dir */
+	struct plan_base plan;		/* its single workers' (batch items) */
 	struct host	*host;
 	char		*given, *sd;	/* o.root and o.state_dir_opt's */
 };

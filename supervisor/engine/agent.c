@@ -1,8 +1,9 @@
 /*
  * agent.c: the agent table and each agent's life: spawn, the messages
  * its worker sends, its reaping (told by the process's one child
- * registry, shared by every table on the event base), the close ladder
- * and the single completion every spawn ends in.
+ * registry, shared by every table on the event base), a remote agent's
+ * heartbeat, the close ladder, a follow-up turn's restart (turn.c sets
+ * the record up) and the single completion every spawn ends in.
  */
 #include <config.h>
 
@@ -29,28 +30,7 @@
 #include "xmalloc.h"
 
 static void	agent_check_done(struct agent *);
-
-/* Status names as DESIGN.md section 3 spells them. */
-const char *
-agent_status_name(enum agent_status st)
-{
-	switch (st) {
-	case AS_PENDING_INIT:	return "pending_init";
-	case AS_RUNNING:	return "running";
-	case AS_INTERRUPTED:	return "interrupted";
-	case AS_COMPLETED:	return "completed";
-	case AS_ERRORED:	return "errored";
-	case AS_SHUTDOWN:	return "shutdown";
-	}
-	return "unknown";
-}
-
-/* Final = anything but pending_init and running (and interrupted). */
-int
-agent_final(const struct agent *a)
-{
-	return a->phase == AP_DONE || a->phase == AP_CLOSED;
-}
+static void	agent_next_turn(struct agent *);
 
 /* Keep the first reason an agent failed for; later ones are consequences. */
 void
@@ -257,6 +237,75 @@ agent_exit_reason(struct agent *a)
 }
 
 /*
+ * Every ping_ms: a channel silent past the deadline (lost_ms once the
+ * worker said HELLO; start_ms before, while ssh connects or srun waits
+ * for its step) is a lost host: the agent errors and its launcher, our
+ * own child, is killed.  Otherwise a PING asks for a PONG.
+ */
+static void
+agent_heartbeat_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct agent	*a = arg;
+	uint64_t	 now = clock_mono_ms(), quiet, limit;
+	struct msg	 m;
+	char		*how;
+
+	(void)fd;
+	(void)ev;
+	if (agent_final(a) || a->chan == NULL)
+		return;
+	spawn_launcher_trim(a);
+	quiet = now - a->t_activity;
+	limit = a->hello ? launch_lost_ms(&a->launch) :
+	    (a->launch.start_ms != 0 ? a->launch.start_ms : LAUNCH_START_MS);
+	if (quiet >= limit) {
+		how = launch_describe(&a->launch);
+		if (a->hello)
+			agent_set_reason(a, "worker lost: no frame for %llu ms "
+			    "through '%s'", (unsigned long long)quiet, how);
+		else
+			agent_set_reason(a, "launcher '%s': no worker said HELLO "
+			    "within %llu ms", how, (unsigned long long)quiet);
+		free(how);
+		event_del(a->hb_ev);	/* once: the end follows the kill */
+		agent_kill_now(a);
+		return;
+	}
+	if (a->hello) {
+		msg_init(&m, MSG_PING);
+		m.u.ping.seq = ++a->ping_seq;
+		(void)chan_send(a->chan, &m);
+	}
+}
+
+/* Start the heartbeat of a remote agent (a local one has none). */
+static void
+agent_heartbeat_start(struct agent *a)
+{
+	uint64_t	ms = a->launch.ping_ms != 0 ? a->launch.ping_ms :
+			    LAUNCH_PING_MS;
+
+	if (a->launch.argv.n == 0 || a->hb_ev != NULL)
+		return;
+	/* a start deadline shorter than a PING is judged on time too */
+	if (a->launch.start_ms != 0 && a->launch.start_ms < ms)
+		ms = a->launch.start_ms;
+	a->hb_ev = event_new(a->sup->base, -1, EV_PERSIST, agent_heartbeat_cb,
+	    a);
+	chan_arm_ms(a->hb_ev, ms);
+}
+
+/* The heartbeat ends with the agent (or its turn). */
+static void
+agent_heartbeat_stop(struct agent *a)
+{
+	if (a->hb_ev != NULL) {
+		event_free(a->hb_ev);
+		a->hb_ev = NULL;
+	}
+}
+
+/*
  * DONE = channel at EOF and pid reaped.  Here, exactly once, the status
  * becomes final and the completion hook runs.
  */
@@ -275,12 +324,12 @@ agent_check_done(struct agent *a)
 			a->kill_ev = NULL;
 		}
 		a->sup->nlive--;
-		turn_start(a);
+		agent_next_turn(a);
 		return;
 	}
 	(void)agent_transition(a, AE_FINISH);
 	a->t_end = clock_mono_ms();
-	launch_heartbeat_stop(a);
+	agent_heartbeat_stop(a);
 	if (a->kill_ev != NULL) {
 		event_free(a->kill_ev);
 		a->kill_ev = NULL;
@@ -378,7 +427,7 @@ sup_free(struct sup *s)
 			chan_free(a->chan);
 		if (a->kill_ev != NULL)
 			event_free(a->kill_ev);
-		launch_heartbeat_stop(a);
+		agent_heartbeat_stop(a);
 		if (a->launch_err_fd >= 0)
 			close(a->launch_err_fd);
 		launch_clear(&a->launch);
@@ -451,7 +500,7 @@ agent_start(struct agent *a)
 		agent_kill_now(a);
 		goto failed;
 	}
-	launch_heartbeat_start(a);
+	agent_heartbeat_start(a);
 	log_debug("%s: worker %ld started", a->id, (long)a->pid);
 	return;
 failed:
@@ -461,6 +510,14 @@ failed:
 	if (a->pid <= 0)
 		(void)agent_transition(a, AE_REAPED);
 	event_base_once(s->base, -1, EV_TIMEOUT, agent_fail_cb, a, NULL);
+}
+
+/* A follow-up turn (turn.c set its record up), then its worker. */
+static void
+agent_next_turn(struct agent *a)
+{
+	if (turn_next(a) == 0)
+		agent_start(a);
 }
 
 /* Start one agent: its record, then its worker (agent_start). */
@@ -515,12 +572,16 @@ agent_send_input(struct agent *a, const char *text, int interrupt,
 	struct msg	m;
 	enum proto_err	e;
 
-	int		 live = a->phase == AP_SPAWNING ||
+	int		 rc, live = a->phase == AP_SPAWNING ||
 			    a->phase == AP_RUNNING;
 
 	/* a turn that has ended (or is ending) is followed by a new one */
-	if (a->phase == AP_DONE || (live && a->result.type == MSG_RESULT))
-		return turn_follow_up(a, text, sub, err);
+	if (a->phase == AP_DONE || (live && a->result.type == MSG_RESULT)) {
+		if ((rc = turn_follow_up(a, text, sub, err)) == 1 &&
+		    a->phase == AP_DONE)
+			agent_next_turn(a);	/* counted live again */
+		return rc;
+	}
 	if (!live || a->chan == NULL || a->result.type == MSG_RESULT) {
 		xasprintf(err, "%s is %s; send_input needs a running agent",
 		    a->id, a->phase == AP_CLOSING ? "closing" :

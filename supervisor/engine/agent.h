@@ -152,7 +152,7 @@ struct sup {
 	void			*progress_arg;
 };
 
-/* supervisor/engine/agent.c */
+/* supervisor/engine/agent.c (agent_final, agent_status_name: agentphase.c) */
 int		 sup_init(struct sup *, struct event_base *, struct children *,
 		    const char *, const char *, char **);
 void		 sup_free(struct sup *);
@@ -186,11 +186,11 @@ void		 spawn_signal_tool(struct agent *, int);
 /* supervisor/engine/turn.c: follow-up turns */
 int		 turn_follow_up(struct agent *, const char *, uint64_t *,
 		    char **);
-void		 turn_start(struct agent *);
-void		 turn_report(const struct agent *, json_t *);
+int		 turn_next(struct agent *);
 
 /* supervisor/engine/report.c */
 json_t		*report_agent(const struct agent *);
 json_t		*report_usage(const json_t *);
+void		 report_usage_add(json_t *, const json_t *, const char *);
 
 #endif

@@ -8,6 +8,28 @@
 #include "agent.h"
 #include "log.h"
 
+/* Status names as DESIGN.md section 3 spells them. */
+const char *
+agent_status_name(enum agent_status st)
+{
+	switch (st) {
+	case AS_PENDING_INIT:	return "pending_init";
+	case AS_RUNNING:	return "running";
+	case AS_INTERRUPTED:	return "interrupted";
+	case AS_COMPLETED:	return "completed";
+	case AS_ERRORED:	return "errored";
+	case AS_SHUTDOWN:	return "shutdown";
+	}
+	return "unknown";
+}
+
+/* Final = anything but pending_init and running (and interrupted). */
+int
+agent_final(const struct agent *a)
+{
+	return a->phase == AP_DONE || a->phase == AP_CLOSED;
+}
+
 /* Phase names for logs and tests. */
 const char *
 agent_phase_name(enum agent_phase p)

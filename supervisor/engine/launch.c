@@ -1,21 +1,15 @@
 /*
  * launch.c: launchers.  Parses one from the configuration or the command
  * line, builds the argv that starts ccw-worker --stdio behind it, and
- * runs the heartbeat of a remote agent: a PING every ping_ms, the agent
- * lost (its launcher killed, never a remote pid) after misses of them.
+ * says how long a remote agent may stay silent (agent.c's heartbeat: a
+ * PING every ping_ms, the agent lost after misses of them).
  */
 #include <config.h>
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/event.h>
-
-#include "agent.h"
-#include "chan.h"
-#include "clock.h"
 #include "launch.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -238,72 +232,4 @@ launch_argv(const struct launch_cfg *cfg, const char *local_worker,
 	xasprintf(&v[n++], "%u", index);
 	v[n] = NULL;
 	return v;
-}
-
-/*
- * Every ping_ms: a channel silent past the deadline (lost_ms once the
- * worker said HELLO; start_ms before, while ssh connects or srun waits
- * for its step) is a lost host: the agent errors and its launcher, our
- * own child, is killed.  Otherwise a PING asks for a PONG.
- */
-static void
-launch_heartbeat_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	struct agent	*a = arg;
-	uint64_t	 now = clock_mono_ms(), quiet, limit;
-	struct msg	 m;
-	char		*how;
-
-	(void)fd;
-	(void)ev;
-	if (agent_final(a) || a->chan == NULL)
-		return;
-	spawn_launcher_trim(a);
-	quiet = now - a->t_activity;
-	limit = a->hello ? launch_lost_ms(&a->launch) :
-	    (a->launch.start_ms != 0 ? a->launch.start_ms : LAUNCH_START_MS);
-	if (quiet >= limit) {
-		how = launch_describe(&a->launch);
-		if (a->hello)
-			agent_set_reason(a, "worker lost: no frame for %llu ms "
-			    "through '%s'", (unsigned long long)quiet, how);
-		else
-			agent_set_reason(a, "launcher '%s': no worker said HELLO "
-			    "within %llu ms", how, (unsigned long long)quiet);
-		free(how);
-		event_del(a->hb_ev);	/* once: the end follows the kill */
-		agent_kill_now(a);
-		return;
-	}
-	if (a->hello) {
-		msg_init(&m, MSG_PING);
-		m.u.ping.seq = ++a->ping_seq;
-		(void)chan_send(a->chan, &m);
-	}
-}
-
-/* Start the heartbeat of a remote agent (a local one has none). */
-void
-launch_heartbeat_start(struct agent *a)
-{
-	uint64_t	ms = a->launch.ping_ms != 0 ? a->launch.ping_ms :
-			    LAUNCH_PING_MS;
-
-	if (a->launch.argv.n == 0 || a->hb_ev != NULL)
-		return;
-	/* a start deadline shorter than a PING is judged on time too */
-	if (a->launch.start_ms != 0 && a->launch.start_ms < ms)
-		ms = a->launch.start_ms;
-	a->hb_ev = event_new(a->sup->base, -1, EV_PERSIST, launch_heartbeat_cb,
-	    a);
-	chan_arm_ms(a->hb_ev, ms);
-}
-
-void
-launch_heartbeat_stop(struct agent *a)
-{
-	if (a->hb_ev != NULL) {
-		event_free(a->hb_ev);
-		a->hb_ev = NULL;
-	}
 }

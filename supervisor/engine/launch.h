@@ -1,7 +1,8 @@
 /*
  * launch.h: a launcher, the argv prefix (ssh, srun) that starts a worker
  * on another host with its channel on the launcher's stdin and stdout,
- * and the heartbeat that tells a lost host from a slow one.
+ * and the deadlines of the heartbeat (agent.c) that tells a lost host
+ * from a slow one.
  */
 #ifndef CCW_LAUNCH_H
 #define CCW_LAUNCH_H
@@ -11,8 +12,6 @@
 #include <jansson.h>
 
 #include "proto.h"
-
-struct agent;
 
 /* The defaults: a PING every 2 s, lost after 5 missed (10 s). */
 #define LAUNCH_PING_MS		2000
@@ -38,7 +37,5 @@ uint64_t launch_lost_ms(const struct launch_cfg *);
 char	*launch_describe(const struct launch_cfg *);
 char   **launch_argv(const struct launch_cfg *, const char *, const char *,
 	    unsigned);
-void	 launch_heartbeat_start(struct agent *);
-void	 launch_heartbeat_stop(struct agent *);
 
 #endif

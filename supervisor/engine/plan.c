@@ -104,3 +104,28 @@ plan_spawn(const struct config *cfg, const char *root, const char *role,
 	    rc->launch.set ? &rc->launch : &cfg->launch;
 	return 0;
 }
+
+/*
+ * A front end's spawn: plan_spawn with the request's members over the
+ * base's overrides, so that one request's tool or directory never
+ * leaks into the next and the base is never copied or changed.  dl may
+ * be NULL (the agent_req carries the timeout and idle deadlines).
+ */
+int
+plan_request(const struct plan_base *base, const struct plan_request *rq,
+    struct agent_req *req, struct plan_deadlines *dl, char **err)
+{
+	struct plan_overrides	over = base->over;
+	struct plan_deadlines	mine;
+
+	if (rq->tool != NULL)
+		over.tool = rq->tool;
+	if (rq->command != NULL)
+		over.command = rq->command;
+	if (rq->model != NULL)
+		over.model = rq->model;
+	if (rq->launch != NULL)
+		over.launch = rq->launch;
+	return plan_spawn(base->config, rq->cwd != NULL ? rq->cwd : base->root,
+	    rq->role, &over, rq->prompt, req, dl != NULL ? dl : &mine, err);
+}

@@ -26,8 +26,34 @@ struct plan_deadlines {
 	uint64_t	 timeout_ms, nudge_ms, grace_ms, idle_ms;
 };
 
+/*
+ * What a front end plans every spawn from, filled once by its command
+ * line (cmd/): the configuration, the root, the overrides.  Borrowed;
+ * it outlives the plans.
+ */
+struct plan_base {
+	const struct config	*config;
+	const char		*root;
+	struct plan_overrides	 over;
+};
+
+/*
+ * One spawn asked of a front end (a control or HTTP request, a batch
+ * item) over a plan_base: NULL members leave the base's.  Borrowed for
+ * the call; the agent_req planned borrows from it and from the base.
+ */
+struct plan_request {
+	const char	*role;
+	const char	*prompt;
+	const char	*tool, *command, *model;
+	const char	*cwd;		/* NULL: the base's root */
+	const struct launch_cfg *launch;	/* NULL: the base's */
+};
+
 int	plan_spawn(const struct config *, const char *, const char *,
 	    const struct plan_overrides *, const char *, struct agent_req *,
 	    struct plan_deadlines *, char **);
+int	plan_request(const struct plan_base *, const struct plan_request *,
+	    struct agent_req *, struct plan_deadlines *, char **);
 
 #endif

@@ -109,6 +109,75 @@ report_result(json_t *o, const struct agent *a)
 	    json_integer((json_int_t)r->turns) : json_null());
 }
 
+/*
+ * A usage member summed into acc: numbers add, a null stays null (a
+ * turn folded into the past, the past into the report).
+ */
+void
+report_usage_add(json_t *acc, const json_t *u, const char *k)
+{
+	const json_t	*v = json_object_get(u, k), *was;
+
+	if (!json_is_number(v))
+		return;
+	was = json_object_get(acc, k);
+	json_object_set_new(acc, k, json_is_integer(v) &&
+	    (was == NULL || json_is_integer(was)) ? json_integer(
+	    json_integer_value(was) + json_integer_value(v)) : json_real(
+	    json_number_value(was) + json_number_value(v)));
+}
+
+/*
+ * The accumulated fields of an agent's result over its turns: files
+ * changed (union), usage (summed; cost_usd null unless some turn had
+ * one), turns; the rest of o is the latest turn's.
+ */
+static void
+report_turns(const struct agent *a, json_t *o)
+{
+	json_t		*files, *usage, *cur;
+	size_t		 i, k;
+	int		 seen;
+
+	json_int_t	 now;
+
+	/* the tool turns of this worker (1 unless it resumed by itself) */
+	now = json_is_integer(json_object_get(o, "turns")) ?
+	    json_integer_value(json_object_get(o, "turns")) : 1;
+	if (a->past == NULL) {
+		json_object_set_new(o, "turns", json_integer(now));
+		return;
+	}
+	json_object_set_new(o, "turns", json_integer(now +
+	    json_integer_value(json_object_get(a->past, "turns"))));
+	if (json_is_null(json_object_get(o, "session_id")) &&
+	    a->session_id != NULL)
+		json_object_set_new(o, "session_id",
+		    json_string(a->session_id));
+	files = json_deep_copy(json_object_get(a->past, "files_changed"));
+	json_array_foreach(json_object_get(o, "files_changed"), i, cur) {
+		seen = 0;
+		for (k = 0; k < json_array_size(files); k++)
+			if (json_equal(json_array_get(files, k), cur))
+				seen = 1;
+		if (!seen)
+			json_array_append(files, cur);
+	}
+	json_object_set_new(o, "files_changed", files);
+	usage = json_deep_copy(json_object_get(a->past, "usage"));
+	cur = json_object_get(o, "usage");
+	report_usage_add(usage, cur, "input_tokens");
+	report_usage_add(usage, cur, "output_tokens");
+	report_usage_add(usage, cur, "cost_usd");
+	if (json_object_size(usage) == 0) {
+		json_decref(usage);
+		return;
+	}
+	if (!json_is_number(json_object_get(usage, "cost_usd")))
+		json_object_set_new(usage, "cost_usd", json_null());
+	json_object_set_new(o, "usage", usage);
+}
+
 /* Everything known about one agent. */
 json_t *
 report_agent(const struct agent *a)
@@ -161,6 +230,6 @@ report_agent(const struct agent *a)
 	json_object_set_new(o, "timed_out", json_boolean(a->timed_out));
 	json_object_set_new(o, "nudged", json_boolean(a->nudged));
 	json_object_set_new(o, "nudge", report_str(a->nudge));
-	turn_report(a, o);
+	report_turns(a, o);
 	return o;
 }

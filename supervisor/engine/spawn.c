@@ -181,6 +181,53 @@ spawn_err_file(void)
 	return fd;
 }
 
+/* A launcher's argv as launch_argv made it (NULL: none). */
+static void
+spawn_argv_free(char **largv)
+{
+	size_t	i;
+
+	if (largv == NULL)
+		return;
+	for (i = 0; largv[i] != NULL; i++)
+		free(largv[i]);
+	free(largv);
+}
+
+/* Why exec failed, naming what we tried to run (a launcher or ours). */
+static void
+spawn_exec_error(const struct sup *s, struct agent *a, int launched, int e,
+    char **err)
+{
+	char	*how;
+
+	if (launched) {
+		how = launch_describe(&a->launch);
+		xasprintf(err, "cannot execute launcher '%s': %s", how,
+		    strerror(e));
+		free(how);
+	} else
+		xasprintf(err, "cannot execute worker %s: %s", s->worker_path,
+		    strerror(e));
+}
+
+/*
+ * The worker runs as pid: unreaped, so pid is still our child and the
+ * pidfd names it for good.
+ */
+static void
+spawn_adopt_worker(struct agent *a, pid_t pid)
+{
+	a->pid = pid;
+#ifdef SYS_pidfd_open
+	a->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (a->pidfd >= 0)
+		(void)fcntl(a->pidfd, F_SETFD, FD_CLOEXEC);
+#else
+	a->pidfd = -1;
+#endif
+}
+
 /*
  * Start the worker for agent a.  On success *chfd is the supervisor's end
  * of the channel and a->pid is set.  On failure nothing is left running
@@ -189,12 +236,11 @@ spawn_err_file(void)
 int
 spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 {
-	char	 idx[16], *argv[6], **largv = NULL, *how;
+	char	 idx[16], *argv[6], **largv = NULL;
 	const char *path = s->worker_path;
 	char *const *av = argv;
 	int	 sv[2], ep[2], e, outfd = -1;
 	pid_t	 pid;
-	size_t	 i;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
 	    sv) != 0) {
@@ -232,46 +278,20 @@ spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 		xasprintf(err, "fork: %s", strerror(e));
 		close(sv[0]);
 		close(ep[0]);
-		goto fail;
-	}
-	if ((e = reap_exec_status(ep[0], pid)) != 0) {
-		if (largv != NULL) {
-			how = launch_describe(&a->launch);
-			xasprintf(err, "cannot execute launcher '%s': %s", how,
-			    strerror(e));
-			free(how);
-		} else
-			xasprintf(err, "cannot execute worker %s: %s",
-			    s->worker_path, strerror(e));
+	} else if ((e = reap_exec_status(ep[0], pid)) != 0) {
+		spawn_exec_error(s, a, largv != NULL, e, err);
 		close(sv[0]);
-		goto fail;
 	}
-	if (largv != NULL) {
-		for (i = 0; largv[i] != NULL; i++)
-			free(largv[i]);
-		free(largv);
+	spawn_argv_free(largv);
+	if (pid < 0 || e != 0) {
+		if (outfd >= 0)
+			close(outfd);
+		return -1;
 	}
 	a->launch_err_fd = outfd;
-	a->pid = pid;
-	/* unreaped, so pid is still our child: the pidfd names it for good */
-#ifdef SYS_pidfd_open
-	a->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (a->pidfd >= 0)
-		(void)fcntl(a->pidfd, F_SETFD, FD_CLOEXEC);
-#else
-	a->pidfd = -1;
-#endif
+	spawn_adopt_worker(a, pid);
 	*chfd = sv[0];
 	return 0;
-fail:
-	if (outfd >= 0)
-		close(outfd);
-	if (largv != NULL) {
-		for (i = 0; largv[i] != NULL; i++)
-			free(largv[i]);
-		free(largv);
-	}
-	return -1;
 }
 
 /*

@@ -542,16 +542,112 @@ commit_base(int dirfd, const char *id, const struct state_commit_req *req,
 	return -1;
 }
 
+/*
+ * A publish displaced a concurrent write of the other side (ours is in
+ * place, theirs under tmp): theirs becomes the base of the next round,
+ * 0; or 1 when it cannot be (the last round, unreadable), warned, ours
+ * stays.
+ */
+static int
+commit_take_theirs(int dirfd, const char *id, const struct state_commit_req *req,
+    const char *tmp, int last, const struct stat *our_st, json_t **disk,
+    struct stat *read_st)
+{
+	json_t	*dj;
+	char	*e = NULL;
+
+	if (req->displaced != NULL)
+		(*req->displaced)++;
+	if (last || commit_read(dirfd, id, ".json.tmp", &dj, NULL, &e) !=
+	    STATE_OK) {
+		log_warnx("state %s: a concurrent write of the other side "
+		    "was replaced and could not be merged: %s", id,
+		    e != NULL ? e : "too many rounds");
+		free(e);
+		unlinkat(dirfd, tmp, 0);
+		return 1;
+	}
+	unlinkat(dirfd, tmp, 0);
+	state_marks_add(req->marks, our_st, STATE_MARK_STALE);
+	json_decref(*disk);
+	*disk = dj;
+	*read_st = *our_st;
+	return 0;
+}
+
+/*
+ * The merge, judge, write and publish rounds of one commit: every round
+ * but the last checks the file just before replacing it, and one whose
+ * file changed under it merges again (*disk, *read_st and how follow
+ * the file).  0 with the merged document in *mp; -1 and *err.
+ */
+static int
+commit_rounds(int dirfd, const char *id, const struct state_commit_req *req,
+    json_t **disk, struct stat *read_st, int how, json_t **mp,
+    unsigned *nfsync, char **err)
+{
+	struct stat	 our_st;
+	char		*name, *tmp;
+	int		 round, pub, rc = -1;
+
+	xasprintf(&name, "%s.json", id);
+	xasprintf(&tmp, "%s.json.tmp", id);
+	for (round = 1; ; round++) {
+		json_decref(*mp);
+		*mp = req->create ? json_deep_copy(req->last) :
+		    commit_merge(*disk, req);
+		if (commit_judge(req->ws, id, how == PUB_CREATE ? NULL : *disk,
+		    *mp, err) != 0 ||
+		    commit_write_tmp(dirfd, tmp, *mp, &our_st, nfsync, err) != 0)
+			break;
+		/* marked before the rename: the watch may look at once */
+		state_marks_add(req->marks, &our_st, *disk != NULL &&
+		    json_equal(json_object_get(*disk, "status"),
+		    json_object_get(*mp, "status")) ? STATE_MARK_KEPT :
+		    STATE_MARK_OURS);
+		pub = commit_publish(dirfd, name, tmp, read_st, how,
+		    round < COMMIT_ROUNDS, err);
+		if (pub == PUB_DONE) {
+			rc = 0;
+			break;
+		}
+		if (pub == PUB_ERROR) {
+			unlinkat(dirfd, tmp, 0);
+			break;
+		}
+		if (pub == PUB_REREAD) {
+			if (round >= COMMIT_ROUNDS)
+				xasprintf(err, "%s keeps changing under us",
+				    name);
+			json_decref(*disk);
+			*disk = NULL;
+			if (round >= COMMIT_ROUNDS || commit_base(dirfd, id, req,
+			    disk, read_st, &how, err) != 0) {
+				unlinkat(dirfd, tmp, 0);
+				break;
+			}
+			continue;
+		}
+		if (commit_take_theirs(dirfd, id, req, tmp,
+		    round >= COMMIT_ROUNDS, &our_st, disk, read_st) != 0) {
+			rc = 0;
+			break;
+		}
+	}
+	free(name);
+	free(tmp);
+	return rc;
+}
+
 /* The whole commit, under the lock.  See the top of the file. */
 int
 state_commit_run(int dirfd, const char *id, const struct state_commit_req *req,
     json_t **mergedp, unsigned *nfsyncp, char **err)
 {
-	struct stat	 read_st, our_st;
-	json_t		*disk = NULL, *m = NULL, *dj;
-	char		*name = NULL, *tmp = NULL, *e = NULL;
+	struct stat	 read_st;
+	json_t		*disk = NULL, *m = NULL;
 	unsigned	 nfsync = 0;
-	int		 lockfd, how, round, rc = -1, pub;
+	int		 lockfd, how, rc = -1;
 
 	if (mergedp != NULL)
 		*mergedp = NULL;
@@ -563,8 +659,6 @@ state_commit_run(int dirfd, const char *id, const struct state_commit_req *req,
 		return -1;
 	if ((lockfd = commit_lock(dirfd, id, req->nowait, err)) < 0)
 		return -1;
-	xasprintf(&name, "%s.json", id);
-	xasprintf(&tmp, "%s.json.tmp", id);
 	if (commit_base(dirfd, id, req, &disk, &read_st, &how, err) != 0)
 		goto out;
 	/* a check only (the end): our fields are there, nothing to write */
@@ -575,60 +669,9 @@ state_commit_run(int dirfd, const char *id, const struct state_commit_req *req,
 		rc = 0;
 		goto out;
 	}
-	/* Every round but the last checks the file just before replacing it. */
-	for (round = 1; ; round++) {
-		json_decref(m);
-		m = req->create ? json_deep_copy(req->last) :
-		    commit_merge(disk, req);
-		if (commit_judge(req->ws, id, how == PUB_CREATE ? NULL : disk,
-		    m, err) != 0 ||
-		    commit_write_tmp(dirfd, tmp, m, &our_st, &nfsync, err) != 0)
-			goto out;
-		/* marked before the rename: the watch may look at once */
-		state_marks_add(req->marks, &our_st, disk != NULL &&
-		    json_equal(json_object_get(disk, "status"),
-		    json_object_get(m, "status")) ? STATE_MARK_KEPT :
-		    STATE_MARK_OURS);
-		pub = commit_publish(dirfd, name, tmp, &read_st, how,
-		    round < COMMIT_ROUNDS, err);
-		if (pub == PUB_ERROR) {
-			unlinkat(dirfd, tmp, 0);
-			goto out;
-		}
-		if (pub == PUB_DONE)
-			break;
-		if (pub == PUB_REREAD) {
-			if (round >= COMMIT_ROUNDS) {
-				xasprintf(err, "%s keeps changing under us", name);
-				unlinkat(dirfd, tmp, 0);
-				goto out;
-			}
-			json_decref(disk);
-			if (commit_base(dirfd, id, req, &disk, &read_st, &how,
-			    err) != 0) {
-				unlinkat(dirfd, tmp, 0);
-				goto out;
-			}
-			continue;
-		}
-		/* PUB_DISPLACED: ours is in place; theirs is under tmp. */
-		if (req->displaced != NULL)
-			(*req->displaced)++;
-		if (round >= COMMIT_ROUNDS ||
-		    commit_read(dirfd, id, ".json.tmp", &dj, NULL, &e) != STATE_OK) {
-			log_warnx("state %s: a concurrent write of the other side "
-			    "was replaced and could not be merged: %s", id,
-			    e != NULL ? e : "too many rounds");
-			free(e);
-			unlinkat(dirfd, tmp, 0);
-			break;
-		}
-		unlinkat(dirfd, tmp, 0);
-		state_marks_add(req->marks, &our_st, STATE_MARK_STALE);
-		json_decref(disk);
-		disk = dj;
-		read_st = our_st;
-	}
+	if (commit_rounds(dirfd, id, req, &disk, &read_st, how, &m, &nfsync,
+	    err) != 0)
+		goto out;
 	if (fsync(dirfd) != 0) {
 		xasprintf(err, "fsync of the state directory: %s", strerror(errno));
 		goto out;
@@ -644,8 +687,6 @@ out:
 		*nfsyncp += nfsync;
 	json_decref(m);
 	json_decref(disk);
-	free(name);
-	free(tmp);
 	close(lockfd);
 	return rc;
 }

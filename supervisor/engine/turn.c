@@ -28,21 +28,6 @@ turn_session(const struct agent *a)
 	return a->session_id;
 }
 
-/* A usage member summed into acc: numbers add, a null stays null. */
-static void
-turn_sum(json_t *acc, const json_t *u, const char *k)
-{
-	const json_t	*v = json_object_get(u, k), *was;
-
-	if (!json_is_number(v))
-		return;
-	was = json_object_get(acc, k);
-	json_object_set_new(acc, k, json_is_integer(v) &&
-	    (was == NULL || json_is_integer(was)) ? json_integer(
-	    json_integer_value(was) + json_integer_value(v)) : json_real(
-	    json_number_value(was) + json_number_value(v)));
-}
-
 /* files_changed of a turn into a list, without duplicates. */
 static void
 turn_union(json_t *list, const struct strv *files)
@@ -82,9 +67,9 @@ turn_fold(struct agent *a)
 	    (r->turns > 0 ? (json_int_t)r->turns : 1)));
 	turn_union(files, &r->files_changed);
 	u = report_usage(r->usage);
-	turn_sum(usage, u, "input_tokens");
-	turn_sum(usage, u, "output_tokens");
-	turn_sum(usage, u, "cost_usd");
+	report_usage_add(usage, u, "input_tokens");
+	report_usage_add(usage, u, "output_tokens");
+	report_usage_add(usage, u, "cost_usd");
 	json_decref(u);
 	if (r->session_id != NULL) {
 		free(a->session_id);
@@ -130,17 +115,19 @@ turn_log_create(const struct agent *a, char **err)
 }
 
 /*
- * The next turn, now: the ended turn folded in, the worker's part of the
- * record reset, a new worker resuming the session with the queued text.
+ * The next turn's record: the ended turn folded in, the worker's part of
+ * the record reset, the queued text as the prompt resuming the session.
+ * 0, then the caller (agent.c) starts its worker; -1 when the phase
+ * refuses it (logged; the callers checked it may).
  */
-void
-turn_start(struct agent *a)
+int
+turn_next(struct agent *a)
 {
 	const char	*sid;
 	char		*text = a->next_turn;
 
 	if (agent_transition(a, AE_TURN) != 0)
-		return;		/* logged; the callers checked it may */
+		return -1;
 	a->next_turn = NULL;
 	turn_fold(a);
 	sid = a->session_id;
@@ -167,14 +154,15 @@ turn_start(struct agent *a)
 	a->timed_out = a->nudged = a->result_early = 0;
 	a->nudge = NULL;
 	log_info("%s: turn %u resumes session %s", a->id, a->turns, sid);
-	agent_start(a);
+	return 0;
 }
 
 /*
  * send_input to an agent whose turn has ended (or is ending): a new turn
- * on its session.  Returns 1 (no INPUT_ACK will come: the new turn is the
- * delivery) with the submission id, or -1 when there is no session to
- * resume.
+ * on its session, queued (agent.c starts it now if the agent is DONE,
+ * else when the ending turn completes).  Returns 1 (no INPUT_ACK will
+ * come: the new turn is the delivery) with the submission id, or -1 when
+ * there is no session to resume.
  */
 int
 turn_follow_up(struct agent *a, const char *text, uint64_t *sub, char **err)
@@ -204,58 +192,5 @@ turn_follow_up(struct agent *a, const char *text, uint64_t *sub, char **err)
 		return -1;
 	a->next_turn = xstrdup(text);
 	*sub = a->sup->next_submission++;
-	if (a->phase == AP_DONE)
-		turn_start(a);	/* agent_start counts it live again */
 	return 1;
-}
-
-/*
- * The accumulated fields of an agent's result over its turns: files
- * changed (union), usage (summed; cost_usd null unless some turn had
- * one), turns; the rest of o is the latest turn's.
- */
-void
-turn_report(const struct agent *a, json_t *o)
-{
-	json_t		*files, *usage, *cur;
-	size_t		 i, k;
-	int		 seen;
-
-	json_int_t	 now;
-
-	/* the tool turns of this worker (1 unless it resumed by itself) */
-	now = json_is_integer(json_object_get(o, "turns")) ?
-	    json_integer_value(json_object_get(o, "turns")) : 1;
-	if (a->past == NULL) {
-		json_object_set_new(o, "turns", json_integer(now));
-		return;
-	}
-	json_object_set_new(o, "turns", json_integer(now +
-	    json_integer_value(json_object_get(a->past, "turns"))));
-	if (json_is_null(json_object_get(o, "session_id")) &&
-	    a->session_id != NULL)
-		json_object_set_new(o, "session_id",
-		    json_string(a->session_id));
-	files = json_deep_copy(json_object_get(a->past, "files_changed"));
-	json_array_foreach(json_object_get(o, "files_changed"), i, cur) {
-		seen = 0;
-		for (k = 0; k < json_array_size(files); k++)
-			if (json_equal(json_array_get(files, k), cur))
-				seen = 1;
-		if (!seen)
-			json_array_append(files, cur);
-	}
-	json_object_set_new(o, "files_changed", files);
-	usage = json_deep_copy(json_object_get(a->past, "usage"));
-	cur = json_object_get(o, "usage");
-	turn_sum(usage, cur, "input_tokens");
-	turn_sum(usage, cur, "output_tokens");
-	turn_sum(usage, cur, "cost_usd");
-	if (json_object_size(usage) == 0) {
-		json_decref(usage);
-		return;
-	}
-	if (!json_is_number(json_object_get(usage, "cost_usd")))
-		json_object_set_new(usage, "cost_usd", json_null());
-	json_object_set_new(o, "usage", usage);
 }
