@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "adapter.h"
 #include "clock.h"
 #include "httphead.h"
 #include "serveint.h"
@@ -70,13 +71,13 @@ serve_trimmed(const char *s)
 	return json_stringn(s, n);
 }
 
-/* bash, or a tool the configuration enables (none: any of ours). */
+/* A command tool (bash), or an agent the configuration enables. */
 static int
 serve_tool_enabled(const struct config *cfg, const char *name)
 {
 	size_t	i;
 
-	if (strcmp(name, "bash") == 0)
+	if (adapter_find(name) != NULL && !adapter_is_agent(name))
 		return 1;
 	for (i = 0; cfg != NULL && i < cfg->ntools; i++)
 		if (strcmp(cfg->tools[i].name, name) == 0)
@@ -84,19 +85,27 @@ serve_tool_enabled(const struct config *cfg, const char *name)
 	return 0;
 }
 
-/* The error for a tool refused: the words, then bash and every enabled. */
+/*
+ * The error for a tool refused: the words, then every row of the tool
+ * table serve would take (the command tools, the enabled agents).
+ */
 static void
 serve_tools_list(const struct config *cfg, const char *lead, char *buf,
     size_t len)
 {
-	size_t	i, n;
+	const char	*name;
+	size_t		 i, n;
+	int		 first = 1;
 
-	n = (size_t)snprintf(buf, len, "%sbash", lead);
-	for (i = 0; cfg != NULL && i < cfg->ntools && n < len; i++)
-		if (cfg->tools[i].enabled && strcmp(cfg->tools[i].name,
-		    "bash") != 0)
-			n += (size_t)snprintf(buf + n, len - n, ", %s",
-			    cfg->tools[i].name);
+	n = (size_t)snprintf(buf, len, "%s", lead);
+	for (i = 0; i < adapter_count() && n < len; i++) {
+		name = adapter_at(i)->name;
+		if (!serve_tool_enabled(cfg, name))
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s",
+		    first ? "" : ", ", name);
+		first = 0;
+	}
 }
 
 /*

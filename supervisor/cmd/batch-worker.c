@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 
+#include "adapter.h"
 #include "batch-worker.h"
 #include "bqinput.h"
 #include "gate.h"
@@ -190,7 +191,7 @@ bworker_start(struct event_base *base, struct children *children,
 	if (plan_request(plan, &rq, &w->req, &w->dl, err) != 0)
 		goto fail;
 	w->options = w->req.options;
-	if (strcmp(w->req.tool, "bash") != 0) {
+	if (adapter_is_agent(w->req.tool)) {
 		w->msg = prompt_with_contract(role, it->description);
 		w->req.prompt = w->msg;
 	}

@@ -19,6 +19,7 @@
 
 #include <event2/event.h>
 
+#include "adapter.h"
 #include "chan.h"
 #include "cmdutil.h"
 #include "log.h"
@@ -234,7 +235,7 @@ cmd_agent(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* a model answers in the block the worker reads only when asked to */
-	if (!raw && strcmp(req.tool, "bash") != 0) {
+	if (!raw && adapter_is_agent(req.tool)) {
 		msg = prompt_with_contract(o.role, o.message);
 		req.prompt = msg;
 	}

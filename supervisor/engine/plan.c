@@ -61,9 +61,9 @@ plan_spawn(const struct config *cfg, const char *root, const char *role,
 		return -1;
 	}
 	command = over->command != NULL ? over->command : rc->command;
-	if (strcmp(tc->name, "bash") == 0 && command == NULL) {
-		xasprintf(err, "the bash tool needs --command (or "
-		    "roles.%s.command in the configuration)", role);
+	if (!adapter_is_agent(tc->name) && command == NULL) {
+		xasprintf(err, "the %s tool needs --command (or "
+		    "roles.%s.command in the configuration)", tc->name, role);
 		return -1;
 	}
 	memset(req, 0, sizeof *req);
