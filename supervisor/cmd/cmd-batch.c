@@ -25,7 +25,8 @@
 #include "batchstate.h"
 #include "bqinput.h"
 #include "bus.h"
-#include "ccw-loop.h"
+#include "flowdef.h"
+#include "workflows.h"
 #include "chan.h"
 #include "clock.h"
 #include "cmdutil.h"
@@ -373,7 +374,7 @@ cmd_batch(int argc, char **argv)
 	cfg.jobs = (unsigned)jobs;
 	cfg.max_cost_usd = cost;
 	cfg.max_tokens = (long long)tokens;
-	cfg.wf = &ccw_loop_workflow;
+	cfg.wf = workflow_default();
 	cfg.host_for = batch_host_for;
 	cfg.worker_start = batch_worker_start;
 	cfg.worker_stop = batch_worker_stop;

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ccw-loop.h"
+#include "flowdef.h"
+#include "workflows.h"
 #include "run.h"
 #include "sup.h"
 
@@ -66,7 +67,7 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 	spec.task = ra->task;
 	spec.mode = loop_mode_name(ra->mode);
 	spec.max_iterations = ra->have_max ? ra->max_iter : 0;
-	spec.state = &ccw_loop_state;
+	spec.state = ra->o.cfg.wf->state;
 	s = loopopen_open(o, base, dirfd, ra->o.state_dir, &spec, &err);
 	if (o->found) {
 		run_open_notes(ra, o, id);
