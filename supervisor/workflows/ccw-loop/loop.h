@@ -69,7 +69,7 @@ struct loop_cfg {
 	struct gate		*gate;		/* caps, rate-limit holds; NULL:
 						   none (a rate limit fails) */
 	int			 watch_poll;	/* 1: poll for front ends' writes (NFS) */
-	const struct workflow	*workflow;	/* NULL: ccw-loop */
+	const struct workflow	*workflow;	/* required: the host's, or the config's wf */
 	struct loop_hooks	 hooks;
 };
 

@@ -26,35 +26,6 @@ static const char *const bq_jsonl_keys[] = {
 	"root", "kind", "role", "launcher", NULL
 };
 
-/* A tool, role or id word: no spaces, quotes or path tricks. */
-int
-bq_word(const char *s)
-{
-	size_t	 i;
-
-	if (s[0] == '\0' || strlen(s) > 128)
-		return 0;
-	for (i = 0; s[i] != '\0'; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
-		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
-		    strchr("._-", s[i]) != NULL))
-			return 0;
-	return 1;
-}
-
-/* The directory part of an absolute path ("/" for "/x"). */
-char *
-bq_dirname(const char *path)
-{
-	const char	*slash = strrchr(path, '/');
-
-	if (slash == NULL)
-		return xstrdup(".");
-	if (slash == path)
-		return xstrdup("/");
-	return xstrndup(path, (size_t)(slash - path));
-}
-
 /* An optional string member: 1 set, 0 absent or null, -1 wrong. */
 static int
 bq_opt_str(json_t *o, const char *key, size_t max, const char *where,
