@@ -42,7 +42,7 @@ workflow_default(void)
 /*
  * The workflow a state file names; the default when it names none (CCW
  * writes no such member) or there is no file yet (st NULL).  NULL and
- * *err set when it names one this build does not have.
+ * *err set (else NULL) when it names one this build does not have.
  */
 const struct workflow *
 workflow_of(const json_t *st, char **err)
@@ -50,6 +50,7 @@ workflow_of(const json_t *st, char **err)
 	const json_t		*v = json_object_get(st, WORKFLOW_FIELD);
 	const struct workflow	*wf;
 
+	*err = NULL;
 	if (v == NULL || json_is_null(v))
 		return workflow_default();
 	if ((wf = workflow_find(json_string_value(v))) == NULL)
@@ -68,7 +69,6 @@ workflow_state_of(const json_t *st, char **err)
 {
 	const struct workflow	*wf;
 
-	*err = NULL;
 	if ((wf = workflow_of(st, err)) == NULL)
 		return NULL;
 	return wf->state;
