@@ -709,6 +709,66 @@ test_registry(void)
 	json_decref(st);
 }
 
+/*
+ * HACKING.md's "Adding a role", followed for every role of ccw-loop: each
+ * place the recipe names knows the role, so a row added to roles-ccw.c
+ * alone (a step skipped) fails here.  roles-ccw.c's row and LOOP_* (the
+ * look-ups agree), state-ccw.c's roles (current_action's values, in the
+ * table's order), prompt.c's built-in template, merge.c's merge (a state
+ * where every role has run is valid), the progress formats' roles.
+ */
+static void
+test_role_recipe(void)
+{
+	const struct workflow		*wf = workflow_find("ccw-loop");
+	const struct workflow_state	*ws = wf->state;
+	const struct progress_format	*fm;
+	struct strv			 errs = { NULL, 0 };
+	json_t				*st, *ss, *res;
+	char				*tmpl;
+	size_t				 i, n;
+	int				 ok;
+
+	tap_ok(wf->nroles == LOOP_NROLES, "recipe 1-2: the rows are the "
+	    "LOOP_* indices (%zu)", wf->nroles);
+	for (i = 0, ok = 1; i < wf->nroles; i++)
+		ok &= loop_role_index(wf->roles[i].name) == (int)i &&
+		    strcmp(loop_role_name((int)i), wf->roles[i].name) == 0;
+	tap_ok(ok, "recipe 1-2: look-ups by name and index agree");
+	for (n = 0, ok = 1; ws->roles[n] != NULL; n++)
+		ok &= n < wf->nroles && strcmp(ws->roles[n],
+		    wf->roles[n].name) == 0;
+	tap_ok(ok && n == wf->nroles, "recipe 5: the state table's roles are "
+	    "the table's, in order");
+	for (i = 0, ok = 1; i < wf->nroles; i++) {
+		tmpl = prompt_builtin(wf->roles[i].prompt);
+		if (tmpl == NULL)
+			tap_diag("no built-in prompt for %s", wf->roles[i].name);
+		ok &= tmpl != NULL;
+		free(tmpl);
+	}
+	tap_ok(ok, "recipe 3: every role has its built-in prompt");
+	st = state_new(ws, "recipe-1", "t", "", 10);
+	ss = json_object_get(st, "skill_state");
+	for (i = 0, ok = 1; i < wf->nroles; i++) {
+		res = json_pack("{s:s, s:s, s:[]}", "status", "success",
+		    "summary", "done", "files_changed");
+		ok &= wf->merge(ss, wf->roles[i].name, res,
+		    "2026-01-01T00:00:00.000Z") == 0;
+		json_decref(res);
+	}
+	tap_ok(ok, "recipe 4: merge takes every role's result");
+	n = state_validate(ws, st, &errs);
+	tap_ok(n == 0, "recipe 4-5: after every role ran, the state is valid");
+	for (i = 0; i < errs.n; i++)
+		tap_diag("%s", errs.v[i]);
+	strv_clear(&errs);
+	json_decref(st);
+	for (fm = ws->progress, ok = 1; fm != NULL && fm->role != NULL; fm++)
+		ok &= workflow_role_index(wf, fm->role) >= 0;
+	tap_ok(ok, "recipe 5: every progress file is a role's");
+}
+
 int
 main(void)
 {
@@ -722,5 +782,6 @@ main(void)
 	test_tiny_logs();
 	test_no_role_names();
 	test_registry();
+	test_role_recipe();
 	return tap_done();
 }
