@@ -501,8 +501,6 @@ run_parse(int argc, char **argv, struct run_args *ra)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char *const modes[] = { "auto", "parallel",
-	    "interactive", NULL };
 	static const char *const clarify[] = { "recommended", "fail", NULL };
 	static const char *const policy[] = { "finish", "interrupt", NULL };
 	long long	 v;
@@ -514,7 +512,7 @@ run_parse(int argc, char **argv, struct run_args *ra)
 		switch (ch) {
 		case 'm':
 			ra->mode_arg = optarg;
-			if ((w = run_word("-m", optarg, modes)) >= 0)
+			if ((w = run_word("-m", optarg, loop_modes)) >= 0)
 				ra->mode = (enum loop_mode)w;
 			break;
 		case 'q':

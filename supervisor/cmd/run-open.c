@@ -72,10 +72,9 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 	if (o->found) {
 		run_open_notes(ra, o, id);
 		/* a loop keeps its mode unless -m says otherwise */
-		if (ra->mode_arg == NULL && o->mode != NULL)
-			ra->mode = strcmp(o->mode, "parallel") == 0 ?
-			    LOOP_PARALLEL : strcmp(o->mode, "interactive") ==
-			    0 ? LOOP_INTERACTIVE : LOOP_AUTO;
+		if (ra->mode_arg == NULL && o->mode != NULL &&
+		    loop_mode_parse(o->mode, &ra->mode) != 0)
+			ra->mode = LOOP_AUTO;
 	}
 	if (s == LOOPOPEN_NOENT && ra->o.state_dir_opt == NULL)
 		fprintf(stderr, "ccw-supervisor run: %s (looked in "
