@@ -13,7 +13,11 @@
 #include "workflows.h"
 #include "xmalloc.h"
 
-/* Every workflow; the first is what a state file naming none runs. */
+/*
+ * Every workflow with a role table; the first is what a state file
+ * naming none runs.  issue-queue (batch) drives loops of a row (its
+ * batch_cfg.wf) and has no roles of its own: it is no row.
+ */
 const struct workflow *const workflow_table[] = {
 	&ccw_loop_workflow,
 	&skill_tune_workflow,
