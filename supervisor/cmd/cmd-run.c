@@ -476,6 +476,26 @@ run_word(const char *opt, const char *arg, const char *const *words)
 	return -1;
 }
 
+/* -n, --batch-ms, --batch-nudge-ms: a positive count; 0, or -1 said. */
+static int
+run_count(struct run_args *ra, int ch, const char *arg)
+{
+	long long	v;
+
+	if (run_number(arg, 1, &v) != 0) {
+		fprintf(stderr, "ccw-supervisor run: '%s' is not a positive "
+		    "number\n", arg);
+		return -1;
+	}
+	if (ch == 'n') {
+		ra->max_iter = v;
+		ra->have_max = 1;
+	} else
+		*(ch == 'B' ? &ra->batch_ms : &ra->batch_nudge_ms) =
+		    (uint64_t)v;
+	return 0;
+}
+
 /* Parse the command line: 0, 1 for --help (printed), -1 (said) on error. */
 static int
 run_parse(int argc, char **argv, struct run_args *ra)
@@ -503,7 +523,6 @@ run_parse(int argc, char **argv, struct run_args *ra)
 	};
 	static const char *const clarify[] = { "recommended", "fail", NULL };
 	static const char *const policy[] = { "finish", "interrupt", NULL };
-	long long	 v;
 	int		 ch, w = 0;
 
 	optind = 1;
@@ -526,17 +545,7 @@ run_parse(int argc, char **argv, struct run_args *ra)
 		case 'n':
 		case 'B':
 		case 'b':
-			if ((w = run_number(optarg, 1, &v)) != 0) {
-				fprintf(stderr, "ccw-supervisor run: '%s' is "
-				    "not a positive number\n", optarg);
-				break;
-			}
-			if (ch == 'n') {
-				ra->max_iter = v;
-				ra->have_max = 1;
-			} else
-				*(ch == 'B' ? &ra->batch_ms :
-				    &ra->batch_nudge_ms) = (uint64_t)v;
+			w = run_count(ra, ch, optarg);
 			break;
 		case 'M':
 			ra->o.model = optarg;
