@@ -13,11 +13,12 @@
 #include <unistd.h>
 
 #include "apiint.h"
-#include "ccw-loop.h"
 #include "committer.h"
+#include "flowdef.h"
 #include "host.h"
 #include "log.h"
 #include "state.h"
+#include "workflows.h"
 #include "xmalloc.h"
 
 #define API_STOP_REASON	"Manually stopped by user"	/* CCW's words */
@@ -108,7 +109,10 @@ api_loop_commit(struct api_loop_job *j, struct api *api,
 	json_t		*merged = NULL;
 	unsigned	 nfsync = 0;
 
-	req->ws = &ccw_loop_state;
+	/* the sections and rules of the workflow the file names */
+	req->ws = workflow_state_of(j->state, &j->err);
+	if ((j->rc = j->err != NULL ? -1 : 0) != 0)
+		return;
 	req->nowait = &api->stopping;
 	/* refused by the workflow's rules, the state changed meanwhile */
 	if ((j->rc = state_commit_run(api->dirfd, j->id, req, &merged,
@@ -157,8 +161,8 @@ api_loop_run(void *arg)
 	unsigned		 nfsync = 0;
 
 	if (j->op == LOP_OPEN && j->create != NULL) {
-		if (state_create(&ccw_loop_state, api->dirfd, j->id,
-		    j->create, &nfsync, &j->err) == 0)
+		if (state_create(workflow_default()->state, api->dirfd,
+		    j->id, j->create, &nfsync, &j->err) == 0)
 			j->created = 1;
 		else if (faccessat(api->dirfd, j->id_json, F_OK,
 		    AT_SYMLINK_NOFOLLOW) == 0) {
@@ -413,9 +417,9 @@ api_loop_open(struct api_pending *p, const json_t *req)
 	if (id == NULL)
 		id = gen = state_id_generate();
 	if (title != NULL)
-		st = state_new(&ccw_loop_state, id, title, json_string_value(
-		    json_object_get(req, "description")), json_is_integer(mi) ?
-		    json_integer_value(mi) : 10);
+		st = state_new(workflow_default()->state, id, title,
+		    json_string_value(json_object_get(req, "description")),
+		    json_is_integer(mi) ? json_integer_value(mi) : 10);
 	if (title != NULL && st == NULL)
 		api_fail(p, ERR_INVALID, "Invalid loop ID format: '%.*s'",
 		    STATE_ID_MAX, id);

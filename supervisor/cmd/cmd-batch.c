@@ -25,7 +25,8 @@
 #include "batchstate.h"
 #include "bqinput.h"
 #include "bus.h"
-#include "ccw-loop.h"
+#include "flowdef.h"
+#include "workflows.h"
 #include "chan.h"
 #include "clock.h"
 #include "cmdutil.h"
@@ -228,8 +229,60 @@ batch_cmd_free(struct batch_cmd *bc)
 	launch_clear(&bc->lo.launch);
 }
 
-int
-cmd_batch(int argc, char **argv)
+/* What the command line gives besides the launcher (bc.lo). */
+struct batch_args {
+	const char	*root, *junit, *resume;
+	double		 jobs, cost, tokens;
+};
+
+/* One option into bc or ba: 0 read, 1 help, -1 usage (said). */
+static int
+batch_opt(struct batch_cmd *bc, struct batch_args *ba, int ch,
+    const char *arg)
+{
+	switch (ch) {
+	case 'C':
+		ba->root = arg;
+		return 0;
+	case 'j':
+		return batch_num("--jobs", arg, BATCH_MAX_JOBS, &ba->jobs) !=
+		    0 || ba->jobs != floor(ba->jobs) ? -1 : 0;
+	case 'J':
+		bc->json = 1;
+		return 0;
+	case 'U':
+		ba->junit = arg;
+		return 0;
+	case 'c':
+		return batch_num("--max-cost-usd", arg, 1e9, &ba->cost);
+	case 't':
+		return batch_num("--max-tokens", arg, 1e15, &ba->tokens) !=
+		    0 || ba->tokens != floor(ba->tokens) ? -1 : 0;
+	case 'r':
+		ba->resume = arg;
+		return 0;
+	case 'f':
+		bc->roots.config_path = arg;
+		return 0;
+	case 'h':
+		return 1;
+	case CMD_OPT_LAUNCHER:
+	case CMD_OPT_REMOTE_WORKER:
+		if (cmd_opts_set(&bc->lo, ch, arg) == 0)
+			return 0;
+		launch_clear(&bc->lo.launch);
+		return -1;
+	default:
+		launch_clear(&bc->lo.launch);
+		batch_usage(stderr);
+		return -1;
+	}
+}
+
+/* The options and the operands' count: -1 to go on, else the exit. */
+static int
+batch_parse(int argc, char **argv, struct batch_cmd *bc,
+    struct batch_args *ba)
 {
 	static const struct option longopts[] = {
 		{ "jobs", required_argument, NULL, 'j' },
@@ -243,187 +296,197 @@ cmd_batch(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const int signos[3] = { SIGINT, SIGTERM, SIGHUP };
-	struct batch_cmd	 bc;
-	struct batch_cfg	 cfg;
-	struct bq_input		 in;
-	struct event		*sigs[3] = { NULL, NULL, NULL };
-	const char		*root = ".", *junit = NULL, *resume = NULL;
-	char			*file = NULL, *err = NULL, *real;
-	struct cmd_opts		 probe;
-	int			 rc;
-	double			 jobs = 4, cost = 0, tokens = 0;
-	json_t			*items;
-	int			 ch, i, loaded = 0;
+	int	 ch, r;
 
-	memset(&bc, 0, sizeof bc);
-	memset(&in, 0, sizeof in);
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'C':
-			root = optarg;
-			break;
-		case 'j':
-			if (batch_num("--jobs", optarg, BATCH_MAX_JOBS,
-			    &jobs) != 0 || jobs != floor(jobs))
-				return EXIT_USAGE;
-			break;
-		case 'J':
-			bc.json = 1;
-			break;
-		case 'U':
-			junit = optarg;
-			break;
-		case 'c':
-			if (batch_num("--max-cost-usd", optarg, 1e9, &cost) != 0)
-				return EXIT_USAGE;
-			break;
-		case 't':
-			if (batch_num("--max-tokens", optarg, 1e15,
-			    &tokens) != 0 || tokens != floor(tokens))
-				return EXIT_USAGE;
-			break;
-		case 'r':
-			resume = optarg;
-			break;
-		case 'f':
-			bc.roots.config_path = optarg;
-			break;
-		case 'h':
-			batch_usage(stdout);
-			return EXIT_OK;
-		case CMD_OPT_LAUNCHER:
-		case CMD_OPT_REMOTE_WORKER:
-			if (cmd_opts_set(&bc.lo, ch, optarg) == 0)
-				break;
-			launch_clear(&bc.lo.launch);
-			return EXIT_USAGE;
-		default:
-			launch_clear(&bc.lo.launch);
-			batch_usage(stderr);
-			return EXIT_USAGE;
+	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1)
+		if ((r = batch_opt(bc, ba, ch, optarg)) != 0) {
+			if (r > 0)
+				batch_usage(stdout);
+			return r > 0 ? EXIT_OK : EXIT_USAGE;
 		}
-	}
-	if (argc - optind > 1 || (argc - optind == 0 && resume == NULL) ||
-	    (bc.lo.launch.remote_worker != NULL && !bc.lo.launch.set)) {
-		if (bc.lo.launch.remote_worker != NULL && !bc.lo.launch.set)
+	if (argc - optind > 1 || (argc - optind == 0 && ba->resume == NULL) ||
+	    (bc->lo.launch.remote_worker != NULL && !bc->lo.launch.set)) {
+		if (bc->lo.launch.remote_worker != NULL && !bc->lo.launch.set)
 			fprintf(stderr, "ccw-supervisor batch: --remote-worker "
 			    "needs --launcher\n");
-		launch_clear(&bc.lo.launch);
+		launch_clear(&bc->lo.launch);
 		batch_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (bc.lo.launch.set) {
-		bc.over.launch = &bc.lo.launch;
-		bc.roots.over = &bc.over;
+	if (bc->lo.launch.set) {
+		bc->over.launch = &bc->lo.launch;
+		bc->roots.over = &bc->over;
 	}
-	if ((real = realpath(root, NULL)) == NULL) {
-		fprintf(stderr, "ccw-supervisor batch: -C %s: %s\n", root,
+	return -1;
+}
+
+/*
+ * The input file: the one the resumed batch ran, or FILE (the same one
+ * when both are given); *file its real path.  0, or -1 and *err.
+ */
+static int
+batch_input_path(const struct batch_args *ba, const char *real,
+    const char *given_arg, char **file, char **err)
+{
+	char	*given;
+
+	if (ba->resume != NULL &&
+	    (*file = batchstate_input_path(real, ba->resume, err)) == NULL)
+		return -1;
+	if (given_arg == NULL)
+		return 0;
+	if ((given = realpath(given_arg, NULL)) == NULL) {
+		xasprintf(err, "%s: %s", given_arg, strerror(errno));
+		return -1;
+	}
+	if (*file != NULL && strcmp(*file, given) != 0) {
+		xasprintf(err, "batch %s ran %s, not %s", ba->resume, *file,
+		    given);
+		free(given);
+		return -1;
+	}
+	free(*file);
+	*file = given;
+	return 0;
+}
+
+/*
+ * The event loop, bus and gate every root's host shares; the root's
+ * configuration checked before anything is made (its host comes with the
+ * first item, after the batch's directory: a new .workflow/ makes
+ * .workflow/.loop the loops' directory).  0, or -1 and *err.
+ */
+static int
+batch_cmd_setup(struct batch_cmd *bc, const char *real, char **err)
+{
+	struct cmd_opts	 probe;
+	int		 rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	if ((bc->base = chan_base_new()) == NULL)
+		fatalx("cannot create the event loop");
+	bc->bus = bus_new(HOST_BUS_KEEP);
+	bus_observe(bc->bus, batch_cmd_bus, bc);
+	bc->gate = gate_new(bc->base, batch_cmd_gate_event, bc);
+	bc->roots.base = bc->base;
+	bc->roots.bus = bc->bus;
+	bc->roots.gate = bc->gate;
+	cmd_opts_init(&probe);
+	probe.root = real;
+	probe.config_path = bc->roots.config_path;
+	rc = cmd_opts_load(&probe, err);
+	cmd_opts_free(&probe);
+	return rc;
+}
+
+/* The workflow's configuration: the input, limits, and our callbacks. */
+static void
+batch_cfg_fill(struct batch_cfg *cfg, struct batch_cmd *bc,
+    const struct batch_args *ba, struct bq_input *in, const char *real)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->in = in;
+	cfg->root = real;
+	cfg->resume_id = ba->resume;
+	cfg->jobs = (unsigned)ba->jobs;
+	cfg->max_cost_usd = ba->cost;
+	cfg->max_tokens = (long long)ba->tokens;
+	/* every item is a loop of the default workflow (CCW's loops) */
+	cfg->wf = workflow_default();
+	cfg->host_for = batch_host_for;
+	cfg->worker_start = batch_worker_start;
+	cfg->worker_stop = batch_worker_stop;
+	cfg->worker_free = batch_worker_free;
+	cfg->event = batch_cmd_event;
+	cfg->done = batch_cmd_done;
+	cfg->arg = bc;
+}
+
+/* The batch run to its end with signals caught; then the outputs. */
+static void
+batch_cmd_run(struct batch_cmd *bc, const struct batch_args *ba,
+    const struct batch_cfg *cfg)
+{
+	static const int signos[3] = { SIGINT, SIGTERM, SIGHUP };
+	struct event	*sigs[3];
+	json_t		*items;
+	char		*err = NULL;
+	int		 i;
+
+	if (!bc->json && isatty(STDERR_FILENO))
+		bc->view = batch_view_new(bc->base, stderr);
+	if ((bc->b = batch_new(bc->base, cfg, &err)) == NULL) {
+		fprintf(stderr, "ccw-supervisor batch: %s\n", err);
+		free(err);
+		bc->code = EXIT_FAILED;
+		return;
+	}
+	batch_view_attach(bc->view, bc->b);
+	fprintf(stderr, "ccw-supervisor batch: %s %s: %zu items, state in "
+	    "%s/state.json\n", ba->resume != NULL ? "resuming" : "started",
+	    batch_id(bc->b), cfg->in->nitems, batch_dir(bc->b));
+	for (i = 0; i < 3; i++) {
+		sigs[i] = evsignal_new(bc->base, signos[i], batch_cmd_signal,
+		    bc);
+		evsignal_add(sigs[i], NULL);
+	}
+	sigfd_release();
+	bc->code = EXIT_INTERNAL;
+	batch_start(bc->b);
+	event_base_dispatch(bc->base);
+	batch_view_end(bc->view);
+	items = batch_cmd_items(batch_state(bc->b));
+	if (!bc->json)
+		batch_view_summary(stdout, batch_state(bc->b));
+	if (ba->junit != NULL && junit_write(ba->junit, batch_id(bc->b),
+	    items, &err) != 0) {
+		fprintf(stderr, "ccw-supervisor batch: --junit %s: %s\n",
+		    ba->junit, err);
+		free(err);
+		if (bc->code == EXIT_OK)
+			bc->code = EXIT_FAILED;
+	}
+	json_decref(items);
+	for (i = 0; i < 3; i++)
+		event_free(sigs[i]);
+}
+
+int
+cmd_batch(int argc, char **argv)
+{
+	struct batch_cmd	 bc;
+	struct batch_args	 ba = { ".", NULL, NULL, 4, 0, 0 };
+	struct batch_cfg	 cfg;
+	struct bq_input		 in;
+	char			*file = NULL, *err = NULL, *real;
+	int			 rc, loaded = 0;
+
+	memset(&bc, 0, sizeof bc);
+	memset(&in, 0, sizeof in);
+	if ((rc = batch_parse(argc, argv, &bc, &ba)) != -1)
+		return rc;
+	if ((real = realpath(ba.root, NULL)) == NULL) {
+		fprintf(stderr, "ccw-supervisor batch: -C %s: %s\n", ba.root,
 		    strerror(errno));
 		launch_clear(&bc.lo.launch);
 		return EXIT_USAGE;
 	}
-	if (resume != NULL &&
-	    (file = batchstate_input_path(real, resume, &err)) == NULL)
-		goto usage_err;
-	if (argc - optind == 1) {
-		char *given = realpath(argv[optind], NULL);
-
-		if (given == NULL) {
-			xasprintf(&err, "%s: %s", argv[optind],
-			    strerror(errno));
-			goto usage_err;
-		}
-		if (file != NULL && strcmp(file, given) != 0) {
-			xasprintf(&err, "batch %s ran %s, not %s", resume,
-			    file, given);
-			free(given);
-			goto usage_err;
-		}
-		free(file);
-		file = given;
-	}
-	if (bqinput_load(file, real, &in, &err) != 0)
+	if (batch_input_path(&ba, real, argc - optind == 1 ? argv[optind] :
+	    NULL, &file, &err) != 0 || bqinput_load(file, real, &in,
+	    &err) != 0)
 		goto usage_err;
 	loaded = 1;
-	signal(SIGPIPE, SIG_IGN);
-	if ((bc.base = chan_base_new()) == NULL)
-		fatalx("cannot create the event loop");
-	bc.bus = bus_new(HOST_BUS_KEEP);
-	bus_observe(bc.bus, batch_cmd_bus, &bc);
-	bc.gate = gate_new(bc.base, batch_cmd_gate_event, &bc);
-	bc.roots.base = bc.base;
-	bc.roots.bus = bc.bus;
-	bc.roots.gate = bc.gate;
-	/* the root's configuration checked before anything is made; its
-	 * host comes with the first item, after the batch's directory: a
-	 * new .workflow/ makes .workflow/.loop the loops' directory */
-	cmd_opts_init(&probe);
-	probe.root = real;
-	probe.config_path = bc.roots.config_path;
-	rc = cmd_opts_load(&probe, &err);
-	cmd_opts_free(&probe);
-	if (rc != 0)
+	if (batch_cmd_setup(&bc, real, &err) != 0)
 		goto usage_err;
-	memset(&cfg, 0, sizeof cfg);
-	cfg.in = &in;
-	cfg.root = real;
-	cfg.resume_id = resume;
-	cfg.jobs = (unsigned)jobs;
-	cfg.max_cost_usd = cost;
-	cfg.max_tokens = (long long)tokens;
-	cfg.wf = &ccw_loop_workflow;
-	cfg.host_for = batch_host_for;
-	cfg.worker_start = batch_worker_start;
-	cfg.worker_stop = batch_worker_stop;
-	cfg.worker_free = batch_worker_free;
-	cfg.event = batch_cmd_event;
-	cfg.done = batch_cmd_done;
-	cfg.arg = &bc;
-	if (!bc.json && isatty(STDERR_FILENO))
-		bc.view = batch_view_new(bc.base, stderr);
-	if ((bc.b = batch_new(bc.base, &cfg, &err)) == NULL) {
-		fprintf(stderr, "ccw-supervisor batch: %s\n", err);
-		free(err);
-		bc.code = EXIT_FAILED;
-		goto out;
-	}
-	batch_view_attach(bc.view, bc.b);
-	fprintf(stderr, "ccw-supervisor batch: %s %s: %zu items, state in "
-	    "%s/state.json\n", resume != NULL ? "resuming" : "started",
-	    batch_id(bc.b), in.nitems, batch_dir(bc.b));
-	for (i = 0; i < 3; i++) {
-		sigs[i] = evsignal_new(bc.base, signos[i], batch_cmd_signal,
-		    &bc);
-		evsignal_add(sigs[i], NULL);
-	}
-	sigfd_release();
-	bc.code = EXIT_INTERNAL;
-	batch_start(bc.b);
-	event_base_dispatch(bc.base);
-	batch_view_end(bc.view);
-	items = batch_cmd_items(batch_state(bc.b));
-	if (!bc.json)
-		batch_view_summary(stdout, batch_state(bc.b));
-	if (junit != NULL && junit_write(junit, batch_id(bc.b), items,
-	    &err) != 0) {
-		fprintf(stderr, "ccw-supervisor batch: --junit %s: %s\n",
-		    junit, err);
-		free(err);
-		if (bc.code == EXIT_OK)
-			bc.code = EXIT_FAILED;
-	}
-	json_decref(items);
+	batch_cfg_fill(&cfg, &bc, &ba, &in, real);
+	batch_cmd_run(&bc, &ba, &cfg);
 	goto out;
 usage_err:
 	fprintf(stderr, "ccw-supervisor batch: %s\n", err);
 	free(err);
 	bc.code = EXIT_USAGE;
 out:
-	for (i = 0; i < 3; i++)
-		if (sigs[i] != NULL)
-			event_free(sigs[i]);
 	batch_cmd_free(&bc);
 	if (loaded)
 		bqinput_free(&in);

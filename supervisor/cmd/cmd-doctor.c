@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "adapter.h"
-#include "ccw-loop.h"
+#include "flowdef.h"
+#include "workflows.h"
 #include "cmdutil.h"
 #include "doctor.h"
 #include "sup.h"
@@ -224,11 +225,11 @@ doctor_config(struct doctor *d)
 		    json_string(d->config_err));
 		/* Our file alone if it is fine, else the built-ins. */
 		if (chosen == NULL || d->chosen_err ||
-		    config_load(&ccw_loop_workflow, chosen, NULL, "",
+		    config_load(workflow_default(), chosen, NULL, "",
 		    &d->o.cfg, &err) != 0) {
 			free(err);
 			err = NULL;
-			(void)config_load(&ccw_loop_workflow, NULL, NULL, "",
+			(void)config_load(workflow_default(), NULL, NULL, "",
 			    &d->o.cfg, &err);
 		}
 		free(err);

@@ -483,8 +483,6 @@ run_word(const char *opt, const char *arg, const char *const *words)
 static int
 run_option(struct run_args *ra, int ch, const char *arg)
 {
-	static const char *const modes[] = { "auto", "parallel",
-	    "interactive", NULL };
 	static const char *const clarify[] = { "recommended", "fail", NULL };
 	static const char *const policy[] = { "finish", "interrupt", NULL };
 	long long	 v;
@@ -493,7 +491,7 @@ run_option(struct run_args *ra, int ch, const char *arg)
 	switch (ch) {
 	case 'm':
 		ra->mode_arg = arg;
-		if ((w = run_word("-m", arg, modes)) >= 0)
+		if ((w = run_word("-m", arg, loop_modes)) >= 0)
 			ra->mode = (enum loop_mode)w;
 		break;
 	case 'q':

@@ -19,12 +19,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ccw-loop.h"
 #include "cmdutil.h"
+#include "flowdef.h"
 #include "loopguard.h"
 #include "progress.h"
 #include "state.h"
 #include "sup.h"
+#include "workflows.h"
 #include "xmalloc.h"
 
 struct state_opts {
@@ -195,16 +196,43 @@ state_list(struct state_opts *so)
 	return EXIT_OK;
 }
 
+/*
+ * The state table of the workflow a loop's file names (its sections and
+ * rules); a loop with no readable file is the default workflow's.
+ */
+static int
+state_table(struct state_opts *so, const char *id, const json_t *st,
+    const struct workflow_state **ws, char **err)
+{
+	json_t	*peek = NULL;
+	char	*why = NULL;
+
+	/* a look that moves no unparseable file aside (the verb decides) */
+	if (st == NULL && state_load_at(so->dirfd, id, ".json",
+	    STATE_LOAD_NOQUARANTINE, &peek, NULL, &why) == STATE_OK)
+		st = peek;
+	free(why);
+	*ws = workflow_state_of(st, err);
+	json_decref(peek);
+	return *err != NULL ? -1 : 0;
+}
+
 /* state show: the loop and its derived progress figures. */
 static int
 state_show(struct state_opts *so, const char *id)
 {
+	const struct workflow_state *ws;
 	json_t		*st, *der, *ss;
 	char		*err = NULL;
 
 	if ((st = state_get(so, id, 0, &err)) == NULL)
 		return state_fail("show", err);
-	der = ccw_loop_state.derived(st);
+	if (state_table(so, id, st, &ws, &err) != 0) {
+		json_decref(st);
+		return state_fail("show", err);
+	}
+	der = ws != NULL && ws->derived != NULL ? ws->derived(st) :
+	    json_object();
 	if (so->json) {
 		json_object_set(st, "derived", der);
 		cmd_print_json(st, 0);
@@ -239,6 +267,7 @@ state_show(struct state_opts *so, const char *id)
 static int
 state_check(struct state_opts *so, const char *what)
 {
+	const struct workflow_state *ws;
 	struct strv	 errs = { NULL, 0 };
 	json_error_t	 jerr;
 	json_t		*st;
@@ -256,7 +285,11 @@ state_check(struct state_opts *so, const char *what)
 	} else if (state_open(so, what, 0, &err) != 0 ||
 	    (st = state_get(so, what, STATE_LOAD_NOQUARANTINE, &err)) == NULL)
 		return state_fail("validate", err);
-	if (state_validate(&ccw_loop_state, st, &errs) == 0)
+	if (state_table(so, what, st, &ws, &err) != 0) {
+		json_decref(st);
+		return state_fail("validate", err);
+	}
+	if (state_validate(ws, st, &errs) == 0)
 		printf("%s: valid\n", what);
 	for (i = 0; i < errs.n; i++)
 		printf("%s: %s\n", what, errs.v[i]);
@@ -271,6 +304,7 @@ state_check(struct state_opts *so, const char *what)
 static int
 state_rebuild(struct state_opts *so, const char *id)
 {
+	const struct workflow_state *ws;
 	struct strv	 lost = { NULL, 0 };
 	json_t		*ss = NULL, *st, *patch;
 	char		*err = NULL;
@@ -278,8 +312,8 @@ state_rebuild(struct state_opts *so, const char *id)
 	size_t		 i;
 	int		 rc, kept;
 
-	if (progress_rebuild(&ccw_loop_state, so->dirfd, id, &ss, &lost,
-	    &err) != 0)
+	if (state_table(so, id, NULL, &ws, &err) != 0 ||
+	    progress_rebuild(ws, so->dirfd, id, &ss, &lost, &err) != 0)
 		return state_fail("rebuild", err);
 	if (err != NULL) {
 		/* A warning: malformed lines skipped, an output unreadable. */
@@ -294,15 +328,15 @@ state_rebuild(struct state_opts *so, const char *id)
 	kept = st != NULL;
 	if (st != NULL) {
 		patch = json_pack("{s:O}", "skill_state", ss);
-		rc = state_commit(&ccw_loop_state, so->dirfd, id, patch, NULL,
+		rc = state_commit(ws, so->dirfd, id, patch, NULL,
 		    NULL, NULL, &nfsync, &err);
 		json_decref(patch);
 		json_decref(st);
 	} else {
 		/* No usable file: a new one, its API fields marked as lost. */
-		st = state_new(&ccw_loop_state, id, id, "", 10);
+		st = state_new(ws, id, id, "", 10);
 		json_object_set(st, "skill_state", ss);
-		rc = st != NULL ? state_create(&ccw_loop_state, so->dirfd,
+		rc = st != NULL ? state_create(ws, so->dirfd,
 		    id, st, &nfsync, &err) : -1;
 		json_decref(st);
 	}
@@ -324,6 +358,7 @@ state_rebuild(struct state_opts *so, const char *id)
 static int
 state_make(struct state_opts *so, const char *title)
 {
+	const struct workflow_state *ws;
 	struct loop_guard g;
 	json_t		*st;
 	char		*id, *err = NULL;
@@ -341,9 +376,11 @@ state_make(struct state_opts *so, const char *title)
 		free(id);
 		return EXIT_FAILED;
 	}
-	st = state_new(&ccw_loop_state, id, title, so->description ?
+	/* a new loop is the default workflow's (CCW's loops) */
+	ws = workflow_default()->state;
+	st = state_new(ws, id, title, so->description ?
 	    so->description : "", so->max_iter);
-	rc = st != NULL ? state_create(&ccw_loop_state, so->dirfd, id, st,
+	rc = st != NULL ? state_create(ws, so->dirfd, id, st,
 	    &nfsync, &err) : -1;
 	json_decref(st);
 	loopguard_close(&g);
@@ -357,8 +394,9 @@ state_make(struct state_opts *so, const char *title)
 	return EXIT_OK;
 }
 
-int
-cmd_state(int argc, char **argv)
+/* The options into so; -1 to go on, else the exit status (help, usage). */
+static int
+state_parse(int argc, char **argv, struct state_opts *so)
 {
 	static const struct option longopts[] = {
 		{ "state-dir", required_argument, NULL, 's' },
@@ -369,27 +407,24 @@ cmd_state(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct state_opts	 so;
-	struct loop_guard	 guard;
-	const char		*verb, *arg;
-	char			*end, *err = NULL;
-	int			 ch, rc, nargs;
+	char	*end;
+	int	 ch;
 
-	memset(&so, 0, sizeof so);
-	so.max_iter = 10;
-	so.dirfd = -1;
+	memset(so, 0, sizeof *so);
+	so->max_iter = 10;
+	so->dirfd = -1;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'C': so.root = optarg; break;
-		case 's': so.state_dir = optarg; break;
-		case 'j': so.json = 1; break;
-		case 'd': so.description = optarg; break;
-		case 'l': so.loop_id = optarg; break;
+		case 'C': so->root = optarg; break;
+		case 's': so->state_dir = optarg; break;
+		case 'j': so->json = 1; break;
+		case 'd': so->description = optarg; break;
+		case 'l': so->loop_id = optarg; break;
 		case 'n':
 			errno = 0;
-			so.max_iter = strtoll(optarg, &end, 10);
-			if (errno == 0 && *end == '\0' && so.max_iter > 0)
+			so->max_iter = strtoll(optarg, &end, 10);
+			if (errno == 0 && *end == '\0' && so->max_iter > 0)
 				break;
 			fprintf(stderr, "ccw-supervisor state: --max-iterations "
 			    "needs a positive integer\n");
@@ -402,6 +437,39 @@ cmd_state(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	return -1;
+}
+
+/* One verb on an open state directory (validate opens its own). */
+static int
+state_verb(struct state_opts *so, const char *verb, const char *arg)
+{
+	struct loop_guard	 guard;
+	int			 rc;
+
+	if (strcmp(verb, "list") == 0)
+		return state_list(so);
+	if (strcmp(verb, "show") == 0)
+		return state_show(so, arg);
+	if (strcmp(verb, "create") == 0)
+		return state_make(so, arg);
+	if ((rc = state_lock(so, verb, arg, &guard)) != 0)
+		return EXIT_FAILED;
+	rc = state_rebuild(so, arg);
+	loopguard_close(&guard);
+	return rc;
+}
+
+int
+cmd_state(int argc, char **argv)
+{
+	struct state_opts	 so;
+	const char		*verb, *arg;
+	char			*err = NULL;
+	int			 rc, nargs;
+
+	if ((rc = state_parse(argc, argv, &so)) != -1)
+		return rc;
 	nargs = argc - optind;
 	verb = nargs > 0 ? argv[optind] : NULL;
 	arg = nargs > 1 ? argv[optind + 1] : NULL;
@@ -435,18 +503,7 @@ cmd_state(int argc, char **argv)
 		return state_fail(verb, err);
 	}
 	state_clean_temps(so.dirfd, NULL);
-	if (strcmp(verb, "list") == 0)
-		rc = state_list(&so);
-	else if (strcmp(verb, "show") == 0)
-		rc = state_show(&so, arg);
-	else if (strcmp(verb, "rebuild") == 0) {
-		if ((rc = state_lock(&so, verb, arg, &guard)) == 0) {
-			rc = state_rebuild(&so, arg);
-			loopguard_close(&guard);
-		} else
-			rc = EXIT_FAILED;
-	} else
-		rc = state_make(&so, arg);
+	rc = state_verb(&so, verb, arg);
 	close(so.dirfd);
 	free(so.dir);
 	return rc;

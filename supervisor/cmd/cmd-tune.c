@@ -18,13 +18,15 @@
 
 #include <event2/event.h>
 
+#include "buf.h"
 #include "chan.h"
 #include "cmdutil.h"
 #include "log.h"
 #include "sigfd.h"
 #include "sup.h"
+#include "flowdef.h"
 #include "tune.h"
-#include "tuneint.h"
+#include "workflows.h"
 #include "xmalloc.h"
 
 struct tune_cli {
@@ -146,25 +148,33 @@ tune_cli_signal(evutil_socket_t sig, short ev, void *arg)
 	tune_stop(c->t);
 }
 
-/* --focus a,b: each a diagnosis role; the list in out. */
+/*
+ * --focus AREA,...: each one of the workflow's diagnosis group (its
+ * table's parallel roles), so the list and the message follow the table.
+ */
 static int
-tune_cli_focus(const char *arg, struct strv *out)
+tune_cli_focus(const struct workflow *wf, const char *arg, struct strv *out)
 {
-	const char	*p = arg, *e;
-	char		*w;
-	size_t		 n;
-	int		 r, ok;
+	const struct workflow_group	*g = wf->parallel;
+	struct sbuf			 names = { NULL, 0, 0 };
+	const char			*p = arg, *e;
+	char				*w;
+	size_t				 n, r;
+	int				 ok;
 
 	while (*p != '\0') {
 		e = p + strcspn(p, ",");
 		n = (size_t)(e - p);
 		w = xstrndup(p, n);
-		for (r = 0, ok = 0; r < TUNE_NDIAG && !ok; r++)
-			ok = strcmp(w, tune_categories[r].role) == 0;
+		for (r = 0, ok = 0; r < g->nroles && !ok; r++)
+			ok = strcmp(w, wf->roles[g->roles[r]].name) == 0;
 		if (!ok) {
+			for (r = 0; r < g->nroles; r++)
+				sbuf_printf(&names, "%s%s", r > 0 ? ", " : "",
+				    wf->roles[g->roles[r]].name);
 			fprintf(stderr, "ccw-supervisor tune: --focus: '%s' is "
-			    "no diagnosis area (context, memory, dataflow, "
-			    "agent, docs, token_consumption)\n", w);
+			    "no diagnosis area (%s)\n", w, names.p);
+			free(names.p);
 			free(w);
 			return -1;
 		}
@@ -241,6 +251,109 @@ tune_cli_run(struct cmd_opts *o, struct tune_spec *sp, int json)
 	return c.exit_status;
 }
 
+/* What a tune command line gathers besides cmd_opts. */
+struct tune_args {
+	struct tune_spec	 sp;
+	struct strv		 focus;
+	char			 skill[PATH_MAX], sdir[PATH_MAX];
+	int			 json;
+};
+
+/* One tune option (the shared ones to cmd_opts): 0, 1 help, -1 usage. */
+static int
+tune_cli_opt(struct cmd_opts *o, struct tune_args *ta, int ch,
+    const char *arg)
+{
+	switch (ch) {
+	case 'j':
+		ta->json = 1;
+		return 0;
+	case 'h':
+		return 1;
+	case 'M':
+		o->model = arg;
+		return 0;
+	case 'S':
+		ta->sp.state_dir = arg;
+		return 0;
+	case 'R':
+		ta->sp.resume_id = arg;
+		return 0;
+	case 'F':
+		return tune_cli_focus(o->wf, arg, &ta->focus);
+	case 'm':
+		if (strcmp(arg, "interactive") == 0)
+			ta->sp.interactive = 1;
+		else if (strcmp(arg, "auto") != 0) {
+			fprintf(stderr, "ccw-supervisor tune: -m: '%s': "
+			    "auto or interactive\n", arg);
+			return -1;
+		}
+		return 0;
+	case 'I':
+		return tune_cli_count("--max-iterations", arg,
+		    &ta->sp.max_iterations);
+	case 'E':
+		return tune_cli_count("--max-errors", arg,
+		    &ta->sp.max_errors);
+	default:
+		return cmd_opts_set(o, ch, arg) != 0 ? -1 : 0;
+	}
+}
+
+/*
+ * SKILL_DIR (a directory) and --state-dir (made, then absolute) into the
+ * spec: 0, or -1 said on stderr.
+ */
+static int
+tune_cli_dirs(struct tune_args *ta, const char *dir)
+{
+	struct stat	 sb;
+
+	if (realpath(dir, ta->skill) == NULL || stat(ta->skill, &sb) != 0 ||
+	    !S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "ccw-supervisor tune: %s: not a directory\n",
+		    dir);
+		return -1;
+	}
+	if (ta->sp.state_dir != NULL) {
+		if (mkdir(ta->sp.state_dir, 0755) == -1 && errno != EEXIST) {
+			fprintf(stderr, "ccw-supervisor tune: --state-dir %s: "
+			    "%s\n", ta->sp.state_dir, strerror(errno));
+			return -1;
+		}
+		if (realpath(ta->sp.state_dir, ta->sdir) == NULL) {
+			fprintf(stderr, "ccw-supervisor tune: --state-dir %s: "
+			    "%s\n", ta->sp.state_dir, strerror(errno));
+			return -1;
+		}
+		ta->sp.state_dir = ta->sdir;
+	}
+	ta->sp.skill_dir = ta->skill;
+	return 0;
+}
+
+/* The run once the command line is read: configuration, then the run. */
+static int
+tune_cli_go(struct cmd_opts *o, struct tune_args *ta)
+{
+	struct plan_overrides	 over;
+	char			*err = NULL;
+
+	cmd_opts_overrides(o, &over);
+	if (cmd_opts_load(o, &err) != 0) {
+		fprintf(stderr, "ccw-supervisor tune: %s\n", err);
+		free(err);
+		return EXIT_USAGE;
+	}
+	ta->sp.focus = (const char *const *)ta->focus.v;
+	ta->sp.nfocus = ta->focus.n;
+	ta->sp.cfg = &o->cfg;
+	ta->sp.root = o->cwd;
+	ta->sp.over = &over;
+	return tune_cli_run(o, &ta->sp, ta->json);
+}
+
 int
 cmd_tune(int argc, char **argv)
 {
@@ -262,116 +375,47 @@ cmd_tune(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct cmd_opts		 o;
-	struct plan_overrides	 over;
-	struct tune_spec	 sp;
-	struct strv		 focus = { NULL, 0 };
-	char			 skill[PATH_MAX], sdir[PATH_MAX];
-	char			*err = NULL;
-	struct stat		 sb;
-	int			 ch, json = 0, rc = EXIT_USAGE;
+	struct tune_args	 ta;
+	int			 ch, r, rc = EXIT_USAGE;
 
 	cmd_opts_init(&o);
-	o.wf = &skill_tune_workflow;
-	memset(&sp, 0, sizeof sp);
-	sp.max_iterations = 5;
-	sp.max_errors = 3;
+	/* the workflow the tune command runs, by its table's name */
+	o.wf = workflow_find("skill-tune");
+	memset(&ta, 0, sizeof ta);
+	ta.sp.max_iterations = 5;
+	ta.sp.max_errors = 3;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "C:m:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'j':
-			json = 1;
-			break;
-		case 'h':
-			tune_usage(stdout);
-			cmd_opts_free(&o);
-			return EXIT_OK;
-		case 'M':
-			o.model = optarg;
-			break;
-		case 'S':
-			sp.state_dir = optarg;
-			break;
-		case 'R':
-			sp.resume_id = optarg;
-			break;
-		case 'F':
-			if (tune_cli_focus(optarg, &focus) != 0)
-				goto usage;
-			break;
-		case 'm':
-			if (strcmp(optarg, "interactive") == 0)
-				sp.interactive = 1;
-			else if (strcmp(optarg, "auto") != 0) {
-				fprintf(stderr, "ccw-supervisor tune: -m: '%s': "
-				    "auto or interactive\n", optarg);
-				goto usage;
+	while ((ch = getopt_long(argc, argv, "C:m:h", longopts, NULL)) != -1)
+		if ((r = tune_cli_opt(&o, &ta, ch, optarg)) != 0) {
+			if (r > 0) {
+				tune_usage(stdout);
+				cmd_opts_free(&o);
+				strv_clear(&ta.focus);
+				return EXIT_OK;
 			}
-			break;
-		case 'I':
-			if (tune_cli_count("--max-iterations", optarg,
-			    &sp.max_iterations) != 0)
-				goto usage;
-			break;
-		case 'E':
-			if (tune_cli_count("--max-errors", optarg,
-			    &sp.max_errors) != 0)
-				goto usage;
-			break;
-		default:
-			if (cmd_opts_set(&o, ch, optarg) != 0)
-				goto usage;
+			goto usage;
 		}
-	}
-	if (argc - optind != (sp.resume_id != NULL ? 1 : 2)) {
+	if (argc - optind != (ta.sp.resume_id != NULL ? 1 : 2)) {
 		fprintf(stderr, "ccw-supervisor tune: need SKILL_DIR and %s\n",
-		    sp.resume_id != NULL ? "nothing else with --resume" :
+		    ta.sp.resume_id != NULL ? "nothing else with --resume" :
 		    "a description of what is wrong");
 		goto usage;
 	}
-	if (realpath(argv[optind], skill) == NULL || stat(skill, &sb) != 0 ||
-	    !S_ISDIR(sb.st_mode)) {
-		fprintf(stderr, "ccw-supervisor tune: %s: not a directory\n",
-		    argv[optind]);
+	if (tune_cli_dirs(&ta, argv[optind]) != 0)
 		goto out;
-	}
-	if (sp.state_dir != NULL) {
-		if (mkdir(sp.state_dir, 0755) == -1 && errno != EEXIST) {
-			fprintf(stderr, "ccw-supervisor tune: --state-dir %s: "
-			    "%s\n", sp.state_dir, strerror(errno));
-			goto out;
-		}
-		if (realpath(sp.state_dir, sdir) == NULL) {
-			fprintf(stderr, "ccw-supervisor tune: --state-dir %s: "
-			    "%s\n", sp.state_dir, strerror(errno));
-			goto out;
-		}
-		sp.state_dir = sdir;
-	}
-	sp.skill_dir = skill;
-	sp.description = sp.resume_id == NULL ? argv[optind + 1] : NULL;
-	if (sp.description != NULL && *sp.description == '\0') {
+	ta.sp.description = ta.sp.resume_id == NULL ? argv[optind + 1] : NULL;
+	if (ta.sp.description != NULL && *ta.sp.description == '\0') {
 		fprintf(stderr, "ccw-supervisor tune: the description is "
 		    "empty\n");
 		goto usage;
 	}
-	cmd_opts_overrides(&o, &over);
-	if (cmd_opts_load(&o, &err) != 0) {
-		fprintf(stderr, "ccw-supervisor tune: %s\n", err);
-		free(err);
-		goto out;
-	}
-	sp.focus = (const char *const *)focus.v;
-	sp.nfocus = focus.n;
-	sp.cfg = &o.cfg;
-	sp.root = o.cwd;
-	sp.over = &over;
-	rc = tune_cli_run(&o, &sp, json);
+	rc = tune_cli_go(&o, &ta);
 	goto out;
 usage:
 	tune_usage(stderr);
 	rc = EXIT_USAGE;
 out:
-	strv_clear(&focus);
+	strv_clear(&ta.focus);
 	cmd_opts_free(&o);
 	return rc;
 }

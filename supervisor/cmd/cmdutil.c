@@ -18,7 +18,8 @@
 
 #include <event2/event.h>
 
-#include "ccw-loop.h"
+#include "flowdef.h"
+#include "workflows.h"
 #include "clock.h"
 #include "cmdutil.h"
 #include "log.h"
@@ -185,7 +186,7 @@ cmd_opts_load(struct cmd_opts *o, char **err)
 		return -1;
 	}
 	o->cwd = xstrdup(buf);
-	if (config_load(o->wf != NULL ? o->wf : &ccw_loop_workflow,
+	if (config_load(o->wf != NULL ? o->wf : workflow_default(),
 	    o->config_path, o->cwd, NULL, &o->cfg, err) != 0)
 		return -1;
 	o->cfg_loaded = 1;

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ccw-loop.h"
+#include "flowdef.h"
+#include "workflows.h"
 #include "run.h"
 #include "sup.h"
 
@@ -66,15 +67,14 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 	spec.task = ra->task;
 	spec.mode = loop_mode_name(ra->mode);
 	spec.max_iterations = ra->have_max ? ra->max_iter : 0;
-	spec.state = &ccw_loop_state;
+	spec.state = ra->o.cfg.wf->state;
 	s = loopopen_open(o, base, dirfd, ra->o.state_dir, &spec, &err);
 	if (o->found) {
 		run_open_notes(ra, o, id);
 		/* a loop keeps its mode unless -m says otherwise */
-		if (ra->mode_arg == NULL && o->mode != NULL)
-			ra->mode = strcmp(o->mode, "parallel") == 0 ?
-			    LOOP_PARALLEL : strcmp(o->mode, "interactive") ==
-			    0 ? LOOP_INTERACTIVE : LOOP_AUTO;
+		if (ra->mode_arg == NULL && o->mode != NULL &&
+		    loop_mode_parse(o->mode, &ra->mode) != 0)
+			ra->mode = LOOP_AUTO;
 	}
 	if (s == LOOPOPEN_NOENT && ra->o.state_dir_opt == NULL)
 		fprintf(stderr, "ccw-supervisor run: %s (looked in "

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 struct workflow_driver;
+struct progress_format;
 struct state_vctx;
 struct state_vrule;
 struct strv;
@@ -63,8 +64,11 @@ struct workflow_state {
 	void		(*check_status)(const json_t *, struct state_vctx *);
 	/* figures computed from a state, not stored (state show) */
 	json_t		*(*derived)(const json_t *);
-	/* sections rebuilt from {id}.progress/NAME.md (progress formats) */
-	const char *const		*progress;	/* NULL-ended */
+	/* the sections {id}.progress/ROLE.md keeps and their Markdown
+	   formats (progress.h), in skill_state's order; a NULL role ends
+	   it.  progressmd.c writes and parses them, rebuild.c reads them
+	   back: the engine's code, the workflow's data */
+	const struct progress_format	*progress;
 	/* the NDJSON logs it appends to in {id}.progress/ (progress_log
 	   writes no other name); NULL-ended, NULL: none */
 	const char *const		*logs;

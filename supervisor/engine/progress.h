@@ -25,9 +25,10 @@
  * The appenders block on the file's flock, or, given a stopping flag
  * (the store's, on its side thread), poll it and give up once it is set.
  */
-int	 progress_append_md(int, const char *, const char *, const json_t *,
-	    const atomic_int *, char **);	/* role, skill_state section */
 struct workflow_state;
+int	 progress_append_md(const struct workflow_state *, int, const char *,
+	    const char *, const json_t *, const atomic_int *, char **);
+	    /* the workflow's formats, dirfd, id, role, skill_state section */
 int	 progress_log(const struct workflow_state *, int, const char *,
 	    const char *, const json_t *, const atomic_int *,
 	    char **);	/* one of the workflow's logs, one object */
@@ -46,7 +47,7 @@ int	 progress_rebuild(const struct workflow_state *, int, const char *,
 enum { PROGRESS_UN_ADD, PROGRESS_UN_HAS, PROGRESS_UN_DEL };
 int	 progress_unrec(struct strv *, const char *, const char *, int);	/* a.b: add, has, delete */
 
-/* --- shared by progress.c, progressmd.c and rebuild.c */
+/* --- shared by progress.c, progressmd.c and rebuild.c (all engine) */
 int	 progress_name_valid(const char *);	/* [A-Za-z0-9][A-Za-z0-9._-]{0,127}, no ".." */
 int	 progress_check_id(const char *, char **);
 int	 progress_open_dir(int, const char *, int, int *, char **);	/* 0, 1 absent, -1 */
@@ -91,7 +92,8 @@ struct progress_format {
 	const char			*list;	/* "#### ..." title of a string list, or NULL */
 	const char			*list_key;
 };
-const struct progress_format *progress_format(const char *);	/* by role, NULL if none */
+const struct progress_format *progress_format(const struct workflow_state *,
+	    const char *);	/* the workflow's, by role; NULL if none */
 void	 progress_fix_row(json_t *, const struct progress_format *,
 	    const char *, struct strv *);	/* rebuild.c: a row into the seed's shape; path, unrec */
 

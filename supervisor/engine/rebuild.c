@@ -339,10 +339,10 @@ rb_section(const struct progress_format *fm, const struct progress_mdsec *ms,
 
 /* One progress file into its section; -1 only on a refused file. */
 static int
-rb_md(int pfd, const char *id, const char *role, json_t *ss,
-    struct strv *unrec, char **err)
+rb_md(int pfd, const char *id, const struct progress_format *fm,
+    json_t *ss, struct strv *unrec, char **err)
 {
-	const struct progress_format	*fm = progress_format(role);
+	const char			*role = fm->role;
 	struct progress_mdsec			 ms;
 	char				*name, *label, *buf = NULL, *path;
 	size_t				 len;
@@ -495,7 +495,7 @@ progress_rebuild(const struct workflow_state *ws, int dfd, const char *id,
     json_t **out, struct strv *unrec, char **err)
 {
 	const char *const	*roles = ws != NULL ? ws->roles : NULL;
-	const char *const	*sec;
+	const struct progress_format	*fm;
 	struct wout		*w;
 	json_t			*ss, *tasks = NULL;
 	char			*dir, *warn = NULL, *e = NULL;
@@ -521,9 +521,9 @@ progress_rebuild(const struct workflow_state *ws, int dfd, const char *id,
 	progress_unrec(unrec, "skill_state", "mode", PROGRESS_UN_ADD);
 	progress_unrec(unrec, "skill_state", "errors", PROGRESS_UN_ADD);
 	rc = 0;
-	for (sec = ws != NULL ? ws->progress : NULL; sec != NULL &&
-	    *sec != NULL && rc == 0; sec++)
-		rc = rb_md(pfd, id, *sec, ss, unrec, err);
+	for (fm = ws != NULL ? ws->progress : NULL; fm != NULL &&
+	    fm->role != NULL && rc == 0; fm++)
+		rc = rb_md(pfd, id, fm, ss, unrec, err);
 	if (rc == -1 || progress_tasks_read(dfd, id, &tasks, &e) == -1 ||
 	    rb_outputs(dfd, id, roles, w, &nw, &warn, err) == -1) {
 		if (e != NULL) {

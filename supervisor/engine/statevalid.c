@@ -51,7 +51,7 @@ static const struct state_vrule state_r_head[] = {
 	R("completed_actions", V_STRS, V_REQ),
 	R_ENUM("mode", V_REQ, state_modes), R_END
 };
-/* skill_state.usage: the engine's sum of its workers' (loopgate.c). */
+/* skill_state.usage: the engine's sum of its workers' (ccw-loop/loop.c). */
 static const struct state_vrule state_r_usage[] = {
 	R_INT("input_tokens", V_REQ, 0), R_INT("output_tokens", V_REQ, 0),
 	R("cost_usd", V_NUM, V_REQ | V_NULL), R_END

@@ -170,7 +170,7 @@ test_md(void)
 	dbg = fixture_json("debug.json");
 	val = fixture_json("validate.json");
 	want = fixture("develop.md");
-	rc = progress_append_md(pf_sfd, ID, "develop", dev, NULL, &err);
+	rc = progress_append_md(&ccw_loop_state, pf_sfd, ID, "develop", dev, NULL, &err);
 	s = pf_slurp(ID ".progress/develop.md");
 	if (s != NULL)
 		no_ts(s);
@@ -178,8 +178,8 @@ test_md(void)
 	tap_is_str(s, want, "develop.md: header once, then the section");
 	free(s);
 	free(want);
-	rc = progress_append_md(pf_sfd, ID, "debug", dbg, NULL, &err);
-	rc += progress_append_md(pf_sfd, ID, "debug", dbg, NULL, &err);
+	rc = progress_append_md(&ccw_loop_state, pf_sfd, ID, "debug", dbg, NULL, &err);
+	rc += progress_append_md(&ccw_loop_state, pf_sfd, ID, "debug", dbg, NULL, &err);
 	s = pf_slurp(ID ".progress/debug.md");
 	tap_ok(rc == 0 && s != NULL && strstr(s, "### Iteration 2 - ") &&
 	    strstr(s, "# Understanding Document") == s &&
@@ -187,12 +187,12 @@ test_md(void)
 	    "debug.md: sections numbered, header written once");
 	free(s);
 	pf_spew(ID ".progress/validate.md", "# Validation Report\n\nhalf a li");
-	rc = progress_append_md(pf_sfd, ID, "validate", val, NULL, &err);
+	rc = progress_append_md(&ccw_loop_state, pf_sfd, ID, "validate", val, NULL, &err);
 	s = pf_slurp(ID ".progress/validate.md");
 	tap_ok(rc == 0 && s != NULL && strstr(s, "half a li\n### Iteration 1 - "),
 	    "a torn last line is closed before the section");
 	free(s);
-	rc = progress_append_md(pf_sfd, ID, "init", dev, NULL, &err);
+	rc = progress_append_md(&ccw_loop_state, pf_sfd, ID, "init", dev, NULL, &err);
 	tap_ok(rc == -1 && err != NULL, "no progress file for role init");
 	free(err);
 

@@ -255,7 +255,7 @@ test_hostile(void)
 		free(err);
 		refused += progress_output_save(pf_sfd, id, "develop", o, &err) == -1;
 		free(err);
-		refused += progress_append_md(pf_sfd, id, "develop", o, NULL, &err) == -1;
+		refused += progress_append_md(&ccw_loop_state, pf_sfd, id, "develop", o, NULL, &err) == -1;
 		free(err);
 		refused += progress_rebuild(&ccw_loop_state, pf_sfd, id,
 		    &a, &un, &err) == -1;
@@ -295,7 +295,7 @@ test_links(void)
 	    strstr(err, "symbolic link"), "link at {id}.progress refused: %s",
 	    err ? err : "");
 	free(err);
-	rc = progress_append_md(pf_sfd, "L1", "debug", o, NULL, &err);
+	rc = progress_append_md(&ccw_loop_state, pf_sfd, "L1", "debug", o, NULL, &err);
 	free(err);
 	l = listing(path);
 	tap_ok(rc == -1 && strcmp(l, ". .. ") == 0,

@@ -25,6 +25,7 @@
 #include "state.h"
 #include "tap.h"
 #include "toolconfig.h"
+#include "workflows.h"
 #include "flowdef.h"
 #include "xmalloc.h"
 
@@ -632,7 +633,6 @@ test_no_role_names(void)
 	    "changes.log", "debug.log", NULL };
 	static const char *const files[] = {
 		"supervisor/workflows/ccw-loop/loop.c",
-		"supervisor/workflows/ccw-loop/loopstep.c",
 		"supervisor/workflows/ccw-loop/loopint.h",
 		"supervisor/workflows/ccw-loop/loop.h",
 		"supervisor/cmd/cmd-run.c", "supervisor/cmd/cmd-doctor.c",
@@ -652,6 +652,123 @@ test_no_role_names(void)
 		no_role_in(files[i], cmd_literals);
 }
 
+/*
+ * The one table of workflows: each row found by its name, the default
+ * (first) row is ccw-loop, and a state file's "workflow" member picks
+ * the table its sections are read with; absent (CCW's files) is the
+ * default, an unknown name an error.
+ */
+static void
+test_registry(void)
+{
+	json_t		*st;
+	char		*err = NULL;
+	size_t		 i, j, n;
+	int		 uniq = 1, found = 1;
+
+	for (n = 0; workflow_table[n] != NULL; n++)
+		;
+	tap_ok(n >= 2, "the table has every workflow (%zu)", n);
+	for (i = 0; i < n; i++) {
+		found &= workflow_find(workflow_table[i]->name) ==
+		    workflow_table[i];
+		for (j = i + 1; j < n; j++)
+			uniq &= strcmp(workflow_table[i]->name,
+			    workflow_table[j]->name) != 0;
+	}
+	tap_ok(found && uniq, "each row found by its own, unique, name");
+	tap_ok(workflow_find("ccw-loop") == &ccw_loop_workflow &&
+	    workflow_default() == &ccw_loop_workflow,
+	    "ccw-loop is found and is the default");
+	tap_ok(workflow_find("nope") == NULL && workflow_find(NULL) == NULL,
+	    "an unknown name and NULL find nothing");
+	tap_ok(workflow_state_of(NULL, &err) == &ccw_loop_state && err == NULL,
+	    "no state file yet: the default's state table");
+	st = state_new(&ccw_loop_state, "r-1", "t", "", 10);
+	tap_ok(json_object_get(st, WORKFLOW_FIELD) == NULL,
+	    "a new state file is CCW's: it names no workflow");
+	tap_ok(workflow_of(st, &err) == &ccw_loop_workflow &&
+	    workflow_state_of(st, &err) == &ccw_loop_state && err == NULL,
+	    "a file naming none is ccw-loop's");
+	json_object_set_new(st, WORKFLOW_FIELD, json_string(
+	    workflow_table[n - 1]->name));
+	tap_ok(workflow_of(st, &err) == workflow_table[n - 1] &&
+	    workflow_state_of(st, &err) == workflow_table[n - 1]->state &&
+	    err == NULL, "a file naming %s gets its table",
+	    workflow_table[n - 1]->name);
+	json_object_set_new(st, WORKFLOW_FIELD, json_string("no-such-flow"));
+	tap_ok(workflow_state_of(st, &err) == NULL && err != NULL &&
+	    strstr(err, "unknown workflow 'no-such-flow'") != NULL,
+	    "an unknown one is an error (%s)", err != NULL ? err : "none");
+	free(err);
+	err = NULL;
+	json_object_set_new(st, WORKFLOW_FIELD, json_integer(3));
+	tap_ok(workflow_of(st, &err) == NULL && err != NULL,
+	    "a name that is no string is an error");
+	free(err);
+	json_decref(st);
+}
+
+/*
+ * HACKING.md's "Adding a role", followed for every role of ccw-loop: each
+ * place the recipe names knows the role, so a row added to roles-ccw.c
+ * alone (a step skipped) fails here.  roles-ccw.c's row and LOOP_* (the
+ * look-ups agree), state-ccw.c's roles (current_action's values, in the
+ * table's order), prompt.c's built-in template, merge.c's merge (a state
+ * where every role has run is valid), the progress formats' roles.
+ */
+static void
+test_role_recipe(void)
+{
+	const struct workflow		*wf = workflow_find("ccw-loop");
+	const struct workflow_state	*ws = wf->state;
+	const struct progress_format	*fm;
+	struct strv			 errs = { NULL, 0 };
+	json_t				*st, *ss, *res;
+	char				*tmpl;
+	size_t				 i, n;
+	int				 ok;
+
+	tap_ok(wf->nroles == LOOP_NROLES, "recipe 1-2: the rows are the "
+	    "LOOP_* indices (%zu)", wf->nroles);
+	for (i = 0, ok = 1; i < wf->nroles; i++)
+		ok &= loop_role_index(wf->roles[i].name) == (int)i &&
+		    strcmp(loop_role_name((int)i), wf->roles[i].name) == 0;
+	tap_ok(ok, "recipe 1-2: look-ups by name and index agree");
+	for (n = 0, ok = 1; ws->roles[n] != NULL; n++)
+		ok &= n < wf->nroles && strcmp(ws->roles[n],
+		    wf->roles[n].name) == 0;
+	tap_ok(ok && n == wf->nroles, "recipe 5: the state table's roles are "
+	    "the table's, in order");
+	for (i = 0, ok = 1; i < wf->nroles; i++) {
+		tmpl = prompt_builtin(wf->roles[i].prompt);
+		if (tmpl == NULL)
+			tap_diag("no built-in prompt for %s", wf->roles[i].name);
+		ok &= tmpl != NULL;
+		free(tmpl);
+	}
+	tap_ok(ok, "recipe 3: every role has its built-in prompt");
+	st = state_new(ws, "recipe-1", "t", "", 10);
+	ss = json_object_get(st, "skill_state");
+	for (i = 0, ok = 1; i < wf->nroles; i++) {
+		res = json_pack("{s:s, s:s, s:[]}", "status", "success",
+		    "summary", "done", "files_changed");
+		ok &= wf->merge(ss, wf->roles[i].name, res,
+		    "2026-01-01T00:00:00.000Z") == 0;
+		json_decref(res);
+	}
+	tap_ok(ok, "recipe 4: merge takes every role's result");
+	n = state_validate(ws, st, &errs);
+	tap_ok(n == 0, "recipe 4-5: after every role ran, the state is valid");
+	for (i = 0; i < errs.n; i++)
+		tap_diag("%s", errs.v[i]);
+	strv_clear(&errs);
+	json_decref(st);
+	for (fm = ws->progress, ok = 1; fm != NULL && fm->role != NULL; fm++)
+		ok &= workflow_role_index(wf, fm->role) >= 0;
+	tap_ok(ok, "recipe 5: every progress file is a role's");
+}
+
 int
 main(void)
 {
@@ -664,5 +781,7 @@ main(void)
 	test_tiny_rebuild();
 	test_tiny_logs();
 	test_no_role_names();
+	test_registry();
+	test_role_recipe();
 	return tap_done();
 }

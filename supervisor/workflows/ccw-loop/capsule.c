@@ -26,9 +26,9 @@
 #define CAPSULE_MAX_ITEMS	50	/* per list: the prompt stays small */
 #define CAPSULE_MAX_LINE	500	/* bytes of one rendered line */
 
-/* The roles in auto order: ccw-loop's table. */
-#define CAPSULE_NROLES	((long long)ccw_loop_workflow.nroles)
-#define capsule_role(i)	(ccw_loop_workflow.roles[(i)].name)
+/* The roles in auto order: ccw-loop's (roles-ccw.c). */
+#define CAPSULE_NROLES	((long long)LOOP_NROLES)
+#define capsule_role(i)	(ccw_loop_roles[(i)].name)
 
 struct capsule_buf {
 	char	*p;

@@ -15,24 +15,6 @@
 #include "progress.h"
 #include "state.h"
 
-static const char *const ccw_loop_develop_words[] = { "d", "dev", NULL };
-static const char *const ccw_loop_debug_words[] = { "b", "deb", "db", NULL };
-static const char *const ccw_loop_validate_words[] = { "v", "val", NULL };
-static const char *const ccw_loop_complete_words[] = { "c", "comp", NULL };
-
-/* init and complete only read; the others run the tests and iterate. */
-static const struct workflow_role ccw_loop_roles[LOOP_NROLES] = {
-	{ "init", NULL, 300000, "read-only", "init", 0 },
-	{ "develop", ccw_loop_develop_words, 600000, "workspace-write",
-	  "develop", WORKFLOW_MENU | WORKFLOW_ITER },
-	{ "debug", ccw_loop_debug_words, 600000, "workspace-write", "debug",
-	  WORKFLOW_MENU | WORKFLOW_ITER },
-	{ "validate", ccw_loop_validate_words, 600000, "workspace-write",
-	  "validate", WORKFLOW_MENU | WORKFLOW_ITER },
-	{ "complete", ccw_loop_complete_words, 300000, "read-only",
-	  "complete", WORKFLOW_MENU },
-};
-
 static const int ccw_loop_group_roles[] = {
 	LOOP_DEVELOP, LOOP_DEBUG, LOOP_VALIDATE
 };
@@ -189,17 +171,3 @@ const struct workflow ccw_loop_workflow = {
 	.side_files = ccw_loop_side_files,
 	.driver = &ccw_loop_driver,
 };
-
-/* A role's place in the auto sequence, -1 if it is none of the five. */
-int
-loop_role_index(const char *role)
-{
-	return workflow_role_index(&ccw_loop_workflow, role);
-}
-
-/* A role's name, NULL past the five. */
-const char *
-loop_role_name(int role)
-{
-	return workflow_role_name(&ccw_loop_workflow, role);
-}

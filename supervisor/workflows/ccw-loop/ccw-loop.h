@@ -21,6 +21,8 @@ extern const struct workflow_driver ccw_loop_driver;	/* hosted.c */
 extern const struct workflow_state ccw_loop_state;
 json_t		*ccw_loop_skeleton(void);
 
+/* The roles in that order (roles-ccw.c), and the look-ups on them. */
+extern const struct workflow_role ccw_loop_roles[LOOP_NROLES];
 int		 loop_role_index(const char *);
 const char	*loop_role_name(int);
 

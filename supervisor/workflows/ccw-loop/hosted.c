@@ -17,13 +17,12 @@
 static int
 hosted_mode(const char *word, enum loop_mode *mode)
 {
-	if (word == NULL || strcmp(word, "auto") == 0)
-		*mode = LOOP_AUTO;
-	else if (strcmp(word, "parallel") == 0)
-		*mode = LOOP_PARALLEL;
-	else
-		return -1;
-	return 0;
+	*mode = LOOP_AUTO;
+	if (word == NULL)
+		return 0;
+	/* interactive needs a person at a terminal: not hosted */
+	return loop_mode_parse(word, mode) != 0 ||
+	    *mode == LOOP_INTERACTIVE ? -1 : 0;
 }
 
 /* A loop engine for the host's run, not started. */

@@ -5,6 +5,10 @@
  * own wait, nudge, wait, close; results merged and committed one action
  * at a time; clarifications answered; pause and stop from the state file
  * obeyed.  Roles, steps and rules come from the workflow's table.
+ * One concern in one file (it was four that called each other in a
+ * circle): the step machine, each worker through its provider gate and
+ * a rate-limited attempt run again, a step's questions and re-runs, and
+ * what a change of the state file under the loop does.
  */
 #include <config.h>
 
@@ -19,6 +23,8 @@
 
 #include "clock.h"
 #include "ccw-loop.h"
+#include "chan.h"
+#include "gate.h"
 #include "loopguard.h"
 #include "log.h"
 #include "loop.h"
@@ -557,11 +563,16 @@ loop_new(struct event_base *base, struct state_store *store,
 	const json_t	*st = state_store_get(store), *ss;
 	struct loop	*l;
 
+	/* the caller's table (the host's, run's config): none is no run */
+	if (cfg->workflow == NULL) {
+		xasprintf(err, "loop %s: no workflow to run", cfg->id);
+		return NULL;
+	}
 	l = xcalloc(1, sizeof *l);
 	l->base = base;
 	l->store = store;
 	l->cfg = *cfg;
-	l->wf = cfg->workflow != NULL ? cfg->workflow : &ccw_loop_workflow;
+	l->wf = cfg->workflow;
 	TAILQ_INIT(&l->runs);
 	ss = json_object_get(st, "skill_state");
 	l->ss = json_is_object(ss) ? json_deep_copy(ss) :
@@ -660,4 +671,576 @@ loop_free(struct loop *l)
 	free(l->end_to);
 	free(l->end_reason);
 	free(l);
+}
+
+/*
+ * A worker's start and end through its provider gate, its usage, a
+ * rate-limited attempt held and run again.
+ */
+
+/* The state as a worker should see it: the last commit with our fields. */
+static json_t *
+loop_view(struct loop *l)
+{
+	json_t	*st = json_deep_copy(state_store_get(l->store));
+
+	if (st == NULL)
+		st = json_object();
+	json_object_set(st, "skill_state", l->ss);
+	json_object_set_new(st, "current_iteration",
+	    json_integer(l->iteration));
+	return st;
+}
+
+/*
+ * The role's tool, picked as plan_spawn picks it (the host's override,
+ * the role's, the default): the provider the worker waits for.
+ */
+static const char *
+loop_gate_tool(const struct loop *l, int role)
+{
+	const struct config	*c = l->cfg.config;
+	int			 ri = config_role_index(c, loop_role(l, role));
+
+	if (l->cfg.over.tool != NULL)
+		return l->cfg.over.tool;
+	if (ri >= 0 && c->roles[ri].tool != NULL)
+		return c->roles[ri].tool;
+	return c->default_tool != NULL ? c->default_tool : "";
+}
+
+/* The run's place at its gate, given back (queued or admitted). */
+void
+loop_run_release(struct loop_run *r)
+{
+	if (r->wait != NULL)
+		gate_cancel(r->wait);
+	r->wait = NULL;
+	r->gating = 0;
+	if (r->slot)
+		gate_leave(r->l->cfg.gate, r->tool);
+	r->slot = 0;
+}
+
+/*
+ * A loop pausing or ending starts nothing more: its runs still queued at
+ * a gate leave the queue, interrupted (a pause redoes them on resume).
+ */
+void
+loop_unqueue(struct loop *l)
+{
+	struct loop_run	*r;
+
+	TAILQ_FOREACH(r, &l->runs, entry)
+		if (r->gating) {
+			r->cancelled = 1;
+			loop_run_release(r);
+		}
+}
+
+/* A worker's usage into skill_state.usage, the loop's total. */
+static void
+loop_usage_add(struct loop *l, const json_t *u)
+{
+	json_t		*t = json_object_get(l->ss, "usage");
+	const json_t	*c = json_object_get(u, "cost_usd");
+	const json_t	*tc;
+
+	if (!json_is_object(u))
+		return;
+	if (!json_is_object(t)) {
+		t = json_pack("{s:i, s:i, s:n}", "input_tokens", 0,
+		    "output_tokens", 0, "cost_usd");
+		json_object_set_new(l->ss, "usage", t);
+	}
+	json_object_set_new(t, "input_tokens", json_integer((json_int_t)(
+	    json_number_value(json_object_get(t, "input_tokens")) +
+	    json_number_value(json_object_get(u, "input_tokens")))));
+	json_object_set_new(t, "output_tokens", json_integer((json_int_t)(
+	    json_number_value(json_object_get(t, "output_tokens")) +
+	    json_number_value(json_object_get(u, "output_tokens")))));
+	tc = json_object_get(t, "cost_usd");
+	if (json_is_number(c))
+		json_object_set_new(t, "cost_usd", json_real(
+		    json_number_value(c) + (json_is_number(tc) ?
+		    json_number_value(tc) : 0.0)));
+}
+
+/*
+ * A run is done: its slot given back, its usage counted, its result
+ * completed by the workflow from the worker's answer or log (ccw-loop:
+ * the TAP of a validate run) unless the run was stopped; a rate limit
+ * holds its provider, a clean result resets the provider's backoff.
+ */
+static void
+loop_closed(struct agent *a, void *arg)
+{
+	struct loop_run	*r = arg;
+	struct loop	*l = r->l;
+	const char	*kind;
+	const json_t	*ra;
+
+	(void)a;
+	r->result = report_agent(r->a);
+	loop_run_release(r);
+	loop_usage_add(l, json_object_get(r->result, "usage"));
+	if (!r->cancelled && l->wf->collect != NULL)
+		l->wf->collect(r->role, r->result, r->a->tool, r->a->log_path,
+		    r->a->result.type == MSG_RESULT ?
+		    r->a->result.u.result.log_tail : NULL, r->a->id);
+	kind = json_string_value(json_object_get(r->result, "error_kind"));
+	if (!r->cancelled && l->cfg.gate != NULL && kind != NULL &&
+	    strcmp(kind, "rate_limited") == 0) {
+		/* absent or null: unknown, the gate backs off */
+		ra = json_object_get(r->result, "retry_after_ms");
+		r->rate_limited = 1;
+		gate_hold(l->cfg.gate, r->tool, json_is_number(ra) &&
+		    json_number_value(ra) > 0 ? (uint64_t)json_number_value(ra) :
+		    0);
+	} else if (!r->cancelled && kind == NULL)
+		gate_ok(l->cfg.gate, r->tool);
+	if (!r->cancelled)
+		loop_event(l, "worker_result", merge_event(loop_role(l,
+		    r->role), r->result));
+	loop_kick(l);
+}
+
+/*
+ * The run's worker, started now that its gate let it in.  -1 (the loop
+ * ends failed) when the prompt or the role's tool cannot be set up.
+ */
+static int
+loop_begin(struct loop_run *r)
+{
+	struct loop		*l = r->l;
+	struct prompt_req	 pr;
+	struct agent_req	 req;
+	struct plan_deadlines	 dl;
+	json_t			*view;
+	char			*prompt, *capsule, *err = NULL;
+	char			 now[32];
+	uint64_t		 wait_ms = r->want_wait_ms;
+	int			 rc;
+
+	r->gating = 0;
+	if (l->wf->refresh != NULL) {	/* before the prompt is built */
+		clock_iso(NULL, 1, now, sizeof now);
+		l->wf->refresh(r->role, l->ss, l->cfg.dirfd, l->cfg.id, now);
+	}
+	view = loop_view(l);
+	memset(&pr, 0, sizeof pr);
+	pr.state = view;
+	pr.state_dir = l->cfg.state_dir;
+	pr.loop_id = l->cfg.id;
+	pr.role = loop_role(l, r->role);
+	pr.mode = loop_mode_name(l->cfg.mode);
+	pr.extra = r->extra;
+	pr.force_capsule = l->cfg.resumed;
+	rc = prompt_request(&l->cfg, &pr, &req, &dl, &prompt, &capsule,
+	    &err);
+	json_decref(view);
+	/* a fresh agent-N.log, N above every id the loop has seen */
+	if (rc == 0 && l->cfg.guard != NULL &&
+	    loopguard_reserve(l->cfg.guard, &l->sup, &err) != 0) {
+		json_decref(req.options);
+		free(prompt);
+		free(capsule);
+		rc = -1;
+	}
+	if (rc != 0) {
+		loop_run_release(r);
+		loop_end(l, EXIT_FAILED, "failed", err);
+		free(err);
+		return -1;
+	}
+	r->nudge_ms = r->want_nudge_ms != 0 ? r->want_nudge_ms : dl.nudge_ms;
+	r->grace_ms = dl.grace_ms;
+	if (wait_ms == 0)
+		wait_ms = dl.timeout_ms;
+	r->a = agent_spawn(&l->sup, &req);
+	json_decref(req.options);
+	free(prompt);
+	free(capsule);
+	loop_event(l, "worker_started", json_pack("{s:s, s:s, s:s, s:s,"
+	    " s:I}", "agent_id", r->a->id, "role", loop_role(l, r->role),
+	    "tool", r->a->tool, "log_path", r->a->log_path, "timeout_ms",
+	    (json_int_t)wait_ms));
+	/* the deadlines count from now, not from before a slow write */
+	event_base_update_cache_time(l->base);
+	r->ladder = ladder_start(l->verbs, r->a, wait_ms, r->nudge_ms,
+	    r->grace_ms, loop_closed, r);
+	return 0;
+}
+
+/*
+ * The gate let the run in.  A loop pausing or ending meanwhile starts
+ * nothing: the run counts as interrupted (redone on resume).
+ */
+static void
+loop_admitted(void *arg)
+{
+	struct loop_run	*r = arg;
+
+	r->wait = NULL;
+	r->slot = 1;
+	if (r->l->phase != LP_RUNNING) {
+		r->cancelled = 1;
+		loop_run_release(r);
+		loop_kick(r->l);
+		return;
+	}
+	(void)loop_begin(r);
+}
+
+/*
+ * Start one worker for a role once its tool's gate lets it in.  wait_ms
+ * 0: the role's own deadlines; else the parallel batch's.  NULL (the
+ * loop ends failed) when, started at once (no gate), the prompt or the
+ * role's tool cannot be set up.
+ */
+struct loop_run *
+loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
+    uint64_t nudge_ms, int rounds)
+{
+	struct loop_run	*r = xcalloc(1, sizeof *r);
+
+	r->l = l;
+	r->role = role;
+	r->rounds = rounds;
+	r->extra = extra != NULL ? xstrdup(extra) : NULL;
+	r->want_wait_ms = wait_ms;
+	r->want_nudge_ms = nudge_ms;
+	r->tool = xstrdup(loop_gate_tool(l, role));
+	r->gating = 1;
+	TAILQ_INSERT_TAIL(&l->runs, r, entry);
+	if ((r->wait = gate_enter(l->cfg.gate, r->tool, loop_admitted, r)) !=
+	    NULL)
+		return r;
+	return loop_begin(r) == 0 ? r : NULL;
+}
+
+/* What is left of the parallel batch's deadline for a run started now. */
+void
+loop_batch_left(const struct loop *l, uint64_t *left, uint64_t *nudge)
+{
+	uint64_t	spent = clock_mono_ms() - l->batch_start;
+
+	*left = *nudge = 0;
+	if (!l->batch)
+		return;
+	*left = l->cfg.batch_ms > spent + 1000 ? l->cfg.batch_ms - spent :
+	    1000;
+	*nudge = l->cfg.batch_nudge_ms;
+}
+
+/*
+ * A run ended rate limited: the same action goes again once its
+ * provider's gate opens.  Not a failure: written down in
+ * skill_state.errors and the history, told as step_requeued.  Returns 1
+ * when the slot runs again (or the loop ended trying).
+ */
+int
+loop_requeue(struct loop *l, int slot)
+{
+	struct loop_run	*r = l->cur[slot], *n;
+	const char	*role = loop_role(l, r->role);
+	json_t		*errs = json_object_get(l->ss, "errors");
+	char		 now[40], *msg;
+	uint64_t	 left, nudge;
+
+	if (!r->rate_limited || l->phase != LP_RUNNING)
+		return 0;
+	clock_iso(NULL, 1, now, sizeof now);
+	xasprintf(&msg, "rate limited on %s (%s): requeued after the "
+	    "provider's hold", r->tool, r->a->id);
+	if (json_is_array(errs))
+		json_array_append_new(errs, json_pack("{s:s, s:s, s:s}",
+		    "action", role, "message", msg, "timestamp", now));
+	free(msg);
+	prompt_record(l->store, json_pack("{s:s, s:s, s:s, s:s}", "event",
+	    "step_requeued", "role", role, "tool", r->tool, "agent_id",
+	    r->a->id));
+	loop_event(l, "step_requeued", json_pack("{s:s, s:s, s:s, s:s, "
+	    "s:O?}", "role", role, "tool", r->tool, "agent_id", r->a->id,
+	    "reason", "rate_limited", "retry_after_ms",
+	    json_object_get(r->result, "retry_after_ms")));
+	loop_batch_left(l, &left, &nudge);
+	n = loop_spawn(l, r->role, r->extra, left, nudge, r->rounds);
+	l->cur[slot] = n != NULL ? n : r;
+	return 1;
+}
+
+/*
+ * A step whose runs end short of success: questions, re-runs, the
+ * retry policy's wait.
+ */
+
+/* Fail the loop on a question nobody may answer. */
+static void
+loop_clarify_fail(struct loop *l, const char *role, const json_t *qs,
+    const char *why)
+{
+	char	*reason = clarify_reason(role, qs, why);
+
+	loop_end(l, EXIT_FAILED, "failed", reason);
+	free(reason);
+}
+
+/* Run a role again with the answers appended to its prompt. */
+static void
+loop_rerun(struct loop *l, int slot, const json_t *answers)
+{
+	struct loop_run	*r = l->cur[slot];
+	const json_t	*qs = json_object_get(r->result, "questions");
+	char		*text;
+	uint64_t	 left, nudge;
+
+	clarify_questions(l->ss, loop_role(l, r->role), qs, answers);
+	if (l->phase == LP_PAUSING || l->phase == LP_ENDING)
+		return;		/* the step is redone on resume */
+	text = clarify_answer_text(qs, answers);
+	/* the batch deadline holds for the re-run too */
+	loop_batch_left(l, &left, &nudge);
+	l->cur[slot] = loop_spawn(l, r->role, text, left, nudge,
+	    r->rounds + 1);
+	free(text);
+	if (l->cur[slot] == NULL)
+		l->cur[slot] = r;
+}
+
+/*
+ * A worker asked questions: the person answers (interactive, or any
+ * mode when a host's observer asks: cfg.ask_always), the
+ * Recommended options do (headless), or the loop fails (--on-clarify
+ * fail, no option to take, or still asking after 3 answers).  Returns 1
+ * when the step must wait.
+ */
+int
+loop_clarify(struct loop *l, int slot)
+{
+	struct loop_run	*r = l->cur[slot];
+	const json_t	*qs = json_object_get(r->result, "questions");
+	const char	*role = loop_role(l, r->role);
+	json_t		*ans = NULL;
+	char		*why = NULL;
+	int		 may;
+
+	may = !l->cfg.clarify_fail && r->rounds < LOOP_MAX_CLARIFY;
+	clarify_questions(l->ss, role, qs, NULL);
+	if (may && l->cfg.hooks.ask != NULL && (l->cfg.mode ==
+	    LOOP_INTERACTIVE || l->cfg.ask_always)) {
+		/* pausing: not asked now; the step is redone on resume */
+		if (loop_transition(l, LE_ASK, slot) != 0)
+			return 0;
+		l->cfg.hooks.ask(l->cfg.hooks.arg, role, qs);
+		return 1;
+	}
+	if (may)
+		ans = clarify_recommended(qs, &why);
+	if (ans == NULL) {
+		loop_clarify_fail(l, role, qs, l->cfg.clarify_fail ? NULL :
+		    why != NULL ? why : "still asking after 3 answers");
+		free(why);
+		return 1;
+	}
+	loop_rerun(l, slot, ans);
+	json_decref(ans);
+	return l->cur[slot] != r;
+}
+
+/* Interactive answers came (NULL: none, the loop fails). */
+void
+loop_answer(struct loop *l, const json_t *answers)
+{
+	struct loop_run	*r;
+
+	if (loop_transition(l, LE_ANSWER, 0) != 0)
+		return;		/* no question is open (or the loop ends) */
+	r = l->cur[l->ask_slot];
+	if (answers == NULL)
+		loop_clarify_fail(l, loop_role(l, r->role), json_object_get(
+		    r->result, "questions"), "no answer was given");
+	else
+		loop_rerun(l, l->ask_slot, answers);
+	loop_kick(l);
+}
+
+/*
+ * The error kind that makes the failed step final: every run's is one
+ * the retry policy names non-retryable (NULL: it may be tried again).
+ */
+static const char *
+loop_final_kind(const struct loop *l)
+{
+	const char	*kind, *first = NULL;
+	int		 i;
+
+	for (i = 0; i < l->ncur; i++) {
+		kind = json_string_value(json_object_get(l->cur[i]->result,
+		    "error_kind"));
+		if ((config_error_kind(kind) & l->cfg.retry.non_retryable) ==
+		    0)
+			return NULL;
+		if (first == NULL)
+			first = kind;
+	}
+	return first;
+}
+
+/*
+ * The parallel step failed in every role: the next try only after the
+ * retry policy's wait, armed from the clock now (a commit may just have
+ * taken long); the loop fails once the attempts are spent.
+ */
+void
+loop_retry(struct loop *l)
+{
+	const struct retry_cfg	*rt = &l->cfg.retry;
+	uint64_t		 ms;
+	const char		*kind;
+	char			*reason;
+
+	if ((kind = loop_final_kind(l)) != NULL) {
+		xasprintf(&reason, "the parallel step failed in every role "
+		    "with error kind %s, which the retry policy does not retry "
+		    "(roles.ROLE.retry.non_retryable)", kind);
+		loop_end(l, EXIT_FAILED, "failed", reason);
+		free(reason);
+		return;
+	}
+	if (l->failures >= rt->attempts) {
+		xasprintf(&reason, "the parallel step failed in every role "
+		    "%u times in a row (retry policy: %u attempts)",
+		    l->failures, rt->attempts);
+		loop_end(l, EXIT_FAILED, "failed", reason);
+		free(reason);
+		return;
+	}
+	ms = config_retry_delay(rt, l->failures);
+	log_info("loop %s: every role failed: try %u in %llu ms", l->cfg.id,
+	    l->failures + 1, (unsigned long long)ms);
+	prompt_record(l->store, json_pack("{s:s, s:s, s:i, s:I}", "event",
+	    "step_retry", "step", l->wf->parallel->name, "attempt",
+	    (int)l->failures + 1, "delay_ms", (json_int_t)ms));
+	loop_event(l, "step_retry", json_pack("{s:s, s:i, s:i, s:I}", "step",
+	    l->wf->parallel->name, "attempt", (int)l->failures + 1, "attempts",
+	    (int)rt->attempts, "delay_ms", (json_int_t)ms));
+	chan_arm_ms(l->retry_ev, ms);
+}
+
+/*
+ * An auto loop's action whose worker was lost with its host (launcher
+ * killed, network cut, scancel: "worker lost"): the machine failed, not
+ * the agent, so the role's retry policy gives it another try, as a
+ * parallel step that failed in every role gets one.  Returns 1 with the
+ * retry armed; 0 when the loop must end (not lost, or attempts spent).
+ */
+int
+loop_retry_lost(struct loop *l, int role, const json_t *res)
+{
+	const char		*why = json_string_value(json_object_get(res,
+				    "reason"));
+	const struct retry_cfg	*rt;
+	uint64_t		 ms;
+
+	if (why == NULL || strncmp(why, "worker lost", 11) != 0 ||
+	    l->cfg.config == NULL || role < 0 ||
+	    (size_t)role >= l->cfg.config->nroles)
+		return 0;
+	rt = &l->cfg.config->roles[role].retry;
+	if (++l->failures >= rt->attempts)
+		return 0;
+	ms = config_retry_delay(rt, l->failures);
+	log_info("loop %s: %s lost its worker: try %u in %llu ms", l->cfg.id,
+	    loop_role(l, role), l->failures + 1, (unsigned long long)ms);
+	prompt_record(l->store, json_pack("{s:s, s:s, s:i, s:I}", "event",
+	    "step_retry", "step", loop_role(l, role), "attempt",
+	    (int)l->failures + 1, "delay_ms", (json_int_t)ms));
+	loop_event(l, "step_retry", json_pack("{s:s, s:i, s:i, s:I}", "step",
+	    loop_role(l, role), "attempt", (int)l->failures + 1, "attempts",
+	    (int)rt->attempts, "delay_ms", (json_int_t)ms));
+	chan_arm_ms(l->retry_ev, ms);
+	return 1;
+}
+
+/* The retry's wait is over: the step goes again (unless ended since). */
+void
+loop_retry_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	loop_kick(arg);
+}
+
+/*
+ * The state file changed under a running loop: a front end's status,
+ * the file deleted.
+ */
+
+/*
+ * The owner deleted the state file: the loop is not ours to go on with.
+ * Its workers are closed now, its end commits nothing (the file is never
+ * made again) and loop_sides_done removes its files: exit 4.
+ */
+void
+loop_deleted(struct loop *l)
+{
+	if (l->deleted)
+		return;
+	l->deleted = 1;
+	log_warnx("loop %s: the state file was deleted: stopping its workers "
+	    "and removing its files", l->cfg.id);
+	state_store_nowait(l->store);
+	if (l->phase == LP_DONE)	/* its last commit found it gone */
+		l->exit_code = EXIT_STOPPED;
+	else
+		loop_end(l, EXIT_STOPPED, NULL, NULL);
+}
+
+/* A commit failed because the file is gone (the watch may not know yet). */
+int
+loop_file_gone(struct loop *l)
+{
+	struct stat	 sb;
+	char		*name;
+	int		 gone;
+
+	xasprintf(&name, "%s.json", l->cfg.id);
+	gone = fstatat(state_store_dirfd(l->store), name, &sb,
+	    AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
+	free(name);
+	return gone;
+}
+
+/*
+ * Another program changed the status: paused stops new workers (and
+ * with --pause-policy interrupt closes the running ones); running again
+ * cancels a pause not yet done; anything else is a stop.
+ */
+void
+loop_watch_cb(const char *status, const json_t *st, void *arg)
+{
+	struct loop	*l = arg;
+
+	(void)st;
+	if (status == NULL) {
+		loop_deleted(l);
+		return;
+	}
+	log_info("loop %s: status is now %s", l->cfg.id, status);
+	if (strcmp(status, "running") == 0) {
+		if (loop_transition(l, LE_RESUME, 0) == 0)
+			loop_kick(l);
+	} else if (strcmp(status, "paused") == 0) {
+		/* nobody answers a paused loop's questions: it ends now */
+		if (l->cfg.pause_interrupt || l->phase == LP_ASKING)
+			loop_end(l, EXIT_PAUSED, NULL, NULL);
+		else {
+			if (l->phase == LP_RUNNING)
+				(void)loop_transition(l, LE_PAUSE, 0);
+			loop_kick(l);
+		}
+	} else
+		loop_stop(l, "the status was set to a final value by another "
+		    "program");
 }

@@ -27,7 +27,9 @@ struct loop_guard;
 struct state_store;
 
 enum loop_mode { LOOP_AUTO, LOOP_PARALLEL, LOOP_INTERACTIVE };
+extern const char *const loop_modes[];	/* merge.c: their words, NULL-ended */
 const char	*loop_mode_name(enum loop_mode);	/* merge.c */
+int		 loop_mode_parse(const char *, enum loop_mode *);	/* -1: none */
 
 /* What the terminal side (cmd-run.c) does for the engine. */
 struct loop_hooks {
@@ -69,7 +71,7 @@ struct loop_cfg {
 	struct gate		*gate;		/* caps, rate-limit holds; NULL:
 						   none (a rate limit fails) */
 	int			 watch_poll;	/* 1: poll for front ends' writes (NFS) */
-	const struct workflow	*workflow;	/* NULL: ccw-loop */
+	const struct workflow	*workflow;	/* required: the host's, or the config's wf */
 	struct loop_hooks	 hooks;
 };
 

@@ -1,9 +1,8 @@
 /*
  * loopint.h: the run engine's insides, shared by loop.c (the driving of
- * steps), loopgate.c (a worker's start through its tool's gate, its end,
- * a rate-limited run again) and loopstep.c (a step's runs that end
- * short: questions, and the retry of a step that failed in every role).
- * Not for callers.
+ * steps, a worker's start through its tool's gate, its end, a
+ * rate-limited run again, a step's runs that end short, the state file's
+ * watch), hosted.c and loopphase.c (the phase machine).  Not for callers.
  */
 #ifndef CCW_LOOPINT_H
 #define CCW_LOOPINT_H
@@ -104,7 +103,7 @@ struct loop_run	*loop_spawn(struct loop *, int, const char *, uint64_t,
 void		 loop_kick(struct loop *);
 void		 loop_end(struct loop *, int, const char *, const char *);
 
-/* loopwatch.c */
+/* loop.c: the state file under the loop */
 void		 loop_deleted(struct loop *);
 int		 loop_file_gone(struct loop *);
 void		 loop_watch_cb(const char *, const json_t *, void *);
@@ -113,13 +112,13 @@ void		 loop_watch_cb(const char *, const json_t *, void *);
 int		 loop_transition(struct loop *, enum loop_event, int);
 const char	*loop_phase_name(enum loop_phase);
 
-/* loopgate.c */
+/* loop.c: workers through their gates */
 void		 loop_run_release(struct loop_run *);
 void		 loop_unqueue(struct loop *);
 int		 loop_requeue(struct loop *, int);
 void		 loop_batch_left(const struct loop *, uint64_t *, uint64_t *);
 
-/* loopstep.c */
+/* loop.c: runs that end short */
 int		 loop_clarify(struct loop *, int);
 void		 loop_retry(struct loop *);
 int		 loop_retry_lost(struct loop *, int, const json_t *);

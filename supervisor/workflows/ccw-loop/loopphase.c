@@ -1,6 +1,6 @@
 /*
- * loopphase.c: a loop's phase as one state machine.  loop.c and
- * loopstep.c decide what to do; every change of phase (asking, pausing,
+ * loopphase.c: a loop's phase as one state machine.  loop.c decides
+ * what to do; every change of phase (asking, pausing,
  * ending, done) goes through loop_transition, which refuses the rest.
  */
 #include <config.h>

@@ -17,12 +17,30 @@
 #define MERGE_MAX_HYP	20	/* hypotheses taken from one result */
 #define MERGE_MAX_SCAN	32	/* '[' tried when looking for a JSON list */
 
-/* Mode names as skill_state.mode and -m spell them. */
+/* Mode names as skill_state.mode and -m spell them, in enum order. */
+const char *const loop_modes[] = { "auto", "parallel", "interactive",
+    NULL };
+
+/* A mode's word (the table's). */
 const char *
 loop_mode_name(enum loop_mode m)
 {
-	return m == LOOP_PARALLEL ? "parallel" : m == LOOP_INTERACTIVE ?
-	    "interactive" : "auto";
+	return m == LOOP_PARALLEL || m == LOOP_INTERACTIVE ? loop_modes[m] :
+	    loop_modes[LOOP_AUTO];
+}
+
+/* A word of the table into its mode: 0, or -1 when it is none. */
+int
+loop_mode_parse(const char *word, enum loop_mode *mode)
+{
+	int	i;
+
+	for (i = 0; word != NULL && loop_modes[i] != NULL; i++)
+		if (strcmp(word, loop_modes[i]) == 0) {
+			*mode = (enum loop_mode)i;
+			return 0;
+		}
+	return -1;
 }
 
 /* A string member, or NULL. */

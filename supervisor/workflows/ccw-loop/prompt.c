@@ -599,8 +599,8 @@ prompt_side_run(void *arg)
 	int			 rc;
 
 	if (ps->md) {
-		rc = progress_append_md(ps->dirfd, ps->id, ps->role,
-		    ps->section, ps->stopping, &err);
+		rc = progress_append_md(&ccw_loop_state, ps->dirfd, ps->id,
+		    ps->role, ps->section, ps->stopping, &err);
 		prompt_side_note(ps, rc, err);
 	}
 	if (ps->output != NULL) {
@@ -670,7 +670,7 @@ prompt_record_action(struct state_store *s, const char *role, json_t *res,
 	size_t			 i;
 
 	ps->role = xstrdup(role);
-	if (progress_format(role) != NULL) {
+	if (progress_format(&ccw_loop_state, role) != NULL) {
 		ps->md = 1;
 		if ((sec = json_object_get(ss, role)) != NULL)
 			ps->section = json_deep_copy(sec);

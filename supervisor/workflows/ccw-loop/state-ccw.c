@@ -2,7 +2,8 @@
  * state-ccw.c: ccw-loop's part of the state file (flowdef.h
  * workflow_state): the develop, debug and validate sections of
  * skill_state, their rules as seed 000 gives them, the figures derived
- * from them, and how `state rebuild` completes them from the side files.
+ * from them, their progress Markdown formats, and how `state rebuild`
+ * completes them from the side files.
  */
 #include <config.h>
 
@@ -22,9 +23,79 @@
 
 static const char *const ccw_state_roles[] = { "init", "develop", "debug",
     "validate", "complete", NULL };
-/* The sections {id}.progress/NAME.md keeps, in skill_state's order. */
-static const char *const ccw_state_progress[] = { "develop", "debug",
-    "validate", NULL };
+/*
+ * The sections {id}.progress/ROLE.md keeps, in skill_state's order, and
+ * their Markdown formats: rebuild.c reads back exactly what these write.
+ */
+static const struct progress_field develop_bullets[] = {
+	{ "Total", "total", NULL, PK_INT, NULL },
+	{ "Completed", "completed", NULL, PK_INT, NULL },
+	{ "Current Task", "current_task", NULL, PK_NSTR, NULL },
+	{ "Last Progress At", "last_progress_at", NULL, PK_TS, NULL },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+static const struct progress_field develop_columns[] = {
+	{ "ID", "id", NULL, PK_STR, NULL },
+	{ "Description", "description", NULL, PK_STR, NULL },
+	{ "Tool", "tool", NULL, PK_OSTR, NULL },
+	{ "Mode", "mode", NULL, PK_OSTR, NULL },
+	{ "Status", "status", NULL, PK_STR,
+	    "pending|in_progress|completed|failed" },
+	{ "Files Changed", "files_changed", NULL, PK_LIST, NULL },
+	{ "Created At", "created_at", NULL, PK_OTS, NULL },
+	{ "Completed At", "completed_at", NULL, PK_TS, NULL },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+static const struct progress_field debug_bullets[] = {
+	{ "Active Bug", "active_bug", NULL, PK_NSTR, NULL },
+	{ "Iteration", "iteration", NULL, PK_INT, NULL },
+	{ "Hypotheses Count", "hypotheses_count", NULL, PK_INT, NULL },
+	{ "Confirmed Hypothesis", "confirmed_hypothesis", NULL, PK_NSTR, NULL },
+	{ "Last Analysis At", "last_analysis_at", NULL, PK_TS, NULL },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+static const struct progress_field debug_columns[] = {
+	{ "ID", "id", NULL, PK_STR, NULL },
+	{ "Description", "description", NULL, PK_STR, NULL },
+	{ "Status", "status", NULL, PK_STR,
+	    "pending|confirmed|rejected|inconclusive" },
+	{ "Likelihood", "likelihood", NULL, PK_NUM, NULL },
+	{ "Testable Condition", "testable_condition", NULL, PK_STR, NULL },
+	{ "Logging Point", "logging_point", NULL, PK_STR, NULL },
+	{ "Confirm If", "evidence_criteria", "confirm", PK_STR, NULL },
+	{ "Reject If", "evidence_criteria", "reject", PK_STR, NULL },
+	{ "Evidence", "evidence", NULL, PK_OBJ, NULL },
+	{ "Verdict Reason", "verdict_reason", NULL, PK_NSTR, NULL },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+static const struct progress_field validate_bullets[] = {
+	{ "Pass Rate", "pass_rate", NULL, PK_PCT, NULL },
+	{ "Coverage", "coverage", NULL, PK_PCT, NULL },
+	{ "Passed", "passed", NULL, PK_BOOL, NULL },
+	{ "Last Run At", "last_run_at", NULL, PK_TS, NULL },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+static const struct progress_field validate_columns[] = {
+	{ "Name", "test_name", NULL, PK_STR, NULL },
+	{ "Suite", "suite", NULL, PK_STR, NULL },
+	{ "Status", "status", NULL, PK_STR, "skipped|passed|failed" },
+	{ "Duration (ms)", "duration_ms", NULL, PK_NUM, NULL },
+	{ "Error", "error_message", NULL, PK_NSTR, NULL },
+	{ "Stack Trace", "stack_trace", NULL, PK_NSTR, NULL },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+static const struct progress_format ccw_state_progress[] = {
+	{ "develop", "Development Progress", "Progress Timeline",
+	    develop_bullets, "Tasks", "tasks", develop_columns, NULL, NULL },
+	{ "debug", "Understanding Document", "Exploration Timeline",
+	    debug_bullets, "Hypotheses", "hypotheses", debug_columns,
+	    NULL, NULL },
+	{ "validate", "Validation Report", "Validation Runs",
+	    validate_bullets, "Test Results", "test_results",
+	    validate_columns, "Failed Tests", "failed_tests" },
+	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
 /* Its NDJSON logs in {id}.progress/: every changed file; debug's runs. */
 static const char *const ccw_state_logs[] = { "changes.log", "debug.log",
     NULL };
@@ -203,7 +274,8 @@ ccw_state_overlay(json_t *t, json_t *m)
 static void
 ccw_state_tasks(json_t *dev, const json_t *ftasks, struct strv *unrec)
 {
-	const struct progress_format	*fm = progress_format("develop");
+	const struct progress_format	*fm = progress_format(&ccw_loop_state,
+	    "develop");
 	const char			*p = "skill_state.develop", *tid;
 	json_t				*md, *out, *index, *t, *at;
 	size_t				 i, done = 0;

@@ -3,8 +3,8 @@
  * order, once their group's turn has come, their dependencies completed
  * and a job is free; blocked when a dependency did not complete), a stop
  * (a signal, the budget), the end after the last save; making a batch or
- * finding a killed one again.  An item's run is batchitem.c's, what is
- * written batchsave.c's.
+ * finding a killed one again.  An item's run is batchitem.c's; what is
+ * written, the budget and the end are batchsave.c's.
  */
 #include "config.h"
 
@@ -28,36 +28,6 @@
 #include "state.h"
 #include "sup.h"
 #include "xmalloc.h"
-
-/* The batch's own event, with its id, to the caller. */
-void
-batch_emit(struct batch *b, const char *name, json_t *fields)
-{
-	json_object_set_new(fields, "batch_id", json_string(b->id));
-	if (b->cfg.event != NULL)
-		b->cfg.event(b->cfg.arg, name, fields);
-	json_decref(fields);
-}
-
-/* Now, for the state's timestamps. */
-void
-batch_now(char *buf, size_t len)
-{
-	clock_iso(NULL, 1, buf, len);
-}
-
-/* An entry of the state's errors[] (seed 001: a log of what went wrong). */
-void
-batch_error(struct batch *b, const char *item, const char *msg)
-{
-	char	now[40];
-
-	batch_now(now, sizeof now);
-	json_array_append_new(json_object_get(b->st, "errors"), json_pack(
-	    "{s:s, s:s?, s:s}", "timestamp", now, "item_id", item,
-	    "message", msg));
-}
-
 
 /* Has every item of every group before g ended? */
 static int
@@ -104,54 +74,6 @@ batch_item_ready(const struct batch *b, const struct batch_item *bi,
 			if (b->items[g->items[i]].phase != BI_DONE)
 				return 0;
 	return 1;
-}
-
-/* The batch is over: the last save, then the caller's done. */
-void
-batch_finish(struct batch *b)
-{
-	json_t		*e, *acts;
-	size_t		 i;
-	int		 code = EXIT_OK;
-	const char	*s, *last;
-
-	if (!b->finishing) {
-		b->finishing = 1;
-		acts = json_object_get(b->st, "completed_actions");
-		last = json_string_value(json_array_get(acts,
-		    json_array_size(acts) - 1));
-		if (b->end != BE_STOP) {
-			json_object_set_new(b->st, "status",
-			    json_string("completed"));
-			json_object_set_new(b->st, "phase",
-			    json_string("complete"));
-			/* once, also when a finished batch is resumed */
-			if (last == NULL || strcmp(last, "complete") != 0)
-				json_array_append_new(acts,
-				    json_string("complete"));
-		}
-		json_object_set_new(json_object_get(b->st, "context"),
-		    "stop_reason", b->end_reason != NULL ?
-		    json_string(b->end_reason) : json_null());
-		batch_save(b);
-	}
-	if (b->saving || b->dirty)
-		return;		/* batch_save_done comes back here */
-	b->finished = 1;
-	json_array_foreach(json_object_get(b->st, "queue"), i, e)
-		if ((s = json_string_value(json_object_get(e, "status"))) ==
-		    NULL || strcmp(s, "completed") != 0)
-			code = EXIT_FAILED;
-	if (b->end == BE_STOP)
-		code = EXIT_STOPPED;
-	if (b->save_failed && code == EXIT_OK)
-		code = EXIT_INTERNAL;
-	batch_emit(b, "batch_completed", json_pack("{s:s?, s:O, s:O, s:i}",
-	    "stop_reason", b->end_reason, "context", json_object_get(b->st,
-	    "context"), "queue", json_object_get(b->st, "queue"),
-	    "exit_code", code));
-	if (b->cfg.done != NULL)
-		b->cfg.done(b->cfg.arg, code);
 }
 
 /*
@@ -210,29 +132,6 @@ batch_pump_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	batch_pump(arg);
-}
-
-/* No new start; every running loop stopped (a signal, or the budget). */
-void
-batch_stop_all(struct batch *b, enum batch_end why, const char *reason)
-{
-	size_t	i;
-
-	if (b->end != BE_NONE)
-		return;
-	b->end = why;
-	b->end_reason = xstrdup(reason);
-	if (why == BE_BUDGET)
-		batch_emit(b, "budget_exceeded", json_pack("{s:s}", "reason",
-		    reason));
-	for (i = 0; i < b->nitems; i++) {
-		if (b->items[i].worker != NULL)
-			b->cfg.worker_stop(b->cfg.arg, b->items[i].worker);
-		else if (b->items[i].phase == BI_RUN || b->items[i].phase ==
-		    BI_OPEN)
-			host_loop_stop(b->items[i].hl, reason);
-	}
-	event_active(b->pump_ev, EV_TIMEOUT, 0);
 }
 
 /* A signal: loops stopped, items left as they are for --resume. */

@@ -69,14 +69,12 @@ struct batch {
 };
 
 
-/* batch.c */
+/* batchsave.c: records, saves, the budget, the end */
 void	 batch_emit(struct batch *, const char *, json_t *);	/* takes fields */
 void	 batch_now(char *, size_t);
 void	 batch_error(struct batch *, const char *, const char *);
 void	 batch_stop_all(struct batch *, enum batch_end, const char *);
 void	 batch_finish(struct batch *);
-
-/* batchsave.c */
 void	 batch_save(struct batch *);
 void	 batch_queue_sync(struct batch_item *, const char *, const char *);
 void	 batch_count(struct batch *);

@@ -47,6 +47,44 @@ batchstore_mkdirat(int dfd, const char *name, int *out, char **err,
 }
 
 /*
+ * The batch's run lock (run.lock in its directory), taken without
+ * waiting: a second driver of the same batch is refused with the first
+ * one's pid, which the holder writes there.  0, or -1 and *err.
+ */
+static int
+batchstore_lock(struct batch_store *bs, const char *id, char **err)
+{
+	char	*buf = NULL;
+	size_t	 len;
+	long	 pid;
+
+	bs->lock_fd = openat(bs->dirfd, "run.lock", O_RDWR | O_CREAT |
+	    O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (bs->lock_fd == -1) {
+		xasprintf(err, "%s/run.lock: %s", bs->dir, strerror(errno));
+		return -1;
+	}
+	if (flock(bs->lock_fd, LOCK_EX | LOCK_NB) == -1) {
+		pid = 0;
+		if (progress_read_fd(bs->lock_fd, "run.lock", &buf, &len,
+		    err) == 0)
+			pid = strtol(buf, NULL, 10);
+		free(buf);
+		free(*err);
+		xasprintf(err, "batch %s is driven by another process (pid %ld):"
+		    " one driver per batch", id, pid);
+		return -1;
+	}
+	/* the pid is for a refused second driver's message only */
+	xasprintf(&buf, "%ld\n", (long)getpid());
+	if (ftruncate(bs->lock_fd, 0) == 0 &&
+	    pwrite(bs->lock_fd, buf, strlen(buf), 0) < 0)
+		log_debug("%s/run.lock: %s", bs->dir, strerror(errno));
+	free(buf);
+	return 0;
+}
+
+/*
  * The batch's directory, made when asked (each level without following
  * a link), else it must exist.  Its run lock taken: a second driver of
  * the same batch is refused with the first one's pid.
@@ -59,7 +97,6 @@ batchstore_open(struct batch_store *bs, const char *root, const char *id,
 	int		 fd, next, i;
 	char		*label, *buf = NULL;
 	size_t		 len;
-	long		 pid;
 
 	*err = NULL;
 	memset(bs, 0, sizeof *bs);
@@ -100,29 +137,8 @@ batchstore_open(struct batch_store *bs, const char *root, const char *id,
 			xasprintf(err, "%s: %s", bs->dir, strerror(errno));
 		goto fail;
 	}
-	bs->lock_fd = openat(bs->dirfd, "run.lock", O_RDWR | O_CREAT |
-	    O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (bs->lock_fd == -1) {
-		xasprintf(err, "%s/run.lock: %s", bs->dir, strerror(errno));
+	if (batchstore_lock(bs, id, err) != 0)
 		goto fail;
-	}
-	if (flock(bs->lock_fd, LOCK_EX | LOCK_NB) == -1) {
-		pid = 0;
-		if (progress_read_fd(bs->lock_fd, "run.lock", &buf, &len,
-		    err) == 0)
-			pid = strtol(buf, NULL, 10);
-		free(buf);
-		free(*err);
-		xasprintf(err, "batch %s is driven by another process (pid %ld):"
-		    " one driver per batch", id, pid);
-		goto fail;
-	}
-	/* the pid is for a refused second driver's message only */
-	xasprintf(&buf, "%ld\n", (long)getpid());
-	if (ftruncate(bs->lock_fd, 0) == 0 &&
-	    pwrite(bs->lock_fd, buf, strlen(buf), 0) < 0)
-		log_debug("%s/run.lock: %s", bs->dir, strerror(errno));
-	free(buf);
 	bs->history = NULL;
 	if (!create && progress_read_file(bs->dirfd, "state-history.json",
 	    "state-history.json", &buf, &len, NULL, err) == 0) {

@@ -1,7 +1,8 @@
 /*
  * bqfile.c: the batch's file chores (bqfile.h): bounded reads, the
  * crash-safe replace of a queue file or a report, JSON text as CCW's
- * JSON.stringify(v, null, 2) writes it, CCW's timestamps.
+ * JSON.stringify(v, null, 2) writes it, CCW's timestamps; a path's
+ * directory and the check of a word (a tool, role or id) the readers use.
  */
 #include <config.h>
 
@@ -320,4 +321,33 @@ bqfile_iso_now(char *buf, size_t size)
 	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000L);
+}
+
+/* A tool, role or id word: no spaces, quotes or path tricks. */
+int
+bq_word(const char *s)
+{
+	size_t	 i;
+
+	if (s[0] == '\0' || strlen(s) > 128)
+		return 0;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
+		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		    strchr("._-", s[i]) != NULL))
+			return 0;
+	return 1;
+}
+
+/* The directory part of an absolute path ("/" for "/x"). */
+char *
+bq_dirname(const char *path)
+{
+	const char	*slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return xstrdup(".");
+	if (slash == path)
+		return xstrdup("/");
+	return xstrndup(path, (size_t)(slash - path));
 }

@@ -30,5 +30,7 @@ char	*bqfile_json_text(const json_t *);
 char	*bqfile_json_line(const json_t *);
 int	 bqfile_lock(const char *, char **);
 void	 bqfile_iso_now(char *, size_t);
+int	 bq_word(const char *);		/* [A-Za-z0-9._-]{1,128} */
+char	*bq_dirname(const char *);	/* "/" for "/x", "." for "x" */
 
 #endif

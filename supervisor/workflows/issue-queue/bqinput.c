@@ -26,35 +26,6 @@ static const char *const bq_jsonl_keys[] = {
 	"root", "kind", "role", "launcher", NULL
 };
 
-/* A tool, role or id word: no spaces, quotes or path tricks. */
-int
-bq_word(const char *s)
-{
-	size_t	 i;
-
-	if (s[0] == '\0' || strlen(s) > 128)
-		return 0;
-	for (i = 0; s[i] != '\0'; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
-		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
-		    strchr("._-", s[i]) != NULL))
-			return 0;
-	return 1;
-}
-
-/* The directory part of an absolute path ("/" for "/x"). */
-char *
-bq_dirname(const char *path)
-{
-	const char	*slash = strrchr(path, '/');
-
-	if (slash == NULL)
-		return xstrdup(".");
-	if (slash == path)
-		return xstrdup("/");
-	return xstrndup(path, (size_t)(slash - path));
-}
-
 /* An optional string member: 1 set, 0 absent or null, -1 wrong. */
 static int
 bq_opt_str(json_t *o, const char *key, size_t max, const char *where,
@@ -101,14 +72,12 @@ bq_root(const char *given, const char *filedir, const char *where,
 	return 0;
 }
 
-/* One JSONL line's object into it (checked member by member). */
+/* Every key of a JSONL line is one of bq_jsonl_keys: 0, or -1 and *err. */
 static int
-bq_jsonl_item(struct bq_item *it, json_t *o, const char *filedir,
-    const char *where, char **err)
+bq_jsonl_known(json_t *o, const char *where, char **err)
 {
 	const char	*k;
 	json_t		*v;
-	char		*s = NULL, *lerr = NULL;
 	size_t		 i;
 
 	json_object_foreach(o, k, v) {
@@ -120,20 +89,15 @@ bq_jsonl_item(struct bq_item *it, json_t *o, const char *filedir,
 			return -1;
 		}
 	}
-	if (bq_opt_str(o, "title", BQ_STR_MAX, where, &it->title, err) < 0)
-		return -1;
-	if (it->title == NULL) {
-		xasprintf(err, "%s: \"title\" is required", where);
-		return -1;
-	}
-	if (bq_opt_str(o, "description", BQ_DESC_MAX, where, &it->description,
-	    err) < 0 || bq_opt_str(o, "mode", 16, where, &it->mode, err) < 0 ||
-	    bq_opt_str(o, "tool", 128, where, &it->tool, err) < 0 ||
-	    bq_opt_str(o, "model", BQ_STR_MAX, where, &it->model, err) < 0 ||
-	    bq_opt_str(o, "role", 128, where, &it->role, err) < 0 ||
-	    bq_opt_str(o, "kind", 16, where, &s, err) < 0 ||
-	    bq_opt_str(o, "root", PATH_MAX, where, &it->root, err) < 0)
-		goto fail;
+	return 0;
+}
+
+/* The loop's own members: mode (auto), max_iterations, the tool's word. */
+static int
+bq_jsonl_loop(struct bq_item *it, json_t *o, const char *where, char **err)
+{
+	json_t	*v;
+
 	if (it->description == NULL)
 		it->description = xstrdup(it->title);
 	if (it->mode == NULL)
@@ -142,7 +106,7 @@ bq_jsonl_item(struct bq_item *it, json_t *o, const char *filedir,
 	    strcmp(it->mode, "parallel") != 0) {
 		xasprintf(err, "%s: mode \"%.64s\" is not auto or parallel",
 		    where, it->mode);
-		goto fail;
+		return -1;
 	}
 	if ((v = json_object_get(o, "max_iterations")) != NULL &&
 	    !json_is_null(v)) {
@@ -150,27 +114,38 @@ bq_jsonl_item(struct bq_item *it, json_t *o, const char *filedir,
 		    json_integer_value(v) > BQ_ITER_MAX) {
 			xasprintf(err, "%s: max_iterations must be a positive "
 			    "integer (at most %lld)", where, BQ_ITER_MAX);
-			goto fail;
+			return -1;
 		}
 		it->max_iterations = json_integer_value(v);
 	}
 	if (it->tool != NULL && !bq_word(it->tool)) {
 		xasprintf(err, "%s: tool \"%.64s\" is not a tool name", where,
 		    it->tool);
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+/* kind (loop or worker) and what only a worker takes: role, launcher. */
+static int
+bq_jsonl_kind(struct bq_item *it, json_t *o, const char *kind,
+    const char *where, char **err)
+{
+	json_t	*v;
+	char	*lerr = NULL;
+
 	it->kind = BQ_LOOP;
-	if (s != NULL && strcmp(s, "worker") == 0)
+	if (kind != NULL && strcmp(kind, "worker") == 0)
 		it->kind = BQ_WORKER;
-	else if (s != NULL && strcmp(s, "loop") != 0) {
+	else if (kind != NULL && strcmp(kind, "loop") != 0) {
 		xasprintf(err, "%s: kind \"%.64s\" is not loop or worker",
-		    where, s);
-		goto fail;
+		    where, kind);
+		return -1;
 	}
 	if (it->role != NULL && (it->kind != BQ_WORKER || !bq_word(it->role))) {
 		xasprintf(err, "%s: role needs \"kind\": \"worker\" and a role "
 		    "name", where);
-		goto fail;
+		return -1;
 	}
 	if (it->kind == BQ_WORKER && it->role == NULL)
 		it->role = xstrdup("develop");
@@ -185,8 +160,36 @@ bq_jsonl_item(struct bq_item *it, json_t *o, const char *filedir,
 		else
 			xasprintf(err, "%s: %s", where, lerr);
 		free(lerr);
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+/* One JSONL line's object into it (checked member by member). */
+static int
+bq_jsonl_item(struct bq_item *it, json_t *o, const char *filedir,
+    const char *where, char **err)
+{
+	char	*s = NULL;
+
+	if (bq_jsonl_known(o, where, err) != 0)
+		return -1;
+	if (bq_opt_str(o, "title", BQ_STR_MAX, where, &it->title, err) < 0)
+		return -1;
+	if (it->title == NULL) {
+		xasprintf(err, "%s: \"title\" is required", where);
+		return -1;
+	}
+	if (bq_opt_str(o, "description", BQ_DESC_MAX, where, &it->description,
+	    err) < 0 || bq_opt_str(o, "mode", 16, where, &it->mode, err) < 0 ||
+	    bq_opt_str(o, "tool", 128, where, &it->tool, err) < 0 ||
+	    bq_opt_str(o, "model", BQ_STR_MAX, where, &it->model, err) < 0 ||
+	    bq_opt_str(o, "role", 128, where, &it->role, err) < 0 ||
+	    bq_opt_str(o, "kind", 16, where, &s, err) < 0 ||
+	    bq_opt_str(o, "root", PATH_MAX, where, &it->root, err) < 0 ||
+	    bq_jsonl_loop(it, o, where, err) != 0 ||
+	    bq_jsonl_kind(it, o, s, where, err) != 0)
+		goto fail;
 	if (it->root != NULL) {
 		free(s);
 		s = it->root;

@@ -9,14 +9,13 @@
 
 #include <jansson.h>
 
+#include "bqfile.h"
 #include "bqinput.h"
 
 int	 bqinput_queue(struct bq_input *, json_t *, const char *,
 	    const char *, char **);
 int	 bqdesc_build_all(struct bq_input *, const char *, char **);
-int	 bq_word(const char *);
 int	 bq_executor(struct bq_item *, const char *);
-char	*bq_dirname(const char *);
 int	 bq_jsonl_read(const char *, json_t **, struct stat *, char **);
 
 #endif

@@ -16,7 +16,7 @@ struct event;
 struct ladder;
 struct verbs;
 
-/* Where a run is; every change goes through tune_enter (tune.c). */
+/* Where a run is; every change goes through tune_enter (tunestep.c). */
 enum tune_phase {
 	TP_ANALYZE,	/* requirement analysis (no worker) */
 	TP_DIAGNOSE,	/* the diagnosis roles at once */
@@ -64,7 +64,7 @@ struct tune {
 	int			 stopping, exit_status, ended;
 };
 
-/* tune.c: what every step does to the state and the output */
+/* tunestep.c: what every step does to the state and the output */
 const char *tune_now(char *);	/* 40 bytes */
 void	 tune_emit(struct tune *, const char *, json_t *);	/* takes it */
 int	 tune_save(struct tune *);

@@ -54,108 +54,144 @@ tunereport_fate(const json_t *st, const json_t *fix)
 	return "not applied";
 }
 
-/* The report; the caller frees it. */
-char *
-tunereport_render(const json_t *st)
+/* The heading: the skill, the problem, status, quality, the counts. */
+static void
+tunereport_head(struct sbuf *b, const json_t *st)
 {
-	const json_t	*t = json_object_get(st, "target_skill"), *e, *d;
-	const json_t	*ra = json_object_get(st, "requirement_analysis");
-	struct sbuf	 b = { NULL, 0, 0 };
-	const char	*k;
-	size_t		 i, j;
+	const json_t	*t = json_object_get(st, "target_skill");
 
-	sbuf_printf(&b, "# Skill tuning report: %s\n\n",
+	sbuf_printf(b, "# Skill tuning report: %s\n\n",
 	    json_string_value(json_object_get(t, "name")) != NULL ?
 	    json_string_value(json_object_get(t, "name")) : "?");
-	sbuf_printf(&b, "- Skill: `%s` (%s; %zu phases, %zu specs)\n",
+	sbuf_printf(b, "- Skill: `%s` (%s; %zu phases, %zu specs)\n",
 	    json_string_value(json_object_get(t, "path")),
 	    json_string_value(json_object_get(t, "execution_mode")) != NULL ?
 	    json_string_value(json_object_get(t, "execution_mode")) : "?",
 	    json_array_size(json_object_get(t, "phases")),
 	    json_array_size(json_object_get(t, "specs")));
-	sbuf_puts(&b, "- Problem described: ");
-	tunereport_cell(&b, st, "user_issue_description");
-	sbuf_printf(&b, "\n- Status: %s, from %s to %s\n",
+	sbuf_puts(b, "- Problem described: ");
+	tunereport_cell(b, st, "user_issue_description");
+	sbuf_printf(b, "\n- Status: %s, from %s to %s\n",
 	    json_string_value(json_object_get(st, "status")),
 	    json_string_value(json_object_get(st, "started_at")),
 	    json_string_value(json_object_get(st, "updated_at")));
-	sbuf_printf(&b, "- Quality: **%lld/100, gate %s**\n",
+	sbuf_printf(b, "- Quality: **%lld/100, gate %s**\n",
 	    (long long)json_number_value(json_object_get(st,
 	    "quality_score")), json_string_value(json_object_get(st,
 	    "quality_gate")));
-	sbuf_printf(&b, "- Iterations: %lld of %lld; errors: %lld of %lld\n",
+	sbuf_printf(b, "- Iterations: %lld of %lld; errors: %lld of %lld\n",
 	    (long long)json_integer_value(json_object_get(st,
 	    "iteration_count")), (long long)json_integer_value(
 	    json_object_get(st, "max_iterations")), (long long)
 	    json_integer_value(json_object_get(st, "error_count")),
 	    (long long)json_integer_value(json_object_get(st, "max_errors")));
+}
+
+/* The requirement analysis' dimensions, when it ran. */
+static void
+tunereport_ra(struct sbuf *b, const json_t *st)
+{
+	const json_t	*ra = json_object_get(st, "requirement_analysis"), *e;
+	size_t		 i;
+
 	if (json_is_object(ra)) {
-		sbuf_printf(&b, "\n## Requirement analysis (%s, coverage "
+		sbuf_printf(b, "\n## Requirement analysis (%s, coverage "
 		    "%lld%%)\n\n| Dimension | Category | Confidence | Text |\n"
 		    "|---|---|---|---|\n", json_string_value(json_object_get(ra,
 		    "status")), (long long)json_number_value(json_object_get(
 		    json_object_get(ra, "coverage"), "coverage_rate")));
 		json_array_foreach(json_object_get(ra, "dimensions"), i, e) {
-			sbuf_printf(&b, "| %s | %s | %.2f | ",
+			sbuf_printf(b, "| %s | %s | %.2f | ",
 			    json_string_value(json_object_get(e, "id")),
 			    json_string_value(json_object_get(e,
 			    "inferred_category")), json_number_value(
 			    json_object_get(e, "confidence")));
-			tunereport_cell(&b, e, "description");
-			sbuf_puts(&b, " |\n");
+			tunereport_cell(b, e, "description");
+			sbuf_puts(b, " |\n");
 		}
 	}
-	sbuf_puts(&b, "\n## Diagnosis\n\n| Area | Status | Issues | "
+}
+
+/* Each diagnosis area, then the issues left. */
+static void
+tunereport_diag(struct sbuf *b, const json_t *st)
+{
+	const json_t	*e, *d;
+	const char	*k;
+	size_t		 i;
+
+	sbuf_puts(b, "\n## Diagnosis\n\n| Area | Status | Issues | "
 	    "Severity |\n|---|---|---|---|\n");
 	json_object_foreach((json_t *)json_object_get(st, "diagnosis"), k, d)
 		if (json_is_object(d))
-			sbuf_printf(&b, "| %s | %s | %lld | %s |\n", k,
+			sbuf_printf(b, "| %s | %s | %lld | %s |\n", k,
 			    json_string_value(json_object_get(d, "status")),
 			    (long long)json_integer_value(json_object_get(d,
 			    "issues_found")), json_string_value(
 			    json_object_get(d, "severity")));
 		else
-			sbuf_printf(&b, "| %s | not run | - | - |\n", k);
-	sbuf_printf(&b, "\n## Issues left (%zu)\n\n",
+			sbuf_printf(b, "| %s | not run | - | - |\n", k);
+	sbuf_printf(b, "\n## Issues left (%zu)\n\n",
 	    json_array_size(json_object_get(st, "issues")));
 	if (json_array_size(json_object_get(st, "issues")) > 0)
-		sbuf_puts(&b, "| Id | Severity | Type | File | Description |\n"
+		sbuf_puts(b, "| Id | Severity | Type | File | Description |\n"
 		    "|---|---|---|---|---|\n");
 	json_array_foreach(json_object_get(st, "issues"), i, e) {
-		sbuf_printf(&b, "| %s | %s | %s | ",
+		sbuf_printf(b, "| %s | %s | %s | ",
 		    json_string_value(json_object_get(e, "id")),
 		    json_string_value(json_object_get(e, "severity")),
 		    json_string_value(json_object_get(e, "type")));
-		tunereport_cell(&b, json_object_get(e, "location"), "file");
-		sbuf_puts(&b, " | ");
-		tunereport_cell(&b, e, "description");
-		sbuf_puts(&b, " |\n");
+		tunereport_cell(b, json_object_get(e, "location"), "file");
+		sbuf_puts(b, " | ");
+		tunereport_cell(b, e, "description");
+		sbuf_puts(b, " |\n");
 	}
-	sbuf_printf(&b, "\n## Fixes (%zu proposed)\n\n",
+}
+
+/* The fixes proposed and what became of each, then the errors. */
+static void
+tunereport_fixes(struct sbuf *b, const json_t *st)
+{
+	const json_t	*e, *d;
+	size_t		 i, j;
+
+	sbuf_printf(b, "\n## Fixes (%zu proposed)\n\n",
 	    json_array_size(json_object_get(st, "proposed_fixes")));
 	if (json_array_size(json_object_get(st, "proposed_fixes")) > 0)
-		sbuf_puts(&b, "| Id | Strategy | Files | Outcome | "
+		sbuf_puts(b, "| Id | Strategy | Files | Outcome | "
 		    "Description |\n|---|---|---|---|---|\n");
 	json_array_foreach(json_object_get(st, "proposed_fixes"), i, e) {
-		sbuf_printf(&b, "| %s | %s | ",
+		sbuf_printf(b, "| %s | %s | ",
 		    json_string_value(json_object_get(e, "id")),
 		    json_string_value(json_object_get(e, "strategy")));
 		json_array_foreach(json_object_get(e, "changes"), j, d) {
-			sbuf_puts(&b, j > 0 ? ", " : "");
-			tunereport_cell(&b, d, "file");
+			sbuf_puts(b, j > 0 ? ", " : "");
+			tunereport_cell(b, d, "file");
 		}
-		sbuf_printf(&b, " | %s | ", tunereport_fate(st, e));
-		tunereport_cell(&b, e, "description");
-		sbuf_puts(&b, " |\n");
+		sbuf_printf(b, " | %s | ", tunereport_fate(st, e));
+		tunereport_cell(b, e, "description");
+		sbuf_puts(b, " |\n");
 	}
 	if (json_array_size(json_object_get(st, "errors")) > 0)
-		sbuf_puts(&b, "\n## Errors\n\n");
+		sbuf_puts(b, "\n## Errors\n\n");
 	json_array_foreach(json_object_get(st, "errors"), i, e) {
-		sbuf_puts(&b, "- ");
-		tunereport_cell(&b, e, "action");
-		sbuf_puts(&b, ": ");
-		tunereport_cell(&b, e, "message");
-		sbuf_puts(&b, "\n");
+		sbuf_puts(b, "- ");
+		tunereport_cell(b, e, "action");
+		sbuf_puts(b, ": ");
+		tunereport_cell(b, e, "message");
+		sbuf_puts(b, "\n");
 	}
+}
+
+/* The report; the caller frees it. */
+char *
+tunereport_render(const json_t *st)
+{
+	struct sbuf	 b = { NULL, 0, 0 };
+
+	tunereport_head(&b, st);
+	tunereport_ra(&b, st);
+	tunereport_diag(&b, st);
+	tunereport_fixes(&b, st);
 	return b.p;
 }

@@ -1,8 +1,8 @@
 /*
- * progressmd.c: the progress Markdown files ({id}.progress/develop.md,
- * debug.md, validate.md): the format tables, the writer that appends one
- * "### Iteration" section per action, and the parser rebuild.c reads the
- * last section back with.
+ * progressmd.c: the progress Markdown files ({id}.progress/ROLE.md) in
+ * the formats a workflow's state table gives (ccw-loop's: develop.md,
+ * debug.md, validate.md): the writer that appends one "### Iteration"
+ * section per action, and the parser rebuild.c reads the last one with.
  */
 #include <config.h>
 
@@ -15,91 +15,36 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "flowdef.h"
 #include "progress.h"
 #include "xmalloc.h"
 
-/* The Markdown formats; rebuild.c reads back exactly what these write. */
-static const struct progress_field develop_bullets[] = {
-	{ "Total", "total", NULL, PK_INT, NULL },
-	{ "Completed", "completed", NULL, PK_INT, NULL },
-	{ "Current Task", "current_task", NULL, PK_NSTR, NULL },
-	{ "Last Progress At", "last_progress_at", NULL, PK_TS, NULL },
-	{ NULL, NULL, NULL, 0, NULL }
-};
-static const struct progress_field develop_columns[] = {
-	{ "ID", "id", NULL, PK_STR, NULL },
-	{ "Description", "description", NULL, PK_STR, NULL },
-	{ "Tool", "tool", NULL, PK_OSTR, NULL },
-	{ "Mode", "mode", NULL, PK_OSTR, NULL },
-	{ "Status", "status", NULL, PK_STR,
-	    "pending|in_progress|completed|failed" },
-	{ "Files Changed", "files_changed", NULL, PK_LIST, NULL },
-	{ "Created At", "created_at", NULL, PK_OTS, NULL },
-	{ "Completed At", "completed_at", NULL, PK_TS, NULL },
-	{ NULL, NULL, NULL, 0, NULL }
-};
-static const struct progress_field debug_bullets[] = {
-	{ "Active Bug", "active_bug", NULL, PK_NSTR, NULL },
-	{ "Iteration", "iteration", NULL, PK_INT, NULL },
-	{ "Hypotheses Count", "hypotheses_count", NULL, PK_INT, NULL },
-	{ "Confirmed Hypothesis", "confirmed_hypothesis", NULL, PK_NSTR, NULL },
-	{ "Last Analysis At", "last_analysis_at", NULL, PK_TS, NULL },
-	{ NULL, NULL, NULL, 0, NULL }
-};
-static const struct progress_field debug_columns[] = {
-	{ "ID", "id", NULL, PK_STR, NULL },
-	{ "Description", "description", NULL, PK_STR, NULL },
-	{ "Status", "status", NULL, PK_STR,
-	    "pending|confirmed|rejected|inconclusive" },
-	{ "Likelihood", "likelihood", NULL, PK_NUM, NULL },
-	{ "Testable Condition", "testable_condition", NULL, PK_STR, NULL },
-	{ "Logging Point", "logging_point", NULL, PK_STR, NULL },
-	{ "Confirm If", "evidence_criteria", "confirm", PK_STR, NULL },
-	{ "Reject If", "evidence_criteria", "reject", PK_STR, NULL },
-	{ "Evidence", "evidence", NULL, PK_OBJ, NULL },
-	{ "Verdict Reason", "verdict_reason", NULL, PK_NSTR, NULL },
-	{ NULL, NULL, NULL, 0, NULL }
-};
-static const struct progress_field validate_bullets[] = {
-	{ "Pass Rate", "pass_rate", NULL, PK_PCT, NULL },
-	{ "Coverage", "coverage", NULL, PK_PCT, NULL },
-	{ "Passed", "passed", NULL, PK_BOOL, NULL },
-	{ "Last Run At", "last_run_at", NULL, PK_TS, NULL },
-	{ NULL, NULL, NULL, 0, NULL }
-};
-static const struct progress_field validate_columns[] = {
-	{ "Name", "test_name", NULL, PK_STR, NULL },
-	{ "Suite", "suite", NULL, PK_STR, NULL },
-	{ "Status", "status", NULL, PK_STR, "skipped|passed|failed" },
-	{ "Duration (ms)", "duration_ms", NULL, PK_NUM, NULL },
-	{ "Error", "error_message", NULL, PK_NSTR, NULL },
-	{ "Stack Trace", "stack_trace", NULL, PK_NSTR, NULL },
-	{ NULL, NULL, NULL, 0, NULL }
-};
-static const struct progress_format progress_formats[] = {
-	{ "develop", "Development Progress", "Progress Timeline",
-	    develop_bullets, "Tasks", "tasks", develop_columns, NULL, NULL },
-	{ "debug", "Understanding Document", "Exploration Timeline",
-	    debug_bullets, "Hypotheses", "hypotheses", debug_columns,
-	    NULL, NULL },
-	{ "validate", "Validation Report", "Validation Runs",
-	    validate_bullets, "Test Results", "test_results",
-	    validate_columns, "Failed Tests", "failed_tests" },
-};
-
-/* The format table is the one place rebuild.c learns the layout from. */
+/* A workflow's format of ROLE.md (its state table's progress list). */
 const struct progress_format *
-progress_format(const char *role)
+progress_format(const struct workflow_state *ws, const char *role)
 {
-	size_t	i;
+	const struct progress_format	*fm;
 
-	if (role == NULL)
+	if (role == NULL || ws == NULL || ws->progress == NULL)
 		return NULL;
-	for (i = 0; i < sizeof progress_formats / sizeof progress_formats[0];
-	    i++)
-		if (strcmp(progress_formats[i].role, role) == 0)
-			return &progress_formats[i];
+	for (fm = ws->progress; fm->role != NULL; fm++)
+		if (strcmp(fm->role, role) == 0)
+			return fm;
 	return NULL;
+}
+
+/* "develop, debug or validate": the roles with a Markdown file, for errors. */
+static char *
+md_roles(const struct workflow_state *ws)
+{
+	const struct progress_format	*fm;
+	struct sbuf			 sb = { NULL, 0, 0 };
+
+	for (fm = ws != NULL ? ws->progress : NULL; fm != NULL &&
+	    fm->role != NULL; fm++)
+		sbuf_printf(&sb, "%s%s", fm == ws->progress ? "" :
+		    fm[1].role == NULL ? " or " : ", ", fm->role);
+	return sb.p != NULL ? sb.p : xstrdup("none");
 }
 
 /* A value on one line: "\\", "|", CR and LF escaped, and "," in lists. */
@@ -240,12 +185,13 @@ progress_md_last(const char *buf, size_t len, int *count)
 
 /* One "### Iteration" section per call; the heading comes with the first. */
 int
-progress_append_md(int dfd, const char *id, const char *role,
-    const json_t *section, const atomic_int *stopping, char **err)
+progress_append_md(const struct workflow_state *ws, int dfd, const char *id,
+    const char *role, const json_t *section, const atomic_int *stopping,
+    char **err)
 {
 	const struct progress_format	*fm;
 	struct sbuf			 sb = { NULL, 0, 0 };
-	char				*dir, *name, *label, *old = NULL;
+	char				*dir, *name, *label, *old = NULL, *rl;
 	char				 ts[32];
 	size_t				 len = 0;
 	int				 pfd = -1, fd = -1, rc = -1, n;
@@ -253,9 +199,10 @@ progress_append_md(int dfd, const char *id, const char *role,
 	*err = NULL;
 	if (progress_check_id(id, err) == -1)
 		return -1;
-	if ((fm = progress_format(role)) == NULL) {
-		xasprintf(err, "unknown progress role: must be develop, debug "
-		    "or validate");
+	if ((fm = progress_format(ws, role)) == NULL) {
+		rl = md_roles(ws);
+		xasprintf(err, "unknown progress role: must be %s", rl);
+		free(rl);
 		return -1;
 	}
 	if (!json_is_object(section)) {
