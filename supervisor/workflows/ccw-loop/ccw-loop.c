@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "ccw-loop.h"
 #include "log.h"
 #include "loop.h"
@@ -58,7 +59,8 @@ ccw_loop_admit(int action, const json_t *ss, const char **why)
 /*
  * TAP of a validate run: from the worker's answer (agents whose final
  * message holds it), else from a bash run's log: the tail that came on
- * the channel from a worker on another host, or the file here.
+ * the channel from a worker on another host, or the file here.  A
+ * command tool (bash: no agent flag in the tool table) writes TAP there.
  */
 static void
 ccw_loop_collect(int role, json_t *res, const char *tool,
@@ -73,10 +75,10 @@ ccw_loop_collect(int role, json_t *res, const char *tool,
 	    "detailed_output")), json_string_value(json_object_get(res,
 	    "summary")))) != NULL)
 		json_object_set_new(res, "tap", tap);
-	else if (tool != NULL && strcmp(tool, "bash") == 0 && log_tail != NULL) {
+	else if (tool != NULL && !adapter_is_agent(tool) && log_tail != NULL) {
 		if ((tap = tap_parse_text(log_tail, strlen(log_tail))) != NULL)
 			json_object_set_new(res, "tap", tap);
-	} else if (tool != NULL && strcmp(tool, "bash") == 0) {
+	} else if (tool != NULL && !adapter_is_agent(tool)) {
 		if ((tap = tap_parse_file(log_path, &err)) != NULL)
 			json_object_set_new(res, "tap", tap);
 		else if (err != NULL)
