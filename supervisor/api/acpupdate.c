@@ -267,14 +267,21 @@ acpupdate_event(struct acp_session *s, const char *name, const json_t *f)
 	}
 }
 
-/* Whether the loop ended at max_iterations (its failure_reason says so). */
+/*
+ * Whether the loop failed with its iterations spent: read from the
+ * state's numbers, never from failure_reason (people's words).
+ */
 int
 acpupdate_max_turns(const struct acp_session *s)
 {
-	const char	*why = acpupdate_s(s->end, "failure_reason");
+	const char	*st = acpupdate_s(s->end, "status");
+	json_int_t	 it = json_integer_value(json_object_get(s->end,
+			    "current_iteration"));
+	json_int_t	 max = json_integer_value(json_object_get(s->end,
+			    "max_iterations"));
 
-	return why != NULL && strncmp(why, "max_iterations",
-	    strlen("max_iterations")) == 0;
+	return st != NULL && strcmp(st, "failed") == 0 && max > 0 &&
+	    it >= max;
 }
 
 /* The message that ends a turn: how the loop ended, and why. */

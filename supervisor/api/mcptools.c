@@ -11,35 +11,53 @@
 
 #include "adapter.h"
 #include "api.h"
+#include "flowdef.h"
 #include "log.h"
 #include "mcpint.h"
+#include "workflows.h"
 #include "xmalloc.h"
 
 /*
  * A tool: verb NULL means the "action" argument picks it (loop_control);
- * schema is JSON text, its properties the only arguments taken.
+ * schema is JSON text, its properties the only arguments taken; flags
+ * say what the call's handling does beyond the verb (MCPT_*).
  */
 struct mcp_tool {
 	const char	*name;
 	const char	*verb;
+	unsigned	 flags;
 	const char	*title;
 	const char	*desc;
 	const char	*schema;
 };
 
+#define MCPT_SPAWNS	0x1	/* the reply names the agent it started */
+#define MCPT_WAITS	0x2	/* it waits: progress while it does */
+#define MCPT_START	0x4	/* loop_open starts the loop it opens */
+
+/* loop_control's actions: the word a client sends, the verb it becomes. */
+static const struct {
+	const char	*word;
+	const char	*verb;
+} mcp_actions[] = {
+	{ "pause", "loop_pause" },
+	{ "resume", "loop_resume" },
+	{ "stop", "loop_stop" },
+};
+#define MCP_NACTIONS	(sizeof mcp_actions / sizeof mcp_actions[0])
+
 #define S_STR(d)	"{\"type\":\"string\",\"description\":\"" d "\"}"
 #define S_MS(d)		"{\"type\":\"integer\",\"minimum\":0,\"description\":\"" d "\"}"
 
 static const struct mcp_tool mcp_tools[] = {
-	{ "spawn_agent", "spawn", "Spawn an agent",
+	{ "spawn_agent", "spawn", MCPT_SPAWNS, "Spawn an agent",
 	  "Start one coding agent (a worker process running the role's agent "
 	  "CLI, or bash) on a task and return its agent_id at once; the agent "
 	  "runs in the background in its own process group.  Follow it with "
 	  "wait_agent, talk to it with send_input, stop it with close_agent.",
 	  "{\"type\":\"object\",\"properties\":{"
-	  "\"role\":" S_STR("The role from the configuration: init, develop, "
-	    "debug, validate or complete.  It picks the tool and model unless "
-	    "overridden.") ","
+	  "\"role\":" S_STR("The role from the configuration.  It picks the "
+	    "tool and model unless overridden.") ","
 	  "\"message\":" S_STR("The task or prompt the agent starts with.") ","
 	  "\"tool\":" S_STR("Override the role's tool: an agent CLI, or "
 	    "bash.") ","
@@ -48,7 +66,7 @@ static const struct mcp_tool mcp_tools[] = {
 	  "\"cwd\":" S_STR("Absolute path of the directory the agent works "
 	    "in; default: the server's project root.")
 	  "},\"required\":[\"role\"],\"additionalProperties\":false}" },
-	{ "wait_agent", "wait", "Wait for agents",
+	{ "wait_agent", "wait", MCPT_WAITS, "Wait for agents",
 	  "Block until the agents named finish (mode any: the first of them; "
 	  "all: every one) or timeout_ms passes; never kills them.  Returns "
 	  "each agent's status (pending_init, running, interrupted, "
@@ -67,7 +85,7 @@ static const struct mcp_tool mcp_tools[] = {
 	    "\"description\":\"any (default): return when one target "
 	    "finishes; all: when every target has.\"}"
 	  "},\"required\":[\"targets\"],\"additionalProperties\":false}" },
-	{ "send_input", "send_input", "Send input to an agent",
+	{ "send_input", "send_input", 0, "Send input to an agent",
 	  "Send a follow-up message to a running agent (a new turn once its "
 	  "current one ends), or with interrupt: true cut its current turn "
 	  "short first.",
@@ -78,7 +96,7 @@ static const struct mcp_tool mcp_tools[] = {
 	    "the agent's current turn first (default false).\"}"
 	  "},\"required\":[\"target\",\"message\"],"
 	  "\"additionalProperties\":false}" },
-	{ "close_agent", "close", "Close an agent",
+	{ "close_agent", "close", 0, "Close an agent",
 	  "Stop an agent: SIGTERM to its process group, then SIGKILL after "
 	  "grace_ms.  Returns its status before the close.",
 	  "{\"type\":\"object\",\"properties\":{"
@@ -86,7 +104,7 @@ static const struct mcp_tool mcp_tools[] = {
 	  "\"grace_ms\":" S_MS("Milliseconds between SIGTERM and SIGKILL "
 	    "(default 5000).")
 	  "},\"required\":[\"target\"],\"additionalProperties\":false}" },
-	{ "agent_result", "result", "An agent's result",
+	{ "agent_result", "result", 0, "An agent's result",
 	  "What an agent reported: its status, the summary and details of "
 	  "its WORKER_RESULT (files changed, tests, issues), its error kind "
 	  "when it failed, and its last progress line while it still runs.  "
@@ -94,11 +112,11 @@ static const struct mcp_tool mcp_tools[] = {
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"target\":" S_STR("The agent_id.")
 	  "},\"required\":[\"target\"],\"additionalProperties\":false}" },
-	{ "list_agents", "list", "List agents",
+	{ "list_agents", "list", 0, "List agents",
 	  "Every agent this server started, by agent_id, with its status.",
 	  "{\"type\":\"object\",\"properties\":{},"
 	  "\"additionalProperties\":false}" },
-	{ "loop_start", "loop_open", "Start a loop",
+	{ "loop_start", "loop_open", MCPT_START, "Start a loop",
 	  "Start a CCW development loop in the project (develop, debug and "
 	  "validate workers until the task is done or max_iterations) and "
 	  "return its loop_id at once; follow it with loop_status, steer it "
@@ -116,39 +134,83 @@ static const struct mcp_tool mcp_tools[] = {
 	    "\"description\":\"Stop after this many iterations (default "
 	    "10).\"}"
 	  "},\"additionalProperties\":false}" },
-	{ "loop_status", "loop_status", "Loop status",
+	{ "loop_status", "loop_status", 0, "Loop status",
 	  "A loop's state: status (created, running, paused, completed, "
 	  "failed), iterations, tasks, and the workers' outcomes.",
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"loop_id\":" S_STR("The loop_id from loop_start.")
 	  "},\"required\":[\"loop_id\"],\"additionalProperties\":false}" },
-	{ "loop_control", NULL, "Control a loop",
+	{ "loop_control", NULL, 0, "Control a loop",
 	  "Pause a running loop (its current step finishes first), resume a "
 	  "paused one, or stop it for good.",
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"loop_id\":" S_STR("The loop_id from loop_start.") ","
-	  "\"action\":{\"type\":\"string\",\"enum\":[\"pause\",\"resume\","
-	    "\"stop\"],\"description\":\"pause, resume or stop.\"}"
+	  "\"action\":" S_STR("What to do with the loop.")
 	  "},\"required\":[\"loop_id\",\"action\"],"
 	  "\"additionalProperties\":false}" },
 };
 
 #define MCP_NTOOLS	(sizeof mcp_tools / sizeof mcp_tools[0])
 
-/* A "tool" argument's enum: the tool table's names, never a copy. */
+/* The schema's property KEY takes one of NAMES (stolen), if it has KEY. */
+static void
+mcp_tools_enum_set(json_t *schema, const char *key, json_t *names)
+{
+	json_t	*prop;
+
+	prop = json_object_get(json_object_get(schema, "properties"), key);
+	if (json_is_object(prop))
+		json_object_set(prop, "enum", names);
+	json_decref(names);
+}
+
+/*
+ * The enums of the arguments other tables own, never a copy: "tool" the
+ * tool table's names, "role" the default workflow's roles, "action"
+ * loop_control's actions.
+ */
 static void
 mcp_tools_enum(json_t *schema)
 {
-	json_t	*prop, *names;
-	size_t	 i;
+	const struct workflow	*wf = workflow_default();
+	json_t			*names;
+	size_t			 i;
 
-	prop = json_object_get(json_object_get(schema, "properties"), "tool");
-	if (!json_is_object(prop))
-		return;
 	names = json_array();
 	for (i = 0; i < adapter_count(); i++)
 		json_array_append_new(names, json_string(adapter_at(i)->name));
-	json_object_set_new(prop, "enum", names);
+	mcp_tools_enum_set(schema, "tool", names);
+	names = json_array();
+	for (i = 0; i < wf->nroles; i++)
+		json_array_append_new(names, json_string(wf->roles[i].name));
+	mcp_tools_enum_set(schema, "role", names);
+	names = json_array();
+	for (i = 0; i < MCP_NACTIONS; i++)
+		json_array_append_new(names, json_string(mcp_actions[i].word));
+	mcp_tools_enum_set(schema, "action", names);
+}
+
+/*
+ * The verb loop_control's "action" names, or NULL with *err (the
+ * table's words) for one it has not.
+ */
+static const char *
+mcp_tools_action(const struct mcp_tool *t, const json_t *args, char **err)
+{
+	const char	*action = json_string_value(json_object_get(args,
+			    "action"));
+	size_t		 i, n = 0;
+	char		 words[128];
+
+	for (i = 0; i < MCP_NACTIONS; i++)
+		if (action != NULL && strcmp(action, mcp_actions[i].word) == 0)
+			return mcp_actions[i].verb;
+	words[0] = '\0';
+	for (i = 0; i < MCP_NACTIONS && n < sizeof words; i++)
+		n += (size_t)snprintf(words + n, sizeof words - n, " %s",
+		    mcp_actions[i].word);
+	xasprintf(err, "%s: \"action\" must be one of:%s", t->name, words);
+	return NULL;
 }
 
 /* tools/list's result: every tool with its schema parsed. */
@@ -214,7 +276,7 @@ mcp_tool_has(const struct mcp_tool *t, const char *key)
 json_t *
 mcp_tool_request(const struct mcp_tool *t, const json_t *args, char **err)
 {
-	const char	*key, *verb = t->verb, *action;
+	const char	*key, *verb = t->verb;
 	json_t		*req, *v;
 
 	*err = NULL;
@@ -233,22 +295,11 @@ mcp_tool_request(const struct mcp_tool *t, const json_t *args, char **err)
 		if (strcmp(key, "action") != 0)
 			json_object_set(req, key, v);
 	}
-	if (verb == NULL) {
-		action = json_string_value(json_object_get(args, "action"));
-		if (action != NULL && strcmp(action, "pause") == 0)
-			verb = "loop_pause";
-		else if (action != NULL && strcmp(action, "resume") == 0)
-			verb = "loop_resume";
-		else if (action != NULL && strcmp(action, "stop") == 0)
-			verb = "loop_stop";
-		else {
-			xasprintf(err, "%s: \"action\" must be one of: pause "
-			    "resume stop", t->name);
-			json_decref(req);
-			return NULL;
-		}
+	if (verb == NULL && (verb = mcp_tools_action(t, args, err)) == NULL) {
+		json_decref(req);
+		return NULL;
 	}
-	if (strcmp(t->name, "loop_start") == 0)
+	if (t->flags & MCPT_START)
 		json_object_set_new(req, "start", json_true());
 	json_object_set_new(req, "verb", json_string(verb));
 	return req;
@@ -291,7 +342,7 @@ mcp_tool_result(const struct mcp_tool *t, const json_t *args,
 	json_object_del(r, "id");
 	if (json_is_string(target) && json_object_get(r, "agent_id") == NULL)
 		json_object_set(r, "agent_id", (json_t *)target);
-	if (strcmp(t->name, "wait_agent") == 0 &&
+	if ((t->flags & MCPT_WAITS) &&
 	    json_is_array(json_object_get(args, "targets")))
 		json_object_set(r, "agent_ids", json_object_get(args,
 		    "targets"));
@@ -302,12 +353,12 @@ mcp_tool_result(const struct mcp_tool *t, const json_t *args,
 int
 mcp_tool_spawns(const struct mcp_tool *t)
 {
-	return strcmp(t->verb != NULL ? t->verb : "", "spawn") == 0;
+	return (t->flags & MCPT_SPAWNS) != 0;
 }
 
 /* Is this the tool that waits on agents (progress while it does)? */
 int
 mcp_tool_waits(const struct mcp_tool *t)
 {
-	return strcmp(t->verb != NULL ? t->verb : "", "wait") == 0;
+	return (t->flags & MCPT_WAITS) != 0;
 }

@@ -74,6 +74,28 @@ call 10 close_agent '{"target":"agent-99"}'
 r=$(ctl_recv 10)
 is "$(jget - '[d["result"]["isError"], d["result"]["structuredContent"]["agent_id"]]' <<<"$r")" \
     '[true,"agent-99"]' "a verb's error is an isError result naming the agent"
+# enums the tables own: roles (the workflow's), actions (loop_control's)
+ctl_send '{"jsonrpc":"2.0","id":11,"method":"tools/list"}'
+r=$(ctl_recv 11)
+ROLES=$(jget - '" ".join([t for t in d["result"]["tools"] if t["name"] == "spawn_agent"][0]["inputSchema"]["properties"]["role"]["enum"])' <<<"$r")
+like "$ROLES" '(^| )develop( |$)' "spawn_agent's role enum: the workflow's roles"
+is "$(jget - '[t for t in d["result"]["tools"] if t["name"] == "loop_control"][0]["inputSchema"]["properties"]["action"]["enum"]' <<<"$r")" \
+    '["pause","resume","stop"]' "loop_control's action enum: its action table"
+call 12 spawn_agent '{"role":"nope"}'
+r=$(ctl_recv 12)
+msg=$(jget - 'd["result"]["structuredContent"]["error"]' <<<"$r")
+miss=""
+for w in $ROLES; do
+	case $msg in *"$w"*) ;; *) miss="$miss $w" ;; esac
+done
+is "$(jget - 'd["result"]["isError"]' <<<"$r")/$miss" "true/" \
+    "an unknown role's error names every role of the enum"
+call 13 loop_control '{"loop_id":"L1","action":"explode"}'
+r=$(ctl_recv 13)
+is "$(jget - '[d["result"]["isError"], d["result"]["structuredContent"]["code"]]' <<<"$r")" \
+    '[true,"invalid_argument"]' "loop_control: an unknown action is refused"
+like "$(jget - 'd["result"]["structuredContent"]["error"]' <<<"$r")" \
+    'pause resume stop' "... naming the table's actions"
 ctl_stop
 is "$T_RC" 0 "end of input: exit 0"
 
