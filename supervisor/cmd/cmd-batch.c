@@ -21,7 +21,7 @@
 #include "batch.h"
 #include "batch-junit.h"
 #include "batch-view.h"
-#include "batch-worker.h"
+#include "batchworker.h"
 #include "batchstate.h"
 #include "bqinput.h"
 #include "bus.h"
@@ -96,7 +96,7 @@ batch_host_for(void *arg, const char *root, const char *sd, const char **used,
 	return r->host;
 }
 
-/* batch_cfg's worker_start: one worker on the root's side (batch-worker.c). */
+/* batch_cfg's worker_start: one worker on the root's side (batchworker.c). */
 static void *
 batch_worker_start(void *arg, const char *root, const char *sd,
     const char **used, const struct bq_item *it, const char *id,
@@ -109,7 +109,7 @@ batch_worker_start(void *arg, const char *root, const char *sd,
 	if ((r = roots_get(&bc->roots, root, sd, err)) == NULL)
 		return NULL;
 	*used = r->o.state_dir;
-	return bworker_start(bc->base, host_children(r->host), bc->gate,
+	return batchworker_start(bc->base, host_children(r->host), bc->gate,
 	    &r->plan, r->o.state_dir, id, it, done, done_arg, err);
 }
 
@@ -117,14 +117,14 @@ static void
 batch_worker_stop(void *arg, void *w)
 {
 	(void)arg;
-	bworker_stop(w);
+	batchworker_stop(w);
 }
 
 static void
 batch_worker_free(void *arg, void *w)
 {
 	(void)arg;
-	bworker_free(w);
+	batchworker_free(w);
 }
 
 /* The terminal view's, and NDJSON on stdout with --json. */

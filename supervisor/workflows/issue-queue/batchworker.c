@@ -1,5 +1,5 @@
 /*
- * batch-worker.c: a batch item that runs as one worker, not a loop: the
+ * batchworker.c: a batch item that runs as one worker, not a loop: the
  * role's spawn planned from the root's configuration and the item's tool
  * and model, started through the provider's gate, its agent table and
  * workers directory named by the item's id, the role's deadline ladder;
@@ -14,7 +14,7 @@
 #include <event2/event.h>
 
 #include "adapter.h"
-#include "batch-worker.h"
+#include "batchworker.h"
 #include "bqinput.h"
 #include "gate.h"
 #include "log.h"
@@ -24,7 +24,7 @@
 #include "sup.h"
 #include "xmalloc.h"
 
-struct bworker {
+struct batchworker {
 	struct event_base	*base;
 	struct gate		*gate;		/* NULL: started at once */
 	struct gate_wait	*wait;		/* queued at the gate */
@@ -44,18 +44,18 @@ struct bworker {
 	char			*msg;
 	int			 stopped;
 	int			 again;		/* rate limited: goes again */
-	bworker_done_fn		 done;
+	batchworker_done_fn		 done;
 	void			*arg;
 };
 
-static void	bworker_admitted(void *);
-static void	bworker_enter(struct bworker *);
+static void	batchworker_admitted(void *);
+static void	batchworker_enter(struct batchworker *);
 
 /* Tell the outcome outside the agent's callbacks: the caller frees us. */
 static void
-bworker_report(evutil_socket_t fd, short ev, void *arg)
+batchworker_report(evutil_socket_t fd, short ev, void *arg)
 {
-	struct bworker	*w = arg;
+	struct batchworker	*w = arg;
 	const char	*st, *why = NULL;
 	json_t		*rep;
 	char		*reason = NULL, *err = NULL;
@@ -69,7 +69,7 @@ bworker_report(evutil_socket_t fd, short ev, void *arg)
 		w->ladder = NULL;
 		if (!w->stopped && loopguard_reserve(&w->guard, &w->sup,
 		    &err) == 0) {
-			bworker_enter(w);
+			batchworker_enter(w);
 			return;
 		}
 		if (err != NULL)
@@ -102,12 +102,12 @@ bworker_report(evutil_socket_t fd, short ev, void *arg)
 
 /* Into the gate's queue of the tool, or straight on without a gate. */
 static void
-bworker_enter(struct bworker *w)
+batchworker_enter(struct batchworker *w)
 {
 	if (w->gate == NULL)
-		bworker_admitted(w);
+		batchworker_admitted(w);
 	else
-		w->wait = gate_enter(w->gate, w->req.tool, bworker_admitted, w);
+		w->wait = gate_enter(w->gate, w->req.tool, batchworker_admitted, w);
 }
 
 /*
@@ -116,9 +116,9 @@ bworker_enter(struct bworker *w)
  * same work goes again, never failing the item by itself.
  */
 static void
-bworker_ended(struct agent *a, void *arg)
+batchworker_ended(struct agent *a, void *arg)
 {
-	struct bworker	*w = arg;
+	struct batchworker	*w = arg;
 	const char	*kind;
 	json_t		*rep;
 	uint64_t	 ra = 0;
@@ -147,15 +147,15 @@ bworker_ended(struct agent *a, void *arg)
 
 /* A slot of the provider is ours: the worker starts. */
 static void
-bworker_admitted(void *arg)
+batchworker_admitted(void *arg)
 {
-	struct bworker	*w = arg;
+	struct batchworker	*w = arg;
 
 	w->wait = NULL;
 	w->admitted = w->gate != NULL;
 	w->a = agent_spawn(&w->sup, &w->req);
 	w->ladder = ladder_start(w->verbs, w->a, w->dl.timeout_ms,
-	    w->dl.nudge_ms, w->dl.grace_ms, bworker_ended, w);
+	    w->dl.nudge_ms, w->dl.grace_ms, batchworker_ended, w);
 }
 
 /*
@@ -165,13 +165,13 @@ bworker_admitted(void *arg)
  * through gate (NULL: at once).  NULL and *err when it cannot start;
  * done is then never called.
  */
-struct bworker *
-bworker_start(struct event_base *base, struct children *children,
+struct batchworker *
+batchworker_start(struct event_base *base, struct children *children,
     struct gate *gate, const struct plan_base *plan, const char *state_dir,
-    const char *id, const struct bq_item *it, bworker_done_fn done,
+    const char *id, const struct bq_item *it, batchworker_done_fn done,
     void *arg, char **err)
 {
-	struct bworker		*w = xcalloc(1, sizeof *w);
+	struct batchworker		*w = xcalloc(1, sizeof *w);
 	struct plan_request	 rq;
 	const char		*role = it->role != NULL ? it->role : "develop";
 
@@ -204,18 +204,18 @@ bworker_start(struct event_base *base, struct children *children,
 	    loopguard_reserve(&w->guard, &w->sup, err) != 0)
 		goto fail;
 	w->verbs = verbs_new(&w->sup);
-	w->done_ev = event_new(base, -1, 0, bworker_report, w);
+	w->done_ev = event_new(base, -1, 0, batchworker_report, w);
 	w->grace_ms = w->dl.grace_ms;
-	bworker_enter(w);
+	batchworker_enter(w);
 	return w;
 fail:
-	bworker_free(w);
+	batchworker_free(w);
 	return NULL;
 }
 
 /* A stop (a signal, the budget): the kill ladder from its close step. */
 void
-bworker_stop(struct bworker *w)
+batchworker_stop(struct batchworker *w)
 {
 	if (w == NULL || w->stopped)
 		return;
@@ -230,7 +230,7 @@ bworker_stop(struct bworker *w)
 
 /* After done (or a failed start); a worker still alive is killed. */
 void
-bworker_free(struct bworker *w)
+batchworker_free(struct batchworker *w)
 {
 	if (w == NULL)
 		return;
