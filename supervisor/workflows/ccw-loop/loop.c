@@ -34,18 +34,45 @@
 #include "sup.h"
 #include "xmalloc.h"
 
+/* Defined below, in the order a run uses them. */
+static const char	*loop_role(const struct loop *, int);
+static int		 loop_run_done(const struct loop_run *);
+static void		 loop_event(struct loop *, const char *, json_t *);
+static struct loop_run	*loop_spawn(struct loop *, int, const char *, uint64_t,
+		    uint64_t, int);
+static void		 loop_kick(struct loop *);
+static void		 loop_end(struct loop *, int, const char *, const char *);
+
+/* the state file under the loop */
+static void		 loop_deleted(struct loop *);
+static int		 loop_file_gone(struct loop *);
+static void		 loop_watch_cb(const char *, const json_t *, void *);
+
+/* workers through their gates */
+static void		 loop_run_release(struct loop_run *);
+static void		 loop_unqueue(struct loop *);
+static int		 loop_requeue(struct loop *, int);
+static void		 loop_batch_left(const struct loop *, uint64_t *,
+		    uint64_t *);
+
+/* runs that end short */
+static int		 loop_clarify(struct loop *, int);
+static void		 loop_retry(struct loop *);
+static int		 loop_retry_lost(struct loop *, int, const json_t *);
+static void		 loop_retry_cb(evutil_socket_t, short, void *);
+
 #define LOOP_STOP_GRACE_MS	1000	/* a stop closes within this */
 
 
 /* An action's name, as the workflow's table spells it. */
-const char *
+static const char *
 loop_role(const struct loop *l, int role)
 {
 	return workflow_role_name(l->wf, role);
 }
 
 /* Is the run over (out of its gate's queue, its ladder's done ran)? */
-int
+static int
 loop_run_done(const struct loop_run *r)
 {
 	return !r->gating && (r->ladder == NULL ||
@@ -54,7 +81,7 @@ loop_run_done(const struct loop_run *r)
 
 
 /* Hand an event to the terminal side (NDJSON, status line). */
-void
+static void
 loop_event(struct loop *l, const char *name, json_t *o)
 {
 	json_object_set_new(o, "loop_id", json_string(l->cfg.id));
@@ -481,7 +508,7 @@ loop_finish(struct loop *l)
  * pause with the role's grace), then loop_finish commits.  A stop
  * overrides an ending already under way; nothing else does.
  */
-void
+static void
 loop_end(struct loop *l, int code, const char *to, const char *reason)
 {
 	struct loop_run	*r;
@@ -546,7 +573,7 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 /* Decide on the next turn of the event loop, never from a callback. */
-void
+static void
 loop_kick(struct loop *l)
 {
 	event_active(l->kick, EV_TIMEOUT, 0);
@@ -710,7 +737,7 @@ loop_gate_tool(const struct loop *l, int role)
 }
 
 /* The run's place at its gate, given back (queued or admitted). */
-void
+static void
 loop_run_release(struct loop_run *r)
 {
 	if (r->wait != NULL)
@@ -726,7 +753,7 @@ loop_run_release(struct loop_run *r)
  * A loop pausing or ending starts nothing more: its runs still queued at
  * a gate leave the queue, interrupted (a pause redoes them on resume).
  */
-void
+static void
 loop_unqueue(struct loop *l)
 {
 	struct loop_run	*r;
@@ -898,7 +925,7 @@ loop_admitted(void *arg)
  * loop ends failed) when, started at once (no gate), the prompt or the
  * role's tool cannot be set up.
  */
-struct loop_run *
+static struct loop_run *
 loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
     uint64_t nudge_ms, int rounds)
 {
@@ -920,7 +947,7 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 }
 
 /* What is left of the parallel batch's deadline for a run started now. */
-void
+static void
 loop_batch_left(const struct loop *l, uint64_t *left, uint64_t *nudge)
 {
 	uint64_t	spent = clock_mono_ms() - l->batch_start;
@@ -939,7 +966,7 @@ loop_batch_left(const struct loop *l, uint64_t *left, uint64_t *nudge)
  * skill_state.errors and the history, told as step_requeued.  Returns 1
  * when the slot runs again (or the loop ended trying).
  */
-int
+static int
 loop_requeue(struct loop *l, int slot)
 {
 	struct loop_run	*r = l->cur[slot], *n;
@@ -1015,7 +1042,7 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
  * fail, no option to take, or still asking after 3 answers).  Returns 1
  * when the step must wait.
  */
-int
+static int
 loop_clarify(struct loop *l, int slot)
 {
 	struct loop_run	*r = l->cur[slot];
@@ -1092,7 +1119,7 @@ loop_final_kind(const struct loop *l)
  * retry policy's wait, armed from the clock now (a commit may just have
  * taken long); the loop fails once the attempts are spent.
  */
-void
+static void
 loop_retry(struct loop *l)
 {
 	const struct retry_cfg	*rt = &l->cfg.retry;
@@ -1135,7 +1162,7 @@ loop_retry(struct loop *l)
  * parallel step that failed in every role gets one.  Returns 1 with the
  * retry armed; 0 when the loop must end (not lost, or attempts spent).
  */
-int
+static int
 loop_retry_lost(struct loop *l, int role, const json_t *res)
 {
 	const char		*why = json_string_value(json_object_get(res,
@@ -1164,7 +1191,7 @@ loop_retry_lost(struct loop *l, int role, const json_t *res)
 }
 
 /* The retry's wait is over: the step goes again (unless ended since). */
-void
+static void
 loop_retry_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	(void)fd;
@@ -1182,7 +1209,7 @@ loop_retry_cb(evutil_socket_t fd, short ev, void *arg)
  * Its workers are closed now, its end commits nothing (the file is never
  * made again) and loop_sides_done removes its files: exit 4.
  */
-void
+static void
 loop_deleted(struct loop *l)
 {
 	if (l->deleted)
@@ -1198,7 +1225,7 @@ loop_deleted(struct loop *l)
 }
 
 /* A commit failed because the file is gone (the watch may not know yet). */
-int
+static int
 loop_file_gone(struct loop *l)
 {
 	struct stat	 sb;
@@ -1217,7 +1244,7 @@ loop_file_gone(struct loop *l)
  * with --pause-policy interrupt closes the running ones); running again
  * cancels a pause not yet done; anything else is a stop.
  */
-void
+static void
 loop_watch_cb(const char *status, const json_t *st, void *arg)
 {
 	struct loop	*l = arg;

@@ -94,34 +94,8 @@ struct loop {
 	char			*end_to, *end_reason;
 };
 
-/* loop.c */
-const char	*loop_role(const struct loop *, int);
-int		 loop_run_done(const struct loop_run *);
-void		 loop_event(struct loop *, const char *, json_t *);
-struct loop_run	*loop_spawn(struct loop *, int, const char *, uint64_t,
-		    uint64_t, int);
-void		 loop_kick(struct loop *);
-void		 loop_end(struct loop *, int, const char *, const char *);
-
-/* loop.c: the state file under the loop */
-void		 loop_deleted(struct loop *);
-int		 loop_file_gone(struct loop *);
-void		 loop_watch_cb(const char *, const json_t *, void *);
-
 /* loopphase.c */
 int		 loop_transition(struct loop *, enum loop_event, int);
 const char	*loop_phase_name(enum loop_phase);
-
-/* loop.c: workers through their gates */
-void		 loop_run_release(struct loop_run *);
-void		 loop_unqueue(struct loop *);
-int		 loop_requeue(struct loop *, int);
-void		 loop_batch_left(const struct loop *, uint64_t *, uint64_t *);
-
-/* loop.c: runs that end short */
-int		 loop_clarify(struct loop *, int);
-void		 loop_retry(struct loop *);
-int		 loop_retry_lost(struct loop *, int, const json_t *);
-void		 loop_retry_cb(evutil_socket_t, short, void *);
 
 #endif
