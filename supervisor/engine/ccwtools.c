@@ -1,7 +1,7 @@
 /*
  * ccwtools.c: CCW's own tool files read as CCW reads them: cli-tools.json
- * (enabled only when exactly true, primaryModel, envFile, settingsFile,
- * effort) and cli-settings.json (defaultTool), under $CCW_DATA_DIR/.claude
+ * (an agent enabled only when listed with enabled exactly true, unless
+ * CCW migrates the file; primaryModel, envFile, settingsFile, effort) and cli-settings.json (defaultTool), under $CCW_DATA_DIR/.claude
  * or ~/.claude.  Never fatal: a bad file is a warning and CCW's defaults.
  */
 #include <config.h>
@@ -235,18 +235,67 @@ ccwtools_opt(struct tool_cfg *t, const char *opt, json_t *v)
 	json_decref(v);
 }
 
+/*
+ * Does CCW migrate this file as it reads it (claude-cli-tools.ts,
+ * migrateConfig)?  It does when parseFloat(version || '1.0') is below
+ * 3.3 or not a number, or when the file has "models".  A migrated file
+ * keeps CCW's older meaning: a default tool it lacks, and an entry
+ * without "enabled", are enabled.  Files CCW writes ("3.4.0") are not.
+ */
+static int
+ccwtools_migrates(const json_t *root)
+{
+	const json_t	*v = json_object_get(root, "version");
+	const char	*s;
+	char		 num[32];
+	size_t		 n;
+
+	if (json_object_get(root, "models") != NULL)
+		return 1;
+	if (json_is_number(v) && json_number_value(v) != 0)
+		return !(json_number_value(v) >= 3.3);
+	if ((s = json_string_value(v)) == NULL || *s == '\0')
+		return 1;
+	/* parseFloat: leading blanks, then the longest decimal prefix */
+	while (isspace((unsigned char)*s))
+		s++;
+	n = strspn(s, "+-0123456789.eE");
+	if (n == 0 || n >= sizeof num)
+		return 1;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	return !(strtod(num, NULL) >= 3.3);
+}
+
+/*
+ * One agent row CCW's file leaves out (absent, or not an object): CCW
+ * enables it only when it migrates the file (it adds its defaults).
+ */
+static void
+ccwtools_absent(struct tool_cfg *t, const struct ccw_set *set, int migrate)
+{
+	if (!migrate && !set->enabled && adapter_is_agent(t->name))
+		t->enabled = 0;
+}
+
 /* One of CCW's tool entries over ours: set[] marks what our file set. */
 static void
 ccwtools_entry(struct config *cfg, struct tool_cfg *t, json_t *v,
-    const struct ccw_set *set, const char *home, const char *dir)
+    const struct ccw_set *set, int migrate, const char *home,
+    const char *dir)
 {
 	json_t		*e, *m;
 	const char	*s;
 	char		*p;
 
 	e = json_object_get(v, "enabled");
-	/* CCW: enabled === true; "false", "true", 1 all disable. */
-	if (e != NULL && !set->enabled)
+	/*
+	 * CCW: enabled === true; "false", "true", 1 all disable.  Absent
+	 * (or null, as "??" reads it) is true only in a migrated file.
+	 */
+	if (e == NULL || json_is_null(e))
+		ccwtools_absent(t, set, migrate);
+	else if (!set->enabled)
 		t->enabled = json_is_true(e);
 	m = json_object_get(v, "primaryModel");
 	if (json_is_string(m) && json_string_length(m) > 0 &&
@@ -344,11 +393,10 @@ void
 config_ccw_apply(struct config *cfg, const char *home,
     const struct ccw_set *set, int default_set)
 {
-	const char	*key;
 	json_t		*root = NULL, *tools, *v;
 	char		*path, *dir = NULL, *slash, *msg;
 	size_t		 i;
-	int		 missing = 1;
+	int		 missing = 1, migrate;
 
 	if ((path = config_ccw_path(home, "cli-tools.json")) != NULL) {
 		root = ccwtools_read(cfg, path, &missing);
@@ -357,19 +405,21 @@ config_ccw_apply(struct config *cfg, const char *home,
 			*slash = '\0';
 	}
 	tools = json_object_get(root, "tools");
+	migrate = root == NULL || ccwtools_migrates(root);
 	if (tools != NULL && !json_is_object(tools)) {
-		xasprintf(&msg, "%s: tools: expected an object; using CCW's "
-		    "defaults (every tool enabled)", path);
+		xasprintf(&msg, "%s: tools: expected an object; read as "
+		    "listing no tool, as CCW reads it", path);
 		config_warn(cfg, msg);
 		tools = NULL;
 	}
-	json_object_foreach(tools, key, v) {
-		for (i = 0; i < cfg->ntools; i++) {
-			if (strcmp(cfg->tools[i].name, key) == 0 &&
-			    json_is_object(v))
-				ccwtools_entry(cfg, &cfg->tools[i], v, &set[i],
-				    home, dir);
-		}
+	/* a file CCW read: only what it lists with enabled === true */
+	for (i = 0; root != NULL && i < cfg->ntools; i++) {
+		v = json_object_get(tools, cfg->tools[i].name);
+		if (json_is_object(v))
+			ccwtools_entry(cfg, &cfg->tools[i], v, &set[i],
+			    migrate, home, dir);
+		else
+			ccwtools_absent(&cfg->tools[i], &set[i], migrate);
 	}
 	json_decref(root);
 	free(dir);

@@ -480,6 +480,68 @@ test_ccw_default(void)
 	config_free(&cfg);
 }
 
+/*
+ * A file CCW wrote itself (version 3.3 or later): an agent it leaves
+ * out, or lists without enabled, is disabled; bash stays; our explicit
+ * enabled still wins.  An older file (or one with "models") CCW
+ * migrates, adding its defaults enabled (claude-cli-tools.ts).
+ */
+static void
+test_ccw_listed(void)
+{
+	struct config	 cfg;
+	char		*err = NULL, *c, *r;
+
+	c = put("{\"version\": \"3.4.0\", \"tools\": {\"gemini\": "
+	    "{\"enabled\": true}, \"codex\": {\"primaryModel\": \"o3\"}, "
+	    "\"qwen\": {\"enabled\": null}}}", 0644,
+	    "%s/.claude/cli-tools.json", home);
+	tap_is_int(load(NULL, &cfg, &err), 0, "ccw listed: load");
+	tap_ok(config_tool(&cfg, "gemini")->enabled &&
+	    !config_tool(&cfg, "claude")->enabled &&
+	    !config_tool(&cfg, "opencode")->enabled,
+	    "version 3.4.0: a tool absent from cli-tools.json is disabled");
+	tap_ok(!config_tool(&cfg, "codex")->enabled &&
+	    !config_tool(&cfg, "qwen")->enabled,
+	    "version 3.4.0: listed without enabled (or null): disabled");
+	tap_ok(config_tool(&cfg, "bash")->enabled, "bash stays enabled");
+	tap_is_str(cfg.default_tool, "gemini", "the default: CCW's gemini");
+	config_free(&cfg);
+	r = put("{\"tools\": {\"claude\": {\"enabled\": true}}}", 0644,
+	    "%s/.loop/config.json", root);
+	tap_ok(load(NULL, &cfg, &err) == 0 &&
+	    config_tool(&cfg, "claude")->enabled &&
+	    !config_tool(&cfg, "opencode")->enabled,
+	    "our explicit enabled wins over CCW's absence");
+	config_free(&cfg);
+	unlink(r);
+	free(r);
+	free(put("{\"version\": 3.3, \"tools\": 7}", 0644,
+	    "%s/.claude/cli-tools.json", home));
+	tap_ok(load(NULL, &cfg, &err) == 0 && cfg.nwarnings == 1 &&
+	    !config_tool(&cfg, "gemini")->enabled &&
+	    !config_tool(&cfg, "codex")->enabled,
+	    "version 3.3, tools not an object: a warning, no agent enabled");
+	config_free(&cfg);
+	free(put("{\"version\": \"3.2.0\", \"tools\": {\"gemini\": "
+	    "{\"enabled\": false}, \"codex\": {}}}", 0644,
+	    "%s/.claude/cli-tools.json", home));
+	tap_ok(load(NULL, &cfg, &err) == 0 &&
+	    !config_tool(&cfg, "gemini")->enabled &&
+	    config_tool(&cfg, "codex")->enabled &&
+	    config_tool(&cfg, "claude")->enabled,
+	    "version 3.2.0 (migrated): absent and enabled-less tools enabled");
+	config_free(&cfg);
+	free(put("{\"version\": \"3.4.0\", \"models\": {}, \"tools\": "
+	    "{}}", 0644, "%s/.claude/cli-tools.json", home));
+	tap_ok(load(NULL, &cfg, &err) == 0 &&
+	    config_tool(&cfg, "claude")->enabled,
+	    "a \"models\" member: migrated, absent tools enabled");
+	config_free(&cfg);
+	unlink(c);
+	free(c);
+}
+
 /* envFile, settingsFile and effort reach the tool's options; DATA_DIR. */
 static void
 test_ccw_options(void)
@@ -555,6 +617,7 @@ main(void)
 	test_errors();
 	test_cli_tools();
 	test_ccw_default();
+	test_ccw_listed();
 	test_ccw_options();
 	test_role_options();
 	test_resolve();
