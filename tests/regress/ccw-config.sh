@@ -3,7 +3,8 @@
 # reads them: a malformed file is one warning and CCW's defaults (never
 # exit 2); codex disabled picks CCW's default tool; "enabled": "false"
 # disables; envFile reaches the tool's environment, settingsFile and
-# effort claude's argv; $CCW_DATA_DIR/.claude is read first.
+# effort claude's argv; $CCW_DATA_DIR/.claude is read first; in a file
+# CCW wrote (version 3.4.0) a tool it leaves out is disabled (doctor).
 . "$(dirname "$0")/lib.sh"
 t_watchdog 60
 
@@ -84,5 +85,19 @@ CCW_DATA_DIR=$T_TMP/data sup agent -C "$R" develop "do it"
 is "$rc" 0 "CCW_DATA_DIR: agent runs (exit $rc)"
 like "$(cat "$T_TMP/argv" 2>/dev/null)" '/qwen ' \
     "CCW_DATA_DIR's file read: the first enabled tool, qwen"
+
+# --- a file CCW wrote (version 3.4.0): only what it lists enabled is
+echo '{"version": "3.4.0", "tools": {"gemini": {"enabled": true}}}' \
+    >"$HOME/.claude/cli-tools.json"
+sup doctor -C "$R" --json
+is "$(jget "$T_TMP/out" "[t['enabled'] for t in d['tools'] if t['name'] in ('claude', 'gemini', 'bash')]")" \
+    '[true,false,true]' "doctor: claude, absent from a 3.4.0 file, is disabled"
+sup doctor -C "$R"
+like "$(cat "$T_TMP/out")" 'claude +no ' "doctor's table says claude: no"
+rm -f "$T_TMP/argv"	# doctor ran each tool's --version
+sup agent -C "$R" --tool claude develop "do it"
+is "$rc" 2 "agent --tool claude refused (exit $rc)"
+like "$(cat "$T_TMP/err")" "disabled" "and says so"
+is "$(cat "$T_TMP/argv" 2>/dev/null)" "" "claude never ran"
 
 t_done
