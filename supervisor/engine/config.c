@@ -86,8 +86,10 @@
  * $HOME/.claude/NAME; ccwtools.c) as CCW reads them: cli-tools.json
  * {"tools": {"gemini": {"enabled": true, "primaryModel": "...",
  * "envFile": "~/.gemini/.env"}}} gives, for the table's tools, "enabled"
- * (only JSON true enables) and "primaryModel" unless our file set that
- * tool's "enabled" or "model", and options.env (envFile's KEY=VALUE
+ * (only JSON true enables; in a file of version >= 3.3 an agent left
+ * out is disabled, in an older one CCW migrates it is enabled) and
+ * "primaryModel" unless our file set that tool's "enabled" or "model",
+ * and options.env (envFile's KEY=VALUE
  * lines), options.settings_file and options.effort (the tools flagged
  * ADAPTER_CCW_SETTINGS) unless our
  * options set them.  A malformed CCW file is a warning (cfg->warnings):
