@@ -758,7 +758,7 @@ json_t *
 merge_step_event(const char *step, const char *status, json_int_t iteration,
     uint64_t duration_ms)
 {
-	return json_pack("{s:s, s:s, s:I, s:I}", "step_id", step, "status",
+	return json_pack("{s:s?, s:s?, s:I, s:I}", "step_id", step, "status",
 	    status, "iteration", iteration, "duration_ms",
 	    (json_int_t)duration_ms);
 }
