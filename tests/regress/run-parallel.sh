@@ -55,6 +55,15 @@ started = [i for i, e in enumerate(ev) if e["event"] == "worker_started" and e["
 results = [i for i, e in enumerate(ev) if e["event"] == "worker_result" and e["role"] in roles]
 print(len(started), len(results), max(started) < min(results))' "$R.out")" \
     "3 3 True" "parallel: --json: all three started before any result"
+# steps_of FILE: each LOOP_STEP_COMPLETED of run's --json output, in order
+steps_of() {
+	python3 -c '
+import json, sys
+print(json.dumps([[e["step_id"], e["status"]] for e in map(json.loads, open(sys.argv[1]))
+    if e["event"] == "LOOP_STEP_COMPLETED"]))' "$1"
+}
+is "$(steps_of "$R.out")" '[["init", "success"], ["parallel", "success"], ["complete", "success"]]' \
+    "parallel: --json: a LOOP_STEP_COMPLETED per step, the group one step"
 
 # --- a path two workers changed is a conflict
 R=$T_TMP/conflict
@@ -77,7 +86,7 @@ cfg "$R" "$OK" "exec '$FAKE' --marker $M hang" "$OK dbg" "$OK val" "$OK"
 # (the batch must leave the others time to start and answer: t_ms)
 BM=$(t_ms 700) BN=$(t_ms 400)
 t0=$(t_now_ms)
-run "$R" late-1 --batch-ms $BM --batch-nudge-ms $BN "One is stuck"
+run "$R" late-1 --json --batch-ms $BM --batch-nudge-ms $BN "One is stuck"
 el=$(( $(t_now_ms) - t0 ))
 is "$RC" 0 "late: exit 0 (validate passed)"
 is "$(jget "$R/.loop/late-1.workers/develop.output.json" '[d["nudged"], d["timed_out"], d["outcome"]]')" \
@@ -88,6 +97,8 @@ is "$(jget "$F" '[(e["action"], e["message"]) for e in d["skill_state"]["errors"
     '[["develop","worker timeout"]]' "late: the timeout is in errors"
 is "$(jget "$F" 'd["skill_state"]["develop"]["tasks"][0]["status"]')" failed \
     "late: develop's task failed"
+is "$(steps_of "$R.out")" '[["init", "success"], ["parallel", "partial"], ["complete", "success"]]' \
+    "late: --json: the group's step is partial, one role failed"
 ok $(( el < BM + BN )) "late: not before batch + nudge ($el ms)"
 t_wait_gone "$M" 2000
 ok $? "late: the stuck tool is gone"

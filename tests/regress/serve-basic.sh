@@ -12,6 +12,20 @@ t_valgrind_worker
 t_marker M srvb
 t_slack
 
+# ev_of TYPE ID EXPR: EXPR of each TYPE event of loop ID on /api/events
+# so far, in order, as one JSON list
+ev_of() {
+	python3 -c '
+import json, sys
+out = []
+for l in open(sys.argv[1]):
+    if l.startswith("data: "):
+        e = json.loads(l[6:])
+        if e.get("type") == sys.argv[2] and e.get("loop_id") == sys.argv[3]:
+            out.append(eval(sys.argv[4]))
+print(json.dumps(out))' "$T_TMP/ev" "$@"
+}
+
 OK="exec '$FAKE' --marker $M result success"
 R=$T_TMP/proj
 # develop waits for a go file (removed after each use) so that the loop
@@ -115,6 +129,16 @@ like "$(grep "^data: " "$T_TMP/ev" | grep LOOP_STATE_UPDATE | grep "$ID" | grep 
 like "$(grep "^data: " "$T_TMP/ev" | grep LOOP_STATE_UPDATE | grep -c '"paused"')" '^[1-9]' \
     "/api/events: LOOP_STATE_UPDATE with status paused"
 like "$(grep -m1 '^id: ' "$T_TMP/ev")" '^id: [0-9]+$' "/api/events: an id: line per event"
+# CCW's declared fields: LOOP_COMPLETED's final_status, total_iterations
+# and reason (the page reads final_status), a LOOP_STEP_COMPLETED per step
+srv_wait_grep "$T_TMP/ev" "\"final_status\": *\"completed\".*$ID|$ID.*\"final_status\": *\"completed\"" 5000
+ok $? "/api/events: LOOP_COMPLETED with final_status completed"
+is "$(ev_of LOOP_COMPLETED "$ID" '[e.get("final_status"), e.get("total_iterations"), "reason" in e]')" \
+    "[[\"paused\", 1, true], [\"completed\", $(jget "$R/.loop/$ID.json" 'd["current_iteration"]'), true]]" \
+    "/api/events: LOOP_COMPLETED's final_status and total_iterations, paused then completed"
+is "$(ev_of LOOP_STEP_COMPLETED "$ID" '[e.get("step_id"), e.get("status"), "timestamp" in e]')" \
+    '[["init", "success", true], ["develop", "success", true], ["debug", "success", true], ["validate", "success", true], ["complete", "success", true]]' \
+    "/api/events: a LOOP_STEP_COMPLETED per step, with its status"
 
 # --- list
 req POST /api/loops/v2 '{"title": "Second"}'
@@ -138,6 +162,9 @@ ok $? "stop: the workers are gone"
 srv_wait_hosted 0 10000
 ok $? "stop: the loop left the host"
 ok $(jget "$R/.loop/$ID2.json" '"completed_at" in d' | grep -q true; echo $?) "stop: completed_at set"
+srv_wait_grep "$T_TMP/ev" "LOOP_COMPLETED.*$ID2|$ID2.*LOOP_COMPLETED" 5000
+is "$(ev_of LOOP_COMPLETED "$ID2" '[e.get("final_status"), e.get("reason")]')" \
+    '[["failed", "Manually stopped by user"]]' "stop: LOOP_COMPLETED says failed, with CCW's reason"
 mkdir -p "$R/.loop/$ID2"
 printf '{"task_id":"t"}\n' >"$R/.loop/$ID2/tasks.jsonl"
 req DELETE "/api/loops/v2/$ID2"

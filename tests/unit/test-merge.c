@@ -575,6 +575,35 @@ test_next(void)
 	    "\"output_tokens\": 7, \"cost_usd\": null}",
 	    "LOOP_STATE_UPDATE carries the loop's usage");
 	json_decref(r);
+	r = J("{\"status\": \"running\", \"current_iteration\": 3}");
+	ev = merge_state_event(r, "stopped", 4);
+	json_decref(r);
+	r = ev;
+	is_json(r, "", "{\"status\": \"stopped\", \"state_status\":"
+	    " \"running\", \"current_iteration\": 3, \"exit_code\": 4,"
+	    " \"failure_reason\": null, \"reason\": null,"
+	    " \"final_status\": \"stopped\", \"total_iterations\": 3,"
+	    " \"max_iterations\": null, \"action_index\": null,"
+	    " \"current_action\": null, \"mode\": null, \"passed\": null,"
+	    " \"usage\": null, \"updated_at\": null}",
+	    "LOOP_COMPLETED of a signal's stop: final_status stopped, "
+	    "total_iterations");
+	json_decref(r);
+	r = J("{\"status\": \"failed\", \"current_iteration\": 2,"
+	    " \"failure_reason\": \"Manually stopped by user\"}");
+	ev = merge_state_event(r, "stopped", 4);
+	json_decref(r);
+	r = ev;
+	tap_ok(strcmp(json_string_value(json_object_get(r, "final_status")),
+	    "failed") == 0 && strcmp(json_string_value(json_object_get(r,
+	    "reason")), "Manually stopped by user") == 0,
+	    "LOOP_COMPLETED: final_status is the file's, reason CCW's");
+	json_decref(r);
+	r = merge_step_event("parallel", "partial", 2, 1500);
+	is_json(r, "", "{\"step_id\": \"parallel\", \"status\":"
+	    " \"partial\", \"iteration\": 2, \"duration_ms\": 1500}",
+	    "LOOP_STEP_COMPLETED fields");
+	json_decref(r);
 	r = J("{\"status\": \"failed\", \"error_kind\": \"rate_limited\", "
 	    "\"usage\": {\"input_tokens\": 1, \"output_tokens\": 2, "
 	    "\"cost_usd\": 0.5}}");

@@ -236,6 +236,31 @@ loop_take_batch(struct loop *l, const char *now)
 }
 
 /*
+ * CCW's LOOP_STEP_COMPLETED, told once the step's runs are all in and
+ * before its merge (so before the loop's own end).  The parallel group
+ * is one step: success when every role succeeded, failed when every
+ * one failed, partial between; a single role's step is its outcome.
+ */
+static void
+loop_step_event(struct loop *l)
+{
+	const char	*o = "failed", *status;
+	int		 i, nok = 0, nfail = 0;
+
+	for (i = 0; i < l->ncur; i++) {
+		o = l->wf->outcome(loop_role(l, l->cur[i]->role),
+		    l->cur[i]->result);
+		nok += strcmp(o, "success") == 0;
+		nfail += strcmp(o, "failed") == 0;
+	}
+	status = !l->batch ? o : nok == l->ncur ? "success" :
+	    nfail == l->ncur ? "failed" : "partial";
+	loop_event(l, "LOOP_STEP_COMPLETED", merge_step_event(l->batch ?
+	    l->wf->parallel->name : loop_role(l, l->cur[0]->role), status,
+	    l->iteration, clock_mono_ms() - l->step_start));
+}
+
+/*
  * The step's runs: questions are dealt with as each run ends; once all
  * are done the step is merged.  Returns 1 while the step goes on.
  */
@@ -274,6 +299,7 @@ loop_step_runs(struct loop *l)
 			l->ncur = 0;	/* interrupted: redone on resume */
 			return 0;
 		}
+	loop_step_event(l);
 	clock_iso(NULL, 1, now, sizeof now);
 	if (l->batch)
 		loop_take_batch(l, now);
@@ -289,6 +315,7 @@ loop_start_one(struct loop *l, int role)
 {
 	l->ncur = 0;
 	l->batch = 0;
+	l->step_start = clock_mono_ms();
 	if ((l->cur[0] = loop_spawn(l, role, NULL, 0, 0, 0)) != NULL)
 		l->ncur = 1;
 }
@@ -302,7 +329,7 @@ loop_start_batch(struct loop *l)
 
 	l->ncur = 0;
 	l->batch = 1;
-	l->batch_start = clock_mono_ms();
+	l->step_start = clock_mono_ms();
 	for (i = 0; i < n; i++) {
 		l->cur[i] = loop_spawn(l, g->roles[i], NULL,
 		    l->cfg.batch_ms, l->cfg.batch_nudge_ms, 0);
@@ -950,7 +977,7 @@ loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
 static void
 loop_batch_left(const struct loop *l, uint64_t *left, uint64_t *nudge)
 {
-	uint64_t	spent = clock_mono_ms() - l->batch_start;
+	uint64_t	spent = clock_mono_ms() - l->step_start;
 
 	*left = *nudge = 0;
 	if (!l->batch)

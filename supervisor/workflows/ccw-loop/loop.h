@@ -102,6 +102,8 @@ int		 merge_next(int, const json_t *, const json_t *);
 char		*merge_fail_reason(const char *, const json_t *);
 json_t		*merge_event(const char *, const json_t *);
 json_t		*merge_state_event(const json_t *, const char *, int);
+json_t		*merge_step_event(const char *, const char *, json_int_t,
+		    uint64_t);
 void		 merge_tasks(json_t *, const json_t *, const char *);
 
 /* --- clarify.c: a worker's clarification questions */

@@ -84,7 +84,7 @@ struct loop {
 	struct loop_run		*cur[WORKFLOW_MAX_GROUP];	/* the step's runs */
 	int			 ncur;
 	int			 batch;		/* the step is the parallel group */
-	uint64_t		 batch_start;
+	uint64_t		 step_start;	/* clock_mono_ms at its start */
 	unsigned		 failures;	/* all-failed steps in a row */
 	struct event		*retry_ev;	/* armed: the retry's wait */
 	enum loop_phase		 phase;		/* loop_transition only */

@@ -694,6 +694,23 @@ merge_event(const char *role, const json_t *res)
 }
 
 /*
+ * LOOP_COMPLETED's final_status, CCW's: the status the file was left
+ * with (completed, failed, paused: what a front end reads back), or how
+ * the run ended when nothing changed the file's "running" (a signal's
+ * stop: "stopped").
+ */
+static const char *
+merge_final_status(const json_t *st, const char *ended)
+{
+	const char	*s = json_string_value(json_object_get(st, "status"));
+
+	if (s != NULL && (strcmp(s, "completed") == 0 ||
+	    strcmp(s, "failed") == 0 || strcmp(s, "paused") == 0))
+		return s;
+	return ended;
+}
+
+/*
  * The fields of LOOP_STATE_UPDATE (ended NULL) or LOOP_COMPLETED (how the
  * run ended, its exit status), from the state as committed; updated_at is
  * CCW's field, and tells a front end how late the event is.
@@ -724,5 +741,24 @@ merge_state_event(const json_t *st, const char *ended, int exit_code)
 	json_object_set(o, "failure_reason", json_object_get(st,
 	    "failure_reason") != NULL ? json_object_get(st, "failure_reason") :
 	    json_null());
+	json_object_set(o, "reason", json_object_get(o, "failure_reason"));
+	json_object_set_new(o, "final_status", json_string(
+	    merge_final_status(st, ended)));
+	json_object_set_new(o, "total_iterations", json_integer(
+	    json_integer_value(json_object_get(st, "current_iteration"))));
 	return o;
+}
+
+/*
+ * CCW's LOOP_STEP_COMPLETED: a step (one role's run, or the parallel
+ * group) ended with status (an outcome); at iteration, after
+ * duration_ms of wall time.
+ */
+json_t *
+merge_step_event(const char *step, const char *status, json_int_t iteration,
+    uint64_t duration_ms)
+{
+	return json_pack("{s:s?, s:s?, s:I, s:I}", "step_id", step, "status",
+	    status, "iteration", iteration, "duration_ms",
+	    (json_int_t)duration_ms);
 }
