@@ -1,8 +1,8 @@
 /*
  * cmd-run.c: `ccw-supervisor run`: its options, creating or resuming
  * the loop's state file, the terminal side of a run (live status lines,
- * --json events, the interactive menu and questions on stdin), signals
- * and the exit status.
+ * or run-lines.c's plain ones, --json events, the interactive menu and
+ * questions on stdin), signals and the exit status.
  */
 #include <config.h>
 
@@ -41,7 +41,8 @@ struct run_ui {
 	struct loop	*l;
 	const struct workflow *wf;	/* the menu's roles */
 	const char	*id;
-	int		 json, tty;
+	int		 json;
+	enum run_view	 view;		/* chosen once at start-up */
 	struct event	*tick;
 	struct event	*in_ev;		/* stdin; NULL: blocking reads */
 	struct evbuffer	*in;
@@ -82,7 +83,10 @@ run_s(const json_t *o, const char *k)
 	return s != NULL ? s : "";
 }
 
-/* The engine's events: NDJSON with --json, a line a worker on a terminal. */
+/*
+ * The engine's events: NDJSON with --json; a line each (run-lines.c) on
+ * a terminal, above the status lines, or in a CI log.
+ */
 static void
 run_ui_event(void *arg, const char *name, const json_t *o)
 {
@@ -92,19 +96,10 @@ run_ui_event(void *arg, const char *name, const json_t *o)
 	if (strcmp(name, "worker_progress") == 0)
 		return;
 	run_ui_emit(ui, name, o);
-	if (!ui->tty || ui->json)
+	if (ui->view == RUN_VIEW_QUIET)
 		return;
 	run_ui_clear(ui);
-	if (strcmp(name, "worker_started") == 0)
-		fprintf(stderr, "[%s] %s started (%s)\n", run_s(o, "role"),
-		    run_s(o, "agent_id"), run_s(o, "tool"));
-	else if (strcmp(name, "worker_result") == 0)
-		fprintf(stderr, "[%s] %s: %s%s%s\n", run_s(o, "role"),
-		    run_s(o, "agent_id"), run_s(o, "status"),
-		    *run_s(o, "summary") ? " - " : "", run_s(o, "summary"));
-	else if (strcmp(name, "provider_hold") == 0)
-		fprintf(stderr, "[%s] rate limited: no start before %s\n",
-		    run_s(o, "provider"), run_s(o, "until"));
+	run_line_print(stderr, name, o);
 }
 
 /*
@@ -126,7 +121,7 @@ run_ui_tick(evutil_socket_t fd, short ev, void *arg)
 	(void)ev;
 	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
 		width = ws.ws_col;
-	if (ui->tty)
+	if (ui->view == RUN_VIEW_LIVE)
 		run_ui_clear(ui);
 	json_array_foreach(live, i, w) {
 		aid = run_s(w, "agent_id");
@@ -143,7 +138,7 @@ run_ui_tick(evutil_socket_t fd, short ev, void *arg)
 			json_object_set_new(w, "text", json_string(text));
 			run_ui_emit(ui, "worker_progress", w);
 		}
-		if (!ui->tty)
+		if (ui->view != RUN_VIEW_LIVE)
 			continue;
 		fprintf(stderr, "  %-8s %-8s %4llds%s  %.*s\n",
 		    run_s(w, "role"), run_s(w, "tool"),
@@ -426,8 +421,8 @@ run_usage(FILE *fp)
 "           [-C ROOT] [--config F] [--tool T] [--model M] [--state-dir DIR]\n"
 "           [--on-clarify recommended|fail] [--pause-policy finish|interrupt]\n"
 "           [--timeout-ms N] [--nudge-ms N] [--grace-ms N] [--batch-ms N]\n"
-"           [--batch-nudge-ms N] [--log-max BYTES] [--json] [--loop-id ID]\n"
-"           [--launcher WORDS [--remote-worker PATH]] [TASK]\n"
+"           [--batch-nudge-ms N] [--log-max BYTES] [--json] [--quiet]\n"
+"           [--loop-id ID] [--launcher WORDS [--remote-worker PATH]] [TASK]\n"
 "\n"
 "Create a loop for TASK and drive it to its end (auto: init, develop,\n"
 "debug, validate, complete; parallel: init, then develop+debug+validate\n"
@@ -439,6 +434,10 @@ run_usage(FILE *fp)
 "backoff) and runs again: never a failure (config tools.NAME.max_workers\n"
 "caps a tool's workers alive at once).  --log-max: each worker's log cap\n"
 "(K, M, G; 0: none; default 64M, config log_max_bytes).\n"
+"stderr: live status lines on a terminal; elsewhere (a pipe, a file, no\n"
+"TERM or TERM=dumb) one plain line per worker start, end, retry and hold,\n"
+"with its reason; --quiet (or --json, events on stdout): only the first\n"
+"and last lines.\n"
 "Exit: 0 completed, 1 failed or another process drives the loop, 2 usage,\n"
 "3 paused, 4 stopped, 5 timed out, 70 internal error.\n");
 }
@@ -523,6 +522,9 @@ run_option(struct run_args *ra, int ch, const char *arg)
 	case 'j':
 		ra->json = 1;
 		break;
+	case 'Q':
+		ra->quiet = 1;
+		break;
 	default:
 		w = cmd_opts_set(&ra->o, ch, arg);
 	}
@@ -551,6 +553,7 @@ run_parse(int argc, char **argv, struct run_args *ra)
 		{ "on-clarify", required_argument, NULL, 'q' },
 		{ "pause-policy", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -620,7 +623,7 @@ run_drive(struct run_args *ra, struct event_base *base,
 	ui.id = cfg->id;
 	ui.wf = cfg->workflow;
 	ui.json = ra->json;
-	ui.tty = isatty(STDERR_FILENO);
+	ui.view = run_view_pick(ra->quiet, ra->json);
 	ui.seen = json_object();
 	ui.in = evbuffer_new();
 	cfg->hooks.event = run_ui_event;
@@ -645,7 +648,7 @@ run_drive(struct run_args *ra, struct event_base *base,
 	}
 	/* main.c deferred these signals: one sent meanwhile stops us now. */
 	sigfd_release();
-	if (ui.tty || ui.json) {
+	if (ui.view == RUN_VIEW_LIVE || ui.json) {
 		ui.tick = event_new(base, -1, EV_PERSIST, run_ui_tick, &ui);
 		event_add(ui.tick, &sec);
 	}

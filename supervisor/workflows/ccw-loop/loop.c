@@ -1176,9 +1176,10 @@ loop_retry(struct loop *l)
 	prompt_record(l->store, json_pack("{s:s, s:s, s:i, s:I}", "event",
 	    "step_retry", "step", l->wf->parallel->name, "attempt",
 	    (int)l->failures + 1, "delay_ms", (json_int_t)ms));
-	loop_event(l, "step_retry", json_pack("{s:s, s:i, s:i, s:I}", "step",
-	    l->wf->parallel->name, "attempt", (int)l->failures + 1, "attempts",
-	    (int)rt->attempts, "delay_ms", (json_int_t)ms));
+	loop_event(l, "step_retry", json_pack("{s:s, s:i, s:i, s:I, s:s}",
+	    "step", l->wf->parallel->name, "attempt", (int)l->failures + 1,
+	    "attempts", (int)rt->attempts, "delay_ms", (json_int_t)ms,
+	    "reason", "every role failed"));
 	chan_arm_ms(l->retry_ev, ms);
 }
 
@@ -1210,9 +1211,10 @@ loop_retry_lost(struct loop *l, int role, const json_t *res)
 	prompt_record(l->store, json_pack("{s:s, s:s, s:i, s:I}", "event",
 	    "step_retry", "step", loop_role(l, role), "attempt",
 	    (int)l->failures + 1, "delay_ms", (json_int_t)ms));
-	loop_event(l, "step_retry", json_pack("{s:s, s:i, s:i, s:I}", "step",
-	    loop_role(l, role), "attempt", (int)l->failures + 1, "attempts",
-	    (int)rt->attempts, "delay_ms", (json_int_t)ms));
+	loop_event(l, "step_retry", json_pack("{s:s, s:i, s:i, s:I, s:s}",
+	    "step", loop_role(l, role), "attempt", (int)l->failures + 1,
+	    "attempts", (int)rt->attempts, "delay_ms", (json_int_t)ms,
+	    "reason", why));
 	chan_arm_ms(l->retry_ev, ms);
 	return 1;
 }

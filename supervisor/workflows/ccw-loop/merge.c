@@ -681,7 +681,8 @@ json_t *
 merge_event(const char *role, const json_t *res)
 {
 	return json_pack("{s:O?, s:s, s:O?, s:s, s:O?, s:O?, s:O?, s:O?,"
-	    " s:O?, s:O?, s:O?}", "agent_id", json_object_get(res, "agent_id"),
+	    " s:O?, s:O?, s:O?, s:O?}", "agent_id",
+	    json_object_get(res, "agent_id"),
 	    "role", role, "tool", json_object_get(res, "tool"),
 	    "status", merge_outcome(role, res),
 	    "summary", json_object_get(res, "summary"),
@@ -690,6 +691,7 @@ merge_event(const char *role, const json_t *res)
 	    "timed_out", json_object_get(res, "timed_out"),
 	    "duration_ms", json_object_get(res, "duration_ms"),
 	    "error_kind", json_object_get(res, "error_kind"),
+	    "reason", json_object_get(res, "reason"),
 	    "usage", json_object_get(res, "usage"));
 }
 
