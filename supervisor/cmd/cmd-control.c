@@ -318,7 +318,7 @@ cmd_control(int argc, char **argv)
 	cmd_signals(c.base, c.sigs, control_signal, &c);
 	if ((c.in = linein_new(c.base, 0, control_line, control_eof,
 	    &c)) == NULL)
-		fatalx("control: stdin must be a pipe, socket or terminal");
+		fatalx("control: cannot read stdin");
 	event_base_dispatch(c.base);
 
 	for (i = 0; i < CMD_NSIG; i++)
