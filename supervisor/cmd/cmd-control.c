@@ -249,9 +249,12 @@ control_open(struct control *c, struct cmd_opts *o)
 	if (sup_init(&c->sup, c->base, NULL, o->state_dir, o->loop_id,
 	    &err) != 0)
 		fatalx("%s", err);
-	/* one driver per loop, held until we exit */
-	if ((rc = loopguard_open(&c->guard, c->sup.state_dir, c->sup.loop_id,
-	    &err)) != 0 || loopguard_workers(&c->guard, NULL, &err) != 0) {
+	/*
+	 * one driver per loop, held until we exit: a named loop's at once,
+	 * our own loop's at the first spawn (nothing made for no loop)
+	 */
+	if (o->loop_id != NULL &&
+	    (rc = cmd_guard_open(&c->guard, &c->sup, &err)) != 0) {
 		fprintf(stderr, "ccw-supervisor control: %s\n", err);
 		free(err);
 		loopguard_close(&c->guard);
@@ -318,7 +321,7 @@ cmd_control(int argc, char **argv)
 	cmd_signals(c.base, c.sigs, control_signal, &c);
 	if ((c.in = linein_new(c.base, 0, control_line, control_eof,
 	    &c)) == NULL)
-		fatalx("control: stdin must be a pipe, socket or terminal");
+		fatalx("control: cannot read stdin");
 	event_base_dispatch(c.base);
 
 	for (i = 0; i < CMD_NSIG; i++)

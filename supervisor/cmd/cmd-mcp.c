@@ -181,7 +181,7 @@ cmd_mcp(int argc, char **argv)
 	cmd_signals(ms.c.base, ms.c.sigs, mcp_stdio_signal, &ms);
 	if ((ms.c.in = linein_new(ms.c.base, 0, mcp_stdio_line, mcp_stdio_eof,
 	    &ms)) == NULL)
-		fatalx("mcp: stdin must be a pipe, socket or terminal");
+		fatalx("mcp: cannot read stdin");
 	event_base_dispatch(ms.c.base);
 
 	for (i = 0; i < CMD_NSIG; i++)

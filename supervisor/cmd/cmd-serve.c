@@ -256,11 +256,8 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	if (sup_init(&sd->sup, sc->base, i > 0 ? sc->sides[0].sup.children :
 	    NULL, sd->o.state_dir, NULL, &err) != 0)
 		fatalx("serve: %s", err);
+	/* root 0's guard opens at /api/agents' first spawn (cmd_plan_spawn) */
 	sd->guard.lock_fd = sd->guard.workers_fd = sd->guard.dirfd = -1;
-	if (i == 0 && (loopguard_open(&sd->guard, sd->sup.state_dir,
-	    sd->sup.loop_id, &err) != 0 ||
-	    loopguard_workers(&sd->guard, NULL, &err) != 0))
-		fatalx("serve: %s", err);
 	memset(&hc, 0, sizeof hc);
 	hc.config = &sd->o.cfg;
 	hc.state_dir = sd->o.state_dir;

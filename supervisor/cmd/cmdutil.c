@@ -262,9 +262,28 @@ cmd_plan_base(const struct cmd_opts *o, struct plan_base *base)
 }
 
 /*
+ * The front end's loop (guard) for its agents' ids and logs, opened at
+ * its first spawn: a session that spawns nothing leaves no run lock and
+ * no {id}.workers for a loop that does not exist.  0, or -1 with *err.
+ */
+int
+cmd_guard_open(struct loop_guard *guard, const struct sup *sup, char **err)
+{
+	int	rc;
+
+	if (guard->id != NULL)
+		return 0;
+	if ((rc = loopguard_open(guard, sup->state_dir, sup->loop_id,
+	    err)) == 0 && (rc = loopguard_workers(guard, NULL, err)) == 0)
+		return 0;
+	loopguard_close(guard);
+	return rc;
+}
+
+/*
  * The api's spawn plan for control and serve: the request planned over
  * the front end's base (plan_request), then the agent's id reserved in
- * the front end's loop (guard).
+ * the front end's loop (guard, opened at the first spawn).
  */
 int
 cmd_plan_spawn(const struct plan_base *base, struct loop_guard *guard,
@@ -282,7 +301,8 @@ cmd_plan_spawn(const struct plan_base *base, struct loop_guard *guard,
 	rq.cwd = sp->cwd;
 	if (plan_request(base, &rq, ar, NULL, err) != 0)
 		return -1;
-	if (loopguard_reserve(guard, sup, err) != 0) {
+	if (cmd_guard_open(guard, sup, err) != 0 ||
+	    loopguard_reserve(guard, sup, err) != 0) {
 		json_decref(ar->options);
 		ar->options = NULL;
 		return -1;

@@ -58,6 +58,7 @@ int	cmd_opts_resolve(struct cmd_opts *, struct agent_req *, char **);
 void	cmd_opts_overrides(const struct cmd_opts *, struct plan_overrides *);
 void	cmd_opts_free(struct cmd_opts *);
 void	cmd_plan_base(const struct cmd_opts *, struct plan_base *);
+int	cmd_guard_open(struct loop_guard *, const struct sup *, char **);
 int	cmd_plan_spawn(const struct plan_base *, struct loop_guard *,
 	    struct sup *, const struct api_spawn *, struct agent_req *, char **);
 void	cmd_signals(struct event_base *, struct event **,

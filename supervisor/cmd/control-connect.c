@@ -208,7 +208,7 @@ control_connect(const char *path)
 	cmd_signals(k.base, k.sigs, connect_signal, &k);
 	if ((k.in = linein_new(k.base, 0, connect_line, connect_eof,
 	    &k)) == NULL)
-		fatalx("control: stdin must be a pipe, socket or terminal");
+		fatalx("control: cannot read stdin");
 	event_base_dispatch(k.base);
 
 	for (i = 0; i < CMD_NSIG; i++)
