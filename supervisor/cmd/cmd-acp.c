@@ -294,7 +294,7 @@ cmd_acp(int argc, char **argv)
 	cmd_signals(c.base, c.sigs, acp_cmd_signal, &c);
 	if ((c.in = linein_new(c.base, 0, acp_cmd_line, acp_cmd_eof,
 	    &c)) == NULL)
-		fatalx("acp: stdin must be a pipe, socket or terminal");
+		fatalx("acp: cannot read stdin");
 	event_base_dispatch(c.base);
 	acp_cmd_free(&c);
 	return c.code;
