@@ -111,6 +111,7 @@
 #include <unistd.h>
 
 #include "adapter.h"
+#include "outcome.h"
 #include "toolconfig.h"
 #include "flowdef.h"
 #include "xmalloc.h"
@@ -250,7 +251,7 @@ config_defaults(struct config *cfg, const struct workflow *wf)
 		cfg->roles[i].retry.initial_ms = 1000;
 		cfg->roles[i].retry.coefficient = 2.0;
 		cfg->roles[i].retry.maximum_ms = 30000;
-		cfg->roles[i].retry.non_retryable = CONFIG_EK_AUTH;
+		cfg->roles[i].retry.non_retryable = CONFIG_EK(OUTCOME_AUTH);
 		cfg->roles[i].permission = xstrdup(wf->roles[i].permission);
 	}
 }
@@ -434,24 +435,18 @@ out:
 	return rc;
 }
 
-/* The CONFIG_EK_* bit of an error kind; 0 for one a policy cannot name. */
+/*
+ * The CONFIG_EK() bit of an error kind; 0 for one a policy cannot name:
+ * success, an unknown word, or a gated kind (it waits, it never fails).
+ */
 unsigned
 config_error_kind(const char *kind)
 {
-	static const struct {
-		const char	*word;
-		unsigned	 bit;
-	} kinds[] = {
-		{ "auth", CONFIG_EK_AUTH }, { "model", CONFIG_EK_MODEL },
-		{ "network", CONFIG_EK_NETWORK },
-		{ "tool_error", CONFIG_EK_TOOL_ERROR },
-	};
-	size_t	i;
+	enum outcome_kind	 k = outcome_find(kind);
 
-	for (i = 0; kind != NULL && i < sizeof kinds / sizeof kinds[0]; i++)
-		if (strcmp(kind, kinds[i].word) == 0)
-			return kinds[i].bit;
-	return 0;
+	if (k == OUTCOME_NONE || (outcome_at(k)->flags & OUTCOME_GATED))
+		return 0;
+	return CONFIG_EK(k);
 }
 
 /*
@@ -465,6 +460,7 @@ config_non_retryable(struct cload *ld, json_t *v, const char *where,
 	json_t		*e;
 	size_t		 i;
 	unsigned	 bits = 0, bit;
+	enum outcome_kind k;
 
 	if (v == NULL)
 		return 0;
@@ -472,16 +468,16 @@ config_non_retryable(struct cload *ld, json_t *v, const char *where,
 		return config_error(ld, "%s.non_retryable: expected an array "
 		    "of error kinds", where);
 	json_array_foreach(v, i, e) {
-		if (json_is_string(e) && strcmp(json_string_value(e),
-		    "rate_limited") == 0)
+		k = outcome_find(json_string_value(e));
+		if (k != OUTCOME_NONE && (outcome_at(k)->flags & OUTCOME_GATED))
 			return config_error(ld, "%s.non_retryable[%zu]: "
-			    "rate_limited cannot be non-retryable (a rate "
-			    "limit waits for its provider's gate and is tried "
-			    "again)", where, i);
+			    "%s cannot be non-retryable (it waits for its "
+			    "provider's gate and is tried again)", where, i,
+			    outcome_name(k));
 		if ((bit = config_error_kind(json_string_value(e))) == 0)
 			return config_error(ld, "%s.non_retryable[%zu]: "
-			    "expected one of auth, model, network, tool_error",
-			    where, i);
+			    "expected an outcome kind (ccw-supervisor(1), "
+			    "OUTCOME KINDS)", where, i);
 		bits |= bit;
 	}
 	*out = bits;

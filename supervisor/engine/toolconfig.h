@@ -37,14 +37,11 @@ struct retry_cfg {
 	uint64_t	 initial_ms;
 	double		 coefficient;
 	uint64_t	 maximum_ms;
-	unsigned	 non_retryable;	/* CONFIG_EK_* bits; default auth */
+	unsigned	 non_retryable;	/* CONFIG_EK() bits; default auth */
 };
 
-/* The error kinds of a result's error_kind a retry policy may name. */
-#define CONFIG_EK_AUTH		0x1
-#define CONFIG_EK_MODEL		0x2
-#define CONFIG_EK_NETWORK	0x4
-#define CONFIG_EK_TOOL_ERROR	0x8
+/* The bit of an outcome kind (outcome.h) in non_retryable. */
+#define CONFIG_EK(kind)		(1u << (kind))
 
 /*
  * A worker's log cap in bytes (log_max_bytes; 0: none).  Unset, the

@@ -16,6 +16,7 @@
 
 #include "adapter.h"
 #include "ccw-loop.h"
+#include "outcome.h"
 #include "toolconfig.h"
 #include "tap.h"
 #include "xmalloc.h"
@@ -416,9 +417,9 @@ test_retry(void)
 	    "[\"model\", \"network\"]}}}, \"tools\": {\"claude\": "
 	    "{\"max_workers\": 2}}}", 0644, "%s/nr.json", tmp);
 	if (load(f, &cfg, &err) == 0) {
-		tap_ok(cfg.roles[1].retry.non_retryable == CONFIG_EK_AUTH &&
-		    cfg.roles[2].retry.non_retryable == (CONFIG_EK_MODEL |
-		    CONFIG_EK_NETWORK), "retry: non_retryable default auth, "
+		tap_ok(cfg.roles[1].retry.non_retryable == CONFIG_EK(OUTCOME_AUTH) &&
+		    cfg.roles[2].retry.non_retryable == (CONFIG_EK(OUTCOME_MODEL) |
+		    CONFIG_EK(OUTCOME_NETWORK)), "retry: non_retryable default auth, "
 		    "a file's list replaces it");
 		tap_ok(config_tool(&cfg, "claude")->max_workers == 2 &&
 		    config_tool(&cfg, "codex")->max_workers == 0,
