@@ -102,7 +102,8 @@ serve_usage(FILE *fp)
 "leaves the one in force (a CONFIG_WARNING event says why).  Under a\n"
 "systemd Type=notify unit ($NOTIFY_SOCKET) serve sends READY=1 once it\n"
 "listens, RELOADING=1 on SIGHUP and STOPPING=1 on SIGTERM.\n"
-"SIGTERM or SIGINT stops every loop and agent and exits 4.\n"
+"SIGTERM or SIGINT stops every loop and agent and exits 4 (the\n"
+"shipped unit, ccw-supervisor.service, has SuccessExitStatus=4).\n"
 "See ccw-supervisor(1).\n");
 }
 
