@@ -3,7 +3,8 @@
  * per project root (every host on one bus), the token, the HTTP server
  * (supervisor/api/serve.c), the control socket (supervisor/api/sock.c)
  * on the first root's verb table, the loops a killed serve left running
- * resumed, signals (every loop and agent stopped, exit 4).
+ * resumed, signals (SIGHUP: every root's configuration read again;
+ * SIGTERM, SIGINT: every loop and agent stopped, exit 4), systemd told.
  */
 #include <config.h>
 
@@ -29,6 +30,8 @@
 #include "host.h"
 #include "log.h"
 #include "mcp.h"
+#include "sdnotify.h"
+#include "serve-config.h"
 #include "serve.h"
 #include "sock.h"
 #include "sup.h"
@@ -46,6 +49,8 @@ struct serve_side {
 	struct host		*host;
 	struct api		*api;
 	struct loop_guard	 guard;		/* root 0: /api/agents' ids */
+	struct serve_config	 live;		/* the configuration in force */
+	size_t			 index;		/* in sc->sides, sc->roots */
 	struct serve_cmd	*sc;
 };
 
@@ -59,6 +64,7 @@ struct serve_cmd {
 	struct sock		*sock;		/* NULL: --no-socket */
 	struct event		*sigs[CMD_NSIG];
 	char			*token;
+	char			*notify;	/* $NOTIFY_SOCKET, or NULL */
 	int			 stopping;
 	uint64_t		 grace_ms;
 };
@@ -91,7 +97,13 @@ serve_usage(FILE *fp)
 "PATH, default $XDG_RUNTIME_DIR/ccw-supervisor/serve.sock, without\n"
 "XDG_RUNTIME_DIR the first root's state directory's serve.sock; a\n"
 "live one is never taken over (exit 1), a stale one is replaced.\n"
-"SIGTERM or SIGINT stops every loop and agent and exits 4.\n"
+"A root's configuration (.loop/config.json, CCW's cli-tools.json) is\n"
+"read again as each loop starts and on SIGHUP; one that does not load\n"
+"leaves the one in force (a CONFIG_WARNING event says why).  Under a\n"
+"systemd Type=notify unit ($NOTIFY_SOCKET) serve sends READY=1 once it\n"
+"listens, RELOADING=1 on SIGHUP and STOPPING=1 on SIGTERM.\n"
+"SIGTERM or SIGINT stops every loop and agent and exits 4 (the\n"
+"shipped unit, ccw-supervisor.service, has SuccessExitStatus=4).\n"
 "See ccw-supervisor(1).\n");
 }
 
@@ -213,7 +225,51 @@ serve_cmd_plan(void *arg, const struct api_spawn *sp, struct agent_req *ar,
 	return cmd_plan_spawn(&sd->plan, &sd->guard, &sd->sup, sp, ar, err);
 }
 
-/* SIGTERM, SIGINT, SIGHUP: every loop stopped, every agent closed, exit 4. */
+/*
+ * The root's configuration in force, now sd->live.now, for all that
+ * reads it: the host (servecfg_reload told it), /api/agents' plans, the
+ * task routes' tool check.
+ */
+static void
+serve_side_use(struct serve_side *sd)
+{
+	sd->plan.config = sd->live.now;
+	sd->sc->roots[sd->index].config = sd->live.now;
+}
+
+/* A loop of the root starts: its configuration read again, as run does. */
+static void
+serve_cmd_refresh(void *arg, struct host *h)
+{
+	struct serve_side	*sd = arg;
+
+	(void)h;
+	if (servecfg_reload(&sd->live, "a loop starts") == 1)
+		serve_side_use(sd);
+}
+
+/*
+ * SIGHUP: every root's configuration read again (one that does not load
+ * keeps the one in force); serve goes on.  systemd hears RELOADING=1,
+ * then READY=1.
+ */
+static void
+serve_cmd_reload(struct serve_cmd *sc)
+{
+	size_t	i;
+
+	log_info("SIGHUP: reading every root's configuration again");
+	sdnotify_reloading(sc->notify);
+	for (i = 0; i < sc->n; i++)
+		if (servecfg_reload(&sc->sides[i].live, "SIGHUP") == 1)
+			serve_side_use(&sc->sides[i]);
+	sdnotify_send(sc->notify, "READY=1");
+}
+
+/*
+ * SIGTERM, SIGINT: every loop stopped, every agent closed, exit 4 (the
+ * shipped unit's SuccessExitStatus).  SIGHUP: the configuration again.
+ */
 static void
 serve_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 {
@@ -223,7 +279,12 @@ serve_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 	(void)ev;
 	if (sc->stopping)
 		return;
+	if (sig == SIGHUP) {
+		serve_cmd_reload(sc);
+		return;
+	}
 	log_warnx("signal %d: stopping every loop and agent", (int)sig);
+	sdnotify_send(sc->notify, "STOPPING=1");
 	sc->stopping = 1;
 	for (i = 0; i < sc->n; i++) {
 		host_stop_all(sc->sides[i].host, "serve got a signal");
@@ -244,6 +305,7 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 
 	cmd_opts_init(&sd->o);
 	sd->sc = sc;
+	sd->index = i;
 	sd->o.root = root;
 	sd->o.config_path = config;
 	if ((grace != NULL && cmd_opts_set(&sd->o, 'G', grace) != 0) ||
@@ -264,9 +326,16 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	hc.root = sd->o.cwd;
 	hc.children = sd->sup.children;
 	hc.bus = sc->bus;
+	hc.refresh = serve_cmd_refresh;
+	hc.refresh_arg = sd;
 	cmd_opts_overrides(&sd->o, &hc.over);
 	if ((sd->host = host_new(sc->base, &hc, &err)) == NULL)
 		fatalx("serve: %s", err);
+	servecfg_init(&sd->live, &sd->o.cfg);
+	sd->live.file = config;
+	sd->live.root = sd->o.cwd;
+	sd->live.host = sd->host;
+	sd->live.bus = sc->bus;
 	cmd_plan_base(&sd->o, &sd->plan);
 	memset(&ah, 0, sizeof ah);
 	ah.sup = &sd->sup;
@@ -315,6 +384,7 @@ serve_cmd_free(struct serve_cmd *sc)
 	sock_free(sc->sock);
 	for (i = sc->n; i-- > 0; ) {
 		host_free(sc->sides[i].host);
+		servecfg_free(&sc->sides[i].live);
 		sup_free(&sc->sides[i].sup);
 		loopguard_close(&sc->sides[i].guard);
 		cmd_opts_free(&sc->sides[i].o);
@@ -323,6 +393,7 @@ serve_cmd_free(struct serve_cmd *sc)
 	free(sc->sides);
 	free(sc->roots);
 	free(sc->token);
+	free(sc->notify);
 	event_base_free(sc->base);
 }
 
@@ -547,6 +618,7 @@ cmd_serve(int argc, char **argv)
 	if ((rc = serve_options(&sa, argc, argv, &done)) != EXIT_OK || done)
 		return rc;
 	memset(&sc, 0, sizeof sc);
+	sc.notify = sdnotify_take();
 	if ((rc = serve_cmd_open(&sc, &sa)) != EXIT_OK)
 		goto out;
 	rc = EXIT_USAGE;
@@ -559,6 +631,7 @@ cmd_serve(int argc, char **argv)
 	    (int)(colon != NULL ? colon - sa.addr : (ptrdiff_t)strlen(sa.addr)),
 	    sa.addr, serve_port(sc.srv));
 	fflush(stdout);
+	sdnotify_send(sc.notify, "READY=1");
 	n = (size_t)serve_resume(sc.srv);
 	if (n > 0)
 		log_info("resuming %zu loop(s) left running", n);
@@ -567,5 +640,7 @@ cmd_serve(int argc, char **argv)
 out:
 	if (sc.base != NULL)	/* a token file refused: nothing made yet */
 		serve_cmd_free(&sc);
+	else
+		free(sc.notify);
 	return rc;
 }

@@ -38,6 +38,7 @@ struct host_loop {
 	char			*id;
 	char			*mode;
 	const struct workflow	*wf;
+	const struct config	*config;	/* the host's as it opened */
 	struct loop_opened	 lo;
 	struct loop_spec	 spec;		/* for the open: copies */
 	struct committer	*opener;	/* its open's own thread: one */
@@ -217,6 +218,31 @@ host_nloops(const struct host *h)
 	return h->nloops;
 }
 
+/*
+ * The configuration loops opened from now on run with (serve reads it
+ * again as a loop starts and on SIGHUP); a running loop keeps the one
+ * it opened with.  Borrowed: the caller frees it once host_config_used
+ * says no loop runs on it.  Its caps go to the gate.
+ */
+void
+host_set_config(struct host *h, const struct config *c)
+{
+	h->cfg.config = c;
+	gate_set_caps(h->gate, c);
+}
+
+/* Does a loop of the host (opening or running) use C?  Then keep it. */
+int
+host_config_used(const struct host *h, const struct config *c)
+{
+	const struct host_loop	*hl;
+
+	TAILQ_FOREACH(hl, &h->loops, entry)
+		if (hl->config == c)
+			return 1;
+	return 0;
+}
+
 /* State commits of every loop it ran and runs (the engine's own). */
 uint64_t
 host_commits(const struct host *h)
@@ -329,7 +355,7 @@ host_loop_run_cfg(struct host_loop *hl, struct host_run *r)
 	r->resumed = hl->lo.resumed;
 	r->guard = &hl->lo.guard;
 	r->store = hl->lo.store;
-	r->config = h->cfg.config;
+	r->config = hl->config;
 	r->workflow = hl->wf;
 	r->root = h->cfg.root;
 	r->over = h->cfg.over;
@@ -438,6 +464,8 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
 	struct host_loop	*hl;
 	int			 code;
 
+	if (h->cfg.refresh != NULL)
+		h->cfg.refresh(h->cfg.refresh_arg, h);
 	if (wf == NULL)
 		wf = h->cfg.config->wf;
 	if (wf == NULL || wf->driver == NULL) {
@@ -458,6 +486,7 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
 	hl = xcalloc(1, sizeof *hl);
 	hl->h = h;
 	hl->wf = wf;
+	hl->config = h->cfg.config;
 	hl->id = xstrdup(spec->id);
 	hl->code = -1;
 	hl->state = HL_OPENING;

@@ -46,6 +46,10 @@ struct host_cfg {
 	size_t			 bus_keep;	/* 0: HOST_BUS_KEEP */
 	uint64_t		 batch_ms;	/* parallel batch; 0: 60000 */
 	uint64_t		 batch_nudge_ms; /* 0: 5000 */
+	/* called as a loop opens, before it takes the configuration: the
+	   caller may read it again and hand it over (host_set_config) */
+	void			(*refresh)(void *, struct host *);
+	void			*refresh_arg;
 };
 
 /*
@@ -124,6 +128,8 @@ struct bus	*host_bus(struct host *);
 struct gate	*host_gate(struct host *);
 struct children	*host_children(struct host *);
 size_t		 host_nloops(const struct host *);
+void		 host_set_config(struct host *, const struct config *);
+int		 host_config_used(const struct host *, const struct config *);
 uint64_t	 host_commits(const struct host *);
 void		 host_agents(const struct host *, host_agent_fn, void *);
 
