@@ -219,14 +219,17 @@ serve_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 {
 	struct serve_cmd	*sc = arg;
 	size_t			 i;
+	char			 why[64];
 
 	(void)ev;
 	if (sc->stopping)
 		return;
 	log_warnx("signal %d: stopping every loop and agent", (int)sig);
 	sc->stopping = 1;
+	snprintf(why, sizeof why, "serve got signal %d (%s)", (int)sig,
+	    strsignal((int)sig));
 	for (i = 0; i < sc->n; i++) {
-		host_stop_all(sc->sides[i].host, "serve got a signal");
+		host_stop_all(sc->sides[i].host, why);
 		api_close_all(sc->sides[i].api, sc->grace_ms);
 	}
 	serve_maybe_exit(sc);
