@@ -165,8 +165,7 @@ acp_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 	(void)ev;
 	log_warnx("signal %d: stopping every loop", (int)sig);
 	c->code = EXIT_STOPPED;
-	snprintf(c->why, sizeof c->why, "acp got signal %d (%s)", (int)sig,
-	    strsignal((int)sig));
+	cmd_signal_why(c->why, sizeof c->why, "acp", (int)sig);
 	acp_cmd_eof(c);
 }
 

@@ -137,8 +137,7 @@ control_signal(evutil_socket_t sig, short ev, void *arg)
 	if (!(c->eof && c->exit_code == EXIT_STOPPED))
 		log_warnx("signal %d: closing every agent, stopping every loop",
 		    (int)sig);
-	snprintf(why, sizeof why, "control got signal %d (%s)", (int)sig,
-	    strsignal((int)sig));
+	cmd_signal_why(why, sizeof why, "control", (int)sig);
 	control_stop(c, why);
 }
 

@@ -95,8 +95,7 @@ mcp_stdio_signal(evutil_socket_t sig, short ev, void *arg)
 	(void)ev;
 	log_warnx("signal %d: closing every agent, stopping every loop",
 	    (int)sig);
-	snprintf(why, sizeof why, "mcp got signal %d (%s)", (int)sig,
-	    strsignal((int)sig));
+	cmd_signal_why(why, sizeof why, "mcp", (int)sig);
 	control_stop(&ms->c, why);	/* after end of input too: exit 4 */
 }
 

@@ -226,8 +226,7 @@ serve_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 		return;
 	log_warnx("signal %d: stopping every loop and agent", (int)sig);
 	sc->stopping = 1;
-	snprintf(why, sizeof why, "serve got signal %d (%s)", (int)sig,
-	    strsignal((int)sig));
+	cmd_signal_why(why, sizeof why, "serve", (int)sig);
 	for (i = 0; i < sc->n; i++) {
 		host_stop_all(sc->sides[i].host, why);
 		api_close_all(sc->sides[i].api, sc->grace_ms);
