@@ -65,7 +65,7 @@ ss_term(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	control_stop(arg);
+	control_stop(arg, "sock-serve got SIGTERM");
 }
 
 int

@@ -135,7 +135,10 @@ acp_running(const struct acp *acp)
 	return acp->running;
 }
 
-/* Stop every running loop (EOF, a signal): each turn ends cancelled. */
+/*
+ * Stop every running loop (EOF, a signal): each turn ends cancelled,
+ * each loop left running with why in its file (host_loop_interrupt).
+ */
 void
 acp_stop_all(struct acp *acp, const char *why)
 {
@@ -144,7 +147,7 @@ acp_stop_all(struct acp *acp, const char *why)
 	TAILQ_FOREACH(s, &acp->sessions, entry) {
 		s->cancelled = 1;
 		if (s->hl != NULL)
-			host_loop_stop(s->hl, why);
+			host_loop_interrupt(s->hl, why);
 	}
 }
 
@@ -604,7 +607,7 @@ acp_cancel(struct acp *acp, const json_t *params)
 		return;
 	s->cancelled = 1;
 	if (s->hl != NULL)
-		host_loop_stop(s->hl, "cancelled by the client "
+		host_loop_interrupt(s->hl, "cancelled by the client "
 		    "(session/cancel)");
 }
 

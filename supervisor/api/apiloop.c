@@ -17,6 +17,7 @@
 #include "flowdef.h"
 #include "host.h"
 #include "log.h"
+#include "loopdriver.h"
 #include "state.h"
 #include "workflows.h"
 #include "xmalloc.h"
@@ -181,6 +182,8 @@ api_loop_run(void *arg)
 		api_loop_update_run(j, api);
 		return;
 	}
+	if (j->op == LOP_STATUS)	/* who drives it, as a reader sees it */
+		loopdriver_view(api->dirfd, j->id, j->state);
 	if (j->op != LOP_TRANSITION)
 		return;
 	st = json_string_value(json_object_get(j->state, "status"));
@@ -428,7 +431,7 @@ api_loop_open(struct api_pending *p, const json_t *req)
 	free(gen);
 }
 
-/* loop_status: the state file as it is. */
+/* loop_status: the state file as it is, and who drives it. */
 void
 api_loop_status(struct api_pending *p, const json_t *req)
 {

@@ -20,6 +20,7 @@
 #include "committer.h"
 #include "host.h"
 #include "log.h"
+#include "loopdriver.h"
 #include "serveint.h"
 #include "state.h"
 #include "sup.h"
@@ -475,7 +476,10 @@ struct serve_job {
 	char			*err;
 };
 
-/* Every loop file of one directory (a bad or half-written one skipped). */
+/*
+ * Every loop file of one directory (a bad or half-written one skipped),
+ * each with who drives it (loopdriver_view).
+ */
 void
 serve_scan_dir(const char *path, json_t *out)
 {
@@ -506,9 +510,10 @@ serve_scan_dir(const char *path, json_t *out)
 			continue;
 		if (state_load_at(fd, id, ".json", STATE_LOAD_NOQUARANTINE,
 		    &st, NULL, &err) == STATE_OK && json_is_object(st) &&
-		    json_is_string(json_object_get(st, "status")))
+		    json_is_string(json_object_get(st, "status"))) {
+			loopdriver_view(fd, id, st);	/* driven or not */
 			json_array_append_new(out, st);
-		else
+		} else
 			json_decref(st);
 		free(err);
 		err = NULL;

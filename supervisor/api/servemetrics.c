@@ -24,9 +24,12 @@
 
 #define METRICS_NSTATUS	(AS_SHUTDOWN + 1)	/* enum agent_status */
 
-/* The loop statuses CCW knows; a file with another is not counted. */
+/*
+ * The loop statuses CCW knows, and interrupted: running with nobody
+ * driving it (loopdriver.c); a file with another is not counted.
+ */
 static const char *const metrics_loop_status[] = {
-	"created", "running", "paused", "completed", "failed"
+	"created", "running", "paused", "completed", "failed", "interrupted"
 };
 #define METRICS_NLOOP	(sizeof metrics_loop_status / \
 			    sizeof metrics_loop_status[0])
@@ -133,6 +136,8 @@ metrics_scan_run(void *arg)
 		serve_scan_dir(j->c->s->cfg.roots[i].state_dir, loops);
 	json_array_foreach(loops, k, l) {
 		st = json_string_value(json_object_get(l, "status"));
+		if (json_is_object(json_object_get(l, "interrupted")))
+			st = "interrupted";	/* running, undriven */
 		for (s = 0; s < METRICS_NLOOP; s++)
 			if (strcmp(st, metrics_loop_status[s]) == 0)
 				j->loops[s]++;

@@ -46,6 +46,7 @@ struct acp_cmd {
 	size_t			 max_sessions;	/* --max-sessions */
 	int			 eof;
 	int			 code;
+	char			 why[64];	/* a signal's, for the loops */
 };
 
 /* After EOF (or a signal): out once no loop runs and no verb is pending. */
@@ -147,7 +148,8 @@ acp_cmd_eof(void *arg)
 
 	c->eof = 1;
 	linein_stop(c->in);
-	acp_stop_all(c->acp, "the client went away (end of input)");
+	acp_stop_all(c->acp, c->why[0] != '\0' ? c->why :
+	    "the ACP client went away (end of acp's input)");
 	for (i = 0; i < c->roots.n; i++)
 		if (c->ar[i].api != NULL)
 			api_close_all(c->ar[i].api, c->grace_ms);
@@ -163,6 +165,7 @@ acp_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 	(void)ev;
 	log_warnx("signal %d: stopping every loop", (int)sig);
 	c->code = EXIT_STOPPED;
+	cmd_signal_why(c->why, sizeof c->why, "acp", (int)sig);
 	acp_cmd_eof(c);
 }
 

@@ -109,16 +109,17 @@ control_eof(void *arg)
 }
 
 /*
- * No more requests, every agent closed, every loop stopped, exit 4; the
- * base breaks once all is over (a signal's work, the harness's too).
+ * No more requests, every agent closed, every loop stopped (left
+ * running, why in its file: host_loop_interrupt), exit 4; the base
+ * breaks once all is over (a signal's work, the harness's too).
  */
 void
-control_stop(struct control *c)
+control_stop(struct control *c, const char *why)
 {
 	if (c->eof && c->exit_code == EXIT_STOPPED)
 		return;
 	c->exit_code = EXIT_STOPPED;
-	host_stop_all(c->host, "control got a signal");
+	host_stop_all(c->host, why);
 	if (!c->eof)
 		control_eof(c);
 	else
@@ -130,12 +131,14 @@ static void
 control_signal(evutil_socket_t sig, short ev, void *arg)
 {
 	struct control	*c = arg;
+	char		 why[64];
 
 	(void)ev;
 	if (!(c->eof && c->exit_code == EXIT_STOPPED))
 		log_warnx("signal %d: closing every agent, stopping every loop",
 		    (int)sig);
-	control_stop(c);
+	cmd_signal_why(why, sizeof why, "control", (int)sig);
+	control_stop(c, why);
 }
 
 /* An agent finished: maybe that was the last one after EOF. */

@@ -81,7 +81,7 @@ mcp_stdio_eof(void *arg)
 
 	log_info("mcp: end of input: closing every agent, stopping every "
 	    "loop");
-	control_stop(&ms->c);
+	control_stop(&ms->c, "the MCP client went away (end of mcp's input)");
 	ms->c.exit_code = EXIT_OK;
 }
 
@@ -90,11 +90,13 @@ static void
 mcp_stdio_signal(evutil_socket_t sig, short ev, void *arg)
 {
 	struct mcp_stdio	*ms = arg;
+	char			 why[64];
 
 	(void)ev;
 	log_warnx("signal %d: closing every agent, stopping every loop",
 	    (int)sig);
-	control_stop(&ms->c);	/* after end of input too: exit 4 */
+	cmd_signal_why(why, sizeof why, "mcp", (int)sig);
+	control_stop(&ms->c, why);	/* after end of input too: exit 4 */
 }
 
 /* The --help text of the mcp command. */

@@ -275,6 +275,7 @@ serve_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 {
 	struct serve_cmd	*sc = arg;
 	size_t			 i;
+	char			 why[64];
 
 	(void)ev;
 	if (sc->stopping)
@@ -286,8 +287,9 @@ serve_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 	log_warnx("signal %d: stopping every loop and agent", (int)sig);
 	sdnotify_send(sc->notify, "STOPPING=1");
 	sc->stopping = 1;
+	cmd_signal_why(why, sizeof why, "serve", (int)sig);
 	for (i = 0; i < sc->n; i++) {
-		host_stop_all(sc->sides[i].host, "serve got a signal");
+		host_stop_all(sc->sides[i].host, why);
 		api_close_all(sc->sides[i].api, sc->grace_ms);
 	}
 	serve_maybe_exit(sc);

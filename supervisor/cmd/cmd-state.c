@@ -21,6 +21,7 @@
 
 #include "cmdutil.h"
 #include "flowdef.h"
+#include "loopdriver.h"
 #include "loopguard.h"
 #include "progress.h"
 #include "state.h"
@@ -141,7 +142,39 @@ state_s(const json_t *o, const char *k)
 	return cmd_json_str(o, k, "-");
 }
 
-/* state list: every {id}.json in the directory. */
+/*
+ * One loop of state list: a running loop says who drives it, or that
+ * nobody does (interrupted) and why, from loopdriver_view's members.
+ */
+static void
+state_list_line(const json_t *st)
+{
+	const char	*why = json_string_value(json_object_get(json_object_get(
+			    st, "interrupted"), "reason"));
+	json_int_t	 pid = json_integer_value(json_object_get(st,
+			    "driver_pid"));
+	int		 bad = json_object_get(st, "error") != NULL;
+	char		*tail;
+
+	if (!bad && why != NULL)
+		xasprintf(&tail, " (interrupted: %s)", why);
+	else if (!bad && pid > 0 &&
+	    strcmp(state_s(st, "status"), "running") == 0)
+		xasprintf(&tail, " (driven by pid %lld)", (long long)pid);
+	else
+		tail = xstrdup("");
+	printf("%-44s %-11s %3lld/%-3lld %s%s\n", state_s(st, "loop_id"),
+	    bad ? "unreadable" : why != NULL ? "interrupted" :
+	    state_s(st, "status"),
+	    (long long)json_integer_value(json_object_get(st,
+	    "current_iteration")),
+	    (long long)json_integer_value(json_object_get(st,
+	    "max_iterations")), bad ? state_s(st, "error") :
+	    state_s(st, "title"), tail);
+	free(tail);
+}
+
+/* state list: every {id}.json in the directory, who drives each. */
 static int
 state_list(struct state_opts *so)
 {
@@ -173,23 +206,16 @@ state_list(struct state_opts *so)
 			free(err);
 			err = NULL;
 		}
+		else
+			loopdriver_view(so->dirfd, id, st);
 		json_array_append_new(all, st);
 	}
 	closedir(d);
 	if (so->json)
 		cmd_print_json(all, 0);
 	else {
-		for (i = 0; i < json_array_size(all); i++) {
-			st = json_array_get(all, i);
-			printf("%-44s %-9s %3lld/%-3lld %s\n", state_s(st, "loop_id"),
-			    json_object_get(st, "error") ? "unreadable" :
-			    state_s(st, "status"),
-			    (long long)json_integer_value(json_object_get(st,
-			    "current_iteration")),
-			    (long long)json_integer_value(json_object_get(st,
-			    "max_iterations")), json_object_get(st, "error") ?
-			    state_s(st, "error") : state_s(st, "title"));
-		}
+		for (i = 0; i < json_array_size(all); i++)
+			state_list_line(json_array_get(all, i));
 		fflush(stdout);
 	}
 	json_decref(all);
@@ -223,7 +249,7 @@ state_show(struct state_opts *so, const char *id)
 {
 	const struct workflow_state *ws;
 	json_t		*st, *der, *ss;
-	char		*err = NULL;
+	char		*err = NULL, *status;
 
 	if ((st = state_get(so, id, 0, &err)) == NULL)
 		return state_fail("show", err);
@@ -233,6 +259,8 @@ state_show(struct state_opts *so, const char *id)
 	}
 	der = ws != NULL && ws->derived != NULL ? ws->derived(st) :
 	    json_object();
+	loopdriver_view(so->dirfd, id, st);	/* who drives it */
+	status = loopdriver_status(st);
 	if (so->json) {
 		json_object_set(st, "derived", der);
 		cmd_print_json(st, 0);
@@ -241,8 +269,7 @@ state_show(struct state_opts *so, const char *id)
 		printf("loop:        %s\ntitle:       %s\nstatus:      %s\n"
 		    "iteration:   %lld of %lld\nupdated:     %s\n"
 		    "action:      %s (mode %s)\n",
-		    state_s(st, "loop_id"), state_s(st, "title"),
-		    state_s(st, "status"),
+		    state_s(st, "loop_id"), state_s(st, "title"), status,
 		    (long long)json_integer_value(json_object_get(st,
 		    "current_iteration")),
 		    (long long)json_integer_value(json_object_get(st,
@@ -258,6 +285,7 @@ state_show(struct state_opts *so, const char *id)
 			printf("failure:     %s\n", state_s(st, "failure_reason"));
 		fflush(stdout);
 	}
+	free(status);
 	json_decref(der);
 	json_decref(st);
 	return EXIT_OK;

@@ -342,6 +342,16 @@ cmd_signals(struct event_base *base, struct event **sigs,
 	sigfd_release();
 }
 
+/*
+ * What a command that got signal SIG records in the loops it leaves
+ * running (host_loop_interrupt): "WHO got signal 15 (Terminated)".
+ */
+void
+cmd_signal_why(char *buf, size_t len, const char *who, int sig)
+{
+	snprintf(buf, len, "%s got signal %d (%s)", who, sig, strsignal(sig));
+}
+
 /* Print a JSON value on stdout: indented, or one line with compact. */
 void
 cmd_print_json(const json_t *j, int compact)

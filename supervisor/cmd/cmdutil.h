@@ -63,6 +63,7 @@ int	cmd_plan_spawn(const struct plan_base *, struct loop_guard *,
 	    struct sup *, const struct api_spawn *, struct agent_req *, char **);
 void	cmd_signals(struct event_base *, struct event **,
 	    void (*)(evutil_socket_t, short, void *), void *);
+void	cmd_signal_why(char *, size_t, const char *, int);
 void	cmd_print_json(const json_t *, int);
 void	cmd_emit_event(const char *, const json_t *);
 

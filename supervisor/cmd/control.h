@@ -32,7 +32,7 @@ struct control {
 
 int	control_open(struct control *, struct cmd_opts *);
 void	control_close(struct control *);
-void	control_stop(struct control *);
+void	control_stop(struct control *, const char *);	/* why: the loops' */
 void	control_maybe_exit(struct control *);
 int	control_connect(const char *);
 

@@ -21,6 +21,7 @@
 #include "flowdef.h"
 #include "gate.h"
 #include "host.h"
+#include "loopdriver.h"
 #include "state.h"
 #include "sup.h"
 #include "toolconfig.h"
@@ -51,6 +52,7 @@ struct host_loop {
 	struct event		*done_ev;	/* the end, on the next turn */
 	enum host_loop_state	 state;
 	int			 stop_asked;	/* while opening */
+	char			*stop_why;	/* an interrupt's, while opening */
 	int			 code;
 };
 TAILQ_HEAD(host_loops, host_loop);
@@ -159,6 +161,7 @@ host_loop_free(struct host_loop *hl)
 	free(hl->open_err);
 	free(hl->id);
 	free(hl->mode);
+	free(hl->stop_why);
 	free(hl);
 }
 
@@ -405,6 +408,8 @@ host_loop_start(struct host_loop *hl, int *code, char **err)
 	    hl->wf->driver->open(h->base, &r, err)) != NULL) {
 		hl->state = HL_RUNNING;
 		hl->wf->driver->start(hl->run);
+		if (hl->stop_why != NULL)
+			loopdriver_record(hl->lo.store, hl->stop_why);
 		if (hl->stop_asked)
 			hl->wf->driver->stop(hl->run, "stopped while opening");
 		return 0;
@@ -564,14 +569,29 @@ host_loop_answer(struct host_loop *hl, const json_t *answers)
 	return 0;
 }
 
-/* Stop every loop (a signal): each reports its done as it ends. */
+/*
+ * Stop a loop its host ends the session of (a signal, the client gone,
+ * a cancel) and leave it running for a later driver (serve resumes it),
+ * with why in its file: nobody reads it as driven, and knows the cause.
+ */
+void
+host_loop_interrupt(struct host_loop *hl, const char *why)
+{
+	if (hl->state == HL_RUNNING)
+		loopdriver_record(hl->lo.store, why);
+	else if (hl->state == HL_OPENING && hl->stop_why == NULL)
+		hl->stop_why = xstrdup(why);
+	host_loop_stop(hl, why);
+}
+
+/* Interrupt every loop (a signal): each reports its done as it ends. */
 void
 host_stop_all(struct host *h, const char *why)
 {
 	struct host_loop	*hl;
 
 	TAILQ_FOREACH(hl, &h->loops, entry)
-		host_loop_stop(hl, why);
+		host_loop_interrupt(hl, why);
 }
 
 /* The loop's id (the handle's, valid until done returns). */

@@ -138,6 +138,7 @@ struct host_loop *host_loop_open(struct host *, const struct loop_spec *,
 		    char **);
 struct host_loop *host_loop_find(struct host *, const char *);
 void		 host_loop_stop(struct host_loop *, const char *);
+void		 host_loop_interrupt(struct host_loop *, const char *);	/* left running, why recorded */
 int		 host_loop_answer(struct host_loop *, const json_t *);
 void		 host_stop_all(struct host *, const char *);
 const char	*host_loop_id(const struct host_loop *);

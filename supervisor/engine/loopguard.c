@@ -24,6 +24,8 @@
 #include "xmalloc.h"
 
 #define GUARD_MAX_SKIP	100000	/* agent-N.log names tried at one spawn */
+#define GUARD_LOCK_TRIES	5	/* flocks of a run lock a reader probes */
+#define GUARD_LOCK_US	2000	/* between them */
 
 /* Raise *next past an "agent-N" id or file name (agent-N, agent-N.*). */
 static void
@@ -84,6 +86,26 @@ guard_scan_dir(int wfd, unsigned *next)
 }
 
 /*
+ * flock the run lock, without waiting for a driver; a reader's probe
+ * (loopdriver_probe) holds it shared for microseconds: tried again then.
+ */
+static int
+guard_flock(int fd)
+{
+	int	tries;
+
+	for (tries = 0; tries < GUARD_LOCK_TRIES; tries++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK)
+			return -1;
+		usleep(GUARD_LOCK_US);
+	}
+	errno = EWOULDBLOCK;
+	return -1;
+}
+
+/*
  * Take the run lock: held (flock) until we exit, so a kill -9 frees it
  * and a stale pid in the file never blocks.  1: another process holds
  * it, and the message names its pid.
@@ -108,7 +130,7 @@ guard_lock(struct loop_guard *g, char **err)
 		free(name);
 		return -1;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+	if (guard_flock(fd) != 0) {
 		n = errno == EWOULDBLOCK ? pread(fd, buf, sizeof buf - 1, 0) :
 		    -1;
 		buf[n > 0 ? n : 0] = '\0';

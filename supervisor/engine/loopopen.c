@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "loopdriver.h"
 #include "loopopen.h"
 #include "state.h"
 #include "sup.h"
@@ -138,6 +139,7 @@ open_start(struct state_store *store, const char *id, char **err)
 	const char	*status;
 	char		*e = NULL;
 
+	loopdriver_clear(store);	/* driven again: no interruption */
 	status = json_string_value(json_object_get(state_store_get(store),
 	    "status"));
 	if (status != NULL && strcmp(status, "created") == 0)

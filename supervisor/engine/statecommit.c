@@ -263,8 +263,10 @@ commit_check_req(const struct state_commit_req *req, char **err)
 			xasprintf(err, "skill_state: the patch must be an object");
 			return -1;
 		}
+		/* interrupted: a host's why it left the loop (loopdriver.c) */
 		if (strcmp(k, "skill_state") != 0 &&
-		    strcmp(k, "current_iteration") != 0) {
+		    strcmp(k, "current_iteration") != 0 &&
+		    strcmp(k, "interrupted") != 0) {
 			xasprintf(err, "%s: not a field the supervisor owns", k);
 			return -1;
 		}
@@ -275,7 +277,8 @@ commit_check_req(const struct state_commit_req *req, char **err)
 /*
  * The merge by ownership: everything from disk (the front end's fields,
  * unknown ones included, exactly as they are), then ours: skill_state
- * and current_iteration from our last commit plus the patch, then the
+ * and current_iteration from our last commit plus the patch, a patch's
+ * interrupted (a host's reason, loopdriver.c), then the
  * transitions that start from the status on disk, then updated_at.
  */
 static json_t *
@@ -305,6 +308,8 @@ commit_merge(const json_t *disk, const struct state_commit_req *req)
 		j = json_object_get(req->last, "current_iteration");
 	if (j != NULL)
 		json_object_set_new(m, "current_iteration", json_deep_copy(j));
+	if ((j = json_object_get(req->patch, "interrupted")) != NULL)
+		json_object_set_new(m, "interrupted", json_deep_copy(j));
 	clock_iso(NULL, 1, now, sizeof now);
 	for (i = 0; i < req->nto; i++) {
 		st = json_string_value(json_object_get(m, "status"));

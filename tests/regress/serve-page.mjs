@@ -3,16 +3,17 @@
 // live progress line, pause/resume/stop by clicks (the API agrees), a
 // pause made elsewhere seen through /api/events, a stale token cookie
 // replaced after one 401 (a restarted serve), a hostile title shown as
-// text, no CSP violation; a screenshot kept.  One line per check:
+// text, the running loop "driven by pid N" and a loop whose driver was
+// killed -9 "interrupted", no CSP violation; a screenshot kept.  One line per check:
 // "ok DESCRIPTION" or "not ok DESCRIPTION: WHY"; exit 0 once all ran.
 //
 // Usage: node serve-page.mjs PW_DIR CHROMIUM PORT TOKEN ID XSS_ID TITLE
-//        XSS_TITLE PNG WAIT_MS
+//        XSS_TITLE PNG WAIT_MS ORPHAN_ID
 import { createRequire } from "node:module";
 import { createHash } from "node:crypto";
 
-const [pwDir, chromium, port, token, id, xid, title, xtitle, png, waitArg] =
-    process.argv.slice(2);
+const [pwDir, chromium, port, token, id, xid, title, xtitle, png, waitArg,
+    oid] = process.argv.slice(2);
 const require = createRequire(pwDir + "/");
 const { chromium: browserType } = require("playwright-core");
 const base = "http://127.0.0.1:" + port;
@@ -107,6 +108,19 @@ try {
 	}, id);
 	ok(cells !== null && cells[0] === title && /^[0-9]+$/.test(cells[1]),
 	    "its title and iteration are shown", JSON.stringify(cells));
+	// who drives a running loop; one whose driver died drives nothing
+	const stText = (l) => page.evaluate((l) => {
+		const tr = document.querySelector("tr[data-loop=\"" + l + "\"]");
+		return tr === null ? null : tr.querySelector(".status").textContent;
+	}, l);
+	const driven = await stText(id);
+	ok(/^running \(driven by pid [0-9]+\)$/.test(driven),
+	    "the running loop says which pid drives it", driven);
+	why = await rowStatus(page, oid, "interrupted");
+	const orphan = await stText(oid);
+	ok(why === "" && /^interrupted: no process drives it/.test(orphan),
+	    "a loop whose driver was killed shows interrupted, not running",
+	    why + " " + orphan);
 
 	const lastSel = "tr[data-loop=\"" + id + "\"] li[data-agent] .last";
 	try {

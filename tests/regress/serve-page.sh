@@ -4,7 +4,9 @@
 # the build tree, tests/page-npm, never committed) through
 # serve-page.mjs: a loop of slow fake agents shows with its worker's live
 # progress line, pause/resume/stop clicks change the status (the API
-# agrees), a title holding <script> stays text.  The screenshot is kept
+# agrees), a title holding <script> stays text, the running loop says
+# the pid that drives it and one whose `run` was killed -9 shows
+# interrupted.  The screenshot is kept
 # as tests/regress/serve-page.png in the build tree.  Without node,
 # chromium or the npm registry the whole test is one SKIP.
 # CCW_PAGE_NPM_DIR: playwright-core's install elsewhere (CI keeps one);
@@ -85,13 +87,23 @@ XID=$(jr 'd["body"]["data"]["loop_id"]')
 is "$(jr 'd["status"]')" 200 "a loop whose title holds <script>"
 t_wait_file "$R.dev" 10000
 ok $? "its develop worker runs"
+# a loop driven by another process, killed -9: nobody drives it now
+t_loop_start "$R" orphan-1 "Orphan"
+end=$(t_until 20000)
+until timeout -k 2 60 $WRAP "$SUP" state -C "$R" list 2>/dev/null |
+    grep -Eq "^orphan-1 +running .*driven by pid $PID"; do
+	[ "$(t_now_ms)" -ge "$end" ] && break
+	sleep 0.1
+done
+kill -KILL "$PID"
+t_wait_pid "$PID" 10000
 
 # --- the browser
 T0=$(t_now_ms)
 rm -f "$PNG"
 node "$srcdir/tests/regress/serve-page.mjs" "$PW_DIR" "$CHROMIUM" \
     "$SRV_PORT" "$SRV_TOKEN" "$ID" "$XID" "$TITLE" "$XTITLE" "$PNG" \
-    "$(t_ms 10000)" >"$T_TMP/page.out" 2>&1
+    "$(t_ms 10000)" orphan-1 >"$T_TMP/page.out" 2>&1
 rc=$?
 EL=$(( $(t_now_ms) - T0 ))
 while IFS= read -r line; do
