@@ -72,31 +72,38 @@ cause_add(struct sbuf *b, const char *s, int last_line)
 
 /*
  * The kind: the report's error_kind when it is a word of the table, a
- * deadline when the supervisor timed it out, else the tool's own error
- * (it failed and nothing classed it further).
+ * deadline when the supervisor timed it out, the tool's own error when
+ * it exited non-zero or by a signal, else none (the worker reported its
+ * own failure, in its own words).
  */
 static enum outcome_kind
 cause_kind(const json_t *rep)
 {
 	enum outcome_kind	 k = outcome_find(cause_str(rep, "error_kind"));
+	const json_t		*ec = json_object_get(rep, "exit_code");
 
 	if (k != OUTCOME_NONE)
 		return k;
 	if (json_is_true(json_object_get(rep, "timed_out")))
 		return OUTCOME_TIMEOUT;
-	return OUTCOME_TOOL_ERROR;
+	if ((json_is_integer(ec) && json_integer_value(ec) != 0) ||
+	    json_integer_value(json_object_get(rep, "signal")) > 0)
+		return OUTCOME_TOOL_ERROR;
+	return OUTCOME_NONE;
 }
 
-/* Why the worker of this report failed: "KIND: REASON". */
+/* Why the worker of this report failed: "KIND: REASON", or "REASON". */
 char *
 cause_of(const json_t *rep)
 {
-	struct sbuf	 b = { NULL, 0, 0 };
-	const json_t	*ec = json_object_get(rep, "exit_code");
-	const json_t	*sig = json_object_get(rep, "signal");
-	const char	*s;
+	struct sbuf		 b = { NULL, 0, 0 };
+	const json_t		*ec = json_object_get(rep, "exit_code");
+	const json_t		*sig = json_object_get(rep, "signal");
+	enum outcome_kind	 k = cause_kind(rep);
+	const char		*s;
 
-	sbuf_printf(&b, "%s: ", outcome_name(cause_kind(rep)));
+	if (k != OUTCOME_NONE)
+		sbuf_printf(&b, "%s: ", outcome_name(k));
 	if ((s = cause_str(rep, "reason")) != NULL)
 		cause_add(&b, s, 0);
 	else if ((s = cause_str(rep, "stderr_tail")) != NULL)
@@ -115,10 +122,30 @@ cause_of(const json_t *rep)
 }
 
 /*
- * Whether the report is a failure whatever the worker's block said: a
- * status of failed, a deadline, an error kind, or a worker that never
- * completed.  A workflow's score or gate never reads such a run as
- * passed.
+ * A failed worker for an error entry: "WHO: failed (KIND: REASON)", or
+ * "WHO: failed: REASON" when it reported its own failure (no kind), with
+ * "timed out" or "gave no result" for "failed" when so.
+ */
+char *
+cause_line(const char *who, const json_t *rep)
+{
+	const char	*st = cause_str(rep, "status");
+	const char	*how = json_is_true(json_object_get(rep, "timed_out")) ?
+	    "timed out" : st == NULL ? "gave no result" : "failed";
+	char		*c = cause_of(rep), *out;
+
+	if (cause_kind(rep) != OUTCOME_NONE)
+		xasprintf(&out, "%s: %s (%s)", who, how, c);
+	else
+		xasprintf(&out, "%s: %s: %s", who, how, c);
+	free(c);
+	return out;
+}
+
+/*
+ * Whether the report is a failure whatever else it says: a status of
+ * failed, a deadline, an error kind of the table, or a worker that
+ * errored.  A workflow's score or gate never reads such a run as passed.
  */
 int
 cause_failed(const json_t *rep)
@@ -127,7 +154,7 @@ cause_failed(const json_t *rep)
 	const char	*as = cause_str(rep, "agent_status");
 
 	return json_is_true(json_object_get(rep, "timed_out")) ||
-	    st == NULL || strcmp(st, "failed") == 0 ||
+	    (st != NULL && strcmp(st, "failed") == 0) ||
 	    outcome_find(cause_str(rep, "error_kind")) != OUTCOME_NONE ||
 	    (as != NULL && strcmp(as, "errored") == 0);
 }

@@ -11,6 +11,7 @@
 #define CAUSE_REASON_MAX	240	/* bytes of the reason kept */
 
 char	*cause_of(const json_t *);	/* "KIND: REASON"; the caller frees */
+char	*cause_line(const char *, const json_t *); /* "WHO: failed (...)" */
 int	 cause_failed(const json_t *);	/* 1: the report is a failure */
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cause.h"
 #include "ccw-loop.h"
 #include "loop.h"
 #include "xmalloc.h"
@@ -111,19 +112,16 @@ merge_outcome(const char *role, const json_t *res)
 	return "failed";
 }
 
-/* Why an action failed, in one line, for skill_state.errors. */
-static const char *
+/*
+ * Why an action failed, in one line, for skill_state.errors: the outcome
+ * kind and the CLI's own words (cause_of); the caller frees it.
+ */
+static char *
 merge_why(const json_t *res)
 {
-	const char	*s;
-
 	if (json_is_true(json_object_get(res, "timed_out")))
-		return "worker timeout";
-	if ((s = merge_s(res, "summary")) != NULL && *s != '\0')
-		return s;
-	if ((s = merge_s(res, "reason")) != NULL && *s != '\0')
-		return s;
-	return "failed";
+		return xstrdup("worker timeout");
+	return cause_of(res);
 }
 
 /* What every action records: the action fields, errors, worker_results. */
@@ -132,16 +130,20 @@ merge_common(json_t *ss, const char *role, const json_t *res,
     const char *outcome, const char *now)
 {
 	json_t	*wr;
+	char	*why;
 
 	json_object_set_new(ss, "current_action", json_string(role));
 	json_object_set_new(ss, "last_action", json_string(role));
 	if (strcmp(outcome, "failed") != 0)
 		json_array_append_new(merge_sub(ss, "completed_actions", 1),
 		    json_string(role));
-	else
+	else {
+		why = merge_why(res);
 		json_array_append_new(merge_sub(ss, "errors", 1), json_pack(
-		    "{s:s, s:s, s:s}", "action", role, "message",
-		    merge_why(res), "timestamp", now));
+		    "{s:s, s:s, s:s}", "action", role, "message", why,
+		    "timestamp", now));
+		free(why);
+	}
 	wr = merge_sub(ss, "worker_results", 0);
 	json_object_set_new(wr, role, json_pack("{s:s, s:s?, s:s?, s:s}",
 	    "status", outcome, "summary", merge_s(res, "summary"),
@@ -351,6 +353,8 @@ merge_debug(json_t *ss, const json_t *res, const char *outcome,
 /*
  * validate: the parsed TAP when there was some (the worker's own failed
  * status still fails it), else the outcome alone: success is a pass.
+ * A worker that failed (cut off, lost, crashed, any error kind) never
+ * passes, whatever TAP it printed before.
  */
 static void
 merge_validate(json_t *ss, const json_t *res, const char *outcome,
@@ -363,7 +367,7 @@ merge_validate(json_t *ss, const json_t *res, const char *outcome,
 	if (json_integer_value(json_object_get(tap, "count")) > 0 ||
 	    json_is_integer(json_object_get(tap, "planned"))) {
 		passed = json_is_true(json_object_get(tap, "passed")) &&
-		    strcmp(outcome, "failed") != 0;
+		    strcmp(outcome, "failed") != 0 && !cause_failed(res);
 		json_object_set_new(val, "test_results",
 		    json_deep_copy(json_object_get(tap, "test_results")));
 		json_object_set_new(val, "failed_tests",
@@ -371,7 +375,7 @@ merge_validate(json_t *ss, const json_t *res, const char *outcome,
 		json_object_set_new(val, "pass_rate",
 		    json_deep_copy(json_object_get(tap, "pass_rate")));
 	} else {
-		passed = strcmp(outcome, "success") == 0;
+		passed = strcmp(outcome, "success") == 0 && !cause_failed(res);
 		json_object_set_new(val, "test_results", json_array());
 		json_object_set_new(val, "failed_tests", json_array());
 		json_object_set_new(val, "pass_rate",

@@ -233,11 +233,9 @@ tunerun_detail(const struct tune_run *r, char **why)
 		return NULL;
 	}
 	st = json_string_value(json_object_get(r->rep, "status"));
-	if (cause_failed(r->rep)) {
-		e = cause_of(r->rep);
-		xasprintf(why, "%s %s: %s (%s)", r->a->role, r->a->id,
-		    json_is_true(json_object_get(r->rep, "timed_out")) ?
-		    "timed out" : st == NULL ? "gave no result" : "failed", e);
+	if (st == NULL || cause_failed(r->rep)) {
+		xasprintf(&e, "%s %s", r->a->role, r->a->id);
+		*why = cause_line(e, r->rep);
 		free(e);
 		return NULL;
 	}
