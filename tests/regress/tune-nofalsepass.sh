@@ -137,10 +137,12 @@ printf 'echo 1..1\necho "ok 1 - all good"\nkill -KILL $$\n' >"$T_TMP/tapkill.sh"
 t_run_config "$R" "echo init" "echo dev" "echo dbg" "bash $T_TMP/tapkill.sh" \
     "echo done"
 (cd "$R" && timeout -k 2 60 $WRAP "$SUP" run -C "$R" --loop-id tap-1 \
-    --max-iterations 1 "do it" >"$R.out" 2>"$R.err")
+    --max-iterations 3 "do it" >"$R.out" 2>"$R.err")
 is "$?" 1 "validate cut off: exit 1"
-is "$(jget "$R/.loop/tap-1.json" '[d["status"], d["skill_state"]["validate"]["passed"]]')" \
-    '["failed",false]' "validate cut off: its TAP is not a pass"
+is "$(jget "$R/.loop/tap-1.json" '[d["status"], d["skill_state"]["validate"]["passed"], "validate" in d["skill_state"]["completed_actions"]]')" \
+    '["failed",false,false]' "validate cut off: its TAP is not a pass, the action failed"
+like "$(jget "$R/.loop/tap-1.json" '[e["message"] for e in d["skill_state"]["errors"]]')" \
+    '\[.[a-z_]+: [^]]*signal 9' "validate cut off: the error names the kind and the signal"
 
 # --- batch: an item whose worker failed
 R=$T_TMP/batch

@@ -79,8 +79,9 @@ merge_files(const json_t *res)
 }
 
 /*
- * What the action came to.  A timeout is a failure.  A validate run
- * whose log held TAP and no WORKER_RESULT block ran its tests: the tests
+ * What the action came to.  A timeout, or a tool killed by a signal, is
+ * a failure (cut off: what it printed is partial).  A validate run whose
+ * log held TAP and no WORKER_RESULT block ran its tests: the tests
  * decide passed, not the action (its status is the exit status, and a
  * failing suite exits non-zero).  Otherwise the worker's own status
  * decides when it gave one, else the tool's exit status.
@@ -95,8 +96,9 @@ merge_outcome(const char *role, const json_t *res)
 	const json_t	*ec = json_object_get(res, "exit_code");
 	int		 i;
 
-	if (json_is_true(json_object_get(res, "timed_out")))
-		return "failed";
+	if (json_is_true(json_object_get(res, "timed_out")) ||
+	    json_integer_value(json_object_get(res, "signal")) > 0)
+		return "failed";	/* cut off: whatever it said is partial */
 	if (role != NULL && strcmp(role, "validate") == 0 &&
 	    !json_is_true(json_object_get(tap, "worker_result")) &&
 	    (json_integer_value(json_object_get(tap, "count")) > 0 ||
