@@ -665,20 +665,23 @@ merge_next(int role, const json_t *res, const json_t *ss)
 	return role + 1;
 }
 
-/* The failure_reason of a loop ended by a failed action. */
+/*
+ * The failure_reason of a loop ended by a failed action: the role, and
+ * the outcome kind with the CLI's own words (cause_of).
+ */
 char *
 merge_fail_reason(const char *role, const json_t *res)
 {
-	const char	*sum = merge_s(res, "summary");
-	const char	*why = merge_s(res, "reason");
-	char		*reason;
+	char	*reason, *why;
 
-	if (json_is_true(json_object_get(res, "timed_out")))
+	if (json_is_true(json_object_get(res, "timed_out"))) {
 		xasprintf(&reason, "%s: worker timeout (no result after the "
 		    "deadline and a nudge)", role);
-	else
-		xasprintf(&reason, "%s failed: %s", role, sum != NULL &&
-		    *sum != '\0' ? sum : why != NULL ? why : "no reason given");
+		return reason;
+	}
+	why = cause_of(res);
+	xasprintf(&reason, "%s failed: %s", role, why);
+	free(why);
 	return reason;
 }
 
