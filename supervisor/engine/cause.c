@@ -72,24 +72,18 @@ cause_add(struct sbuf *b, const char *s, int last_line)
 
 /*
  * The kind: the report's error_kind when it is a word of the table, a
- * deadline when the supervisor timed it out, the tool's own error when
- * it exited non-zero or by a signal, else none (the worker reported its
- * own failure, in its own words).
+ * deadline when the supervisor timed it out, else none: the worker
+ * reported its own failure, in its own words, and no kind is made up.
  */
 static enum outcome_kind
 cause_kind(const json_t *rep)
 {
 	enum outcome_kind	 k = outcome_find(cause_str(rep, "error_kind"));
-	const json_t		*ec = json_object_get(rep, "exit_code");
 
-	if (k != OUTCOME_NONE)
-		return k;
-	if (json_is_true(json_object_get(rep, "timed_out")))
+	if (k == OUTCOME_NONE && json_is_true(json_object_get(rep,
+	    "timed_out")))
 		return OUTCOME_TIMEOUT;
-	if ((json_is_integer(ec) && json_integer_value(ec) != 0) ||
-	    json_integer_value(json_object_get(rep, "signal")) > 0)
-		return OUTCOME_TOOL_ERROR;
-	return OUTCOME_NONE;
+	return k;
 }
 
 /* Why the worker of this report failed: "KIND: REASON", or "REASON". */

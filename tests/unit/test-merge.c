@@ -417,8 +417,8 @@ test_nofalsepass(void)
 	json_decref(r);
 	r = J("{\"status\": \"failed\", \"exit_code\": 2}");
 	s = merge_fail_reason("debug", r);
-	tap_is_str(s, "debug failed: tool_error: exit code 2",
-	    "nofalsepass: no words: the exit code");
+	tap_is_str(s, "debug failed: exit code 2",
+	    "nofalsepass: no words, no kind: the exit code");
 	free(s);
 	json_decref(r);
 	json_decref(ss);
