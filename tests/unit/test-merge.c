@@ -378,6 +378,52 @@ test_validate(void)
 	json_decref(ss);
 }
 
+/*
+ * No false pass: a validate run whose worker failed never passes, what
+ * its TAP said notwithstanding; the error and the failure_reason carry
+ * the outcome kind and the tool's words.
+ */
+static void
+test_nofalsepass(void)
+{
+	json_t	*ss = skeleton(), *r;
+	char	*s;
+
+	r = J("{\"status\": \"success\", \"exit_code\": 0,"
+	    " \"error_kind\": \"lost\", \"reason\": \"worker lost\"}");
+	json_object_set_new(r, "tap", tp("1..1\nok 1 - a\n"));
+	merge_role(ss, "validate", r, NOW);
+	is_json(ss, "validate.passed", "false",
+	    "nofalsepass: a lost worker's passing TAP is no pass");
+	json_decref(r);
+	r = J("{\"status\": \"success\", \"signal\": 9}");
+	json_object_set_new(r, "tap", tp("1..1\nok 1 - a\n"));
+	tap_is_str(merge_outcome("validate", r), "failed",
+	    "nofalsepass: a tool killed by a signal failed");
+	merge_role(ss, "validate", r, NOW);
+	is_json(ss, "validate.passed", "false",
+	    "nofalsepass: ... and did not pass");
+	json_decref(r);
+	r = J("{\"status\": \"failed\", \"exit_code\": 1,"
+	    " \"error_kind\": \"tool_error\", \"stderr_tail\":"
+	    " \"warming up\\nboom: disk on fire\\n\"}");
+	merge_role(ss, "develop", r, NOW);
+	is_json(ss, "errors.1.message", "\"tool_error: boom: disk on fire\"",
+	    "nofalsepass: the error: the kind, the last stderr line");
+	s = merge_fail_reason("develop", r);
+	tap_is_str(s, "develop failed: tool_error: boom: disk on fire",
+	    "nofalsepass: failure_reason: the kind and the reason");
+	free(s);
+	json_decref(r);
+	r = J("{\"status\": \"failed\", \"exit_code\": 2}");
+	s = merge_fail_reason("debug", r);
+	tap_is_str(s, "debug failed: exit code 2",
+	    "nofalsepass: no words, no kind: the exit code");
+	free(s);
+	json_decref(r);
+	json_decref(ss);
+}
+
 /* The parallel step: role order, conflicts, errors. */
 static void
 test_parallel(void)
@@ -745,6 +791,7 @@ main(void)
 	test_develop();
 	test_debug();
 	test_validate();
+	test_nofalsepass();
 	test_parallel();
 	test_clarify();
 	test_last_line();

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cause.h"
 #include "ccw-loop.h"
 #include "loop.h"
 #include "xmalloc.h"
@@ -78,8 +79,9 @@ merge_files(const json_t *res)
 }
 
 /*
- * What the action came to.  A timeout is a failure.  A validate run
- * whose log held TAP and no WORKER_RESULT block ran its tests: the tests
+ * What the action came to.  A timeout, or a tool killed by a signal, is
+ * a failure (cut off: what it printed is partial).  A validate run whose
+ * log held TAP and no WORKER_RESULT block ran its tests: the tests
  * decide passed, not the action (its status is the exit status, and a
  * failing suite exits non-zero).  Otherwise the worker's own status
  * decides when it gave one, else the tool's exit status.
@@ -94,8 +96,9 @@ merge_outcome(const char *role, const json_t *res)
 	const json_t	*ec = json_object_get(res, "exit_code");
 	int		 i;
 
-	if (json_is_true(json_object_get(res, "timed_out")))
-		return "failed";
+	if (json_is_true(json_object_get(res, "timed_out")) ||
+	    json_integer_value(json_object_get(res, "signal")) > 0)
+		return "failed";	/* cut off: whatever it said is partial */
 	if (role != NULL && strcmp(role, "validate") == 0 &&
 	    !json_is_true(json_object_get(tap, "worker_result")) &&
 	    (json_integer_value(json_object_get(tap, "count")) > 0 ||
@@ -111,19 +114,16 @@ merge_outcome(const char *role, const json_t *res)
 	return "failed";
 }
 
-/* Why an action failed, in one line, for skill_state.errors. */
-static const char *
+/*
+ * Why an action failed, in one line, for skill_state.errors: the outcome
+ * kind and the CLI's own words (cause_of); the caller frees it.
+ */
+static char *
 merge_why(const json_t *res)
 {
-	const char	*s;
-
 	if (json_is_true(json_object_get(res, "timed_out")))
-		return "worker timeout";
-	if ((s = merge_s(res, "summary")) != NULL && *s != '\0')
-		return s;
-	if ((s = merge_s(res, "reason")) != NULL && *s != '\0')
-		return s;
-	return "failed";
+		return xstrdup("worker timeout");
+	return cause_of(res);
 }
 
 /* What every action records: the action fields, errors, worker_results. */
@@ -132,16 +132,20 @@ merge_common(json_t *ss, const char *role, const json_t *res,
     const char *outcome, const char *now)
 {
 	json_t	*wr;
+	char	*why;
 
 	json_object_set_new(ss, "current_action", json_string(role));
 	json_object_set_new(ss, "last_action", json_string(role));
 	if (strcmp(outcome, "failed") != 0)
 		json_array_append_new(merge_sub(ss, "completed_actions", 1),
 		    json_string(role));
-	else
+	else {
+		why = merge_why(res);
 		json_array_append_new(merge_sub(ss, "errors", 1), json_pack(
-		    "{s:s, s:s, s:s}", "action", role, "message",
-		    merge_why(res), "timestamp", now));
+		    "{s:s, s:s, s:s}", "action", role, "message", why,
+		    "timestamp", now));
+		free(why);
+	}
 	wr = merge_sub(ss, "worker_results", 0);
 	json_object_set_new(wr, role, json_pack("{s:s, s:s?, s:s?, s:s}",
 	    "status", outcome, "summary", merge_s(res, "summary"),
@@ -351,6 +355,8 @@ merge_debug(json_t *ss, const json_t *res, const char *outcome,
 /*
  * validate: the parsed TAP when there was some (the worker's own failed
  * status still fails it), else the outcome alone: success is a pass.
+ * A worker that failed (cut off, lost, crashed, any error kind) never
+ * passes, whatever TAP it printed before.
  */
 static void
 merge_validate(json_t *ss, const json_t *res, const char *outcome,
@@ -363,7 +369,7 @@ merge_validate(json_t *ss, const json_t *res, const char *outcome,
 	if (json_integer_value(json_object_get(tap, "count")) > 0 ||
 	    json_is_integer(json_object_get(tap, "planned"))) {
 		passed = json_is_true(json_object_get(tap, "passed")) &&
-		    strcmp(outcome, "failed") != 0;
+		    strcmp(outcome, "failed") != 0 && !cause_failed(res);
 		json_object_set_new(val, "test_results",
 		    json_deep_copy(json_object_get(tap, "test_results")));
 		json_object_set_new(val, "failed_tests",
@@ -371,7 +377,7 @@ merge_validate(json_t *ss, const json_t *res, const char *outcome,
 		json_object_set_new(val, "pass_rate",
 		    json_deep_copy(json_object_get(tap, "pass_rate")));
 	} else {
-		passed = strcmp(outcome, "success") == 0;
+		passed = strcmp(outcome, "success") == 0 && !cause_failed(res);
 		json_object_set_new(val, "test_results", json_array());
 		json_object_set_new(val, "failed_tests", json_array());
 		json_object_set_new(val, "pass_rate",
@@ -659,20 +665,23 @@ merge_next(int role, const json_t *res, const json_t *ss)
 	return role + 1;
 }
 
-/* The failure_reason of a loop ended by a failed action. */
+/*
+ * The failure_reason of a loop ended by a failed action: the role, and
+ * the outcome kind with the CLI's own words (cause_of).
+ */
 char *
 merge_fail_reason(const char *role, const json_t *res)
 {
-	const char	*sum = merge_s(res, "summary");
-	const char	*why = merge_s(res, "reason");
-	char		*reason;
+	char	*reason, *why;
 
-	if (json_is_true(json_object_get(res, "timed_out")))
+	if (json_is_true(json_object_get(res, "timed_out"))) {
 		xasprintf(&reason, "%s: worker timeout (no result after the "
 		    "deadline and a nudge)", role);
-	else
-		xasprintf(&reason, "%s failed: %s", role, sum != NULL &&
-		    *sum != '\0' ? sum : why != NULL ? why : "no reason given");
+		return reason;
+	}
+	why = cause_of(res);
+	xasprintf(&reason, "%s failed: %s", role, why);
+	free(why);
 	return reason;
 }
 

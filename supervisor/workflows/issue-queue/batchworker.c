@@ -16,6 +16,7 @@
 #include "adapter.h"
 #include "batchworker.h"
 #include "bqinput.h"
+#include "cause.h"
 #include "gate.h"
 #include "log.h"
 #include "loop.h"
@@ -51,14 +52,18 @@ struct batchworker {
 static void	batchworker_admitted(void *);
 static void	batchworker_enter(struct batchworker *);
 
-/* Tell the outcome outside the agent's callbacks: the caller frees us. */
+/*
+ * Tell the outcome outside the agent's callbacks: the caller frees us.
+ * A worker that failed in any way (cause_failed) never completes its
+ * item, and the item's failure says why (cause_line).
+ */
 static void
 batchworker_report(evutil_socket_t fd, short ev, void *arg)
 {
 	struct batchworker	*w = arg;
-	const char	*st, *why = NULL;
+	const char	*st;
 	json_t		*rep;
-	char		*reason = NULL, *err = NULL;
+	char		*reason = NULL, *err = NULL, *who;
 	int		 ok;
 
 	(void)fd;
@@ -84,14 +89,11 @@ batchworker_report(evutil_socket_t fd, short ev, void *arg)
 	rep = report_agent(w->a);
 	st = json_string_value(json_object_get(rep, "status"));
 	ok = w->a->status == AS_COMPLETED && !w->a->timed_out && st != NULL &&
-	    strcmp(st, "failed") != 0;
+	    !cause_failed(rep);
 	if (!ok) {
-		why = json_string_value(json_object_get(rep, "summary"));
-		if (why == NULL || *why == '\0')
-			why = json_string_value(json_object_get(rep, "reason"));
-		xasprintf(&reason, "%s %s: %s%s%s", w->a->role, w->a->id,
-		    w->a->timed_out ? "timed out" : st != NULL ? st : "errored",
-		    why != NULL ? ": " : "", why != NULL ? why : "");
+		xasprintf(&who, "%s %s", w->a->role, w->a->id);
+		reason = cause_line(who, rep);
+		free(who);
 	}
 	w->done(w->arg, ok ? "completed" : "failed", reason,
 	    json_object_get(rep, "usage"), w->stopped);

@@ -26,13 +26,20 @@
 #include "tunedrv.h"
 #include "xmalloc.h"
 
-/* The end: status, report (in the state and beside it), the exit. */
+/*
+ * The end: status, report (in the state and beside it), the exit.  The
+ * run failed when its error budget is spent or no diagnosis role ever
+ * completed (every one that ran failed: nothing was checked).
+ */
 static void
 tune_done(struct tune *t)
 {
 	const char	*gate;
 	char		*md, *err = NULL, now[40];
-	int		 failed = tunestate_over_budget(t->st);
+	int		 failed = tunestate_over_budget(t->st), nf, nc;
+
+	tunemerge_checked(t->st, &nf, &nc);
+	failed |= nf > 0 && nc == 0;
 
 	tune_begin(t, "action-complete");
 	json_object_set_new(t->st, "status", json_string(failed ? "failed" :

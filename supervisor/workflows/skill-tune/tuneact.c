@@ -142,7 +142,11 @@ tune_timed(json_t *d, const struct tune_run *r)
 		    "duration_ms"))));
 }
 
-/* The diagnoses merged; then the gate decides the next phase. */
+/*
+ * The diagnoses merged; then the gate decides the next phase.  A step
+ * whose every role failed ends the run: there is nothing to fix from,
+ * and the gate says fail (tunemerge_gate).
+ */
 void
 tune_diagnosed(struct tune *t)
 {
@@ -179,8 +183,8 @@ tune_diagnosed(struct tune *t)
 	    json_object_get(t->st, "quality_gate")));
 	if (tune_save(t) != 0)
 		return;
-	if (over)
-		tune_enter(t, TP_DONE);
+	if (over || (failed > 0 && (size_t)failed == t->nruns))
+		tune_enter(t, TP_DONE);	/* nothing diagnosed to fix */
 	else if (strcmp(json_string_value(json_object_get(t->st,
 	    "quality_gate")), "pass") == 0 || json_integer_value(
 	    json_object_get(t->st, "iteration_count")) >= json_integer_value(

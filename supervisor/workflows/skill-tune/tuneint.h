@@ -76,6 +76,7 @@ int	 tunemerge_diagnosis(json_t *, const char *, const json_t *,
 	    char **);	/* state, role, its detail: into diagnosis.ROLE */
 void	 tunemerge_issues(json_t *);	/* issues[] from diagnosis */
 void	 tunemerge_gate(json_t *);	/* quality_score, quality_gate */
+void	 tunemerge_checked(const json_t *, int *, int *); /* failed, completed */
 char	*tunemerge_key(const json_t *);	/* an issue across runs */
 int	 tunemerge_fixes(json_t *, const json_t *, const char *, char **);
 	    /* state, the fix role's detail, now: new proposals, pending */

@@ -2,8 +2,9 @@
  * tunemerge.c: what the roles' answers become in the TuningState: a
  * diagnosis role's DiagnosisResult into diagnosis.ROLE (its issues kept
  * there), every role's issues merged into issues[] with ids, priorities
- * and the severity counts, the quality gate, the fix role's proposals,
- * and a fix's verification verdict.  Pure: no I/O.
+ * and the severity counts, the quality gate (never a pass while a role
+ * failed), the fix role's proposals, and a fix's verification verdict.
+ * Pure: no I/O.
  */
 #include <config.h>
 
@@ -273,10 +274,32 @@ tunemerge_issues(json_t *st)
 }
 
 /*
+ * How many diagnosis roles failed (their worker failed or gave no usable
+ * answer) and how many completed, as diagnosis.ROLE says: an area that
+ * was not checked is not a clean one.
+ */
+void
+tunemerge_checked(const json_t *st, int *failed, int *completed)
+{
+	const char	*s;
+	int		 r;
+
+	*failed = *completed = 0;
+	for (r = 0; r < TUNE_NDIAG; r++) {
+		s = tunemerge_str(json_object_get(json_object_get(st,
+		    "diagnosis"), tune_categories[r].role), "status", "");
+		*failed += strcmp(s, "failed") == 0;
+		*completed += strcmp(s, "completed") == 0;
+	}
+}
+
+/*
  * The gate from the issues left: a score of 100 less 25 per critical,
  * 15 per high, 8 per medium and 3 per low (not below 0); pass at 80 or
  * more with no critical or high issue, review at 60 or more with no
- * critical one, else fail.
+ * critical one, else fail.  A failed diagnosis role fails the gate (what
+ * it would have found is unknown), and with none completed the score is
+ * 0: no issue found by no one is never a pass.
  */
 void
 tunemerge_gate(json_t *st)
@@ -284,7 +307,7 @@ tunemerge_gate(json_t *st)
 	long long	 c[4] = { 0, 0, 0, 0 }, score;
 	const json_t	*e;
 	size_t		 i;
-	int		 r;
+	int		 r, failed, completed;
 
 	json_array_foreach(json_object_get(st, "issues"), i, e)
 		if ((r = tune_severity_rank(tunemerge_str(e, "severity",
@@ -295,11 +318,12 @@ tunemerge_gate(json_t *st)
 	    (json_int_t)c[1], "medium", (json_int_t)c[2], "low",
 	    (json_int_t)c[3]));
 	score = 100 - 25 * c[0] - 15 * c[1] - 8 * c[2] - 3 * c[3];
-	if (score < 0)
+	tunemerge_checked(st, &failed, &completed);
+	if (score < 0 || (failed > 0 && completed == 0))
 		score = 0;
 	json_object_set_new(st, "quality_score", json_integer(score));
-	json_object_set_new(st, "quality_gate", json_string(
-	    score >= 80 && c[0] == 0 && c[1] == 0 ? "pass" :
+	json_object_set_new(st, "quality_gate", json_string(failed > 0 ?
+	    "fail" : score >= 80 && c[0] == 0 && c[1] == 0 ? "pass" :
 	    score >= 60 && c[0] == 0 ? "review" : "fail"));
 }
 

@@ -54,6 +54,30 @@ tunereport_fate(const json_t *st, const json_t *fix)
 	return "not applied";
 }
 
+/*
+ * The diagnosis roles that failed, under the quality line: the gate is
+ * fail because of them, not because of issues found (their reasons are
+ * under Errors).
+ */
+static void
+tunereport_unchecked(struct sbuf *b, const json_t *st)
+{
+	const json_t	*dg = json_object_get(st, "diagnosis");
+	const char	*s;
+	int		 r, n = 0;
+
+	for (r = 0; r < TUNE_NDIAG; r++) {
+		s = json_string_value(json_object_get(json_object_get(dg,
+		    tune_categories[r].role), "status"));
+		if (s != NULL && strcmp(s, "failed") == 0)
+			sbuf_printf(b, "%s%s", n++ == 0 ?
+			    "- Not checked (the role failed): " : ", ",
+			    tune_categories[r].role);
+	}
+	if (n > 0)
+		sbuf_puts(b, "\n");
+}
+
 /* The heading: the skill, the problem, status, quality, the counts. */
 static void
 tunereport_head(struct sbuf *b, const json_t *st)
@@ -79,6 +103,7 @@ tunereport_head(struct sbuf *b, const json_t *st)
 	    (long long)json_number_value(json_object_get(st,
 	    "quality_score")), json_string_value(json_object_get(st,
 	    "quality_gate")));
+	tunereport_unchecked(b, st);
 	sbuf_printf(b, "- Iterations: %lld of %lld; errors: %lld of %lld\n",
 	    (long long)json_integer_value(json_object_get(st,
 	    "iteration_count")), (long long)json_integer_value(

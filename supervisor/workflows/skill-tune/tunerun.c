@@ -12,6 +12,7 @@
 
 #include <event2/event.h>
 
+#include "cause.h"
 #include "clock.h"
 #include "log.h"
 #include "plan.h"
@@ -216,7 +217,8 @@ tunerun_stop(struct tune *t)
 
 /*
  * A run's answer: its detailed output's JSON object, or NULL and why it
- * has none (it did not start, failed, timed out, answered no JSON).
+ * has none (it did not start, failed, timed out, answered no JSON); a
+ * failed worker's why names its outcome kind and the CLI's words.
  */
 json_t *
 tunerun_detail(const struct tune_run *r, char **why)
@@ -231,11 +233,10 @@ tunerun_detail(const struct tune_run *r, char **why)
 		return NULL;
 	}
 	st = json_string_value(json_object_get(r->rep, "status"));
-	if (json_is_true(json_object_get(r->rep, "timed_out")) || st == NULL ||
-	    strcmp(st, "failed") == 0) {
-		xasprintf(why, "%s %s: %s", r->a->role, r->a->id,
-		    json_is_true(json_object_get(r->rep, "timed_out")) ?
-		    "timed out" : st == NULL ? "gave no result" : "failed");
+	if (st == NULL || cause_failed(r->rep)) {
+		xasprintf(&e, "%s %s", r->a->role, r->a->id);
+		*why = cause_line(e, r->rep);
+		free(e);
 		return NULL;
 	}
 	d = tunemerge_detail(json_string_value(json_object_get(r->rep,
