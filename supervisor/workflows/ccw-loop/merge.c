@@ -63,18 +63,39 @@ merge_sub(json_t *o, const char *k, int array)
 	return v;
 }
 
-/* The strings of files_changed, copied; anything else is dropped. */
+/* The strings of list k, copied; anything else is dropped. */
 static json_t *
-merge_files(const json_t *res)
+merge_strs(const json_t *res, const char *k)
 {
 	const json_t	*f;
 	json_t		*out = json_array();
 	size_t		 i;
 
-	json_array_foreach(json_object_get(res, "files_changed"), i, f)
+	json_array_foreach(json_object_get(res, k), i, f)
 		if (json_is_string(f) && json_string_length(f) > 0)
 			json_array_append(out, (json_t *)f);
 	return out;
+}
+
+/* The files the worker observed changed (files_changed), copied. */
+static json_t *
+merge_files(const json_t *res)
+{
+	return merge_strs(res, "files_changed");
+}
+
+/* The files the answer claimed, beside them in o when it claimed any. */
+static void
+merge_claimed(json_t *o, const json_t *res)
+{
+	json_t	*c = merge_strs(res, "files_claimed");
+
+	if (json_array_size(c) > 0)
+		json_object_set_new(o, "files_claimed", c);
+	else {
+		json_decref(c);
+		json_object_del(o, "files_claimed");
+	}
 }
 
 /*
@@ -226,6 +247,7 @@ merge_develop(json_t *ss, const json_t *res, const char *outcome,
 		json_object_set_new(t, "description", json_string(sum));
 	json_object_set_new(t, "status", json_string(tst));
 	json_object_set_new(t, "files_changed", merge_files(res));
+	merge_claimed(t, res);
 	json_object_set_new(t, "completed_at", json_string(now));
 	merge_count_tasks(dev);
 	json_object_set(dev, "current_task", json_object_get(t, "id"));
@@ -578,9 +600,11 @@ merge_conflicts(const char *const *roles, const json_t *const *res,
 static json_t *
 merge_brief(const char *role, const json_t *res)
 {
+	json_t	*b;
+
 	if (res == NULL)
 		return json_null();
-	return json_pack("{s:s?, s:s, s:s?, s:o, s:s?, s:s?, s:b}",
+	b = json_pack("{s:s?, s:s, s:s?, s:o, s:s?, s:s?, s:b}",
 	    "agent_id", merge_s(res, "agent_id"),
 	    "status", merge_outcome(role, res),
 	    "summary", merge_s(res, "summary"),
@@ -588,6 +612,8 @@ merge_brief(const char *role, const json_t *res)
 	    "next_suggestion", merge_s(res, "next_suggestion"),
 	    "loop_back_to", merge_s(res, "loop_back_to"),
 	    "timed_out", json_is_true(json_object_get(res, "timed_out")));
+	merge_claimed(b, res);
+	return b;
 }
 
 /*
@@ -681,12 +707,13 @@ json_t *
 merge_event(const char *role, const json_t *res)
 {
 	return json_pack("{s:O?, s:s, s:O?, s:s, s:O?, s:O?, s:O?, s:O?,"
-	    " s:O?, s:O?, s:O?, s:O?}", "agent_id",
+	    " s:O?, s:O?, s:O?, s:O?, s:O?}", "agent_id",
 	    json_object_get(res, "agent_id"),
 	    "role", role, "tool", json_object_get(res, "tool"),
 	    "status", merge_outcome(role, res),
 	    "summary", json_object_get(res, "summary"),
 	    "files_changed", json_object_get(res, "files_changed"),
+	    "files_claimed", json_object_get(res, "files_claimed"),
 	    "loop_back_to", json_object_get(res, "loop_back_to"),
 	    "timed_out", json_object_get(res, "timed_out"),
 	    "duration_ms", json_object_get(res, "duration_ms"),
