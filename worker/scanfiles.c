@@ -130,6 +130,18 @@ scanfiles_observe(const char *dir, struct gitsnap *g)
 }
 
 /*
+ * A path in a loop's state directory (.loop, .workflow/.loop) at any
+ * depth: the worker's own log and the loop's files, not the tool's work,
+ * even where no .gitignore hides them from git.
+ */
+static int
+scanfiles_loops(const char *path)
+{
+	return strncmp(path, ".loop/", 6) == 0 ||
+	    strstr(path, "/.loop/") != NULL;
+}
+
+/*
  * After the last turn: what changed since before, into out.  Returns the
  * source ("git" or "mtime"), or NULL when nothing could be observed.
  */
@@ -137,6 +149,8 @@ const char *
 scanfiles_changed(const struct gitsnap *before, struct strv *out)
 {
 	struct gitsnap	after;
+	struct strv	all = { NULL, 0 };
+	size_t		i;
 	int		rc;
 
 	if (!before->valid)
@@ -145,8 +159,12 @@ scanfiles_changed(const struct gitsnap *before, struct strv *out)
 		scanfiles_snap(before->top, &after);
 	else
 		gitfiles_snap(before->top, &after);
-	rc = gitfiles_diff(before, &after, out);
+	rc = gitfiles_diff(before, &after, &all);
 	gitfiles_clear(&after);
+	for (i = 0; i < all.n; i++)
+		if (!scanfiles_loops(all.v[i]))
+			strv_push(out, all.v[i]);
+	strv_clear(&all);
 	if (rc != 0)
 		return NULL;
 	return before->scan ? "mtime" : "git";
