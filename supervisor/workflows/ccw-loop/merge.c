@@ -549,8 +549,30 @@ merge_norm(const char *f)
 }
 
 /*
- * Paths two (or more) workers of a parallel step changed: one entry per
- * path, workers in role order, in the order the second worker is met.
+ * Whether a path a parallel worker observed changed is its own: workers
+ * of a step share the directory, so each observes the others' writes
+ * too; a worker's own are those it also claimed.  A result without
+ * files_claimed (an older worker's) owns all it lists.
+ */
+static int
+merge_owned(const json_t *res, const char *path)
+{
+	const json_t	*claimed = json_object_get(res, "files_claimed"), *f;
+	size_t		 i;
+
+	if (!json_is_array(claimed))
+		return 1;
+	json_array_foreach(claimed, i, f)
+		if (json_is_string(f) &&
+		    strcmp(merge_norm(json_string_value(f)), path) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Paths two (or more) workers of a parallel step changed (observed, and
+ * their own: merge_owned): one entry per path, workers in role order, in
+ * the order the second worker is met.
  */
 json_t *
 merge_conflicts(const char *const *roles, const json_t *const *res,
@@ -571,7 +593,7 @@ merge_conflicts(const char *const *roles, const json_t *const *res,
 			if (!json_is_string(f))
 				continue;
 			path = merge_norm(json_string_value(f));
-			if (*path == '\0')
+			if (*path == '\0' || !merge_owned(res[i], path))
 				continue;
 			if ((e = json_object_get(seen, path)) == NULL) {
 				json_object_set_new(seen, path, json_pack(
