@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -120,11 +121,43 @@ scanfiles_snap(const char *dir, struct gitsnap *g)
 	g->valid = 1;
 }
 
+/*
+ * Whether git could call dir part of a work tree: some ancestor holds a
+ * .git, or the environment names one.  Only git decides that it is (an
+ * empty .git is none); this spares a git process per worker where none
+ * can be (a loop's workers in a scratch directory, thousands a minute).
+ */
+static int
+scanfiles_maybe_git(const char *dir)
+{
+	struct stat	 sb;
+	char		*p, *cut, *dot;
+	int		 found = 0;
+
+	if (getenv("GIT_DIR") != NULL || getenv("GIT_WORK_TREE") != NULL)
+		return 1;
+	if ((p = realpath(dir, NULL)) == NULL)
+		return 1;
+	for (;;) {
+		xasprintf(&dot, "%s/.git", strcmp(p, "/") == 0 ? "" : p);
+		found = lstat(dot, &sb) == 0;
+		free(dot);
+		if (found || strcmp(p, "/") == 0 ||
+		    (cut = strrchr(p, '/')) == NULL)
+			break;
+		cut[cut == p ? 1 : 0] = '\0';	/* "/a" -> "/", "/a/b" -> "/a" */
+	}
+	free(p);
+	return found;
+}
+
 /* Before the first turn: git's view of dir's work tree, else a walk. */
 void
 scanfiles_observe(const char *dir, struct gitsnap *g)
 {
-	gitfiles_snap(dir, g);
+	memset(g, 0, sizeof *g);
+	if (scanfiles_maybe_git(dir))
+		gitfiles_snap(dir, g);
 	if (!g->valid)
 		scanfiles_snap(dir, g);
 }
