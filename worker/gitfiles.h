@@ -37,6 +37,7 @@ int	gitfiles_diff(const struct gitsnap *, const struct gitsnap *,
 void	gitfiles_clear(struct gitsnap *);
 void	scanfiles_snap(const char *, struct gitsnap *);
 void	scanfiles_observe(const char *, struct gitsnap *);
-const char *scanfiles_changed(const struct gitsnap *, struct strv *);
+const char *scanfiles_changed(const struct gitsnap *, const char *,
+	    struct strv *);
 
 #endif

@@ -121,7 +121,9 @@ outcome_files(struct worker *w, struct msg_result *r)
 	const char	*src;
 
 	outcome_union(&r->files_claimed, &w->files_acc);
-	if ((src = scanfiles_changed(&w->git_before, &r->files_changed)) != NULL)
+	src = scanfiles_changed(&w->git_before, w->assign.u.assign.log_path,
+	    &r->files_changed);
+	if (src != NULL)
 		r->files_source = xstrdup(src);
 }
 

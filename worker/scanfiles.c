@@ -174,12 +174,33 @@ scanfiles_loops(const char *path)
 	    strstr(path, "/.loop/") != NULL;
 }
 
+/* Whether top/path is the file own (the worker's log) names. */
+static int
+scanfiles_is(const char *top, const char *path, const char *own)
+{
+	char	*full, *a, *b;
+	int	 same;
+
+	if (own == NULL)
+		return 0;
+	xasprintf(&full, "%s/%s", top, path);
+	a = realpath(full, NULL);
+	b = realpath(own, NULL);
+	same = a != NULL && b != NULL && strcmp(a, b) == 0;
+	free(full);
+	free(a);
+	free(b);
+	return same;
+}
+
 /*
- * After the last turn: what changed since before, into out.  Returns the
- * source ("git" or "mtime"), or NULL when nothing could be observed.
+ * After the last turn: what changed since before, into out, less the
+ * worker's own log (own, may be NULL).  Returns the source ("git" or
+ * "mtime"), or NULL when nothing could be observed.
  */
 const char *
-scanfiles_changed(const struct gitsnap *before, struct strv *out)
+scanfiles_changed(const struct gitsnap *before, const char *own,
+    struct strv *out)
 {
 	struct gitsnap	after;
 	struct strv	all = { NULL, 0 };
@@ -195,7 +216,8 @@ scanfiles_changed(const struct gitsnap *before, struct strv *out)
 	rc = gitfiles_diff(before, &after, &all);
 	gitfiles_clear(&after);
 	for (i = 0; i < all.n; i++)
-		if (!scanfiles_loops(all.v[i]))
+		if (!scanfiles_loops(all.v[i]) &&
+		    !scanfiles_is(before->top, all.v[i], own))
 			strv_push(out, all.v[i]);
 	strv_clear(&all);
 	if (rc != 0)

@@ -50,6 +50,14 @@ agent "$R" develop --tool bash -C "$P" --state-dir "$S" --command \
 is "$(jget "$R" '[d["files_changed"], d["files_claimed"]]')" \
     '[["old.txt"],[]]' "plain dir: a removed file is a change; no claim, none kept"
 
+# -- a state directory inside the project: the worker's own log is no change
+Q=$T_TMP/inproj
+mkdir -p "$Q"
+agent "$R" develop --tool bash -C "$Q" --state-dir "$Q/st" --command \
+    'echo z >z.txt' go
+is "$(jget "$R" '[d["files_changed"], "/inproj/st/" in d["log_path"]]')" \
+    '[["z.txt"],true]' "plain dir: the worker's log in the project is not listed"
+
 # -- a loop: the develop task and the worker_result event carry both
 OK="exec '$FAKE' --marker $M result success"
 for L in "$G" "$P"; do
