@@ -156,7 +156,8 @@ struct msg_result {
 	char		*reason;
 	char		*stderr_tail;
 	char		*error_kind;	/* auth|model|rate_limited|network|tool_error */
-	char		*files_source;	/* "block" or "git" (derived) */
+	char		*files_source;	/* "git" or "mtime": how files_changed
+					   was observed (absent: it was not) */
 	uint64_t	 turns;		/* tool runs in this worker (0: old peer) */
 	uint64_t	 tool_pid;	/* the latest turn's */
 	struct strv	 argv;		/* the latest turn's */
@@ -164,6 +165,7 @@ struct msg_result {
 					   when the worker saw it (0: unknown) */
 	char		*log_tail;	/* --stdio: the log's last 256 KiB
 					   (the log is on the worker's host) */
+	struct strv	 files_claimed;	/* the answers' WORKER_RESULT lists */
 };
 
 struct msg_close {

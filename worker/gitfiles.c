@@ -1,6 +1,6 @@
 /*
- * gitfiles.c: which files the tool changed, as git sees them, for answers
- * without a WORKER_RESULT files list.  A snapshot of `git status
+ * gitfiles.c: which files the tool changed, as git sees them (RESULT's
+ * files_changed, whatever the answer claims).  A snapshot of `git status
  * --porcelain -z` (plus each listed file's size and mtime, and HEAD) is
  * taken before the first turn and compared with one after the last.
  * git runs without a shell; a directory that is no work tree gives none.
@@ -102,7 +102,7 @@ gitfiles_line(const char *dir, const char *const *args)
 }
 
 /* Add one entry: its porcelain status and what stat says of it now. */
-static void
+void
 gitfiles_add(struct gitsnap *g, const char *xy, const char *path)
 {
 	struct gitent	*e;
@@ -154,19 +154,36 @@ gitfiles_snap(const char *dir, struct gitsnap *g)
 			p += strlen(p) + 1;
 	}
 	free(out);
+	gitfiles_sort(g);
 	g->valid = 1;
 }
 
-/* Find path in a snapshot, or NULL. */
+/* Order of entries by path (qsort and bsearch). */
+static int
+gitfiles_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct gitent *)a)->path,
+	    ((const struct gitent *)b)->path);
+}
+
+/* Sort a snapshot so that a diff of 20000 entries is no square. */
+void
+gitfiles_sort(struct gitsnap *g)
+{
+	if (g->n > 1)
+		qsort(g->v, g->n, sizeof *g->v, gitfiles_cmp);
+}
+
+/* Find path in a (sorted) snapshot, or NULL. */
 static const struct gitent *
 gitfiles_find(const struct gitsnap *g, const char *path)
 {
-	size_t	i;
+	struct gitent	key;
 
-	for (i = 0; i < g->n; i++)
-		if (strcmp(g->v[i].path, path) == 0)
-			return &g->v[i];
-	return NULL;
+	if (g->n == 0)
+		return NULL;
+	key.path = (char *)path;
+	return bsearch(&key, g->v, g->n, sizeof *g->v, gitfiles_cmp);
 }
 
 /* Append path unless already there. */
@@ -183,7 +200,10 @@ gitfiles_push(struct strv *sv, const char *path)
 
 /*
  * What changed between two snapshots: entries that appeared, vanished or
- * differ in status, size or mtime, plus what commits made since.
+ * differ in status, size or mtime, plus what commits made since.  A scan
+ * cut at SCAN_MAX cannot tell a vanished entry from one past the cut:
+ * then only entries that differ, or appeared with an mtime after the
+ * first scan began, count.
  * Returns 0 and fills out (paths relative to the top), -1 if unknown.
  */
 int
@@ -194,17 +214,21 @@ gitfiles_diff(const struct gitsnap *a, const struct gitsnap *b,
 	const char		*args[8];
 	char			*list, *p, *end;
 	size_t			 i, len = 0;
+	int			 cut = a->truncated || b->truncated;
 
-	if (!a->valid || !b->valid || strcmp(a->top, b->top) != 0)
+	if (!a->valid || !b->valid || a->scan != b->scan ||
+	    strcmp(a->top, b->top) != 0)
 		return -1;
 	for (i = 0; i < b->n; i++) {
 		e = &b->v[i];
 		o = gitfiles_find(a, e->path);
+		if (o == NULL && cut && e->mtime_ns < a->t0_ns)
+			continue;
 		if (o == NULL || memcmp(o->xy, e->xy, 2) != 0 ||
 		    o->size != e->size || o->mtime_ns != e->mtime_ns)
 			gitfiles_push(out, e->path);
 	}
-	for (i = 0; i < a->n; i++)
+	for (i = 0; !cut && i < a->n; i++)
 		if (gitfiles_find(b, a->v[i].path) == NULL)
 			gitfiles_push(out, a->v[i].path);
 	if (a->head != NULL && b->head != NULL &&

@@ -291,9 +291,8 @@ worker_assign(struct worker *w)
 		worker_finish(w, 1);
 		return;
 	}
-	/* Answers without a files list fall back on git: note the start. */
-	if (w->ad->line != NULL)
-		gitfiles_snap(a->cwd != NULL ? a->cwd : ".", &w->git_before);
+	/* files_changed is what we observe, not what the answer claims. */
+	scanfiles_observe(a->cwd != NULL ? a->cwd : ".", &w->git_before);
 	w->ad->build_argv(&w->spec, w->prev_session, a->prompt, &w->argv);
 	free(w->argv.v[0]);
 	w->argv.v[0] = xstrdup(w->path);

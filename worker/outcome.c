@@ -111,28 +111,20 @@ outcome_failed(const struct worker *w)
 	return w->tool_waited && WIFEXITED(st) && WEXITSTATUS(st) != 0;
 }
 
-/* files_changed: the block's list, else what git says changed. */
+/*
+ * files_changed is what the worker observed (git's diff of the work tree,
+ * else an mtime walk); the answers' own lists are kept as files_claimed.
+ */
 static void
-outcome_files(struct worker *w, struct msg_result *r, int found)
+outcome_files(struct worker *w, struct msg_result *r)
 {
-	struct gitsnap	after;
+	const char	*src;
 
-	outcome_union(&r->files_changed, &w->files_acc);
-	if (r->files_changed.n > 0) {
-		r->files_source = xstrdup("block");
-		return;
-	}
-	if (w->git_before.valid) {
-		gitfiles_snap(w->git_before.top, &after);
-		if (gitfiles_diff(&w->git_before, &after,
-		    &r->files_changed) == 0)
-			r->files_source = xstrdup("git");
-		gitfiles_clear(&after);
-		if (r->files_source != NULL)
-			return;
-	}
-	if (found)
-		r->files_source = xstrdup("block");
+	outcome_union(&r->files_claimed, &w->files_acc);
+	src = scanfiles_changed(&w->git_before, w->assign.u.assign.log_path,
+	    &r->files_changed);
+	if (src != NULL)
+		r->files_source = xstrdup(src);
 }
 
 /* Why a failed run failed: ours, the CLI's own message, or its stderr. */
@@ -219,7 +211,7 @@ outcome_fill(struct worker *w, struct msg *m)
 	else if (stream)
 		r->summary = fallback_summary(text);
 	free(text);
-	r->files_changed = wr.files_changed;
+	r->files_claimed = wr.files_changed;
 	r->next_suggestion = wr.next_suggestion;
 	r->loop_back_to = wr.loop_back_to;
 	r->detailed_output = wr.detailed_output;
@@ -229,7 +221,7 @@ outcome_fill(struct worker *w, struct msg *m)
 	}
 	r->questions = wr.questions;
 	memset(&wr, 0, sizeof wr);
-	outcome_files(w, r, found);
+	outcome_files(w, r);
 
 	r->exit_code = -1;
 	r->signal = 0;

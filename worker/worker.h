@@ -86,11 +86,11 @@ struct worker {
 	char			*resume_input;	/* queued follow-up turn */
 	char			*prev_session;	/* the session of earlier turns */
 	unsigned		 turns;		/* tool runs so far */
-	struct strv		 files_acc;	/* union of the turns' block lists */
+	struct strv		 files_acc;	/* union of the turns' claims */
 	uint64_t		 acc_in, acc_out;	/* tokens of all turns */
 	double			 acc_cost;
 	int			 acc_cost_seen;
-	struct gitsnap		 git_before;	/* work tree before the first turn */
+	struct gitsnap		 git_before;	/* work dir before the first turn */
 	char			 err_line[512];	/* stderr line being cut */
 	size_t			 err_line_len;
 	int			 closing;	/* CLOSE received */

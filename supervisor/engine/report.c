@@ -81,6 +81,8 @@ report_result(json_t *o, const struct agent *a)
 	    r->action : a->role));
 	json_object_set_new(o, "files_changed",
 	    report_strv(have ? &r->files_changed : &none));
+	json_object_set_new(o, "files_claimed",
+	    report_strv(have ? &r->files_claimed : &none));
 	json_object_set_new(o, "next_suggestion",
 	    report_str(have ? r->next_suggestion : NULL));
 	json_object_set_new(o, "loop_back_to",
@@ -127,18 +129,39 @@ report_usage_add(json_t *acc, const json_t *u, const char *k)
 	    json_number_value(was) + json_number_value(v)));
 }
 
+/* o's list k after the past turns' list k (a union, in order). */
+static void
+report_union(const json_t *past, json_t *o, const char *k)
+{
+	json_t		*files, *cur;
+	size_t		 i, j;
+	int		 seen;
+
+	files = json_deep_copy(json_object_get(past, k));
+	if (!json_is_array(files)) {
+		json_decref(files);
+		files = json_array();
+	}
+	json_array_foreach(json_object_get(o, k), i, cur) {
+		seen = 0;
+		for (j = 0; j < json_array_size(files); j++)
+			if (json_equal(json_array_get(files, j), cur))
+				seen = 1;
+		if (!seen)
+			json_array_append(files, cur);
+	}
+	json_object_set_new(o, k, files);
+}
+
 /*
  * The accumulated fields of an agent's result over its turns: files
- * changed (union), usage (summed; cost_usd null unless some turn had
- * one), turns; the rest of o is the latest turn's.
+ * changed and claimed (unions), usage (summed; cost_usd null unless some
+ * turn had one), turns; the rest of o is the latest turn's.
  */
 static void
 report_turns(const struct agent *a, json_t *o)
 {
-	json_t		*files, *usage, *cur;
-	size_t		 i, k;
-	int		 seen;
-
+	json_t		*usage, *cur;
 	json_int_t	 now;
 
 	/* the tool turns of this worker (1 unless it resumed by itself) */
@@ -154,16 +177,8 @@ report_turns(const struct agent *a, json_t *o)
 	    a->session_id != NULL)
 		json_object_set_new(o, "session_id",
 		    json_string(a->session_id));
-	files = json_deep_copy(json_object_get(a->past, "files_changed"));
-	json_array_foreach(json_object_get(o, "files_changed"), i, cur) {
-		seen = 0;
-		for (k = 0; k < json_array_size(files); k++)
-			if (json_equal(json_array_get(files, k), cur))
-				seen = 1;
-		if (!seen)
-			json_array_append(files, cur);
-	}
-	json_object_set_new(o, "files_changed", files);
+	report_union(a->past, o, "files_changed");
+	report_union(a->past, o, "files_claimed");
 	usage = json_deep_copy(json_object_get(a->past, "usage"));
 	cur = json_object_get(o, "usage");
 	report_usage_add(usage, cur, "input_tokens");

@@ -28,7 +28,7 @@ turn_session(const struct agent *a)
 	return a->session_id;
 }
 
-/* files_changed of a turn into a list, without duplicates. */
+/* files_changed (or claimed) of a turn into a list, without duplicates. */
 static void
 turn_union(json_t *list, const struct strv *files)
 {
@@ -56,7 +56,8 @@ turn_fold(struct agent *a)
 	json_t			*u;
 
 	if (a->past == NULL)
-		a->past = json_pack("{s:[], s:{}}", "files_changed", "usage");
+		a->past = json_pack("{s:[], s:[], s:{}}", "files_changed",
+		    "files_claimed", "usage");
 	if (a->result.type != MSG_RESULT)
 		return;
 	files = json_object_get(a->past, "files_changed");
@@ -66,6 +67,8 @@ turn_fold(struct agent *a)
 	    json_integer_value(json_object_get(a->past, "turns")) +
 	    (r->turns > 0 ? (json_int_t)r->turns : 1)));
 	turn_union(files, &r->files_changed);
+	turn_union(json_object_get(a->past, "files_claimed"),
+	    &r->files_claimed);
 	u = report_usage(r->usage);
 	report_usage_add(usage, u, "input_tokens");
 	report_usage_add(usage, u, "output_tokens");

@@ -260,6 +260,8 @@ e2e_tree_sum() {
 # calc.sh, create a file).  In init, a read-only role, the project must
 # stay as it was; in develop, a writing role, the same requests must
 # change it, which proves the CLI carries them out when it may.  Issue 23.
+# The answer claims never-written.sh: files_changed is what the worker
+# observed, the claim is files_claimed (issue 25).
 e2e_case_readonly() {
 	local role p o before msg want d
 	for role in init develop; do
@@ -271,7 +273,7 @@ e2e_case_readonly() {
 MOCK-WRITE: $p/ro-write.txt :: written by the write tool
 MOCK-RUN: echo ro-shell >> calc.sh
 MOCK-RUN: touch ro-shell.txt
-MOCK-ANSWER: Tried to write.\n\nWORKER_RESULT:\n- action: $role\n- status: success\n- summary: tried to write\n- files_changed: []\n- next_suggestion: null\n- loop_back_to: null\nDETAILED_OUTPUT:\n{output}"
+MOCK-ANSWER: Tried to write.\n\nWORKER_RESULT:\n- action: $role\n- status: success\n- summary: tried to write\n- files_changed: [\"never-written.sh\"]\n- next_suggestion: null\n- loop_back_to: null\nDETAILED_OUTPUT:\n{output}"
 		before=$(e2e_tree_sum "$p" | sha256sum)
 		e2e_agent "$o" "$role" -C "$p" --timeout-ms 240000 "$msg"
 		is "$?" 0 "readonly: $role: exits 0"
@@ -286,6 +288,9 @@ MOCK-ANSWER: Tried to write.\n\nWORKER_RESULT:\n- action: $role\n- status: succe
 		    "readonly: $role: the stand-in asked for the write tool and two shell writes"
 		ok $(( $(mock_count "$d == 'text' and 'Tried to write' in r['decision']['text']") < 1 )) \
 		    "readonly: $role: the CLI answered all three calls"
+		is "$(jget "$o" '[d.get("files_claimed"), "never-written.sh" in d.get("files_changed")]')" \
+		    '[["never-written.sh"],false]' \
+		    "readonly: $role: the claim is files_claimed, not files_changed"
 		if [ "$role" = init ]; then
 			is "$(e2e_tree_sum "$p" | sha256sum)" "$before" \
 			    "readonly: init: the project is unchanged"
@@ -300,6 +305,9 @@ MOCK-ANSWER: Tried to write.\n\nWORKER_RESULT:\n- action: $role\n- status: succe
 		    "readonly: develop: the shell appended to calc.sh"
 		[ -f "$p/ro-shell.txt" ]
 		ok $? "readonly: develop: the shell created a file"
+		is "$(jget "$o" '[f in d.get("files_changed") for f in ("calc.sh", "ro-shell.txt", "ro-write.txt")] + [d.get("files_source")]')" \
+		    '[true,true,true,"git"]' \
+		    "readonly: develop: files_changed is what git saw change"
 	done
 }
 

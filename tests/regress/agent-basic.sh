@@ -22,8 +22,9 @@ is "$(wc -l <"$R")" 1 "--json prints one line"
 is "$(jget "$R" 'd["agent_status"]')" completed "success: agent_status"
 is "$(jget "$R" 'd["status"]')" success "success: status"
 is "$(jget "$R" 'd["summary"]')" "fixed the bug" "success: summary"
-is "$(jget "$R" 'd["files_changed"]')" '["src/a.c","src/b.c"]' \
-    "success: files_changed"
+is "$(jget "$R" '[d["files_claimed"], d["files_changed"]]')" \
+    '[["src/a.c","src/b.c"],[]]' \
+    "success: the block's files are files_claimed; files_changed: none written"
 is "$(jget "$R" '[d["role"], d["tool"], d["action"], d["next_suggestion"],
     d["loop_back_to"], d["reason"]]')" \
     '["develop","bash","develop","validate",null,null]' \

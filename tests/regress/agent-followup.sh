@@ -44,8 +44,8 @@ is "$(jget - '[d["result"][k] for k in ("agent_id", "summary", "turns", "session
     "second turn: same agent id, its summary, two turns, the session"
 is "$(cat "$T_TMP/stdin.2" 2>/dev/null)" "more please" \
     "second turn: the message is the new worker's prompt"
-is "$(jget - 'sorted(d["result"]["files_changed"])' <<<"$r")" '["a.c","b.c"]' \
-    "accumulated: files_changed of both turns, once each"
+is "$(jget - 'sorted(d["result"]["files_claimed"])' <<<"$r")" '["a.c","b.c"]' \
+    "accumulated: files_claimed of both turns, once each"
 is "$(jget - '[d["result"]["usage"][k] for k in ("input_tokens", "output_tokens")] + [round(d["result"]["usage"]["cost_usd"], 4)]' <<<"$r")" \
     '[20,10,0.02]' "accumulated: tokens and cost summed"
 like "$(jget - 'd["result"]["log_path"]' <<<"$r")" '/agent-1\.turn2\.log$' \

@@ -4,7 +4,7 @@
 # follows -C; stderr is kept apart and names the failure; a kill after a
 # good final event is no failure; API errors fail fast with a kind; no
 # cost unless the CLI reports one; answers without a block get a summary
-# and git's list of changed files; resume_session; input queued before
+# and, like every answer, git's list of changed files; resume_session; input queued before
 # the session id is known; results add up over turns.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 90
@@ -80,8 +80,8 @@ agent "$R" develop --tool codex --config "$T_TMP/cfg-codex.json" \
 is "$(jget "$R" '[d["status"], d["usage"]]')" \
     '["success",{"input_tokens":2200,"output_tokens":105,"cost_usd":null}]' \
     "codex: usage without cost_usd"
-is "$(jget "$R" '[d["files_source"], d["turns"]]')" '["block",1]' \
-    "codex: files from the block, one turn"
+is "$(jget "$R" '[d["files_claimed"], d["turns"]]')" '[["src/a.c"],1]' \
+    "codex: the block's files are the claim, one turn"
 
 # -- item 10: no block: the last paragraph, and files from git
 G=$T_TMP/repo
@@ -142,9 +142,9 @@ r=$(ctl_recv 4)
 is "$(jget - '[d["result"]["summary"], d["result"]["turns"], d["result"]["usage"]]' <<<"$r")" \
     '["second turn with more please",2,{"input_tokens":6,"output_tokens":8,"cost_usd":null}]' \
     "turns: the input ran as a resumed turn; usage adds up"
-is "$(jget - '[sorted(d["result"]["files_changed"]), d["result"]["argv"][2], d["result"]["session_id"]]' <<<"$r")" \
+is "$(jget - '[sorted(d["result"]["files_claimed"]), d["result"]["argv"][2], d["result"]["session_id"]]' <<<"$r")" \
     '[["a.c","b.c"],"resume","thread-9"]' \
-    "turns: files of both turns; argv and session of the latest"
+    "turns: files claimed in both turns; argv and session of the latest"
 ctl_stop 10000
 
 # -- queued input, but the turn ends without a session id

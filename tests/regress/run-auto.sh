@@ -20,7 +20,7 @@ OK="exec '$FAKE' --marker $M result success"
 # --- a whole loop: init, develop, debug, validate, complete
 R=$T_TMP/whole
 cfg "$R" "$OK init-done" \
-    "$OK 'added the feature' '[\"src/a.c\", \"src/b.c\"]'" "$OK dbg" \
+    "mkdir -p src; echo a >src/a.c; echo b >src/b.c; $OK 'added the feature' '[\"src/a.c\", \"src/b.c\"]'" "$OK dbg" \
     "$OK 'all good'" "$OK done"
 t_loop_run "$R" whole-1 --json "Add the feature"
 is "$RC" 0 "whole: exit 0"
@@ -88,7 +88,7 @@ print(p[0]["role"], p[0]["text"], p[0]["elapsed_ms"] >= 0, p[0].get("loop_id")) 
 
 # --- the tasks file: init plans them, develop does the first pending one
 R=$T_TMP/tasks
-cfg "$R" "$OK" "$OK 'did T1' '[\"t1.c\"]'" "$OK" "$OK" "$OK"
+cfg "$R" "$OK" "echo 1 >t1.c; $OK 'did T1' '[\"t1.c\"]'" "$OK" "$OK" "$OK"
 printf '%s\n' '{"id": "T1", "description": "first", "status": "pending"}' \
     'not json' '{"id": "T2", "description": "second"}' \
     >"$R/.loop/tasks-1.tasks.jsonl"
@@ -156,7 +156,7 @@ INIT="printf 'WORKER_RESULT:\n- action: init\n- status: success\n- summary: \
 planned\nDETAILED_OUTPUT:\n1. Fix sub in calc.c\n2. Add a negative test\n\
 test_command: sh tests/run.sh\n'"
 DEV="p=\$(timeout 0.5 cat); printf '%s\n=====\n' \"\$p\" >>'$R.develop'; \
-$OK 'fixed sub' '[\"calc.c\"]'"
+echo fix >>calc.c; $OK 'fixed sub' '[\"calc.c\"]'"
 DBG="timeout 0.5 cat >>'$R.debug'; $OK"
 VAL="timeout 0.5 cat >>'$R.validate'; if [ -e '$R.count' ]; then $OK 'all pass'; \
 else touch '$R.count'; printf 'WORKER_RESULT:\n- action: validate\n- status: \

@@ -83,6 +83,7 @@ sample_msg(enum msg_type type, struct msg *m)
 		m->u.result.reason = xstrdup("signal 9");
 		m->u.result.stderr_tail = xstrdup("Killed");
 		m->u.result.log_tail = xstrdup("1..1\nok 1 - far away\n");
+		strv_push(&m->u.result.files_claimed, "add.sh");
 		break;
 	case MSG_CLOSE:
 		m->u.close.grace_ms = 5000;

@@ -484,6 +484,13 @@ test_parallel(void)
 	    " \"validate\"], \"resolution\": \"manual\"}]",
 	    "conflicts: a missing worker counts for nothing");
 	json_decref(c);
+	/* observed by both, claimed by validate only: its own, no conflict */
+	json_object_set_new(b, "files_claimed", json_array());
+	json_object_set_new(v, "files_claimed", json_pack("[s]", "./src/a.c"));
+	c = merge_conflicts(names, res, 3);
+	is_json(c, "", "[]", "conflicts: a sibling's write a worker observed "
+	    "but did not claim is no conflict");
+	json_decref(c);
 	json_decref(ss2);
 	json_decref(ss);
 	json_decref(d);

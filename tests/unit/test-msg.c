@@ -89,6 +89,7 @@ check_result_fields(void)
 	m.u.result.tool_pid = 4242;
 	strv_push(&m.u.result.argv, "codex");
 	strv_push(&m.u.result.argv, "resume");
+	strv_push(&m.u.result.files_claimed, "add.sh");
 	msgpack_sbuffer_init(&sb);
 	tap_is_int(msg_encode(&m, &sb), PROTO_OK, "RESULT with turns encodes");
 	tap_is_int(msg_decode(MSG_RESULT, (uint8_t *)sb.data, sb.size, &d),
@@ -99,6 +100,9 @@ check_result_fields(void)
 	    d.u.result.turns == 3 && d.u.result.tool_pid == 4242 &&
 	    d.u.result.argv.n == 2 && strcmp(d.u.result.argv.v[1],
 	    "resume") == 0, "error_kind, files_source, turns, tool_pid, argv");
+	tap_ok(d.u.result.files_claimed.n == 1 && d.u.result.files_changed.n ==
+	    0 && strcmp(d.u.result.files_claimed.v[0], "add.sh") == 0,
+	    "files_claimed round-trips apart from files_changed");
 	msg_clear(&m);
 	msg_clear(&d);
 	msgpack_sbuffer_destroy(&sb);
@@ -120,7 +124,8 @@ check_result_fields(void)
 	tap_is_int(msg_decode(MSG_RESULT, (uint8_t *)sb.data, sb.size, &d),
 	    PROTO_OK, "an older worker's RESULT decodes");
 	tap_ok(d.u.result.error_kind == NULL && d.u.result.files_source ==
-	    NULL && d.u.result.turns == 0 && d.u.result.argv.n == 0,
+	    NULL && d.u.result.turns == 0 && d.u.result.argv.n == 0 &&
+	    d.u.result.files_claimed.n == 0,
 	    "... with the newer fields absent");
 	msg_clear(&d);
 	msgpack_sbuffer_destroy(&sb);

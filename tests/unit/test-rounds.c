@@ -140,6 +140,21 @@ gate_hold(struct rounds *R, int r)
 	return fd;
 }
 
+/*
+ * Remove gate.r once both its tools are done: the workers observe the
+ * loops' directory (a walk of mtimes), which must not grow by a file a
+ * round.
+ */
+static void
+gate_drop(struct rounds *R, int r)
+{
+	char	*path;
+
+	xasprintf(&path, "%s/gate.%d", R->h.dir, r);
+	(void)unlink(path);
+	free(path);
+}
+
 /* How many processes wait for a lock on fd's file (/proc/locks "->"). */
 static int
 gate_waiters(int fd)
@@ -220,6 +235,7 @@ rounds_done(struct side *s, const json_t *f)
 	R->skew_sum += skew;
 	if (skew > R->skew_max)
 		R->skew_max = skew;
+	gate_drop(R, R->r);
 	R->r++;
 	R->released = 0;
 	R->gate = R->next;

@@ -64,18 +64,39 @@ merge_sub(json_t *o, const char *k, int array)
 	return v;
 }
 
-/* The strings of files_changed, copied; anything else is dropped. */
+/* The strings of list k, copied; anything else is dropped. */
 static json_t *
-merge_files(const json_t *res)
+merge_strs(const json_t *res, const char *k)
 {
 	const json_t	*f;
 	json_t		*out = json_array();
 	size_t		 i;
 
-	json_array_foreach(json_object_get(res, "files_changed"), i, f)
+	json_array_foreach(json_object_get(res, k), i, f)
 		if (json_is_string(f) && json_string_length(f) > 0)
 			json_array_append(out, (json_t *)f);
 	return out;
+}
+
+/* The files the worker observed changed (files_changed), copied. */
+static json_t *
+merge_files(const json_t *res)
+{
+	return merge_strs(res, "files_changed");
+}
+
+/* The files the answer claimed, beside them in o when it claimed any. */
+static void
+merge_claimed(json_t *o, const json_t *res)
+{
+	json_t	*c = merge_strs(res, "files_claimed");
+
+	if (json_array_size(c) > 0)
+		json_object_set_new(o, "files_claimed", c);
+	else {
+		json_decref(c);
+		json_object_del(o, "files_claimed");
+	}
 }
 
 /*
@@ -230,6 +251,7 @@ merge_develop(json_t *ss, const json_t *res, const char *outcome,
 		json_object_set_new(t, "description", json_string(sum));
 	json_object_set_new(t, "status", json_string(tst));
 	json_object_set_new(t, "files_changed", merge_files(res));
+	merge_claimed(t, res);
 	json_object_set_new(t, "completed_at", json_string(now));
 	merge_count_tasks(dev);
 	json_object_set(dev, "current_task", json_object_get(t, "id"));
@@ -533,8 +555,30 @@ merge_norm(const char *f)
 }
 
 /*
- * Paths two (or more) workers of a parallel step changed: one entry per
- * path, workers in role order, in the order the second worker is met.
+ * Whether a path a parallel worker observed changed is its own: workers
+ * of a step share the directory, so each observes the others' writes
+ * too; a worker's own are those it also claimed.  A result without
+ * files_claimed (an older worker's) owns all it lists.
+ */
+static int
+merge_owned(const json_t *res, const char *path)
+{
+	const json_t	*claimed = json_object_get(res, "files_claimed"), *f;
+	size_t		 i;
+
+	if (!json_is_array(claimed))
+		return 1;
+	json_array_foreach(claimed, i, f)
+		if (json_is_string(f) &&
+		    strcmp(merge_norm(json_string_value(f)), path) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Paths two (or more) workers of a parallel step changed (observed, and
+ * their own: merge_owned): one entry per path, workers in role order, in
+ * the order the second worker is met.
  */
 json_t *
 merge_conflicts(const char *const *roles, const json_t *const *res,
@@ -555,7 +599,7 @@ merge_conflicts(const char *const *roles, const json_t *const *res,
 			if (!json_is_string(f))
 				continue;
 			path = merge_norm(json_string_value(f));
-			if (*path == '\0')
+			if (*path == '\0' || !merge_owned(res[i], path))
 				continue;
 			if ((e = json_object_get(seen, path)) == NULL) {
 				json_object_set_new(seen, path, json_pack(
@@ -584,9 +628,11 @@ merge_conflicts(const char *const *roles, const json_t *const *res,
 static json_t *
 merge_brief(const char *role, const json_t *res)
 {
+	json_t	*b;
+
 	if (res == NULL)
 		return json_null();
-	return json_pack("{s:s?, s:s, s:s?, s:o, s:s?, s:s?, s:b}",
+	b = json_pack("{s:s?, s:s, s:s?, s:o, s:s?, s:s?, s:b}",
 	    "agent_id", merge_s(res, "agent_id"),
 	    "status", merge_outcome(role, res),
 	    "summary", merge_s(res, "summary"),
@@ -594,6 +640,8 @@ merge_brief(const char *role, const json_t *res)
 	    "next_suggestion", merge_s(res, "next_suggestion"),
 	    "loop_back_to", merge_s(res, "loop_back_to"),
 	    "timed_out", json_is_true(json_object_get(res, "timed_out")));
+	merge_claimed(b, res);
+	return b;
 }
 
 /*
@@ -690,12 +738,13 @@ json_t *
 merge_event(const char *role, const json_t *res)
 {
 	return json_pack("{s:O?, s:s, s:O?, s:s, s:O?, s:O?, s:O?, s:O?,"
-	    " s:O?, s:O?, s:O?, s:O?}", "agent_id",
+	    " s:O?, s:O?, s:O?, s:O?, s:O?}", "agent_id",
 	    json_object_get(res, "agent_id"),
 	    "role", role, "tool", json_object_get(res, "tool"),
 	    "status", merge_outcome(role, res),
 	    "summary", json_object_get(res, "summary"),
 	    "files_changed", json_object_get(res, "files_changed"),
+	    "files_claimed", json_object_get(res, "files_claimed"),
 	    "loop_back_to", json_object_get(res, "loop_back_to"),
 	    "timed_out", json_object_get(res, "timed_out"),
 	    "duration_ms", json_object_get(res, "duration_ms"),

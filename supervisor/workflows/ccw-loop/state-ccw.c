@@ -112,7 +112,7 @@ static const struct state_vrule ccw_state_r_task[] = {
 	R("id", V_STR, V_REQ), R("description", V_STR, 0),
 	R("tool", V_STR, 0), R("mode", V_STR, 0),
 	R_ENUM("status", V_REQ, ccw_state_task_st),
-	R("files_changed", V_STRS, 0),
+	R("files_changed", V_STRS, 0), R("files_claimed", V_STRS, 0),
 	R("created_at", V_TS, 0), R("completed_at", V_TS, V_NULL),
 	R("prompt_template", V_STR, 0), R("command", V_STR, 0),
 	R("on_error", V_STR, 0), R_END
