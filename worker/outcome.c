@@ -91,7 +91,7 @@ outcome_next_turn(struct worker *w)
 	adapter_set(&ts->final_text, NULL);
 	adapter_set(&ts->error, NULL);
 	adapter_set(&ts->retry, NULL);
-	ts->error_kind = NULL;
+	ts->error_kind = OUTCOME_NONE;
 	ts->retry_after_ms = 0;
 	ts->final_seen = ts->final_failed = 0;
 }
@@ -135,6 +135,30 @@ outcome_files(struct worker *w, struct msg_result *r, int found)
 		r->files_source = xstrdup("block");
 }
 
+/*
+ * The kind of a failed run: the stream's (its final event's, else its
+ * last retry's) unless the worker itself failed it, else the reason's
+ * words.  A rate limit or quota takes the wait the CLI or API named
+ * (else perhaps stderr names one), and a quota with a reset is a rate
+ * limit to wait out (fallback_settle).
+ */
+static enum outcome_kind
+outcome_kind_of(const struct worker *w, struct msg_result *r)
+{
+	enum outcome_kind k = w->ts.error_kind;
+
+	if (k == OUTCOME_NONE || w->reason != NULL)
+		k = fallback_kind(r->reason);
+	if (k != OUTCOME_RATE_LIMITED && k != OUTCOME_QUOTA_EXHAUSTED)
+		return k;
+	r->retry_after_ms = w->ts.retry_after_ms;
+	if (r->retry_after_ms == 0)
+		r->retry_after_ms = retryafter_parse(r->reason, 0);
+	if (r->retry_after_ms == 0)
+		r->retry_after_ms = retryafter_parse(r->stderr_tail, 0);
+	return fallback_settle(k, r->retry_after_ms);
+}
+
 /* Why a failed run failed: ours, the CLI's own message, or its stderr. */
 static void
 outcome_why(struct worker *w, struct msg_result *r, int found)
@@ -157,16 +181,7 @@ outcome_why(struct worker *w, struct msg_result *r, int found)
 		    w->ad->name, WEXITSTATUS(st));
 	if (found || r->reason == NULL)
 		return;
-	r->error_kind = xstrdup(w->ts.error_kind != NULL ? w->ts.error_kind :
-	    fallback_kind(r->reason));
-	/* The wait the CLI or API named; else perhaps stderr names one. */
-	if (strcmp(r->error_kind, "rate_limited") == 0) {
-		r->retry_after_ms = w->ts.retry_after_ms;
-		if (r->retry_after_ms == 0)
-			r->retry_after_ms = retryafter_parse(r->reason, 0);
-		if (r->retry_after_ms == 0)
-			r->retry_after_ms = retryafter_parse(r->stderr_tail, 0);
-	}
+	r->error_kind = xstrdup(outcome_name(outcome_kind_of(w, r)));
 }
 
 /* Usage over all turns; cost_usd null unless the CLI reported one. */

@@ -218,10 +218,7 @@ codex_line(struct tool_stream *ts, const char *line, size_t len)
 		ts->final_failed = 1;
 		msg = adapter_str(json_object_get(ev, "error"), "message");
 		adapter_set(&ts->error, msg != NULL ? msg : "turn failed");
-		if (ts->error_kind == NULL)
-			ts->error_kind = fallback_kind(ts->error);
-		if (strcmp(ts->error_kind, "rate_limited") == 0)
-			retryafter_note(ts, ts->error);
+		adapter_fail_kind(ts, 0, ts->error);
 		adapter_progress(ts, "failed", msg);
 	} else if (strcmp(type, "error") == 0)
 		codex_error(ts, adapter_str(ev, "message"));
