@@ -338,8 +338,8 @@ adapter_permission(const struct tool_spec *spec)
  * An API error the CLI reported while it keeps retrying.  Auth and a
  * missing model will not heal by retrying: they end the turn now (final,
  * failed) with the error's kind.  Anything else is reported as a retry,
- * and its kind kept: if the CLI then gives up without naming one (an
- * exit, a bare "failed"), the last retry's kind is why.
+ * and its text and kind kept: if the CLI then exits without a final word,
+ * or gives up without naming a kind, the last retry is why.
  */
 void
 adapter_api_error(struct tool_stream *ts, long status, const char *msg,
@@ -373,6 +373,8 @@ adapter_api_error(struct tool_stream *ts, long status, const char *msg,
 		adapter_set(&ts->error, text);
 		adapter_progress(ts, "failed", text);
 	} else {
+		/* the reason if the CLI exits after it without a final word */
+		adapter_set(&ts->error, text);
 		adapter_set(&ts->retry, text);
 		adapter_progress(ts, "retry", text);
 	}

@@ -183,6 +183,9 @@ codex_error(struct tool_stream *ts, const char *msg)
 		inner = xstrdup(msg);
 	adapter_api_error(ts, status, inner, attempt, max);
 	free(inner);
+	/* a retry's reason: codex's own words, "Reconnecting..." and all */
+	if (!ts->final_seen)
+		adapter_set(&ts->error, msg);
 }
 
 /* `error` events are often retries ("Reconnecting..."): kept, not final. */
