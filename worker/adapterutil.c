@@ -364,7 +364,7 @@ adapter_api_error(struct tool_stream *ts, long status, const char *msg,
 	xasprintf(&text, "API error%s%s%s%s%s%s", st[0] ? " " : "", st,
 	    msg != NULL ? ": " : "", msg != NULL ? msg : "", at[0] ? ", " : "",
 	    at);
-	if (kind == OUTCOME_RATE_LIMITED)
+	if (kind == OUTCOME_RATE_LIMITED || kind == OUTCOME_QUOTA_EXHAUSTED)
 		retryafter_note(ts, msg);
 	ts->error_kind = kind;
 	if (kind == OUTCOME_AUTH || kind == OUTCOME_MODEL) {
