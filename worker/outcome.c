@@ -97,6 +97,20 @@ outcome_next_turn(struct worker *w)
 }
 
 /*
+ * The CLI's own error text: its final word, or the last retry it
+ * reported when it then ended by itself.  A retry cut short by a CLOSE
+ * (the role's deadline, a cancel) is not why the run ended: the
+ * supervisor says why, so it is no reason here.
+ */
+static const char *
+outcome_cli_error(const struct worker *w)
+{
+	if (w->ts.final_seen || !w->closing)
+		return w->ts.error;
+	return NULL;
+}
+
+/*
  * The status when the answer has no WORKER_RESULT block.  The in-stream
  * final event decides (a CLI killed after a good final event did not
  * fail); without one, a non-zero exit fails.
@@ -147,7 +161,8 @@ outcome_kind_of(const struct worker *w, struct msg_result *r)
 {
 	enum outcome_kind k = w->ts.error_kind;
 
-	if (k == OUTCOME_NONE || w->reason != NULL)
+	if (k == OUTCOME_NONE || w->reason != NULL || outcome_cli_error(w) ==
+	    NULL)
 		k = fallback_kind(r->reason);
 	if (k != OUTCOME_RATE_LIMITED && k != OUTCOME_QUOTA_EXHAUSTED)
 		return k;
@@ -170,8 +185,8 @@ outcome_why(struct worker *w, struct msg_result *r, int found)
 		r->reason = xstrdup(w->reason);
 	else if (r->status == NULL || strcmp(r->status, "failed") != 0 || found)
 		return;
-	else if (w->ts.error != NULL)
-		r->reason = xstrdup(w->ts.error);
+	else if (outcome_cli_error(w) != NULL)
+		r->reason = xstrdup(outcome_cli_error(w));
 	else if ((line = fallback_reason(r->stderr_tail)) != NULL)
 		r->reason = line;
 	else if (w->tool_waited && WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
@@ -229,8 +244,9 @@ outcome_fill(struct worker *w, struct msg *m)
 	r->action = wr.action != NULL ? wr.action : xstrdup(w->role);
 	if (wr.summary != NULL)
 		r->summary = wr.summary;
-	else if (strcmp(r->status, "failed") == 0 && w->ts.error != NULL)
-		r->summary = xstrdup(w->ts.error);
+	else if (strcmp(r->status, "failed") == 0 &&
+	    outcome_cli_error(w) != NULL)
+		r->summary = xstrdup(outcome_cli_error(w));
 	else if (stream)
 		r->summary = fallback_summary(text);
 	free(text);
