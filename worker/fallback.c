@@ -6,6 +6,7 @@
  */
 #include <config.h>
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -117,15 +118,24 @@ fallback_summary(const char *text)
 	return fallback_copy(start, (size_t)(end - start), SUMMARY_MAX);
 }
 
-/* Case-insensitive substring. */
+/*
+ * Case-insensitive substring; a number only as a whole number, so that a
+ * port or a request id ("127.0.0.1:40123") is no HTTP 401.
+ */
 static int
 fallback_has(const char *s, const char *word)
 {
-	size_t	n = strlen(word);
+	size_t		 n = strlen(word);
+	const char	*p;
+	int		 num = n > 0 && strspn(word, "0123456789") == n;
 
-	for (; *s != '\0'; s++)
-		if (strncasecmp(s, word, n) == 0)
+	for (p = s; *p != '\0'; p++) {
+		if (strncasecmp(p, word, n) != 0)
+			continue;
+		if (!num || ((p == s || !isdigit((unsigned char)p[-1])) &&
+		    !isdigit((unsigned char)p[n])))
 			return 1;
+	}
 	return 0;
 }
 

@@ -754,6 +754,13 @@ test_kinds(void)
 		{ "[API Error: fetch failed]", OUTCOME_NETWORK },
 		{ "request timed out after 5000ms", OUTCOME_NETWORK },
 		{ "segfault in tool", OUTCOME_TOOL_ERROR },
+		/* a port or an id is no status: whole numbers only */
+		{ "unexpected status 529 <unknown status code>: Overloaded, "
+		    "url: http://127.0.0.1:40123/v1/responses",
+		    OUTCOME_OVERLOADED },
+		{ "connection refused: 127.0.0.1:44031", OUTCOME_NETWORK },
+		{ "request id req_5004", OUTCOME_TOOL_ERROR },
+		{ "HTTP 401: bad key", OUTCOME_AUTH },
 	};
 	static const struct {
 		long			 status;
