@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "outcome.h"
 #include "proto.h"
 
 /* What the supervisor asked for (borrowed from the ASSIGN message). */
@@ -41,7 +42,7 @@ struct tool_stream {
 	char		*final_text;	/* the agent's answer, parsed for WORKER_RESULT */
 	char		*last_text;	/* last progress line, for PROGRESS */
 	char		*error;		/* error text reported in-stream, if any */
-	const char	*error_kind;	/* auth|model|rate_limited|network|... */
+	enum outcome_kind error_kind;	/* OUTCOME_NONE until the stream names one */
 	char		*retry;		/* a retry to report now (PROGRESS "retry") */
 	uint64_t	 retry_after_ms; /* rate limit: the wait the CLI or API
 					   named, from when it was read (0: none) */
@@ -165,6 +166,7 @@ int		 adapter_session_ok(const char *);
 enum permission	 adapter_permission(const struct tool_spec *);
 void		 adapter_api_error(struct tool_stream *, long, const char *,
 		    uint64_t, uint64_t);
+void		 adapter_fail_kind(struct tool_stream *, long, const char *);
 int		 adapter_stderr_line(struct tool_stream *, const char *, size_t);
 
 /* retryafter.c: the wait a rate-limit message names (ms, 0: none). */

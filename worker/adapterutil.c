@@ -337,19 +337,21 @@ adapter_permission(const struct tool_spec *spec)
 /*
  * An API error the CLI reported while it keeps retrying.  Auth and a
  * missing model will not heal by retrying: they end the turn now (final,
- * failed) with the error's kind.  Anything else is reported as a retry.
+ * failed) with the error's kind.  Anything else is reported as a retry,
+ * and its text and kind kept: if the CLI then exits without a final word,
+ * or gives up without naming a kind, the last retry is why.
  */
 void
 adapter_api_error(struct tool_stream *ts, long status, const char *msg,
     uint64_t attempt, uint64_t max)
 {
-	const char	*kind = fallback_kind_status(status);
+	enum outcome_kind kind = fallback_kind_status(status, msg);
 	char		*text, st[32] = "", at[64] = "";
 
 	/* The turn already ended on a fatal error: later retries are noise. */
 	if (ts->final_seen)
 		return;
-	if (kind == NULL)
+	if (kind == OUTCOME_NONE)
 		kind = fallback_kind(msg);
 	if (status > 0)
 		snprintf(st, sizeof st, "HTTP %ld", status);
@@ -362,19 +364,41 @@ adapter_api_error(struct tool_stream *ts, long status, const char *msg,
 	xasprintf(&text, "API error%s%s%s%s%s%s", st[0] ? " " : "", st,
 	    msg != NULL ? ": " : "", msg != NULL ? msg : "", at[0] ? ", " : "",
 	    at);
-	if (strcmp(kind, "rate_limited") == 0)
+	if (kind == OUTCOME_RATE_LIMITED || kind == OUTCOME_QUOTA_EXHAUSTED)
 		retryafter_note(ts, msg);
-	if (strcmp(kind, "auth") == 0 || strcmp(kind, "model") == 0) {
+	ts->error_kind = kind;
+	if (kind == OUTCOME_AUTH || kind == OUTCOME_MODEL) {
 		ts->final_seen = 1;
 		ts->final_failed = 1;
-		ts->error_kind = kind;
 		adapter_set(&ts->error, text);
 		adapter_progress(ts, "failed", text);
 	} else {
+		/* the reason if the CLI exits after it without a final word */
+		adapter_set(&ts->error, text);
 		adapter_set(&ts->retry, text);
 		adapter_progress(ts, "retry", text);
 	}
 	free(text);
+}
+
+/*
+ * The CLI gave up: the kind of its final error (an HTTP status if it
+ * named one, else its words, else the kind of the last retry it reported,
+ * which is what it gave up on).  A rate limit or quota notes the wait the
+ * text names; a quota with a known reset is a rate limit to wait out.
+ */
+void
+adapter_fail_kind(struct tool_stream *ts, long status, const char *msg)
+{
+	enum outcome_kind k = fallback_kind_status(status, msg);
+
+	if (k == OUTCOME_NONE)
+		k = fallback_kind(msg);
+	if (k == OUTCOME_TOOL_ERROR && ts->error_kind != OUTCOME_NONE)
+		k = ts->error_kind;
+	if (k == OUTCOME_RATE_LIMITED || k == OUTCOME_QUOTA_EXHAUSTED)
+		retryafter_note(ts, msg);
+	ts->error_kind = fallback_settle(k, ts->retry_after_ms);
 }
 
 /*

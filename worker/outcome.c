@@ -91,9 +91,23 @@ outcome_next_turn(struct worker *w)
 	adapter_set(&ts->final_text, NULL);
 	adapter_set(&ts->error, NULL);
 	adapter_set(&ts->retry, NULL);
-	ts->error_kind = NULL;
+	ts->error_kind = OUTCOME_NONE;
 	ts->retry_after_ms = 0;
 	ts->final_seen = ts->final_failed = 0;
+}
+
+/*
+ * The CLI's own error text: its final word, or the last retry it
+ * reported when it then ended by itself.  A retry cut short by a CLOSE
+ * (the role's deadline, a cancel) is not why the run ended: the
+ * supervisor says why, so it is no reason here.
+ */
+static const char *
+outcome_cli_error(const struct worker *w)
+{
+	if (w->ts.final_seen || !w->closing)
+		return w->ts.error;
+	return NULL;
 }
 
 /*
@@ -127,6 +141,31 @@ outcome_files(struct worker *w, struct msg_result *r)
 		r->files_source = xstrdup(src);
 }
 
+/*
+ * The kind of a failed run: the stream's (its final event's, else its
+ * last retry's) unless the worker itself failed it, else the reason's
+ * words.  A rate limit or quota takes the wait the CLI or API named
+ * (else perhaps stderr names one), and a quota with a reset is a rate
+ * limit to wait out (fallback_settle).
+ */
+static enum outcome_kind
+outcome_kind_of(const struct worker *w, struct msg_result *r)
+{
+	enum outcome_kind k = w->ts.error_kind;
+
+	if (k == OUTCOME_NONE || w->reason != NULL || outcome_cli_error(w) ==
+	    NULL)
+		k = fallback_kind(r->reason);
+	if (k != OUTCOME_RATE_LIMITED && k != OUTCOME_QUOTA_EXHAUSTED)
+		return k;
+	r->retry_after_ms = w->ts.retry_after_ms;
+	if (r->retry_after_ms == 0)
+		r->retry_after_ms = retryafter_parse(r->reason, 0);
+	if (r->retry_after_ms == 0)
+		r->retry_after_ms = retryafter_parse(r->stderr_tail, 0);
+	return fallback_settle(k, r->retry_after_ms);
+}
+
 /* Why a failed run failed: ours, the CLI's own message, or its stderr. */
 static void
 outcome_why(struct worker *w, struct msg_result *r, int found)
@@ -138,8 +177,8 @@ outcome_why(struct worker *w, struct msg_result *r, int found)
 		r->reason = xstrdup(w->reason);
 	else if (r->status == NULL || strcmp(r->status, "failed") != 0 || found)
 		return;
-	else if (w->ts.error != NULL)
-		r->reason = xstrdup(w->ts.error);
+	else if (outcome_cli_error(w) != NULL)
+		r->reason = xstrdup(outcome_cli_error(w));
 	else if ((line = fallback_reason(r->stderr_tail)) != NULL)
 		r->reason = line;
 	else if (w->tool_waited && WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
@@ -149,16 +188,7 @@ outcome_why(struct worker *w, struct msg_result *r, int found)
 		    w->ad->name, WEXITSTATUS(st));
 	if (found || r->reason == NULL)
 		return;
-	r->error_kind = xstrdup(w->ts.error_kind != NULL ? w->ts.error_kind :
-	    fallback_kind(r->reason));
-	/* The wait the CLI or API named; else perhaps stderr names one. */
-	if (strcmp(r->error_kind, "rate_limited") == 0) {
-		r->retry_after_ms = w->ts.retry_after_ms;
-		if (r->retry_after_ms == 0)
-			r->retry_after_ms = retryafter_parse(r->reason, 0);
-		if (r->retry_after_ms == 0)
-			r->retry_after_ms = retryafter_parse(r->stderr_tail, 0);
-	}
+	r->error_kind = xstrdup(outcome_name(outcome_kind_of(w, r)));
 }
 
 /* Usage over all turns; cost_usd null unless the CLI reported one. */
@@ -206,8 +236,9 @@ outcome_fill(struct worker *w, struct msg *m)
 	r->action = wr.action != NULL ? wr.action : xstrdup(w->role);
 	if (wr.summary != NULL)
 		r->summary = wr.summary;
-	else if (strcmp(r->status, "failed") == 0 && w->ts.error != NULL)
-		r->summary = xstrdup(w->ts.error);
+	else if (strcmp(r->status, "failed") == 0 &&
+	    outcome_cli_error(w) != NULL)
+		r->summary = xstrdup(outcome_cli_error(w));
 	else if (stream)
 		r->summary = fallback_summary(text);
 	free(text);

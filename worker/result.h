@@ -5,7 +5,11 @@
 #ifndef CCW_RESULT_H
 #define CCW_RESULT_H
 
+#include <stdint.h>
+
 #include <jansson.h>
+
+#include "outcome.h"
 
 #include "proto.h"
 
@@ -27,7 +31,8 @@ void	result_clear(struct wresult *);
 /* worker/fallback.c: results the agent did not state (all owned/static). */
 char		*fallback_reason(const char *);
 char		*fallback_summary(const char *);
-const char	*fallback_kind(const char *);
-const char	*fallback_kind_status(long);
+enum outcome_kind fallback_kind(const char *);
+enum outcome_kind fallback_kind_status(long, const char *);
+enum outcome_kind fallback_settle(enum outcome_kind, uint64_t);
 
 #endif

@@ -165,14 +165,9 @@ claude_result(struct tool_stream *ts, const json_t *ev, int dialect)
 		adapter_set(&ts->final_text, text);
 	adapter_set(&ts->error, ts->final_failed ? claude_result_error(ev) :
 	    NULL);
-	if (ts->final_failed) {
-		ts->error_kind = fallback_kind_status((long)adapter_uint(ev,
-		    "api_error_status"));
-		if (ts->error_kind == NULL)
-			ts->error_kind = fallback_kind(ts->error);
-		if (strcmp(ts->error_kind, "rate_limited") == 0)
-			retryafter_note(ts, ts->error);
-	}
+	if (ts->final_failed)
+		adapter_fail_kind(ts, (long)adapter_uint(ev,
+		    "api_error_status"), ts->error);
 	adapter_session(ts, adapter_str(ev, "session_id"));
 	usage = json_object_get(ev, "usage");
 	ts->tokens_in = adapter_uint(usage, "input_tokens");

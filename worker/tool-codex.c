@@ -149,6 +149,20 @@ codex_item(struct tool_stream *ts, const json_t *item, int done)
 		adapter_progress(ts, "item", type);
 }
 
+/* The HTTP status codex names ("unexpected status 529 ...", "last
+ * status: 429 ..."), 0 when it names none. */
+static long
+codex_status(const char *msg)
+{
+	const char	*p;
+
+	if ((p = strstr(msg, "status ")) != NULL)
+		return strtol(p + 7, NULL, 10);
+	if ((p = strstr(msg, "status: ")) != NULL)
+		return strtol(p + 8, NULL, 10);
+	return 0;
+}
+
 /*
  * "Reconnecting... 2/5 (unexpected status 429 Too Many Requests: ...)":
  * a retry to report, unless the status says retrying cannot help.
@@ -171,10 +185,7 @@ codex_error(struct tool_stream *ts, const char *msg)
 	attempt = strtoul(msg + 15, &end, 10);
 	if (*end == '/')
 		max = strtoul(end + 1, NULL, 10);
-	if ((p = strstr(msg, "status ")) != NULL)
-		status = strtol(p + 7, NULL, 10);
-	else if ((p = strstr(msg, "status: ")) != NULL)
-		status = strtol(p + 8, NULL, 10);
+	status = codex_status(msg);
 	if ((p = strchr(msg, '(')) != NULL) {
 		inner = xstrdup(p + 1);
 		if (inner[0] != '\0' && inner[strlen(inner) - 1] == ')')
@@ -183,6 +194,9 @@ codex_error(struct tool_stream *ts, const char *msg)
 		inner = xstrdup(msg);
 	adapter_api_error(ts, status, inner, attempt, max);
 	free(inner);
+	/* a retry's reason: codex's own words, "Reconnecting..." and all */
+	if (!ts->final_seen)
+		adapter_set(&ts->error, msg);
 }
 
 /* `error` events are often retries ("Reconnecting..."): kept, not final. */
@@ -218,10 +232,7 @@ codex_line(struct tool_stream *ts, const char *line, size_t len)
 		ts->final_failed = 1;
 		msg = adapter_str(json_object_get(ev, "error"), "message");
 		adapter_set(&ts->error, msg != NULL ? msg : "turn failed");
-		if (ts->error_kind == NULL)
-			ts->error_kind = fallback_kind(ts->error);
-		if (strcmp(ts->error_kind, "rate_limited") == 0)
-			retryafter_note(ts, ts->error);
+		adapter_fail_kind(ts, codex_status(ts->error), ts->error);
 		adapter_progress(ts, "failed", msg);
 	} else if (strcmp(type, "error") == 0)
 		codex_error(ts, adapter_str(ev, "message"));

@@ -90,12 +90,9 @@ gemini_result(struct tool_stream *ts, const json_t *ev)
 		if (msg != NULL)
 			adapter_set(&ts->error, msg);
 		/* "[API Error: ...\nSuggested retry after 7s.]" */
-		if (ts->error != NULL && strcmp(fallback_kind(ts->error),
-		    "rate_limited") == 0) {
-			ts->error_kind = "rate_limited";
-			retryafter_note(ts, ts->error);
-		}
-		else if (ts->error == NULL) {
+		if (ts->error != NULL)
+			adapter_fail_kind(ts, 0, ts->error);
+		else {
 			xasprintf(&why, "result status %s",
 			    status != NULL ? status : "missing");
 			adapter_set(&ts->error, why);

@@ -180,22 +180,15 @@ opencode_tool(struct tool_stream *ts, const json_t *part)
 		    adapter_tool_detail(json_object_get(state, "input")));
 }
 
-/*
- * An APIError carries the HTTP status and the response headers: a 429's
- * retry-after(-ms) is the API's own word on the wait (opencode-429.jsonl).
- */
+/* A 429's retry-after(-ms) header is the API's own word on the wait
+ * (opencode-429.jsonl); else perhaps the body names one. */
 static void
-opencode_error_kind(struct tool_stream *ts, const json_t *data)
+opencode_retry_after(struct tool_stream *ts, const json_t *data)
 {
 	json_t		*hdr;
 	const char	*v;
 	char		*text;
 
-	ts->error_kind = fallback_kind_status((long)adapter_uint(data,
-	    "statusCode"));
-	if (ts->error_kind == NULL || strcmp(ts->error_kind,
-	    "rate_limited") != 0)
-		return;
 	hdr = json_object_get(data, "responseHeaders");
 	if ((v = adapter_str(hdr, "retry-after-ms")) != NULL) {
 		xasprintf(&text, "retry after %sms", v);
@@ -212,6 +205,23 @@ opencode_error_kind(struct tool_stream *ts, const json_t *data)
 		retryafter_note(ts, adapter_str(data, "responseBody"));
 }
 
+/*
+ * An APIError carries the HTTP status and the response body: the body
+ * tells a quota (opencode-quota.jsonl) or an overload from a plain 429
+ * or 5xx; without either, the message's words tell the kind.
+ */
+static void
+opencode_error_kind(struct tool_stream *ts, const json_t *data,
+    const char *msg)
+{
+	const char	*body = adapter_str(data, "responseBody");
+	long		 status = (long)adapter_uint(data, "statusCode");
+
+	if (status == 429)
+		opencode_retry_after(ts, data);
+	adapter_fail_kind(ts, status, body != NULL ? body : msg);
+}
+
 /* session.error ends the run: opencode exits 1 right after it. */
 static void
 opencode_error(struct tool_stream *ts, const json_t *ev)
@@ -220,12 +230,12 @@ opencode_error(struct tool_stream *ts, const json_t *ev)
 	const char	*msg;
 
 	err = json_object_get(ev, "error");
-	opencode_error_kind(ts, json_object_get(err, "data"));
 	msg = adapter_str(json_object_get(err, "data"), "message");
 	if (msg == NULL)
 		msg = adapter_str(err, "name");
 	if (msg == NULL)
 		msg = "session error";
+	opencode_error_kind(ts, json_object_get(err, "data"), msg);
 	adapter_set(&ts->error, msg);
 	ts->final_seen = 1;
 	ts->final_failed = 1;

@@ -201,6 +201,20 @@ e2e_case_retry() {
 	ok $? "$f: the retries show as progress"
 }
 
+# e2e_few_retries: cut the CLI's own retries to one or two (its own
+# setting: tests/streams/README.md), so that it gives up within seconds.
+e2e_few_retries() {
+	case $E2E_CLI in
+	claude) export CLAUDE_CODE_MAX_RETRIES=1 ;;
+	codex)
+		sed -i 's/^request_max_retries = .*/request_max_retries = 1/; s/^stream_max_retries = .*/stream_max_retries = 1/' \
+		    "$CODEX_HOME/config.toml" ;;
+	gemini)
+		python3 -c 'import json, sys; p = sys.argv[1]; s = json.load(open(p)); s["general"]["maxAttempts"] = 2; json.dump(s, open(p, "w"))' \
+		    "$HOME/.gemini/settings.json" ;;
+	esac
+}
+
 # e2e_case_ratelimit: every request gets HTTP 429 with Retry-After: 7.
 # With the CLI's own retries cut to one, the agent fails within seconds
 # and the report says rate_limited, with the stand-in's 7 s where the CLI
@@ -212,15 +226,9 @@ e2e_case_ratelimit() {
 	local p=$T_TMP/rl-p o=$T_TMP/ratelimit.json want=7000
 	e2e_project "$p"
 	mock_start --fault http429 --retry-after 7
+	e2e_few_retries
 	case $E2E_CLI in
-	claude) export CLAUDE_CODE_MAX_RETRIES=1 ;;
-	codex)
-		sed -i 's/^request_max_retries = .*/request_max_retries = 1/; s/^stream_max_retries = .*/stream_max_retries = 1/' \
-		    "$CODEX_HOME/config.toml"
-		want=null ;;
-	gemini)
-		python3 -c 'import json, sys; p = sys.argv[1]; s = json.load(open(p)); s["general"]["maxAttempts"] = 2; json.dump(s, open(p, "w"))' \
-		    "$HOME/.gemini/settings.json" ;;
+	claude | gemini) ;;
 	*)	want=null ;;
 	esac
 	e2e_agent "$o" develop -C "$p" --timeout-ms 120000 --nudge-ms 5000 \
@@ -231,6 +239,29 @@ e2e_case_ratelimit() {
 	is "$(jget "$o" 'd.get("status")')" failed "ratelimit: status failed"
 	is "$(jget "$o" 'd.get("error_kind")')" rate_limited "ratelimit: error_kind rate_limited"
 	is "$(jget "$o" 'd.get("retry_after_ms")')" "$want" "ratelimit: retry_after_ms $want"
+}
+
+# e2e_case_gaveup NAME FAULT KIND REGEX: every request gets FAULT (an
+# overload, HTTP 529 or 503; a server error, HTTP 500); the CLI retries,
+# gives up, and the turn ends at once with error_kind KIND and the CLI's
+# words (REGEX) as the reason, not at the deadline: that is an hour here,
+# so a run that waited for it would be killed by e2e_agent's 300 s and
+# would say "timeout" (issue 25).  Never a timed assertion.
+e2e_case_gaveup() {
+	local n=$1 p=$T_TMP/$1-p o=$T_TMP/$1.json
+	e2e_project "$p"
+	mock_start --fault "$2"
+	e2e_few_retries
+	e2e_agent "$o" develop -C "$p" --timeout-ms 3600000 "$E2E_DEV_MSG"
+	ok $(( $? == 0 )) "$n: the agent fails"
+	unset CLAUDE_CODE_MAX_RETRIES
+	echo "# $n: ${E2E_MS} ms"
+	is "$(jget "$o" '[d.get("status"), d.get("error_kind")]')" \
+	    "[\"failed\",\"$3\"]" "$n: status failed, error_kind $3 (not timeout)"
+	like "$(jget "$o" 'd.get("reason")')" "$4" \
+	    "$n: the reason is the CLI's own words"
+	ok $(( $(mock_count "r['decision'] == '$2'") < 2 )) \
+	    "$n: the CLI retried before it gave up"
 }
 
 # e2e_case_pwd: started from another directory with -C, the CLI works in
@@ -334,7 +365,7 @@ e2e_cases_all() {
 	fi
 	if [ "$cases" = all ] || { [ -z "$cases" ] &&
 	    case $E2E_CLI in claude | codex) true ;; *) false ;; esac; }; then
-		cases="agent pwd run-auto run-parallel followup close http401 badmodel http500 http429 ratelimit readonly"
+		cases="agent pwd run-auto run-parallel followup close http401 badmodel http500 http429 ratelimit overload servererror readonly"
 		[ "$E2E_CLI" = claude ] && cases="$cases tune"
 	elif [ -z "$cases" ] && [ "$E2E_CLI" = gemini ]; then
 		cases="agent pwd run-auto followup close http401 http500 http429 readonly"
@@ -345,6 +376,15 @@ e2e_cases_all() {
 		case $c in
 		run-*) e2e_case_run "${c#run-}" ;;
 		http500 | http429) e2e_case_retry "$c" ;;
+		# codex says "high demand" for a 500 (tests/streams/codex-500.jsonl)
+		overload) e2e_case_gaveup "$c" http529 overloaded \
+		    '529|[Oo]verloaded' ;;
+		servererror) if [ "$E2E_CLI" = codex ]; then
+			e2e_case_gaveup "$c" http500 overloaded 'high demand'
+		    else
+			e2e_case_gaveup "$c" http500 server_error \
+			    '500|[Ii]nternal|server error'
+		    fi ;;
 		http401) e2e_case_fatal "$c" \
 		    '401|[Ii]nvalid API key|[Uu]nauthori[sz]ed|[Aa]uthentication' ;;
 		badmodel) e2e_case_fatal "$c" \

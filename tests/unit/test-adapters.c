@@ -720,6 +720,81 @@ test_session(void)
 	tool_stream_clear(&ts);
 }
 
+/*
+ * The kind an error's words or HTTP status tell (proto/outcome.h): the
+ * phrases of the five CLIs and their APIs, including the ones a careless
+ * order would misread (a quota also says 429, an overload 503, a
+ * timeout's milliseconds look like a 500).
+ */
+static void
+test_kinds(void)
+{
+	static const struct {
+		const char		*msg;
+		enum outcome_kind	 kind;
+	} words[] = {
+		{ "unexpected status 401 Unauthorized", OUTCOME_AUTH },
+		{ "Not logged in \xc2\xb7 Please run /login", OUTCOME_AUTH },
+		{ "The model `x` does not exist", OUTCOME_MODEL },
+		{ "RESOURCE_EXHAUSTED: quota", OUTCOME_RATE_LIMITED },
+		{ "exceeded retry limit, last status: 429 Too Many Requests",
+		    OUTCOME_RATE_LIMITED },
+		{ "Quota exceeded. Check your plan and billing details.",
+		    OUTCOME_QUOTA_EXHAUSTED },
+		{ "[API Error: You have exhausted your daily quota on this "
+		    "model.]", OUTCOME_QUOTA_EXHAUSTED },
+		{ "{\"error\":{\"type\":\"insufficient_quota\"}}",
+		    OUTCOME_QUOTA_EXHAUSTED },
+		{ "API Error: 529 Overloaded. This is a server-side issue",
+		    OUTCOME_OVERLOADED },
+		{ "503 Service Unavailable: overloaded", OUTCOME_OVERLOADED },
+		{ "unexpected status 500 Internal Server Error: boom",
+		    OUTCOME_SERVER_ERROR },
+		{ "API Error: 502 Bad Gateway", OUTCOME_SERVER_ERROR },
+		{ "[API Error: fetch failed]", OUTCOME_NETWORK },
+		{ "request timed out after 5000ms", OUTCOME_NETWORK },
+		{ "segfault in tool", OUTCOME_TOOL_ERROR },
+		/* a port or an id is no status: whole numbers only */
+		{ "unexpected status 529 <unknown status code>: Overloaded, "
+		    "url: http://127.0.0.1:40123/v1/responses",
+		    OUTCOME_OVERLOADED },
+		{ "connection refused: 127.0.0.1:44031", OUTCOME_NETWORK },
+		{ "request id req_5004", OUTCOME_TOOL_ERROR },
+		{ "HTTP 401: bad key", OUTCOME_AUTH },
+	};
+	static const struct {
+		long			 status;
+		const char		*msg;
+		enum outcome_kind	 kind;
+	} statuses[] = {
+		{ 401, NULL, OUTCOME_AUTH }, { 403, NULL, OUTCOME_AUTH },
+		{ 404, NULL, OUTCOME_MODEL }, { 429, NULL, OUTCOME_RATE_LIMITED },
+		{ 429, "insufficient_quota", OUTCOME_QUOTA_EXHAUSTED },
+		{ 529, NULL, OUTCOME_OVERLOADED },
+		{ 503, "overloaded_error", OUTCOME_OVERLOADED },
+		{ 503, "upstream down", OUTCOME_SERVER_ERROR },
+		{ 500, NULL, OUTCOME_SERVER_ERROR }, { 400, NULL, OUTCOME_NONE },
+		{ 0, "Overloaded", OUTCOME_NONE },
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof words / sizeof words[0]; i++)
+		tap_is_str(outcome_name(fallback_kind(words[i].msg)),
+		    outcome_name(words[i].kind), "kind of \"%s\"", words[i].msg);
+	for (i = 0; i < sizeof statuses / sizeof statuses[0]; i++)
+		tap_is_str(outcome_name(fallback_kind_status(statuses[i].status,
+		    statuses[i].msg)), outcome_name(statuses[i].kind),
+		    "kind of HTTP %ld %s", statuses[i].status,
+		    statuses[i].msg != NULL ? statuses[i].msg : "");
+	tap_ok(fallback_kind(NULL) == OUTCOME_TOOL_ERROR,
+	    "kind of no message: tool_error");
+	tap_ok(fallback_settle(OUTCOME_QUOTA_EXHAUSTED, 5000) ==
+	    OUTCOME_RATE_LIMITED && fallback_settle(OUTCOME_QUOTA_EXHAUSTED,
+	    0) == OUTCOME_QUOTA_EXHAUSTED && fallback_settle(
+	    OUTCOME_OVERLOADED, 5000) == OUTCOME_OVERLOADED,
+	    "a quota with a reset is a rate limit to wait out");
+}
+
 /* Summary, reason and error kind when the agent did not state them. */
 static void
 test_fallback(void)
@@ -745,18 +820,7 @@ test_fallback(void)
 	tap_ok(fallback_reason("\n  at x\n--\n") == NULL,
 	    "reason: none from noise");
 
-	tap_is_str(fallback_kind("unexpected status 401 Unauthorized"), "auth",
-	    "kind: 401 is auth");
-	tap_is_str(fallback_kind("Not logged in \xc2\xb7 Please run /login"),
-	    "auth", "kind: not logged in is auth");
-	tap_is_str(fallback_kind("The model `x` does not exist"), "model",
-	    "kind: missing model");
-	tap_is_str(fallback_kind("RESOURCE_EXHAUSTED: quota"), "rate_limited",
-	    "kind: rate limited");
-	tap_is_str(fallback_kind("[API Error: fetch failed]"), "network",
-	    "kind: network");
-	tap_is_str(fallback_kind("segfault in tool"), "tool_error",
-	    "kind: anything else is tool_error");
+	test_kinds();
 }
 
 #undef L

@@ -26,8 +26,8 @@ test_api_errors(void)
 	struct tool_stream	 ts;
 
 	feed("claude", "claude-401.jsonl", &ts);
-	tap_ok(ts.final_seen && ts.final_failed && ts.error_kind != NULL &&
-	    strcmp(ts.error_kind, "auth") == 0, "claude 401 api_retry: final, "
+	tap_ok(ts.final_seen && ts.final_failed &&
+	    ts.error_kind == OUTCOME_AUTH, "claude 401 api_retry: final, "
 	    "failed, kind auth");
 	tap_is_str(ts.error, "API error HTTP 401: authentication_failed, "
 	    "attempt 1/10", "claude 401: the reason names status and attempt");
@@ -41,14 +41,13 @@ test_api_errors(void)
 	tool_stream_clear(&ts);
 
 	feed("claude", "claude-404.jsonl", &ts);
-	tap_ok(ts.final_failed && ts.error_kind != NULL &&
-	    strcmp(ts.error_kind, "model") == 0,
+	tap_ok(ts.final_failed && ts.error_kind == OUTCOME_MODEL,
 	    "claude 404 result: failed, kind model");
 	tool_stream_clear(&ts);
 
 	feed("codex", "codex-401.jsonl", &ts);
-	tap_ok(ts.final_failed && ts.error_kind != NULL &&
-	    strcmp(ts.error_kind, "auth") == 0 && ts.error != NULL &&
+	tap_ok(ts.final_failed && ts.error_kind == OUTCOME_AUTH &&
+	    ts.error != NULL &&
 	    strstr(ts.error, "401 Unauthorized") != NULL,
 	    "codex 401 Reconnecting: failed, kind auth, the CLI's message");
 	tool_stream_clear(&ts);
@@ -103,24 +102,25 @@ static const struct {
 	const char	*file;
 	const char	*stderr_file;	/* fed after stdout, or NULL */
 	int		 final;		/* the stream ended the turn */
-	const char	*kind;		/* error_kind once final, else NULL */
+	enum outcome_kind kind;		/* error_kind once final, else none */
 	uint64_t	 retry_after_ms;
 	int		 cost_seen;
 } limits[] = {
-	{ "claude", "claude-429.jsonl", NULL, 0, NULL, 2207, 0 },
-	{ "claude", "claude-429-retryafter.jsonl", NULL, 1, "rate_limited",
+	{ "claude", "claude-429.jsonl", NULL, 0, OUTCOME_NONE, 2207, 0 },
+	{ "claude", "claude-429-retryafter.jsonl", NULL, 1, OUTCOME_RATE_LIMITED,
 	    7000, 1 },
-	{ "claude", "claude-quota.jsonl", NULL, 1, "rate_limited", 5000, 1 },
-	{ "codex", "codex-429-retryafter.jsonl", NULL, 1, "rate_limited", 0,
+	{ "claude", "claude-quota.jsonl", NULL, 1, OUTCOME_RATE_LIMITED, 5000, 1 },
+	{ "codex", "codex-429-retryafter.jsonl", NULL, 1, OUTCOME_RATE_LIMITED, 0,
 	    0 },
-	{ "codex", "codex-quota.jsonl", NULL, 1, "rate_limited", 0, 0 },
+	{ "codex", "codex-quota.jsonl", NULL, 1, OUTCOME_QUOTA_EXHAUSTED, 0, 0 },
 	{ "gemini", "gemini-429.jsonl", "gemini-429.stderr", 1,
-	    "rate_limited", 7000, 0 },
-	{ "gemini", "gemini-quota.jsonl", NULL, 1, "rate_limited", 0, 0 },
-	{ "opencode", "opencode-429.jsonl", NULL, 1, "rate_limited", 3000,
+	    OUTCOME_RATE_LIMITED, 7000, 0 },
+	{ "gemini", "gemini-quota.jsonl", NULL, 1, OUTCOME_QUOTA_EXHAUSTED, 0, 0 },
+	{ "opencode", "opencode-429.jsonl", NULL, 1, OUTCOME_RATE_LIMITED, 3000,
 	    0 },
-	{ "qwen", "qwen-429.jsonl", NULL, 1, "rate_limited", 0, 0 },
-	{ "opencode", "opencode-quota.jsonl", NULL, 1, "rate_limited", 0,
+	{ "qwen", "qwen-429.jsonl", NULL, 1, OUTCOME_RATE_LIMITED, 0, 0 },
+	{ "opencode", "opencode-quota.jsonl", NULL, 1,
+	    OUTCOME_QUOTA_EXHAUSTED, 0,
 	    0 },
 };
 
@@ -143,8 +143,10 @@ test_limits(void)
 		    ts.final_failed == limits[i].final,
 		    "%s: final %d, failed %d", limits[i].file, ts.final_seen,
 		    ts.final_failed);
-		if (limits[i].kind != NULL)
-			tap_is_str(ts.error_kind, limits[i].kind, "%s: kind",
+		if (limits[i].kind != OUTCOME_NONE)
+			tap_is_str(outcome_name(ts.error_kind),
+			    outcome_name(limits[i].kind),
+			    "%s: kind",
 			    limits[i].file);
 		else
 			tap_ok(ts.retry != NULL, "%s: a retry \"%s\"",
@@ -166,6 +168,78 @@ test_limits(void)
 	    "gemini-429.stderr alone: a retry, retry_after_ms %llu",
 	    (unsigned long long)ts.retry_after_ms);
 	tool_stream_clear(&ts);
+}
+
+/*
+ * The CLI gave up (tests/streams/, the stand-in's faults): the turn is
+ * final and failed, with the kind of proto/outcome.h and the CLI's own
+ * words as the reason.  An overload or a 5xx that the CLI gave up on
+ * ends the turn at its final event, as an auth error does.
+ */
+static const struct {
+	const char		*tool;
+	const char		*file;
+	enum outcome_kind	 kind;
+	const char		*reason;	/* the start of ts.error */
+} gaveup[] = {
+	{ "claude", "claude-401.jsonl", OUTCOME_AUTH, "API error HTTP 401" },
+	{ "claude", "claude-404.jsonl", OUTCOME_MODEL, "There's an issue" },
+	{ "claude", "claude-429-retryafter.jsonl", OUTCOME_RATE_LIMITED,
+	    "API Error: Request rejected (429)" },
+	{ "claude", "claude-529.jsonl", OUTCOME_OVERLOADED,
+	    "API Error: 529 Overloaded." },
+	{ "claude", "claude-503.jsonl", OUTCOME_OVERLOADED,
+	    "API Error: 503 mock service unavailable: overloaded." },
+	{ "claude", "claude-500.jsonl", OUTCOME_SERVER_ERROR,
+	    "API Error: 500 mock internal server error." },
+	{ "codex", "codex-401.jsonl", OUTCOME_AUTH,
+	    "unexpected status 401 Unauthorized" },
+	{ "codex", "codex-quota.jsonl", OUTCOME_QUOTA_EXHAUSTED,
+	    "Quota exceeded." },
+	{ "codex", "codex-529.jsonl", OUTCOME_OVERLOADED,
+	    "unexpected status 529" },
+	{ "codex", "codex-503.jsonl", OUTCOME_OVERLOADED,
+	    "unexpected status 503 Service Unavailable: mock service "
+	    "unavailable: overloaded" },
+	{ "codex", "codex-500.jsonl", OUTCOME_OVERLOADED,
+	    "We\xe2\x80\x99re currently experiencing high demand" },
+	{ "gemini", "gemini-500.jsonl", OUTCOME_SERVER_ERROR,
+	    "[API Error: [{\"error\":{\"code\":500" },
+	{ "gemini", "gemini-503.jsonl", OUTCOME_OVERLOADED,
+	    "[API Error: mock service unavailable: overloaded]" },
+	{ "gemini", "gemini-quota.jsonl", OUTCOME_QUOTA_EXHAUSTED,
+	    "[API Error: You have exhausted your daily quota" },
+	{ "opencode", "opencode-quota.jsonl", OUTCOME_QUOTA_EXHAUSTED,
+	    "You exceeded your current quota" },
+	{ "opencode", "opencode-failure.jsonl", OUTCOME_NETWORK,
+	    "Cannot connect to API" },
+	{ "qwen", "qwen-apierror.jsonl", OUTCOME_NETWORK,
+	    "[API Error: Connection error." },
+};
+
+/* Each gave-up stream: final, failed, its kind and the CLI's words. */
+static void
+test_gaveup(void)
+{
+	struct tool_stream	ts;
+	size_t			i, n;
+
+	for (i = 0; i < sizeof gaveup / sizeof gaveup[0]; i++) {
+		if (feed(gaveup[i].tool, gaveup[i].file, &ts) != 0) {
+			tap_ok(0, "%s: read", gaveup[i].file);
+			tool_stream_clear(&ts);
+			continue;
+		}
+		n = strlen(gaveup[i].reason);
+		tap_ok(ts.final_seen && ts.final_failed,
+		    "%s: the CLI gave up: final, failed", gaveup[i].file);
+		tap_is_str(outcome_name(ts.error_kind),
+		    outcome_name(gaveup[i].kind), "%s: kind", gaveup[i].file);
+		tap_ok(ts.error != NULL && strncmp(ts.error, gaveup[i].reason,
+		    n) == 0, "%s: the CLI's words \"%.60s\"", gaveup[i].file,
+		    ts.error != NULL ? ts.error : "(null)");
+		tool_stream_clear(&ts);
+	}
 }
 
 /* The phrases the CLIs and APIs use for a wait, and what is not one. */
@@ -211,6 +285,7 @@ main(void)
 {
 	test_api_errors();
 	test_limits();
+	test_gaveup();
 	test_parse();
 	return tap_done();
 }

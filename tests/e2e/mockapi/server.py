@@ -210,9 +210,11 @@ class Handler(BaseHTTPRequestHandler):
             except Exception:
                 pass
         fault = st.take_fault()
-        if fault in ("http500", "http429", "http401"):
+        if fault in ("http500", "http503", "http529", "http429", "http401"):
             status = int(fault[4:])
             msg = {500: "mock internal server error",
+                   503: "mock service unavailable: overloaded",
+                   529: "Overloaded",
                    429: "mock rate limit exceeded, retry later",
                    401: "mock invalid API key (401 Unauthorized)"}[status]
             rec["decision"] = fault
@@ -266,8 +268,8 @@ def main():
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log")
     ap.add_argument("--fault", default="none",
-                    choices=["none", "http500", "http429", "http401", "stall", "badmodel",
-                             "quota"])
+                    choices=["none", "http500", "http503", "http529", "http429",
+                             "http401", "stall", "badmodel", "quota"])
     ap.add_argument("--fault-count", type=int, default=None)
     ap.add_argument("--retry-after", default="1",
                     help="seconds in a 429's Retry-After (and retryDelay); none: omit it")
