@@ -12,6 +12,7 @@
 
 #include "ccw-loop.h"
 #include "loop.h"
+#include "outcome.h"
 #include "xmalloc.h"
 
 #define MERGE_MAX_HYP	20	/* hypotheses taken from one result */
@@ -118,7 +119,8 @@ merge_why(const json_t *res)
 	const char	*s;
 
 	if (json_is_true(json_object_get(res, "timed_out")))
-		return "worker timeout";
+		return outcome_is(merge_s(res, "error_kind"), OUTCOME_IDLE) ?
+		    "worker idle" : "worker timeout";
 	if ((s = merge_s(res, "summary")) != NULL && *s != '\0')
 		return s;
 	if ((s = merge_s(res, "reason")) != NULL && *s != '\0')
@@ -140,8 +142,10 @@ merge_common(json_t *ss, const char *role, const json_t *res,
 		    json_string(role));
 	else
 		json_array_append_new(merge_sub(ss, "errors", 1), json_pack(
-		    "{s:s, s:s, s:s}", "action", role, "message",
-		    merge_why(res), "timestamp", now));
+		    "{s:s, s:s, s:s, s:s?, s:s?}", "action", role, "message",
+		    merge_why(res), "timestamp", now, "kind",
+		    merge_s(res, "error_kind"), "reason",
+		    merge_s(res, "reason")));
 	wr = merge_sub(ss, "worker_results", 0);
 	json_object_set_new(wr, role, json_pack("{s:s, s:s?, s:s?, s:s}",
 	    "status", outcome, "summary", merge_s(res, "summary"),
@@ -667,7 +671,11 @@ merge_fail_reason(const char *role, const json_t *res)
 	const char	*why = merge_s(res, "reason");
 	char		*reason;
 
-	if (json_is_true(json_object_get(res, "timed_out")))
+	if (json_is_true(json_object_get(res, "timed_out")) &&
+	    outcome_is(merge_s(res, "error_kind"), OUTCOME_IDLE))
+		xasprintf(&reason, "%s: worker idle (%s)", role, why != NULL ?
+		    why : "no output");
+	else if (json_is_true(json_object_get(res, "timed_out")))
 		xasprintf(&reason, "%s: worker timeout (no result after the "
 		    "deadline and a nudge)", role);
 	else
