@@ -133,19 +133,25 @@ static void
 merge_common(json_t *ss, const char *role, const json_t *res,
     const char *outcome, const char *now)
 {
-	json_t	*wr;
+	json_t	*wr, *e;
 
 	json_object_set_new(ss, "current_action", json_string(role));
 	json_object_set_new(ss, "last_action", json_string(role));
 	if (strcmp(outcome, "failed") != 0)
 		json_array_append_new(merge_sub(ss, "completed_actions", 1),
 		    json_string(role));
-	else
-		json_array_append_new(merge_sub(ss, "errors", 1), json_pack(
-		    "{s:s, s:s, s:s, s:s?, s:s?}", "action", role, "message",
-		    merge_why(res), "timestamp", now, "kind",
-		    merge_s(res, "error_kind"), "reason",
-		    merge_s(res, "reason")));
+	else {
+		/* the outcome kind and its reason, when there is one */
+		e = json_pack("{s:s, s:s, s:s}", "action", role, "message",
+		    merge_why(res), "timestamp", now);
+		if (merge_s(res, "error_kind") != NULL)
+			json_object_set_new(e, "kind",
+			    json_string(merge_s(res, "error_kind")));
+		if (merge_s(res, "reason") != NULL)
+			json_object_set_new(e, "reason",
+			    json_string(merge_s(res, "reason")));
+		json_array_append_new(merge_sub(ss, "errors", 1), e);
+	}
 	wr = merge_sub(ss, "worker_results", 0);
 	json_object_set_new(wr, role, json_pack("{s:s, s:s?, s:s?, s:s}",
 	    "status", outcome, "summary", merge_s(res, "summary"),
