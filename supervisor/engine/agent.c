@@ -32,39 +32,38 @@
 static void	agent_check_done(struct agent *);
 static void	agent_next_turn(struct agent *);
 
-/* Keep the first reason an agent failed for; later ones are consequences. */
-void
-agent_set_reason(struct agent *a, const char *fmt, ...)
+/*
+ * Keep the first reason an agent failed for, later ones are
+ * consequences; and the first kind the supervisor gave (NONE: the
+ * worker's to say).
+ */
+static void
+agent_vreason(struct agent *a, enum outcome_kind k, const char *fmt,
+    va_list ap)
 {
-	va_list	ap;
-
 	if (a->reason != NULL)
 		return;
-	va_start(ap, fmt);
+	if (a->kind == OUTCOME_NONE)
+		a->kind = k;
 	if (vasprintf(&a->reason, fmt, ap) < 0)
 		a->reason = NULL;
-	va_end(ap);
-	log_info("%s: %s", a->id, a->reason != NULL ? a->reason : "?");
+	log_info("%s: %s%s%s", a->id, outcome_name(k), k != OUTCOME_NONE ?
+	    ": " : "", a->reason != NULL ? a->reason : "?");
 }
 
 /*
  * A failure the supervisor classified itself (the worker could not: it
- * is gone, or broke the protocol): the first reason keeps its kind too.
+ * is gone, or broke the protocol); OUTCOME_NONE (agent_set_reason): a
+ * reason only.
  */
 void
 agent_fail(struct agent *a, enum outcome_kind k, const char *fmt, ...)
 {
 	va_list	ap;
 
-	if (a->reason != NULL)
-		return;
-	a->kind = k;
 	va_start(ap, fmt);
-	if (vasprintf(&a->reason, fmt, ap) < 0)
-		a->reason = NULL;
+	agent_vreason(a, k, fmt, ap);
 	va_end(ap);
-	log_info("%s: %s: %s", a->id, outcome_name(k),
-	    a->reason != NULL ? a->reason : "?");
 }
 
 /*

@@ -170,10 +170,10 @@ int		 agent_send_input(struct agent *, const char *, int,
 		    uint64_t *, char **);
 int		 agent_close(struct agent *, uint64_t, char **);
 void		 agent_kill_now(struct agent *);
-void		 agent_set_reason(struct agent *, const char *, ...)
-		    __attribute__((format(printf, 2, 3)));
 void		 agent_fail(struct agent *, enum outcome_kind, const char *,
 		    ...) __attribute__((format(printf, 3, 4)));
+#define		 agent_set_reason(a, ...) \
+		    agent_fail((a), OUTCOME_NONE, __VA_ARGS__)
 void		 agent_end_kind(struct agent *, enum outcome_kind,
 		    const char *, ...) __attribute__((format(printf, 3, 4)));
 

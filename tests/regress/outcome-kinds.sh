@@ -53,6 +53,15 @@ is "$?" 1 "crashed: exit 1"
 is "$(kind "$R")" '["crashed",true,"worker killed by signal 9 (SIGKILL)"]' \
     "crashed: error_kind crashed, the signal named"
 
+# lost_is LABEL RC REGEX: $R is a lost agent's JSON (exit 1), a summary,
+# its reason matching REGEX (how it was lost)
+lost_is() {
+	is "$2" 1 "$1: exit 1"
+	is "$(jget "$R" '[d["error_kind"], isinstance(d["summary"], str)]')" \
+	    '["lost",true]' "$1: error_kind lost, a summary"
+	like "$(jget "$R" 'd["reason"]')" "$3" "$1: the reason says how"
+}
+
 # -- a launcher that cannot reach its host, as ssh says it: lost
 cat >"$T_TMP/fakessh" <<'EOF'
 #!/bin/sh
@@ -62,12 +71,8 @@ EOF
 chmod +x "$T_TMP/fakessh"
 agent "$R" develop --tool bash --state-dir "$S" --command true \
     --launcher "$T_TMP/fakessh" go
-is "$?" 1 "lost, unreachable: exit 1"
-is "$(jget "$R" '[d["error_kind"], isinstance(d["summary"], str)]')" \
-    '["lost",true]' "lost, unreachable: error_kind lost, a summary"
-like "$(jget "$R" 'd["reason"]')" \
-    "exited with status 255 before the worker said HELLO: ssh: connect to host nowhere" \
-    "lost, unreachable: the reason has the exit status and ssh's words"
+lost_is "lost, unreachable" "$?" \
+    "exited with status 255 before the worker said HELLO: ssh: connect to host nowhere"
 
 # -- the launcher killed -9 mid-task (the host gone): lost, after HELLO
 # (the markers in a script, not in the supervisor's own argv)
@@ -83,12 +88,8 @@ t_wait_count "$MR" 1 "$(t_ms 20000)"
 ok $? "lost, mid-task: the far tool runs"
 kill -KILL "$(pgrep -f -- "^python3 .*relay\.py $ML" | head -n 1)"
 t_wait_pid "$AP" "$(t_ms 20000)"
-is "$T_RC" 1 "lost, mid-task: exit 1"
-is "$(jget "$R" '[d["error_kind"], isinstance(d["summary"], str)]')" \
-    '["lost",true]' "lost, mid-task: error_kind lost, a summary"
-like "$(jget "$R" 'd["reason"]')" \
-    "^worker lost: launcher '.*' killed by signal 9 \(SIGKILL\)" \
-    "lost, mid-task: the reason says how"
+lost_is "lost, mid-task" "$T_RC" \
+    "^worker lost: launcher '.*' killed by signal 9 \(SIGKILL\)"
 t_wait_gone "$MR" "$(t_ms 10000)"
 
 # -- MCP: a close on request is cancelled; wait_agent names the kind
@@ -123,10 +124,8 @@ L=$T_TMP/loop
 t_run_config "$L" "exec '$FAKE' --marker $M result success init" \
     "exec '$FAKE' --marker $M hang" true true true \
     "{\"grace_ms\": 300, \"nudge_ms\": 60000, \"idle_ms\": $D, \"retry\": {\"attempts\": 1}}"
-srv_start "$T_TMP/srv" -C "$L"
-ok $? "serve listens"
-srv_events "$T_TMP/ev"
-ok $? "/api/events: subscribed"
+srv_start "$T_TMP/srv" -C "$L" && srv_events "$T_TMP/ev"
+ok $? "serve listens, /api/events subscribed"
 req POST /api/loops/v2 '{"title": "Idle develop", "max_iterations": 2}'
 ID=$(jr 'd["body"]["data"]["loop_id"]')
 req POST "/api/loops/v2/$ID/start"
