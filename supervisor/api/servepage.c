@@ -17,8 +17,8 @@
 static const char serve_page_csp[] =
     "Content-Security-Policy: "
     "default-src 'none'; "
-    "script-src 'sha256-tH0zCJ6xx16uNVDPfWhPbRDB1NvDEMuhJbK1ABG+PIg='; "
-    "style-src 'sha256-pDkmVu+u43WvkUHxeMNXQNSZjefpDikLyEIEyJz++dA='; "
+    "script-src 'sha256-eFdpMOAqZ6iV39tPMx2t3D6M+4Qxfw+xnpcXBKTahjI='; "
+    "style-src 'sha256-U4Z6TEg+DxrmxBhLtrY3gK/kpSTFYfWlkBaxVTvg9KQ='; "
     "connect-src 'self'; "
     "base-uri 'none'; "
     "form-action 'none'; "
