@@ -3,7 +3,8 @@
 # with a reason that says how and a summary that is never null: the
 # deadline (timeout) apart from silence (idle, naming its seconds), a
 # worker killed -9 (crashed), a launcher gone before or after HELLO
-# (lost: its exit status, its signal, what it said), a close on request
+# (lost: its exit status, its signal, what it said), a launcher's banner
+# where the first frame belongs (protocol), a close on request
 # (cancelled); carried by `agent`'s JSON, MCP's wait_agent and
 # agent_result, and a loop's worker_result on serve's /api/events and
 # its state's errors[].
@@ -73,6 +74,17 @@ agent "$R" develop --tool bash --state-dir "$S" --command true \
     --launcher "$T_TMP/fakessh" go
 lost_is "lost, unreachable" "$?" \
     "exited with status 255 before the worker said HELLO: ssh: connect to host nowhere"
+
+# -- text where the first frame belongs (a login banner): protocol
+printf '#!/bin/sh\necho "Welcome to nowhere"\nexec "$@"\n' >"$T_TMP/banner"
+chmod +x "$T_TMP/banner"
+agent "$R" develop --tool bash --state-dir "$S" --command true \
+    --launcher "$T_TMP/banner" go
+is "$?" 1 "protocol: exit 1"
+is "$(jget "$R" '[d["error_kind"], isinstance(d["summary"], str)]')" \
+    '["protocol",true]' "protocol: error_kind protocol, a summary"
+like "$(jget "$R" 'd["reason"]')" "^protocol violation: .*text before the worker's HELLO" \
+    "protocol: the reason names the violation"
 
 # -- the launcher killed -9 mid-task (the host gone): lost, after HELLO
 # (the markers in a script, not in the supervisor's own argv)
