@@ -4,7 +4,8 @@
 # the build tree, tests/page-npm, never committed) through
 # serve-page.mjs: a loop of slow fake agents shows with its worker's live
 # progress line, pause/resume/stop clicks change the status (the API
-# agrees), a title holding <script> stays text.  The screenshot is kept
+# agrees), a title holding <script> stays text, a crashed worker's kind
+# is shown.  The screenshot is kept
 # as tests/regress/serve-page.png in the build tree.  Without node,
 # chromium or the npm registry the whole test is one SKIP.
 # CCW_PAGE_NPM_DIR: playwright-core's install elsewhere (CI keeps one);
@@ -91,7 +92,7 @@ T0=$(t_now_ms)
 rm -f "$PNG"
 node "$srcdir/tests/regress/serve-page.mjs" "$PW_DIR" "$CHROMIUM" \
     "$SRV_PORT" "$SRV_TOKEN" "$ID" "$XID" "$TITLE" "$XTITLE" "$PNG" \
-    "$(t_ms 10000)" >"$T_TMP/page.out" 2>&1
+    "$(t_ms 10000)" "$M" >"$T_TMP/page.out" 2>&1
 rc=$?
 EL=$(( $(t_now_ms) - T0 ))
 while IFS= read -r line; do
