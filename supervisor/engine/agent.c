@@ -3,7 +3,8 @@
  * its worker sends, its reaping (told by the process's one child
  * registry, shared by every table on the event base), a remote agent's
  * heartbeat, the close ladder, a follow-up turn's restart (turn.c sets
- * the record up) and the single completion every spawn ends in.
+ * the record up) and the single completion every spawn ends in, with the
+ * outcome kind the supervisor saw (agent_fail, agent_end_kind).
  */
 #include <config.h>
 
@@ -208,8 +209,7 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 		break;
 	case MSG_ERROR:
 		agent_fail(a, OUTCOME_PROTOCOL, "worker error %s: %s",
-		    m->u.error.code,
-		    m->u.error.message);
+		    m->u.error.code, m->u.error.message);
 		break;
 	default:
 		break;

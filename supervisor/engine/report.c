@@ -98,7 +98,8 @@ report_outcome(json_t *o, const struct agent *a)
 	if (a->timed_out) {
 		json_object_set_new(o, "status", json_string("failed"));
 		if (k == OUTCOME_IDLE)
-			xasprintf(&sum, "Worker idle: %s", why);
+			xasprintf(&sum, "Worker idle: %s", why != NULL ? why :
+			    "no output");
 		json_object_set_new(o, "summary", json_string(sum != NULL ?
 		    sum : "Worker timeout"));
 		free(sum);
