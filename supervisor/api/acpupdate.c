@@ -200,7 +200,11 @@ acpupdate_result(struct acp_session *s, const json_t *f)
 	if (sum != NULL && *sum != '\0') {
 		json_object_set_new(u, "content", acpupdate_content(sum));
 		free(s->last_summary);
-		xasprintf(&s->last_summary, "%s: %s", role, sum);
+		xasprintf(&s->last_summary, "%s: %s%s%s%s", role, sum,
+		    acpupdate_s(f, "error_kind") != NULL ? " (" : "",
+		    acpupdate_s(f, "error_kind") != NULL ?
+		    acpupdate_s(f, "error_kind") : "",
+		    acpupdate_s(f, "error_kind") != NULL ? ")" : "");
 	}
 	acp_update(s, u);
 	acpupdate_plan_set(s, role, ok ? "completed" : "pending");

@@ -375,12 +375,28 @@ api_spawn(struct api_pending *p, const json_t *req)
 	api_reply(p, json_pack("{s:b, s:s}", "ok", 1, "agent_id", a->id));
 }
 
-/* wait answered. */
+/*
+ * wait answered: each agent's status, and for each that ended with an
+ * outcome kind that kind, so that a caller learns why without another
+ * call (agent_result has the whole story).
+ */
 static void
 api_waited(json_t *status, int timed_out, void *arg)
 {
-	api_reply(arg, json_pack("{s:b, s:O, s:b}", "ok", 1, "status",
-	    status, "timed_out", timed_out));
+	struct api_pending	*p = arg;
+	struct agent		*a;
+	const char		*id;
+	json_t			*v, *kinds = json_object();
+
+	json_object_foreach(status, id, v) {
+		a = agent_find(p->api->host.sup, id);
+		if (a != NULL && agent_final(a) &&
+		    report_kind(a) != OUTCOME_NONE)
+			json_object_set_new(kinds, id,
+			    json_string(outcome_name(report_kind(a))));
+	}
+	api_reply(p, json_pack("{s:b, s:O, s:b, s:o}", "ok", 1, "status",
+	    status, "timed_out", timed_out, "error_kinds", kinds));
 }
 
 /* wait: targets, timeout_ms, mode any|all. */

@@ -70,7 +70,9 @@ static const struct mcp_tool mcp_tools[] = {
 	  "Block until the agents named finish (mode any: the first of them; "
 	  "all: every one) or timeout_ms passes; never kills them.  Returns "
 	  "each agent's status (pending_init, running, interrupted, "
-	  "completed, errored, shutdown, not_found) and timed_out; read what "
+	  "completed, errored, shutdown, not_found), timed_out, and "
+	  "error_kinds: the outcome kind of each finished agent that failed "
+	  "(ccw-supervisor(1), OUTCOME KINDS); read what "
 	  "a finished agent did with agent_result.  Sends progress "
 	  "notifications while waiting when the call carries a "
 	  "progressToken.",

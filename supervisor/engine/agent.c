@@ -3,7 +3,8 @@
  * its worker sends, its reaping (told by the process's one child
  * registry, shared by every table on the event base), a remote agent's
  * heartbeat, the close ladder, a follow-up turn's restart (turn.c sets
- * the record up) and the single completion every spawn ends in.
+ * the record up) and the single completion every spawn ends in, with the
+ * outcome kind the supervisor saw (agent_fail, agent_end_kind).
  */
 #include <config.h>
 
@@ -32,19 +33,59 @@
 static void	agent_check_done(struct agent *);
 static void	agent_next_turn(struct agent *);
 
-/* Keep the first reason an agent failed for; later ones are consequences. */
+/*
+ * Keep the first reason an agent failed for, later ones are
+ * consequences; and the first kind the supervisor gave (NONE: the
+ * worker's to say).
+ */
+static void
+agent_vreason(struct agent *a, enum outcome_kind k, const char *fmt,
+    va_list ap)
+{
+	if (a->reason != NULL)
+		return;
+	if (a->kind == OUTCOME_NONE)
+		a->kind = k;
+	if (vasprintf(&a->reason, fmt, ap) < 0)
+		a->reason = NULL;
+	log_info("%s: %s%s%s", a->id, outcome_name(k), k != OUTCOME_NONE ?
+	    ": " : "", a->reason != NULL ? a->reason : "?");
+}
+
+/*
+ * A failure the supervisor classified itself (the worker could not: it
+ * is gone, or broke the protocol); OUTCOME_NONE (agent_set_reason): a
+ * reason only.
+ */
 void
-agent_set_reason(struct agent *a, const char *fmt, ...)
+agent_fail(struct agent *a, enum outcome_kind k, const char *fmt, ...)
 {
 	va_list	ap;
 
-	if (a->reason != NULL)
-		return;
 	va_start(ap, fmt);
-	if (vasprintf(&a->reason, fmt, ap) < 0)
-		a->reason = NULL;
+	agent_vreason(a, k, fmt, ap);
 	va_end(ap);
-	log_info("%s: %s", a->id, a->reason != NULL ? a->reason : "?");
+}
+
+/*
+ * How an agent ended on the supervisor's terms (a deadline, silence, a
+ * close on request), which is no error of its own: the status stays what
+ * the close makes it, but the report names the kind and says why.  The
+ * first verdict stands.
+ */
+void
+agent_end_kind(struct agent *a, enum outcome_kind k, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (a->kind != OUTCOME_NONE)
+		return;
+	a->kind = k;
+	free(a->kind_reason);
+	va_start(ap, fmt);
+	if (vasprintf(&a->kind_reason, fmt, ap) < 0)
+		a->kind_reason = NULL;
+	va_end(ap);
 }
 
 /*
@@ -95,7 +136,8 @@ agent_assign(struct agent *a)
 	e = chan_send(a->chan, &m);
 	/* Borrowed pointers: do not msg_clear. */
 	if (e != PROTO_OK) {
-		agent_set_reason(a, "cannot send ASSIGN: %s", proto_strerror(e));
+		agent_fail(a, OUTCOME_PROTOCOL, "cannot send ASSIGN: %s",
+		    proto_strerror(e));
 		agent_kill_now(a);
 		return;
 	}
@@ -117,8 +159,8 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 	(void)c;
 	a->t_activity = clock_mono_ms();
 	if (m->type != MSG_HELLO && !a->hello) {
-		agent_set_reason(a, "protocol violation: %s before HELLO",
-		    msg_name(m->type));
+		agent_fail(a, OUTCOME_PROTOCOL, "protocol violation: %s "
+		    "before HELLO", msg_name(m->type));
 		agent_kill_now(a);
 		agent_drop_chan(a);
 		return;
@@ -126,7 +168,8 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 	switch (m->type) {
 	case MSG_HELLO:
 		if (agent_transition(a, AE_HELLO) != 0) {
-			agent_set_reason(a, "protocol violation: second HELLO");
+			agent_fail(a, OUTCOME_PROTOCOL,
+			    "protocol violation: second HELLO");
 			agent_kill_now(a);
 			agent_drop_chan(a);
 			return;
@@ -165,8 +208,8 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 	case MSG_PONG:		/* the heartbeat: t_activity is the point */
 		break;
 	case MSG_ERROR:
-		agent_set_reason(a, "worker error %s: %s", m->u.error.code,
-		    m->u.error.message);
+		agent_fail(a, OUTCOME_PROTOCOL, "worker error %s: %s",
+		    m->u.error.code, m->u.error.message);
 		break;
 	default:
 		break;
@@ -182,11 +225,12 @@ agent_on_end(struct chan *c, enum proto_err e, const char *why, void *arg)
 	(void)c;
 	/* text where the first frame belongs: a login banner, an rc file */
 	if (e == PROTO_E_MAGIC && !a->hello && a->launch.argv.n > 0)
-		agent_set_reason(a, "protocol violation: %s: the launcher's "
-		    "stdout carried text before the worker's HELLO (a shell "
-		    "startup file that prints?)", why);
+		agent_fail(a, OUTCOME_PROTOCOL, "protocol violation: %s: the "
+		    "launcher's stdout carried text before the worker's "
+		    "HELLO (a shell startup file that prints?)", why);
 	if (e != PROTO_OK) {
-		agent_set_reason(a, "protocol violation: %s", why);
+		agent_fail(a, OUTCOME_PROTOCOL, "protocol violation: %s",
+		    why);
 		agent_kill_now(a);
 	}
 	agent_drop_chan(a);
@@ -209,15 +253,17 @@ agent_exit_reason(struct agent *a)
 		how = launch_describe(&a->launch);
 		said = spawn_launcher_said(a);
 		if (WIFSIGNALED(st))
-			agent_set_reason(a, "%slauncher '%s' killed by signal %d "
-			    "(SIG%s)%s%s", a->hello ? "worker lost: " : "", how,
-			    WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ?
+			agent_fail(a, OUTCOME_LOST, "%slauncher '%s' killed "
+			    "by signal %d (SIG%s)%s%s", a->hello ?
+			    "worker lost: " : "", how, WTERMSIG(st),
+			    sigabbrev_np(WTERMSIG(st)) ?
 			    sigabbrev_np(WTERMSIG(st)) : "?",
 			    said != NULL ? ": " : "", said != NULL ? said : "");
 		else
-			agent_set_reason(a, "%slauncher '%s' exited with status "
-			    "%d %s%s%s", a->hello ? "worker lost: " : "", how,
-			    WEXITSTATUS(st), a->hello ? "without a result" :
+			agent_fail(a, OUTCOME_LOST, "%slauncher '%s' "
+			    "exited with status %d %s%s%s", a->hello ?
+			    "worker lost: " : "", how, WEXITSTATUS(st),
+			    a->hello ? "without a result" :
 			    "before the worker said HELLO",
 			    said != NULL ? ": " : "", said != NULL ? said : "");
 		free(said);
@@ -225,15 +271,16 @@ agent_exit_reason(struct agent *a)
 		return;
 	}
 	if (WIFSIGNALED(st))
-		agent_set_reason(a, "worker killed by signal %d (SIG%s)",
-		    WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ?
+		agent_fail(a, OUTCOME_CRASHED, "worker killed by signal %d "
+		    "(SIG%s)", WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ?
 		    sigabbrev_np(WTERMSIG(st)) : "?");
 	else if (!a->hello)
-		agent_set_reason(a, "worker exited with status %d before HELLO",
+		agent_fail(a, OUTCOME_CRASHED,
+		    "worker exited with status %d before HELLO",
 		    WEXITSTATUS(st));
 	else
-		agent_set_reason(a, "worker exited with status %d without a "
-		    "result", WEXITSTATUS(st));
+		agent_fail(a, OUTCOME_CRASHED, "worker exited with status %d "
+		    "without a result", WEXITSTATUS(st));
 }
 
 /*
@@ -261,11 +308,13 @@ agent_heartbeat_cb(evutil_socket_t fd, short ev, void *arg)
 	if (quiet >= limit) {
 		how = launch_describe(&a->launch);
 		if (a->hello)
-			agent_set_reason(a, "worker lost: no frame for %llu ms "
-			    "through '%s'", (unsigned long long)quiet, how);
+			agent_fail(a, OUTCOME_LOST, "worker lost: no frame for "
+			    "%llu ms through '%s'", (unsigned long long)quiet,
+			    how);
 		else
-			agent_set_reason(a, "launcher '%s': no worker said HELLO "
-			    "within %llu ms", how, (unsigned long long)quiet);
+			agent_fail(a, OUTCOME_LOST, "launcher '%s': no worker "
+			    "said HELLO within %llu ms", how,
+			    (unsigned long long)quiet);
 		free(how);
 		event_del(a->hb_ev);	/* once: the end follows the kill */
 		agent_kill_now(a);
@@ -334,6 +383,9 @@ agent_check_done(struct agent *a)
 		event_free(a->kill_ev);
 		a->kill_ev = NULL;
 	}
+	/* closed before any result, not by a timer: on request */
+	if (closing && !a->result_early && a->reason == NULL)
+		agent_end_kind(a, OUTCOME_CANCELLED, "closed on request");
 	/* A result that only answered our close does not make it completed. */
 	if (a->result.type == MSG_RESULT && a->reason == NULL &&
 	    a->result.u.result.reason != NULL) {
@@ -436,6 +488,7 @@ sup_free(struct sup *s)
 		free(a->role); free(a->tool); free(a->model); free(a->command);
 		free(a->prompt); free(a->cwd); free(a->capsule);
 		free(a->log_path); free(a->reason); free(a->last_progress);
+		free(a->kind_reason);
 		free(a->next_turn); free(a->session_id);
 		json_decref(a->options);
 		json_decref(a->past);
@@ -504,7 +557,8 @@ agent_start(struct agent *a)
 	log_debug("%s: worker %ld started", a->id, (long)a->pid);
 	return;
 failed:
-	agent_set_reason(a, "spawn failed: %s", err);
+	agent_fail(a, a->launch.argv.n > 0 ? OUTCOME_LOST :
+	    OUTCOME_CRASHED, "spawn failed: %s", err);
 	free(err);
 	(void)agent_transition(a, AE_EOF);
 	if (a->pid <= 0)

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "launch.h"
+#include "outcome.h"
 #include "proto.h"
 
 struct event;
@@ -97,6 +98,10 @@ struct agent {
 	int			 wstatus;
 	enum agent_status	 status;
 	char			*reason;	/* why errored, owned */
+	enum outcome_kind	 kind;		/* the supervisor's verdict,
+						   OUTCOME_NONE: the worker's */
+	char			*kind_reason;	/* why, when reason does not say
+						   it (deadline, idle, close) */
 	int			 timed_out;
 	int			 nudged;	/* the nudge was acknowledged */
 	const char		*nudge;		/* NULL, sent, delivered, failed */
@@ -165,8 +170,12 @@ int		 agent_send_input(struct agent *, const char *, int,
 		    uint64_t *, char **);
 int		 agent_close(struct agent *, uint64_t, char **);
 void		 agent_kill_now(struct agent *);
-void		 agent_set_reason(struct agent *, const char *, ...)
-		    __attribute__((format(printf, 2, 3)));
+void		 agent_fail(struct agent *, enum outcome_kind, const char *,
+		    ...) __attribute__((format(printf, 3, 4)));
+#define		 agent_set_reason(a, ...) \
+		    agent_fail((a), OUTCOME_NONE, __VA_ARGS__)
+void		 agent_end_kind(struct agent *, enum outcome_kind,
+		    const char *, ...) __attribute__((format(printf, 3, 4)));
 
 /* supervisor/engine/agentphase.c */
 int		 agent_transition(struct agent *, enum agent_event);
@@ -190,6 +199,7 @@ int		 turn_next(struct agent *);
 
 /* supervisor/engine/report.c */
 json_t		*report_agent(const struct agent *);
+enum outcome_kind report_kind(const struct agent *);
 json_t		*report_usage(const json_t *);
 void		 report_usage_add(json_t *, const json_t *, const char *);
 

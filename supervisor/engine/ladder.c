@@ -20,13 +20,15 @@
 struct ladder {
 	struct verbs		*v;
 	struct agent		*a;
-	uint64_t		 nudge_ms, grace_ms;
+	uint64_t		 timeout_ms, nudge_ms, grace_ms;
 	enum ladder_phase	 phase;
 	ladder_done_cb		 done;
 	void			*arg;
 	struct event		*idle_ev;	/* idle_ms check, when set */
 	uint64_t		 quiet_since;	/* idle measured from here too */
 	int			 stale;		/* waits to ignore (preempted) */
+	int			 idled;		/* this step is the idle check's */
+	int			 idle_nudge;	/* and so was the nudge */
 };
 
 static void	ladder_waited(json_t *, int, void *);
@@ -107,6 +109,29 @@ ladder_nudged(uint64_t sub, const char *how, const char *err, void *arg)
 	}
 }
 
+/* Seconds for people: 600, 1.5. */
+static double
+ladder_s(uint64_t ms)
+{
+	return (double)ms / 1000.0;
+}
+
+/*
+ * A timed-out agent's kind and why, said the way its timer saw it: the
+ * idle check (silence) is not the deadline, and each names its seconds.
+ */
+static void
+ladder_verdict(struct ladder *l)
+{
+	if (l->idled || l->idle_nudge)
+		agent_end_kind(l->a, OUTCOME_IDLE, "no output for %g s",
+		    ladder_s(l->a->idle_ms));
+	else
+		agent_end_kind(l->a, OUTCOME_TIMEOUT, "deadline of %g s "
+		    "passed (no result %g s after the nudge)",
+		    ladder_s(l->timeout_ms), ladder_s(l->nudge_ms));
+}
+
 /*
  * A wait ended.  A result: close (the result stays readable).  First
  * timeout: the nudge.  Second: a timed-out agent, closed.
@@ -126,6 +151,7 @@ ladder_step(struct ladder *l, int timed_out)
 	}
 	if (l->phase == LADDER_WAIT) {
 		l->phase = LADDER_NUDGE;
+		l->idle_nudge = l->idled;
 		l->quiet_since = clock_mono_ms();
 		l->a->nudge = "sent";
 		log_info("%s (%s): no result yet, nudging", l->a->id,
@@ -139,6 +165,7 @@ ladder_step(struct ladder *l, int timed_out)
 		return;
 	}
 	l->a->timed_out = 1;
+	ladder_verdict(l);
 	ladder_close(l, l->grace_ms);
 }
 
@@ -178,7 +205,9 @@ ladder_idle_cb(evutil_socket_t fd, short ev, void *arg)
 	log_info("%s: no output for %llu ms", l->a->id,
 	    (unsigned long long)(now - last));
 	l->stale++;
+	l->idled = 1;
 	ladder_step(l, 1);
+	l->idled = 0;
 }
 
 /* Arm the idle check, a few times per idle period. */
@@ -208,6 +237,7 @@ ladder_start(struct verbs *v, struct agent *a, uint64_t timeout_ms,
 
 	l->v = v;
 	l->a = a;
+	l->timeout_ms = timeout_ms;
 	l->nudge_ms = nudge_ms;
 	l->grace_ms = grace_ms;
 	l->phase = LADDER_WAIT;

@@ -58,9 +58,64 @@ report_usage(const json_t *usage)
 }
 
 /*
- * The result fields come from the worker's RESULT when there is one; a
- * timed-out agent gets the synthesized failure DESIGN.md prescribes.
+ * The agent's outcome kind: the supervisor's verdict when it gave one (a
+ * deadline, silence, a lost host, a crash, a close: the worker could not
+ * say), else the worker's from its RESULT; a worker that errored with no
+ * word at all crashed.
  */
+enum outcome_kind
+report_kind(const struct agent *a)
+{
+	enum outcome_kind	k = OUTCOME_NONE;
+
+	if (a->kind != OUTCOME_NONE)
+		return a->kind;
+	if (a->result.type == MSG_RESULT)
+		k = outcome_find(a->result.u.result.error_kind);
+	if (k == OUTCOME_NONE && a->status == AS_ERRORED &&
+	    a->result.type != MSG_RESULT)
+		k = a->launch.argv.n > 0 ? OUTCOME_LOST : OUTCOME_CRASHED;
+	return k;
+}
+
+/*
+ * status, summary, error_kind and reason: the RESULT's where the worker
+ * gave one; what the supervisor decided otherwise.  A timed-out agent
+ * gets the synthesized failure DESIGN.md prescribes ("Worker timeout"),
+ * an idle one says so; one without a RESULT is summarized by its reason,
+ * so that no failure reads as null.
+ */
+static void
+report_outcome(json_t *o, const struct agent *a)
+{
+	const struct msg_result	*r = &a->result.u.result;
+	int			 have = a->result.type == MSG_RESULT;
+	enum outcome_kind	 k = report_kind(a);
+	const char		*why = a->kind_reason != NULL ?
+				    a->kind_reason : a->reason;
+	char			*sum = NULL;
+
+	if (a->timed_out) {
+		json_object_set_new(o, "status", json_string("failed"));
+		if (k == OUTCOME_IDLE)
+			xasprintf(&sum, "Worker idle: %s", why != NULL ? why :
+			    "no output");
+		json_object_set_new(o, "summary", json_string(sum != NULL ?
+		    sum : "Worker timeout"));
+		free(sum);
+	} else {
+		json_object_set_new(o, "status", json_string(have ?
+		    r->status : a->status == AS_ERRORED ? "failed" : "unknown"));
+		json_object_set_new(o, "summary", report_str(have &&
+		    r->summary != NULL ? r->summary : k != OUTCOME_NONE ?
+		    why : NULL));
+	}
+	json_object_set_new(o, "error_kind", k != OUTCOME_NONE ?
+	    json_string(outcome_name(k)) : json_null());
+	json_object_set_new(o, "reason", report_str(why));
+}
+
+/* The rest of the result fields come from the worker's RESULT. */
 static void
 report_result(json_t *o, const struct agent *a)
 {
@@ -68,15 +123,7 @@ report_result(json_t *o, const struct agent *a)
 	int			 have = a->result.type == MSG_RESULT;
 	struct strv		 none = { NULL, 0 };
 
-	if (a->timed_out) {
-		json_object_set_new(o, "status", json_string("failed"));
-		json_object_set_new(o, "summary", json_string("Worker timeout"));
-	} else {
-		json_object_set_new(o, "status", json_string(have ?
-		    r->status : a->status == AS_ERRORED ? "failed" : "unknown"));
-		json_object_set_new(o, "summary", report_str(have ?
-		    r->summary : NULL));
-	}
+	report_outcome(o, a);
 	json_object_set_new(o, "action", report_str(have && r->action ?
 	    r->action : a->role));
 	json_object_set_new(o, "files_changed",
@@ -101,8 +148,6 @@ report_result(json_t *o, const struct agent *a)
 	    json_null());
 	json_object_set_new(o, "stderr_tail",
 	    report_str(have ? r->stderr_tail : NULL));
-	json_object_set_new(o, "error_kind",
-	    report_str(have ? r->error_kind : NULL));
 	json_object_set_new(o, "retry_after_ms", have && r->retry_after_ms > 0 ?
 	    json_integer((json_int_t)r->retry_after_ms) : json_null());
 	json_object_set_new(o, "files_source",
@@ -213,7 +258,7 @@ report_agent(const struct agent *a)
 	    json_object_get(a->options, "permission"))));
 	json_object_set_new(o, "agent_status",
 	    json_string(agent_status_name(a->status)));
-	json_object_set_new(o, "reason", report_str(a->reason));
+	json_object_set_new(o, "reason", json_null());	/* its place */
 	report_result(o, a);
 	json_object_set_new(o, "duration_ms",
 	    json_integer((json_int_t)(end - a->t_start)));

@@ -42,7 +42,8 @@ static const char *const state_modes[] = { "interactive", "auto", "parallel",
 
 static const struct state_vrule state_r_error[] = {
 	R("action", V_STR, V_REQ), R("message", V_STR, V_REQ),
-	R("timestamp", V_TS, V_REQ), R_END
+	R("timestamp", V_TS, V_REQ), R("kind", V_STR, 0),
+	R("reason", V_STR, 0), R_END
 };
 /* skill_state's own members; the workflow's go between mode and errors. */
 static const struct state_vrule state_r_head[] = {

@@ -149,6 +149,9 @@ turn_next(struct agent *a)
 	msg_clear(&a->result);
 	free(a->reason);
 	a->reason = NULL;
+	free(a->kind_reason);
+	a->kind_reason = NULL;
+	a->kind = OUTCOME_NONE;
 	free(a->last_progress);
 	a->last_progress = NULL;
 	a->chan = NULL;

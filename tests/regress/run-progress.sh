@@ -84,8 +84,8 @@ t_run_config "$R" "$OK" "exec '$FAKE' --marker $M hang" "$OK" "$OK" "$OK" \
     "{\"timeout_ms\": $TM, \"nudge_ms\": $TM, \"grace_ms\": 300}"
 t_loop_run "$R" late-1 "Hangs"
 is "$RC" 5 "timeout: exit 5"
-is "$(count "$R.err" '^\[develop\] agent-2: failed - Worker timeout$')" 1 \
-    "timeout: the end line says the worker timed out"
+is "$(count "$R.err" '^\[develop\] agent-2: failed - Worker timeout \(timeout: deadline of [0-9.]+ s passed')" 1 \
+    "timeout: the end line says the worker timed out, and after how long"
 
 # --- --quiet, --json: the first and last lines only
 R=$T_TMP/quiet

@@ -4,16 +4,19 @@
 // pause made elsewhere seen through /api/events, a stale token cookie
 // replaced after one 401 (a restarted serve), a hostile title shown as
 // text, the running loop "driven by pid N" and a loop whose driver was
-// killed -9 "interrupted", no CSP violation; a screenshot kept.  One line per check:
-// "ok DESCRIPTION" or "not ok DESCRIPTION: WHY"; exit 0 once all ran.
+// killed -9 "interrupted", a worker killed -9 shown as the loop's last
+// failure with its outcome kind, no CSP violation; a screenshot kept.
+// One line per check: "ok DESCRIPTION" or "not ok DESCRIPTION: WHY";
+// exit 0 once all ran.
 //
 // Usage: node serve-page.mjs PW_DIR CHROMIUM PORT TOKEN ID XSS_ID TITLE
-//        XSS_TITLE PNG WAIT_MS ORPHAN_ID
+//        XSS_TITLE PNG WAIT_MS ORPHAN_ID MARKER
+import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { createHash } from "node:crypto";
 
 const [pwDir, chromium, port, token, id, xid, title, xtitle, png, waitArg,
-    oid] = process.argv.slice(2);
+    oid, marker] = process.argv.slice(2);
 const require = createRequire(pwDir + "/");
 const { chromium: browserType } = require("playwright-core");
 const base = "http://127.0.0.1:" + port;
@@ -53,6 +56,47 @@ async function rowStatus(page, loop, status) {
 			return tr === null ? "no row" : tr.dataset.status;
 		}, loop) + " after " + waitMs + " ms";
 	}
+}
+
+// The hostile-title loop started, its develop worker killed -9 (the
+// parent of the one fake-agent holding MARKER, never this script, whose
+// argv holds it too): the row shows the failure's
+// outcome kind and reason; then the loop is stopped.
+async function crashShown(page) {
+	const sel = "tr[data-loop=\"" + xid + "\"] .failure";
+	let why = "";
+
+	ok(await apiPost("/api/loops/v2/" + xid + "/start") === 200,
+	    "the second loop starts", "refused");
+	try {
+		await page.waitForFunction((l) => Array.from(
+		    document.querySelectorAll("tr[data-loop=\"" + l +
+		    "\"] li[data-agent]")).some((li) =>
+		    li.textContent.includes("develop")), xid,
+		    { timeout: waitMs, polling: 50 });
+		const tool = execFileSync("pgrep", ["-f", "--",
+		    "fake-agent --marker " + marker])
+		    .toString().trim().split("\n")[0];
+		const worker = execFileSync("ps", ["-o", "ppid=", "-p", tool])
+		    .toString().trim();
+		process.kill(Number(worker), "SIGKILL");
+		await page.waitForFunction((q) => {
+			const e = document.querySelector(q);
+			return e !== null && e.dataset.kind === "crashed";
+		}, sel, { timeout: waitMs, polling: 50 });
+	} catch (e) {
+		why = String(e);
+	}
+	const text = await page.evaluate((q) => {
+		const e = document.querySelector(q);
+		return e === null ? null : e.textContent;
+	}, sel);
+	ok(why === "" && /develop: crashed - worker killed by signal 9/
+	    .test(text), "a worker killed -9: the row shows its kind and " +
+	    "reason", why + " " + text);
+	await apiPost("/api/loops/v2/" + xid + "/stop");
+	why = await rowStatus(page, xid, "failed");
+	ok(why === "", "the second loop stopped", why);
 }
 
 // Clicks a row's button, then waits for the row and the API to agree.
@@ -190,6 +234,7 @@ try {
 	    "tr[data-loop=\"" + l + "\"] li[data-agent]").length, id);
 	ok(left === 0, "a stopped loop lists no running worker",
 	    left + " left");
+	await crashShown(page);
 	const err = await page.evaluate(() =>
 	    document.getElementById("err").textContent);
 	ok(err === "", "the page reported no error", err);

@@ -6,7 +6,7 @@
 # progress line, pause/resume/stop clicks change the status (the API
 # agrees), a title holding <script> stays text, the running loop says
 # the pid that drives it and one whose `run` was killed -9 shows
-# interrupted.  The screenshot is kept
+# interrupted, a crashed worker's kind is shown.  The screenshot is kept
 # as tests/regress/serve-page.png in the build tree.  Without node,
 # chromium or the npm registry the whole test is one SKIP.
 # CCW_PAGE_NPM_DIR: playwright-core's install elsewhere (CI keeps one);
@@ -103,7 +103,7 @@ T0=$(t_now_ms)
 rm -f "$PNG"
 node "$srcdir/tests/regress/serve-page.mjs" "$PW_DIR" "$CHROMIUM" \
     "$SRV_PORT" "$SRV_TOKEN" "$ID" "$XID" "$TITLE" "$XTITLE" "$PNG" \
-    "$(t_ms 10000)" orphan-1 >"$T_TMP/page.out" 2>&1
+    "$(t_ms 10000)" orphan-1 "$M" >"$T_TMP/page.out" 2>&1
 rc=$?
 EL=$(( $(t_now_ms) - T0 ))
 while IFS= read -r line; do

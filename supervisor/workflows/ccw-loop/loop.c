@@ -29,6 +29,7 @@
 #include "log.h"
 #include "loop.h"
 #include "loopint.h"
+#include "outcome.h"
 #include "progress.h"
 #include "state.h"
 #include "sup.h"
@@ -843,15 +844,16 @@ loop_closed(struct agent *a, void *arg)
 		    r->a->result.type == MSG_RESULT ?
 		    r->a->result.u.result.log_tail : NULL, r->a->id);
 	kind = json_string_value(json_object_get(r->result, "error_kind"));
-	if (!r->cancelled && l->cfg.gate != NULL && kind != NULL &&
-	    strcmp(kind, "rate_limited") == 0) {
+	if (!r->cancelled && l->cfg.gate != NULL &&
+	    (outcome_at(outcome_find(kind))->flags & OUTCOME_GATED)) {
 		/* absent or null: unknown, the gate backs off */
 		ra = json_object_get(r->result, "retry_after_ms");
 		r->rate_limited = 1;
 		gate_hold(l->cfg.gate, r->tool, json_is_number(ra) &&
 		    json_number_value(ra) > 0 ? (uint64_t)json_number_value(ra) :
 		    0);
-	} else if (!r->cancelled && kind == NULL)
+	} else if (!r->cancelled && (kind == NULL ||
+	    (outcome_at(outcome_find(kind))->flags & OUTCOME_SUPERVISOR)))
 		gate_ok(l->cfg.gate, r->tool);
 	if (!r->cancelled)
 		loop_event(l, "worker_result", merge_event(loop_role(l,
@@ -1016,7 +1018,8 @@ loop_requeue(struct loop *l, int slot)
 	    r->a->id));
 	loop_event(l, "step_requeued", json_pack("{s:s, s:s, s:s, s:s, "
 	    "s:O?}", "role", role, "tool", r->tool, "agent_id", r->a->id,
-	    "reason", "rate_limited", "retry_after_ms",
+	    "reason", outcome_name(outcome_find(json_string_value(
+	    json_object_get(r->result, "error_kind")))), "retry_after_ms",
 	    json_object_get(r->result, "retry_after_ms")));
 	loop_batch_left(l, &left, &nudge);
 	n = loop_spawn(l, r->role, r->extra, left, nudge, r->rounds);

@@ -13,6 +13,7 @@
 #include "cause.h"
 #include "ccw-loop.h"
 #include "loop.h"
+#include "outcome.h"
 #include "xmalloc.h"
 
 #define MERGE_MAX_HYP	20	/* hypotheses taken from one result */
@@ -143,7 +144,8 @@ static char *
 merge_why(const json_t *res)
 {
 	if (json_is_true(json_object_get(res, "timed_out")))
-		return xstrdup("worker timeout");
+		return xstrdup(outcome_is(merge_s(res, "error_kind"),
+		    OUTCOME_IDLE) ? "worker idle" : "worker timeout");
 	return cause_of(res);
 }
 
@@ -152,7 +154,7 @@ static void
 merge_common(json_t *ss, const char *role, const json_t *res,
     const char *outcome, const char *now)
 {
-	json_t	*wr;
+	json_t	*wr, *e;
 	char	*why;
 
 	json_object_set_new(ss, "current_action", json_string(role));
@@ -161,11 +163,18 @@ merge_common(json_t *ss, const char *role, const json_t *res,
 		json_array_append_new(merge_sub(ss, "completed_actions", 1),
 		    json_string(role));
 	else {
+		/* the outcome kind and its reason, when there is one */
 		why = merge_why(res);
-		json_array_append_new(merge_sub(ss, "errors", 1), json_pack(
-		    "{s:s, s:s, s:s}", "action", role, "message", why,
-		    "timestamp", now));
+		e = json_pack("{s:s, s:s, s:s}", "action", role, "message",
+		    why, "timestamp", now);
 		free(why);
+		if (merge_s(res, "error_kind") != NULL)
+			json_object_set_new(e, "kind",
+			    json_string(merge_s(res, "error_kind")));
+		if (merge_s(res, "reason") != NULL)
+			json_object_set_new(e, "reason",
+			    json_string(merge_s(res, "reason")));
+		json_array_append_new(merge_sub(ss, "errors", 1), e);
 	}
 	wr = merge_sub(ss, "worker_results", 0);
 	json_object_set_new(wr, role, json_pack("{s:s, s:s?, s:s?, s:s}",
@@ -722,6 +731,13 @@ merge_fail_reason(const char *role, const json_t *res)
 {
 	char	*reason, *why;
 
+	if (json_is_true(json_object_get(res, "timed_out")) &&
+	    outcome_is(merge_s(res, "error_kind"), OUTCOME_IDLE)) {
+		xasprintf(&reason, "%s: worker idle (%s)", role,
+		    merge_s(res, "reason") != NULL ? merge_s(res, "reason") :
+		    "no output");
+		return reason;
+	}
 	if (json_is_true(json_object_get(res, "timed_out"))) {
 		xasprintf(&reason, "%s: worker timeout (no result after the "
 		    "deadline and a nudge)", role);

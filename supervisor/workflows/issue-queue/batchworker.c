@@ -21,6 +21,7 @@
 #include "log.h"
 #include "loop.h"
 #include "loopguard.h"
+#include "outcome.h"
 #include "plan.h"
 #include "sup.h"
 #include "xmalloc.h"
@@ -134,13 +135,14 @@ batchworker_ended(struct agent *a, void *arg)
 	if (json_is_integer(json_object_get(rep, "retry_after_ms")))
 		ra = (uint64_t)json_integer_value(json_object_get(rep,
 		    "retry_after_ms"));
-	if (w->gate != NULL && !w->stopped && kind != NULL &&
-	    strcmp(kind, "rate_limited") == 0) {
+	if (w->gate != NULL && !w->stopped &&
+	    (outcome_at(outcome_find(kind))->flags & OUTCOME_GATED)) {
 		log_info("%s: rate limited: again once %s opens", a->id,
 		    w->req.tool);
 		gate_hold(w->gate, w->req.tool, ra);
 		w->again = 1;
-	} else if (w->gate != NULL && kind == NULL)
+	} else if (w->gate != NULL && (kind == NULL ||
+	    (outcome_at(outcome_find(kind))->flags & OUTCOME_SUPERVISOR)))
 		gate_ok(w->gate, w->req.tool);
 	json_decref(rep);
 	/* off the ladder's own hook: it is freed there when it goes again */
