@@ -186,6 +186,12 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 	case MSG_PROGRESS:
 		log_debug("%s: %s: %s", a->id, m->u.progress.kind,
 		    m->u.progress.text);
+		if (m->u.progress.kind != NULL &&
+		    strcmp(m->u.progress.kind, "retry") == 0 &&
+		    m->u.progress.text != NULL) {
+			free(a->last_retry);
+			a->last_retry = xstrdup(m->u.progress.text);
+		}
 		free(a->last_progress);
 		a->last_progress = m->u.progress.text;
 		m->u.progress.text = NULL;
@@ -488,6 +494,7 @@ sup_free(struct sup *s)
 		free(a->role); free(a->tool); free(a->model); free(a->command);
 		free(a->prompt); free(a->cwd); free(a->capsule);
 		free(a->log_path); free(a->reason); free(a->last_progress);
+		free(a->last_retry);
 		free(a->kind_reason);
 		free(a->next_turn); free(a->session_id);
 		json_decref(a->options);

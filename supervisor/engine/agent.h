@@ -113,6 +113,9 @@ struct agent {
 	struct event		*kill_ev;	/* close's own deadline */
 	struct evbuffer		*early;		/* INPUT frames sent before HELLO */
 	char			*last_progress;	/* text of the last PROGRESS */
+	char			*last_retry;	/* ... of kind "retry": the CLI's
+						   words if the deadline comes
+						   while it is still retrying */
 	uint64_t		 grace_ms;
 	/* follow-up turns (turn.c) */
 	unsigned		 turns;		/* 1 for the first turn */

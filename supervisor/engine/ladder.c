@@ -119,17 +119,23 @@ ladder_s(uint64_t ms)
 /*
  * A timed-out agent's kind and why, said the way its timer saw it: the
  * idle check (silence) is not the deadline, and each names its seconds.
+ * A CLI still retrying its provider (an overloaded API) when the time
+ * ran out is the likeliest cause, so its last retry's words go along.
  */
 static void
 ladder_verdict(struct ladder *l)
 {
+	const char	*r = l->a->last_retry;
+	const char	*sep = r != NULL ? "; still retrying: " : "";
+
 	if (l->idled || l->idle_nudge)
-		agent_end_kind(l->a, OUTCOME_IDLE, "no output for %g s",
-		    ladder_s(l->a->idle_ms));
+		agent_end_kind(l->a, OUTCOME_IDLE, "no output for %g s%s%s",
+		    ladder_s(l->a->idle_ms), sep, r != NULL ? r : "");
 	else
 		agent_end_kind(l->a, OUTCOME_TIMEOUT, "deadline of %g s "
-		    "passed (no result %g s after the nudge)",
-		    ladder_s(l->timeout_ms), ladder_s(l->nudge_ms));
+		    "passed (no result %g s after the nudge)%s%s",
+		    ladder_s(l->timeout_ms), ladder_s(l->nudge_ms), sep,
+		    r != NULL ? r : "");
 }
 
 /*

@@ -154,6 +154,8 @@ turn_next(struct agent *a)
 	a->kind = OUTCOME_NONE;
 	free(a->last_progress);
 	a->last_progress = NULL;
+	free(a->last_retry);
+	a->last_retry = NULL;
 	a->chan = NULL;
 	a->tool_pid = 0;
 	a->wstatus = 0;

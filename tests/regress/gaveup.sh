@@ -45,4 +45,18 @@ gaveup gemini gemini-quota.jsonl quota_exhausted 'exhausted your daily quota'
 # retry it reported is why
 gaveup claude claude-529.jsonl overloaded 'HTTP 529: overloaded, attempt 2/2' \
     "head -n 3 '$srcdir/tests/streams/claude-529.jsonl'; exit 1"
+
+# a CLI still retrying when the deadline comes: the deadline is the kind,
+# and the reason names the retry it was in (the overloaded API), not null
+printf '#!/bin/bash\n# %s\nexec </dev/null\nhead -n 3 %q\nexec sleep 1000\n' \
+    "$M" "$srcdir/tests/streams/claude-529.jsonl" >"$T_TMP/claude"
+agent "$R" develop --tool claude --config "$T_TMP/cfg-claude.json" \
+    --state-dir "$S" --timeout-ms 2000 --nudge-ms 500 "go"
+is "$(jget "$R" '[d.get("error_kind"), d.get("timed_out")]')" \
+    '["timeout",true]' "still retrying at the deadline: timeout"
+like "$(jget "$R" 'd.get("reason")')" \
+    '^deadline of 2 s passed.*; still retrying: API error HTTP 529: overloaded' \
+    "still retrying at the deadline: the reason names the retry"
+t_wait_gone "$M" 5000
+ok $? "still retrying: nothing left"
 t_done
