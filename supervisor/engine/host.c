@@ -101,11 +101,7 @@ host_new(struct event_base *base, const struct host_cfg *cfg, char **err)
 	if (h->cfg.batch_nudge_ms == 0)
 		h->cfg.batch_nudge_ms = 5000;
 	TAILQ_INIT(&h->loops);
-	h->dirfd = -1;
-	if ((h->dirfd = state_dir_open(cfg->state_dir, 1, err)) < 0) {
-		host_free(h);
-		return NULL;
-	}
+	h->dirfd = -1;		/* host_dir: made when a loop opens */
 	if ((h->children = cfg->children) == NULL) {
 		if ((h->children = children_new(base, err)) == NULL) {
 			host_free(h);
@@ -421,6 +417,18 @@ host_loop_open_done(void *arg)
 }
 
 /*
+ * The state directory, opened (and made) when the first loop opens,
+ * not before: a host that opens no loop leaves the root as it was.
+ */
+static int
+host_dir(struct host *h, char **err)
+{
+	if (h->dirfd < 0)
+		h->dirfd = state_dir_open(h->cfg.state_dir, 1, err);
+	return h->dirfd < 0 ? -1 : 0;
+}
+
+/*
  * Open SPEC's loop (created with its task, else resumed; the run lock
  * taken: one driver per loop) and start it with WF (NULL: the config's).
  * With an observer's opened, the lock, the create and their fsyncs run
@@ -455,6 +463,8 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
 		    "%ld): one driver per loop", spec->id, (long)getpid());
 		return NULL;
 	}
+	if (host_dir(h, err) != 0)
+		return NULL;
 	hl = xcalloc(1, sizeof *hl);
 	hl->h = h;
 	hl->wf = wf;
