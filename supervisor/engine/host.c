@@ -21,6 +21,7 @@
 #include "flowdef.h"
 #include "gate.h"
 #include "host.h"
+#include "logfeed.h"
 #include "state.h"
 #include "sup.h"
 #include "toolconfig.h"
@@ -51,6 +52,7 @@ struct host_loop {
 	enum host_loop_state	 state;
 	int			 stop_asked;	/* while opening */
 	int			 code;
+	struct logfeed		*feed;		/* LOOP_LOG_ENTRY; NULL: none */
 };
 TAILQ_HEAD(host_loops, host_loop);
 
@@ -141,6 +143,7 @@ static void
 host_loop_free(struct host_loop *hl)
 {
 	committer_free(hl->opener);
+	logfeed_free(hl->feed);
 	if (hl->run != NULL)
 		hl->wf->driver->free(hl->run);
 	host_loop_close(hl);
@@ -244,6 +247,37 @@ host_agents(const struct host *h, host_agent_fn fn, void *arg)
 	}
 }
 
+static void	host_loop_event(void *, const char *, const json_t *);
+
+/* The feed's lines of a worker: CCW's LOOP_LOG_ENTRY on the bus. */
+static void
+host_loop_log(void *arg, const char *agent, const char *step,
+    const char *line)
+{
+	json_t	*o;
+
+	o = json_pack("{s:s, s:s, s:s}", "step_id", step, "agent_id", agent,
+	    "line", line);
+	host_loop_event(arg, "LOOP_LOG_ENTRY", o);
+	json_decref(o);
+}
+
+/* A worker starts: its log is followed; it ended: drained, let go. */
+static void
+host_loop_follow(struct host_loop *hl, const char *name,
+    const json_t *fields)
+{
+	const char	*agent = json_string_value(json_object_get(fields,
+			    "agent_id"));
+
+	if (strcmp(name, "worker_started") == 0)
+		logfeed_add(hl->feed, agent, json_string_value(
+		    json_object_get(fields, "role")), json_string_value(
+		    json_object_get(fields, "log_path")));
+	else if (strcmp(name, "worker_result") == 0)
+		logfeed_end(hl->feed, agent);
+}
+
 /* A loop's event: numbered on the bus with its loop id, to the observer. */
 static void
 host_loop_event(void *arg, const char *name, const json_t *fields)
@@ -252,6 +286,8 @@ host_loop_event(void *arg, const char *name, const json_t *fields)
 	json_t			*o;
 	uint64_t		 seq;
 
+	if (hl->feed != NULL)
+		host_loop_follow(hl, name, fields);
 	o = json_is_object(fields) ? json_deep_copy(fields) : json_object();
 	json_object_set_new(o, "loop_id", json_string(hl->id));
 	json_incref(o);
@@ -485,6 +521,10 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
 	hl->lo.guard.lock_fd = hl->lo.guard.workers_fd = hl->lo.guard.dirfd =
 	    -1;
 	hl->done_ev = event_new(h->base, -1, 0, host_loop_done_cb, hl);
+	if (h->cfg.log_lines > 0)
+		hl->feed = logfeed_new(h->base, h->cfg.log_lines,
+		    h->cfg.log_bytes != 0 ? h->cfg.log_bytes : HOST_LOG_BYTES,
+		    host_loop_log, hl);
 	if (hl->obs.opened == NULL) {
 		/* no one to call back: the open blocks, as it did */
 		host_loop_open_run(hl);

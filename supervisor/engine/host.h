@@ -32,6 +32,8 @@ struct host_loop;
 struct workflow;
 
 #define HOST_BUS_KEEP	1024	/* events the bus keeps for a late reader */
+#define HOST_LOG_LINES	100	/* LOOP_LOG_ENTRY lines a second, a loop */
+#define HOST_LOG_BYTES	(32 * 1024)	/* and bytes */
 
 /* What the host is given; everything borrowed for the host's life. */
 struct host_cfg {
@@ -46,6 +48,10 @@ struct host_cfg {
 	size_t			 bus_keep;	/* 0: HOST_BUS_KEEP */
 	uint64_t		 batch_ms;	/* parallel batch; 0: 60000 */
 	uint64_t		 batch_nudge_ms; /* 0: 5000 */
+	/* LOOP_LOG_ENTRY: workers' log lines, so many a second and loop;
+	   0: none (the log_bytes 0: HOST_LOG_BYTES) */
+	unsigned		 log_lines;
+	size_t			 log_bytes;
 };
 
 /*
