@@ -572,6 +572,22 @@ host_loop_stop(struct host_loop *hl, const char *why)
 }
 
 /*
+ * A front end's stop (the file says STATUS, REASON by its commit): the
+ * loop's own last save says the same, so a save of the loop landing
+ * after or before the front end's leaves the file and the loop's
+ * LOOP_COMPLETED agreeing.  A driver without stop_as just stops.
+ */
+void
+host_loop_stop_as(struct host_loop *hl, const char *why, const char *status,
+    const char *reason)
+{
+	if (hl->state == HL_RUNNING && hl->wf->driver->stop_as != NULL)
+		hl->wf->driver->stop_as(hl->run, why, status, reason);
+	else
+		host_loop_stop(hl, why);
+}
+
+/*
  * The answers to the observer's ask (one string per question; NULL:
  * none, the step fails "no answer was given"): 0, or -1 when the loop
  * does not run (opening, ended) or its driver takes no answers.

@@ -118,6 +118,9 @@ struct workflow_driver {
 	void	 (*answer)(void *, const json_t *);
 	/* its agent table, for counts (/metrics); NULL: it shows none */
 	const struct sup *(*agents)(void *);
+	/* stop, its last save setting the status and reason a front end
+	   asked for (a stop: failed, CCW's words); NULL: stop */
+	void	 (*stop_as)(void *, const char *, const char *, const char *);
 };
 
 /* One agent of a hosted loop, as host_agents walks them (borrowed). */
@@ -138,6 +141,8 @@ struct host_loop *host_loop_open(struct host *, const struct loop_spec *,
 		    char **);
 struct host_loop *host_loop_find(struct host *, const char *);
 void		 host_loop_stop(struct host_loop *, const char *);
+void		 host_loop_stop_as(struct host_loop *, const char *,
+		    const char *, const char *);	/* why, status, reason */
 int		 host_loop_answer(struct host_loop *, const json_t *);
 void		 host_stop_all(struct host *, const char *);
 const char	*host_loop_id(const struct host_loop *);
