@@ -2,8 +2,8 @@
 # stale-temps.sh: no temp file outlives recovery.  A loop's driver killed
 # with SIGKILL may leave NAME.PID.tmp (a replace between its write and
 # its rename) next to the state file and in the loop's side directories;
-# the resume (`run --loop-id`, serve's start-up) removes those of dead
-# pids and keeps a live process's.
+# the resume (`run --loop-id`, serve's start-up) and `state`'s verbs
+# remove those of dead pids and keep a live process's.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
 t_watchdog 150
@@ -54,6 +54,12 @@ is "$(jget "$F" 'd["status"]')" completed "r-1: completed"
 is "$(left r-1)" "r-1.workers/develop.output.json.$LIVE.tmp" \
     "r-1: no temp of a dead pid is left; a live pid's is kept"
 rm -f "$R/.loop/r-1.workers/develop.output.json.$LIVE.tmp"
+
+# --- `state list` clears every loop's, as it clears {id}.json.tmp
+: >"$R/.loop/r-1.workers/debug.output.json.$DEAD.tmp"
+$WRAP "$SUP" state -C "$R" list >"$T_TMP/list.out" 2>&1
+is "$?" 0 "state list: exit 0"
+is "$(left r-1)" "" "state list: the dead pid's temp went"
 
 # --- serve resumes at start-up: the same
 crash s-1
