@@ -226,10 +226,16 @@ api_loop_done(void *arg)
 	else {
 		body = json_pack("{s:b, s:s, s:s?}", "ok", 1, "loop_id", j->id,
 		    "status", st);
-		if (j->op == LOP_TRANSITION)
+		if (j->op == LOP_TRANSITION) {
 			json_object_set_new(body, "previous_status",
 			    json_string(j->prev));
-		else
+			/* a stop's words, for the loop's own last save */
+			if (json_is_string(json_object_get(j->state,
+			    "failure_reason")))
+				json_object_set(body, "failure_reason",
+				    json_object_get(j->state,
+				    "failure_reason"));
+		} else
 			json_object_set(body, "loop", j->state);
 		if (j->op == LOP_OPEN)
 			json_object_set_new(body, "created",

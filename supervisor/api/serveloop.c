@@ -225,9 +225,13 @@ serve_loop_stopped(struct serve_call *c, json_t *reply)
 {
 	struct host_loop	*hl;
 
+	/* its last save says what our commit did: failed, CCW's words */
 	if (json_is_true(json_object_get(reply, "ok")) &&
 	    (hl = host_loop_find(c->root->host, c->id)) != NULL)
-		host_loop_stop(hl, "Manually stopped by user");
+		host_loop_stop_as(hl, "Manually stopped by user",
+		    json_string_value(json_object_get(reply, "status")),
+		    json_string_value(json_object_get(reply,
+		    "failure_reason")));
 	serve_loop_reread(c, reply);
 }
 

@@ -330,6 +330,7 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	hc.bus = sc->bus;
 	hc.refresh = serve_cmd_refresh;
 	hc.refresh_arg = sd;
+	hc.log_lines = HOST_LOG_LINES;	/* LOOP_LOG_ENTRY on /api/events */
 	cmd_opts_overrides(&sd->o, &hc.over);
 	if ((sd->host = host_new(sc->base, &hc, &err)) == NULL)
 		fatalx("serve: %s", err);

@@ -22,6 +22,7 @@
 #include "gate.h"
 #include "host.h"
 #include "loopdriver.h"
+#include "logfeed.h"
 #include "state.h"
 #include "sup.h"
 #include "toolconfig.h"
@@ -54,6 +55,7 @@ struct host_loop {
 	int			 stop_asked;	/* while opening */
 	char			*stop_why;	/* an interrupt's, while opening */
 	int			 code;
+	struct logfeed		*feed;		/* LOOP_LOG_ENTRY; NULL: none */
 };
 TAILQ_HEAD(host_loops, host_loop);
 
@@ -104,11 +106,7 @@ host_new(struct event_base *base, const struct host_cfg *cfg, char **err)
 	if (h->cfg.batch_nudge_ms == 0)
 		h->cfg.batch_nudge_ms = 5000;
 	TAILQ_INIT(&h->loops);
-	h->dirfd = -1;
-	if ((h->dirfd = state_dir_open(cfg->state_dir, 1, err)) < 0) {
-		host_free(h);
-		return NULL;
-	}
+	h->dirfd = -1;		/* host_dir: made when a loop opens */
 	if ((h->children = cfg->children) == NULL) {
 		if ((h->children = children_new(base, err)) == NULL) {
 			host_free(h);
@@ -148,6 +146,7 @@ static void
 host_loop_free(struct host_loop *hl)
 {
 	committer_free(hl->opener);
+	logfeed_free(hl->feed);
 	if (hl->run != NULL)
 		hl->wf->driver->free(hl->run);
 	host_loop_close(hl);
@@ -277,6 +276,37 @@ host_agents(const struct host *h, host_agent_fn fn, void *arg)
 	}
 }
 
+static void	host_loop_event(void *, const char *, const json_t *);
+
+/* The feed's lines of a worker: CCW's LOOP_LOG_ENTRY on the bus. */
+static void
+host_loop_log(void *arg, const char *agent, const char *step,
+    const char *line)
+{
+	json_t	*o;
+
+	o = json_pack("{s:s, s:s, s:s}", "step_id", step, "agent_id", agent,
+	    "line", line);
+	host_loop_event(arg, "LOOP_LOG_ENTRY", o);
+	json_decref(o);
+}
+
+/* A worker starts: its log is followed; it ended: drained, let go. */
+static void
+host_loop_follow(struct host_loop *hl, const char *name,
+    const json_t *fields)
+{
+	const char	*agent = json_string_value(json_object_get(fields,
+			    "agent_id"));
+
+	if (strcmp(name, "worker_started") == 0)
+		logfeed_add(hl->feed, agent, json_string_value(
+		    json_object_get(fields, "role")), json_string_value(
+		    json_object_get(fields, "log_path")));
+	else if (strcmp(name, "worker_result") == 0)
+		logfeed_end(hl->feed, agent);
+}
+
 /* A loop's event: numbered on the bus with its loop id, to the observer. */
 static void
 host_loop_event(void *arg, const char *name, const json_t *fields)
@@ -285,6 +315,8 @@ host_loop_event(void *arg, const char *name, const json_t *fields)
 	json_t			*o;
 	uint64_t		 seq;
 
+	if (hl->feed != NULL)
+		host_loop_follow(hl, name, fields);
 	o = json_is_object(fields) ? json_deep_copy(fields) : json_object();
 	json_object_set_new(o, "loop_id", json_string(hl->id));
 	json_incref(o);
@@ -452,6 +484,18 @@ host_loop_open_done(void *arg)
 }
 
 /*
+ * The state directory, opened (and made) when the first loop opens,
+ * not before: a host that opens no loop leaves the root as it was.
+ */
+static int
+host_dir(struct host *h, char **err)
+{
+	if (h->dirfd < 0)
+		h->dirfd = state_dir_open(h->cfg.state_dir, 1, err);
+	return h->dirfd < 0 ? -1 : 0;
+}
+
+/*
  * Open SPEC's loop (created with its task, else resumed; the run lock
  * taken: one driver per loop) and start it with WF (NULL: the config's).
  * With an observer's opened, the lock, the create and their fsyncs run
@@ -488,6 +532,8 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
 		    "%ld): one driver per loop", spec->id, (long)getpid());
 		return NULL;
 	}
+	if (host_dir(h, err) != 0)
+		return NULL;
 	hl = xcalloc(1, sizeof *hl);
 	hl->h = h;
 	hl->wf = wf;
@@ -509,6 +555,10 @@ host_loop_open(struct host *h, const struct loop_spec *spec,
 	hl->lo.guard.lock_fd = hl->lo.guard.workers_fd = hl->lo.guard.dirfd =
 	    -1;
 	hl->done_ev = event_new(h->base, -1, 0, host_loop_done_cb, hl);
+	if (h->cfg.log_lines > 0)
+		hl->feed = logfeed_new(h->base, h->cfg.log_lines,
+		    h->cfg.log_bytes != 0 ? h->cfg.log_bytes : HOST_LOG_BYTES,
+		    host_loop_log, hl);
 	if (hl->obs.opened == NULL) {
 		/* no one to call back: the open blocks, as it did */
 		host_loop_open_run(hl);
@@ -553,6 +603,22 @@ host_loop_stop(struct host_loop *hl, const char *why)
 		hl->stop_asked = 1;
 	else if (hl->state == HL_RUNNING)
 		hl->wf->driver->stop(hl->run, why);
+}
+
+/*
+ * A front end's stop (the file says STATUS, REASON by its commit): the
+ * loop's own last save says the same, so a save of the loop landing
+ * after or before the front end's leaves the file and the loop's
+ * LOOP_COMPLETED agreeing.  A driver without stop_as just stops.
+ */
+void
+host_loop_stop_as(struct host_loop *hl, const char *why, const char *status,
+    const char *reason)
+{
+	if (hl->state == HL_RUNNING && hl->wf->driver->stop_as != NULL)
+		hl->wf->driver->stop_as(hl->run, why, status, reason);
+	else
+		host_loop_stop(hl, why);
 }
 
 /*

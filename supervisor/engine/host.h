@@ -32,6 +32,8 @@ struct host_loop;
 struct workflow;
 
 #define HOST_BUS_KEEP	1024	/* events the bus keeps for a late reader */
+#define HOST_LOG_LINES	100	/* LOOP_LOG_ENTRY lines a second, a loop */
+#define HOST_LOG_BYTES	(32 * 1024)	/* and bytes */
 
 /* What the host is given; everything borrowed for the host's life. */
 struct host_cfg {
@@ -50,6 +52,10 @@ struct host_cfg {
 	   caller may read it again and hand it over (host_set_config) */
 	void			(*refresh)(void *, struct host *);
 	void			*refresh_arg;
+	/* LOOP_LOG_ENTRY: workers' log lines, so many a second and loop;
+	   0: none (the log_bytes 0: HOST_LOG_BYTES) */
+	unsigned		 log_lines;
+	size_t			 log_bytes;
 };
 
 /*
@@ -116,6 +122,9 @@ struct workflow_driver {
 	void	 (*answer)(void *, const json_t *);
 	/* its agent table, for counts (/metrics); NULL: it shows none */
 	const struct sup *(*agents)(void *);
+	/* stop, its last save setting the status and reason a front end
+	   asked for (a stop: failed, CCW's words); NULL: stop */
+	void	 (*stop_as)(void *, const char *, const char *, const char *);
 };
 
 /* One agent of a hosted loop, as host_agents walks them (borrowed). */
@@ -139,6 +148,8 @@ struct host_loop *host_loop_open(struct host *, const struct loop_spec *,
 struct host_loop *host_loop_find(struct host *, const char *);
 void		 host_loop_stop(struct host_loop *, const char *);
 void		 host_loop_interrupt(struct host_loop *, const char *);	/* left running, why recorded */
+void		 host_loop_stop_as(struct host_loop *, const char *,
+		    const char *, const char *);	/* why, status, reason */
 int		 host_loop_answer(struct host_loop *, const json_t *);
 void		 host_stop_all(struct host *, const char *);
 const char	*host_loop_id(const struct host_loop *);

@@ -78,24 +78,137 @@ state_id_make(const char *prefix)
 	return id;
 }
 
-/* Is dir inside a git work tree (a .git entry in it or above it)? */
+/* Is PATH (relative to AT, a directory) a directory, else a file? */
+static int
+state_git_is(const char *at, const char *path, int want_dir)
+{
+	struct stat	 sb;
+	char		*p;
+	int		 yes;
+
+	if (*path == '/')
+		p = xstrdup(path);
+	else
+		xasprintf(&p, "%s/%s", at, path);
+	yes = stat(p, &sb) == 0 && (want_dir ? S_ISDIR(sb.st_mode) :
+	    S_ISREG(sb.st_mode));
+	free(p);
+	return yes;
+}
+
+/*
+ * git's is_git_directory: HEAD in it, objects/ and refs/ in it or in
+ * the directory its commondir names (a linked worktree's gitdir).  An
+ * empty directory named .git is not a repository.
+ */
+static int
+state_git_dir(const char *gd)
+{
+	char	 buf[PATH_MAX], *common;
+	ssize_t	 n;
+	int	 fd, yes;
+
+	if (!state_git_is(gd, "HEAD", 0))
+		return 0;
+	xasprintf(&common, "%s/commondir", gd);
+	fd = open(common, O_RDONLY | O_CLOEXEC);
+	free(common);
+	common = NULL;
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			return 0;
+		buf[n] = '\0';
+		buf[strcspn(buf, "\r\n")] = '\0';
+		if (buf[0] == '/')
+			common = xstrdup(buf);
+		else
+			xasprintf(&common, "%s/%s", gd, buf);
+	}
+	yes = state_git_is(common != NULL ? common : gd, "objects", 1) &&
+	    state_git_is(common != NULL ? common : gd, "refs", 1);
+	free(common);
+	return yes;
+}
+
+/*
+ * DIR/.git as git reads it: a repository directory, or a file
+ * "gitdir: PATH" (a linked worktree, a submodule) naming one, PATH
+ * relative to DIR.
+ */
+static int
+state_git_at(const char *dir)
+{
+	struct stat	 sb;
+	char		*git, *gd = NULL, buf[PATH_MAX + 16];
+	ssize_t		 n;
+	int		 fd, yes = 0;
+
+	xasprintf(&git, "%s/.git", dir);
+	if (stat(git, &sb) != 0)
+		;
+	else if (S_ISDIR(sb.st_mode))
+		yes = state_git_dir(git);
+	else if (S_ISREG(sb.st_mode) &&
+	    (fd = open(git, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\r\n")] = '\0';
+		if (strncmp(buf, "gitdir: ", 8) == 0 && buf[8] != '\0') {
+			if (buf[8] == '/')
+				gd = xstrdup(buf + 8);
+			else
+				xasprintf(&gd, "%s/%s", dir, buf + 8);
+			yes = state_git_dir(gd);
+		}
+	}
+	free(gd);
+	free(git);
+	return yes;
+}
+
+/* Is DIR one of GIT_CEILING_DIRECTORIES (git does not climb into it)? */
+static int
+state_git_ceiling(const char *dir)
+{
+	const char	*env = getenv("GIT_CEILING_DIRECTORIES");
+	char		*list, *s, *save = NULL, buf[PATH_MAX];
+	int		 yes = 0;
+
+	if (env == NULL || *env == '\0')
+		return 0;
+	list = xstrdup(env);
+	for (s = strtok_r(list, ":", &save); s != NULL && !yes;
+	    s = strtok_r(NULL, ":", &save))
+		yes = *s == '/' && realpath(s, buf) != NULL &&
+		    strcmp(buf, *dir != '\0' ? dir : "/") == 0;
+	free(list);
+	return yes;
+}
+
+/*
+ * Is dir inside a git work tree, as git means it: a .git (a repository
+ * directory, or a gitdir: file naming one) in it or above it, not
+ * climbing into a GIT_CEILING_DIRECTORIES entry.  git is not run.
+ */
 static int
 state_in_git(const char *dir)
 {
-	struct stat	 sb;
-	char		*p, *git, *slash, buf[PATH_MAX];
-	int		 found = 0;
+	char	*p, *slash, buf[PATH_MAX];
+	int	 found = 0;
 
 	if (realpath(dir, buf) == NULL)
 		return 0;
 	p = xstrdup(buf);
 	while (!found) {
-		xasprintf(&git, "%s/.git", *p != '\0' ? p : "");
-		found = lstat(git, &sb) == 0;
-		free(git);
+		found = state_git_at(p);
 		if ((slash = strrchr(p, '/')) == NULL || p[0] == '\0')
 			break;
 		*slash = '\0';
+		if (state_git_ceiling(p))
+			break;
 	}
 	free(p);
 	return found;

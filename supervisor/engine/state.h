@@ -123,7 +123,7 @@ int	 state_commit(const struct workflow_state *, int, const char *,
 /* A new state file, {id}.json must not exist; same lock and durable write. */
 int	 state_create(const struct workflow_state *, int, const char *,
 	    const json_t *, unsigned *, char **);
-void	 state_clean_temps(int, const char *);	/* remove {id}.json.tmp left by a crash; NULL id: every loop's */
+void	 state_clean_temps(int, const char *);	/* remove {id}.json.tmp left by a crash, and dead writers' NAME.PID.tmp (state_clean_stale); NULL id: every loop's */
 void	 state_merge_patch(json_t *, const json_t *);	/* objects deep-merged; arrays, scalars, null replace */
 const char *state_transition_source(const char *);	/* "running" -> "created", ..., "resume" -> "paused" (or failed); NULL: not the supervisor's */
 int	 state_transition_allowed(const char *, const char *);	/* may transition `to` start from status st? */
@@ -175,6 +175,7 @@ const char *state_store_id(const struct state_store *);
 
 /* a deleted loop's side files, directories and locks (stateremove.c) */
 int	 state_remove_files(int, const char *, char **);
+void	 state_clean_stale(int, const char *);	/* recovery: NAME.PID.tmp of dead pids; NULL id: every loop's */
 
 /* watching for a front end's writes */
 /* status, state (borrowed for the call); status and state NULL: the file

@@ -767,6 +767,7 @@ state_clean_temps(int dirfd, const char *id)
 	char		*lid;
 	int		 fd;
 
+	state_clean_stale(dirfd, id);	/* the side files' temps */
 	if (id != NULL) {
 		commit_clean_one(dirfd, id);
 		return;

@@ -1,7 +1,8 @@
 /*
  * stateremove.c: removing every file of a loop but its state file (whose
  * owner deleted it): the side directories one level deep, the side
- * files, the locks.  No link is followed; a link is removed as a name.
+ * files, the locks; and, on recovery, the temp files (NAME.PID.tmp) of
+ * writers that died.  No link is followed; a link is removed as a name.
  */
 #include <config.h>
 
@@ -9,12 +10,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "state.h"
 #include "xmalloc.h"
 
@@ -111,4 +114,81 @@ state_remove_files(int dirfd, const char *id, char **err)
 		free(name);
 	}
 	return rc;
+}
+
+/*
+ * NAME.PID.tmp (progress_replace's temp) of a process that is gone: a
+ * writer killed between its write and its rename.  A live pid's is
+ * kept (it may be writing now, or its pid was reused: harmless).
+ */
+static int
+clean_is_stale(const char *name)
+{
+	size_t	 len = strlen(name), i;
+	long	 pid = 0;
+
+	if (len < 6 || strcmp(name + len - 4, ".tmp") != 0)
+		return 0;
+	for (i = len - 4; i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9';
+	    i--)
+		;
+	if (i == 0 || i == len - 4 || name[i - 1] != '.' || len - 4 - i > 9)
+		return 0;
+	pid = strtol(name + i, NULL, 10);
+	return pid > 0 && kill((pid_t)pid, 0) == -1 && errno == ESRCH;
+}
+
+/*
+ * The stale temps in DIRFD's NAME (NULL: DIRFD itself) whose names start
+ * with PFX; with DEEP, in its directories too (one level down).
+ */
+static void
+clean_stale_in(int dirfd, const char *name, const char *pfx, int deep)
+{
+	struct dirent	*de;
+	DIR		*d = NULL;
+	int		 fd;
+
+	fd = openat(dirfd, name != NULL ? name : ".", O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (d = fdopendir(fd)) == NULL)
+		close(fd);
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (deep && de->d_type == DT_DIR && de->d_name[0] != '.')
+			clean_stale_in(fd, de->d_name, "", 0);
+		else if (strncmp(de->d_name, pfx, strlen(pfx)) == 0 &&
+		    clean_is_stale(de->d_name) &&
+		    unlinkat(fd, de->d_name, 0) == 0)
+			log_info("state: removed %s%s%s left by a writer that "
+			    "died", name != NULL ? name : "",
+			    name != NULL ? "/" : "", de->d_name);
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
+/*
+ * Recovery: ID's temp files of dead writers, next to its state file
+ * ({id}.NAME.PID.tmp) and in its side directories, are removed, so none
+ * outlives a resume.  NULL id: every one in DIRFD and the directories
+ * in it.
+ */
+void
+state_clean_stale(int dirfd, const char *id)
+{
+	char	*name, *pfx;
+	size_t	 i;
+
+	if (id == NULL) {
+		clean_stale_in(dirfd, NULL, "", 1);
+		return;
+	}
+	xasprintf(&pfx, "%s.", id);
+	clean_stale_in(dirfd, NULL, pfx, 0);
+	free(pfx);
+	for (i = 0; remove_dirs[i] != NULL; i++) {
+		xasprintf(&name, "%s%s", id, remove_dirs[i]);
+		clean_stale_in(dirfd, name, "", 0);
+		free(name);
+	}
 }

@@ -144,7 +144,7 @@ hostfix_init_cmd(struct hostfix *h, const char *tag, int ms, int step,
 	hc.state_dir = h->state_dir;
 	hc.root = h->dir;
 	if ((h->host = host_new(h->base, &hc, &err)) == NULL ||
-	    (h->dirfd = state_dir_open(h->state_dir, 0, &err)) < 0)
+	    (h->dirfd = state_dir_open(h->state_dir, 1, &err)) < 0)
 		fatalx("setup: %s", err);
 	h->bus = host_bus(h->host);
 	return 0;

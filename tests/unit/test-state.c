@@ -524,6 +524,86 @@ test_hostile(void)
 	    "state_clean_temps(NULL) removes every loop's");
 }
 
+/* Write TEXT to T_TOP/REL (its directories made). */
+static void
+git_put(const char *rel, const char *text)
+{
+	char	*p, *s;
+	FILE	*f;
+
+	xasprintf(&p, "%s/%s", t_top, rel);
+	for (s = p + strlen(t_top) + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		(void)mkdir(p, 0755);
+		*s = '/';
+	}
+	if (text == NULL)
+		(void)mkdir(p, 0755);
+	else if ((f = fopen(p, "w")) != NULL) {
+		fputs(text, f);
+		fclose(f);
+	}
+	free(p);
+}
+
+/* A state directory made under T_TOP/REL: did it get a .gitignore? */
+static int
+git_ignored(const char *rel)
+{
+	char	*p, *gi, *err = NULL;
+	int	 fd, yes;
+
+	xasprintf(&p, "%s/%s", t_top, rel);
+	if ((fd = state_dir_open(p, 1, &err)) >= 0)
+		close(fd);
+	free(err);
+	xasprintf(&gi, "%s/.gitignore", p);
+	yes = access(gi, F_OK) == 0;
+	free(gi);
+	free(p);
+	return yes;
+}
+
+/*
+ * "Inside a git work tree" as git means it: an empty .git directory or
+ * a dangling gitdir: file is not a repository; a repository, a linked
+ * worktree's .git file are; GIT_CEILING_DIRECTORIES stops the climb.
+ */
+static void
+test_git(void)
+{
+	char	*ceil;
+
+	xasprintf(&ceil, "%s", t_top);
+	setenv("GIT_CEILING_DIRECTORIES", ceil, 1);
+	git_put("e/.git", NULL);
+	tap_ok(!git_ignored("e/p/.loop"), "an empty .git directory above: "
+	    "not a git work tree");
+	git_put("r/.git/HEAD", "ref: refs/heads/main\n");
+	git_put("r/.git/objects", NULL);
+	git_put("r/.git/refs", NULL);
+	tap_ok(git_ignored("r/p/.loop"), "a repository above (HEAD, objects, "
+	    "refs): a .gitignore");
+	git_put("r/.git/worktrees/w/HEAD", "0123\n");
+	git_put("r/.git/worktrees/w/commondir", "../..\n");
+	git_put("w/.git", "gitdir: ../r/.git/worktrees/w\n");
+	tap_ok(git_ignored("w/.loop"), "a linked worktree's .git file: a "
+	    ".gitignore");
+	git_put("b/.git", "gitdir: nowhere\n");
+	tap_ok(!git_ignored("b/.loop"), "a .git file naming no repository: "
+	    "not a git work tree");
+	git_put("c/.git/HEAD", "ref: refs/heads/main\n");
+	git_put("c/.git/objects", NULL);
+	git_put("c/.git/refs", NULL);
+	free(ceil);
+	xasprintf(&ceil, "/nonexistent:%s/c", t_top);
+	setenv("GIT_CEILING_DIRECTORIES", ceil, 1);
+	tap_ok(!git_ignored("c/d/.loop"), "GIT_CEILING_DIRECTORIES: the "
+	    "climb stops below it");
+	unsetenv("GIT_CEILING_DIRECTORIES");
+	free(ceil);
+}
+
 /* nftw callback of the clean-up. */
 /* Every group in a private directory, removed at the end. */
 int
@@ -544,6 +624,7 @@ main(void)
 	test_ownership();
 	test_malformed();
 	test_hostile();
+	test_git();
 	t_teardown();
 	return tap_done();
 }

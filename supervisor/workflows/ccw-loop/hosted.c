@@ -61,7 +61,7 @@ hosted_open(struct event_base *base, const struct host_run *r, char **err)
 	return loop_new(base, r->store, &cfg, err);
 }
 
-/* loop_start, loop_stop and loop_free under the driver's types. */
+/* loop_start, loop_stop(_as) and loop_free under the driver's types. */
 static void
 hosted_start(void *l)
 {
@@ -72,6 +72,13 @@ static void
 hosted_stop(void *l, const char *why)
 {
 	loop_stop(l, why);
+}
+
+static void
+hosted_stop_as(void *l, const char *why, const char *status,
+    const char *reason)
+{
+	loop_stop_as(l, why, status, reason);
 }
 
 static void
@@ -97,6 +104,7 @@ const struct workflow_driver ccw_loop_driver = {
 	.open = hosted_open,
 	.start = hosted_start,
 	.stop = hosted_stop,
+	.stop_as = hosted_stop_as,
 	.free = hosted_free,
 	.answer = hosted_answer,
 	.agents = hosted_agents,

@@ -483,6 +483,35 @@ loop_sides_done(void *arg)
 	state_store_settle(l->store, loop_settled, l);
 }
 
+/*
+ * LOOP_COMPLETED from the state as committed; a front end's stop whose
+ * words our last save could not carry any more (made before it came)
+ * and the file does not show yet (its commit lands after ours) is told
+ * as the front end wrote it, which the file will say.
+ */
+static void
+loop_completed(struct loop *l, const json_t *st)
+{
+	const char	*status = json_string_value(json_object_get(st,
+			    "status"));
+	json_t		*fixed = NULL;
+
+	if (l->end_to != NULL && status != NULL &&
+	    strcmp(status, "running") == 0) {
+		fixed = json_copy((json_t *)st);
+		json_object_set_new(fixed, "status", json_string(l->end_to));
+		if (l->end_reason != NULL)
+			json_object_set_new(fixed, "failure_reason",
+			    json_string(l->end_reason));
+		st = fixed;
+	}
+	loop_event(l, "LOOP_COMPLETED", merge_state_event(st,
+	    l->exit_code == EXIT_OK ? "completed" : l->exit_code ==
+	    EXIT_PAUSED ? "paused" : l->exit_code == EXIT_STOPPED ?
+	    "stopped" : "failed", l->exit_code));
+	json_decref(fixed);
+}
+
 /* The last commit landed (or failed): the last event, out. */
 static void
 loop_finish_saved(struct state_store *s, int rc, const char *err, void *arg)
@@ -515,10 +544,7 @@ loop_finish_saved(struct state_store *s, int rc, const char *err, void *arg)
 	    "loop_end", "status", status, "exit_code", l->exit_code,
 	    "failure_reason", json_string_value(json_object_get(st,
 	    "failure_reason"))));
-	loop_event(l, "LOOP_COMPLETED", merge_state_event(st,
-	    l->exit_code == EXIT_OK ? "completed" : l->exit_code ==
-	    EXIT_PAUSED ? "paused" : l->exit_code == EXIT_STOPPED ?
-	    "stopped" : "failed", l->exit_code));
+	loop_completed(l, st);
 	/* its side files written: waited for here, where a stop still reaches */
 	state_store_side_wait(s, loop_sides_done, l);
 }
@@ -527,8 +553,14 @@ loop_finish_saved(struct state_store *s, int rc, const char *err, void *arg)
 static void
 loop_finish(struct loop *l)
 {
+	const char	*now = json_string_value(json_object_get(
+			    state_store_get(l->store), "status"));
+
 	(void)loop_transition(l, LE_FINISH, 0);
-	loop_save(l, l->end_to, l->end_reason, loop_finish_saved);
+	/* there already (a front end's stop the watch saw): no transition */
+	loop_save(l, now != NULL && l->end_to != NULL &&
+	    strcmp(now, l->end_to) == 0 ? NULL : l->end_to, l->end_reason,
+	    loop_finish_saved);
 }
 
 /*
@@ -563,13 +595,33 @@ loop_end(struct loop *l, int code, const char *to, const char *reason)
 	loop_kick(l);
 }
 
-/* Stop now (a signal, a front end's stop): exit 4, status left alone. */
+/* Stop now (a signal, another program's status): exit 4, status kept. */
 void
 loop_stop(struct loop *l, const char *why)
 {
+	loop_stop_as(l, why, NULL, NULL);
+}
+
+/*
+ * Stop now, the last save setting status TO and REASON (a front end's
+ * stop: what its commit wrote, so whichever lands last the file says
+ * it, and LOOP_COMPLETED too); a stop under way (the watch saw that
+ * commit first) or a last save already made take them on for the
+ * event.  Exit 4.
+ */
+void
+loop_stop_as(struct loop *l, const char *why, const char *to,
+    const char *reason)
+{
 	log_info("loop %s: stopping: %s", l->cfg.id, why);
 	state_store_nowait(l->store);	/* a held lock must not keep us */
-	loop_end(l, EXIT_STOPPED, NULL, NULL);
+	if (to != NULL && l->end_to == NULL && (l->phase == LP_DONE ||
+	    (l->phase == LP_ENDING && l->exit_code == EXIT_STOPPED))) {
+		l->end_to = xstrdup(to);
+		l->end_reason = reason != NULL ? xstrdup(reason) : NULL;
+		return;
+	}
+	loop_end(l, EXIT_STOPPED, to, reason);
 }
 
 /* The engine's one place of decision, run from the kick event. */
@@ -1274,14 +1326,14 @@ loop_file_gone(struct loop *l)
 /*
  * Another program changed the status: paused stops new workers (and
  * with --pause-policy interrupt closes the running ones); running again
- * cancels a pause not yet done; anything else is a stop.
+ * cancels a pause not yet done; anything else is a stop, the loop's
+ * last save and LOOP_COMPLETED saying that status and its reason.
  */
 static void
 loop_watch_cb(const char *status, const json_t *st, void *arg)
 {
 	struct loop	*l = arg;
 
-	(void)st;
 	if (status == NULL) {
 		loop_deleted(l);
 		return;
@@ -1299,7 +1351,8 @@ loop_watch_cb(const char *status, const json_t *st, void *arg)
 				(void)loop_transition(l, LE_PAUSE, 0);
 			loop_kick(l);
 		}
-	} else
-		loop_stop(l, "the status was set to a final value by another "
-		    "program");
+	} else	/* its words are the loop's last: the event tells them */
+		loop_stop_as(l, "the status was set to a final value by "
+		    "another program", status, json_string_value(
+		    json_object_get(st, "failure_reason")));
 }

@@ -81,6 +81,8 @@ struct loop	*loop_new(struct event_base *, struct state_store *,
 void		 loop_start(struct loop *);	/* hooks.done at the end */
 void		 loop_free(struct loop *);
 void		 loop_stop(struct loop *, const char *);	/* exit 4 */
+void		 loop_stop_as(struct loop *, const char *, const char *,
+		    const char *);	/* why, status, reason: exit 4 */
 void		 loop_choose(struct loop *, const char *);	/* the menu */
 void		 loop_answer(struct loop *, const json_t *);	/* NULL: none */
 json_t		*loop_live(struct loop *);	/* the running workers */
