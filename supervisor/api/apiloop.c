@@ -7,6 +7,9 @@
  */
 #include <config.h>
 
+#include <sys/stat.h>
+
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +57,34 @@ api_loop_init(struct api *api)
 		return -1;
 	}
 	if ((api->dirfd = state_dir_open(api->host.state_dir, 0, &err)) < 0) {
+		api->dir_error = err;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The state directory, opened late if it was absent at api_loop_init:
+ * made only by a loop_open that creates a loop (a front end that opens
+ * none leaves the project bare), opened once something else made it.
+ * 0; 1 when it does not exist (no loop can); -1 with dir_error said.
+ */
+static int
+api_loop_dir(struct api *api, int create)
+{
+	struct stat	 sb;
+	char		*err = NULL;
+
+	if (api->dirfd >= 0)
+		return 0;
+	if (api->host.state_dir == NULL)
+		return -1;
+	if (!create && stat(api->host.state_dir, &sb) == -1 &&
+	    errno == ENOENT)
+		return 1;
+	if ((api->dirfd = state_dir_open(api->host.state_dir, create,
+	    &err)) < 0) {
+		free(api->dir_error);
 		api->dir_error = err;
 		return -1;
 	}
@@ -259,15 +290,19 @@ api_loop_submit(struct api_pending *p, enum api_loop_op op, const char *id,
 	struct api		*api = p->api;
 	struct api_loop_job	*j;
 	char			*err = NULL;
+	int			 rc;
 
-	if (api->dirfd < 0) {
-		api_fail(p, ERR_UNAVAILABLE, "%s", api->dir_error);
-		json_decref(create);
-		return;
-	}
 	if (!state_id_valid(id)) {
 		api_fail(p, ERR_INVALID, "Invalid loop ID format: '%.*s'",
 		    STATE_ID_MAX, id);
+		json_decref(create);
+		return;
+	}
+	if ((rc = api_loop_dir(api, create != NULL)) != 0) {
+		if (rc == 1)
+			api_fail(p, ERR_NOT_FOUND, "Loop not found: %s", id);
+		else
+			api_fail(p, ERR_UNAVAILABLE, "%s", api->dir_error);
 		json_decref(create);
 		return;
 	}
