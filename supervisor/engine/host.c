@@ -3,7 +3,8 @@
  * bus, the state directory and the loops it runs; each loop opened
  * (loopopen.c), handed to its workflow's driver, its events numbered on
  * the bus, its end reported by callback and its memory freed after; the
- * provider gate (gate.c) every loop's workers start through.
+ * provider gate (gate.c) every loop's workers start through; the meter
+ * (meter.c) every worker result and loop end passes, for /metrics.
  */
 #include <config.h>
 
@@ -17,10 +18,12 @@
 
 #include "bus.h"
 #include "children.h"
+#include "clock.h"
 #include "committer.h"
 #include "flowdef.h"
 #include "gate.h"
 #include "host.h"
+#include "meter.h"
 #include "state.h"
 #include "sup.h"
 #include "toolconfig.h"
@@ -51,6 +54,7 @@ struct host_loop {
 	enum host_loop_state	 state;
 	int			 stop_asked;	/* while opening */
 	int			 code;
+	uint64_t		 t_run;		/* its run started (mono ms) */
 };
 TAILQ_HEAD(host_loops, host_loop);
 
@@ -68,6 +72,7 @@ struct host {
 	struct host_loops	 loops;
 	size_t			 nloops;
 	uint64_t		 commits;	/* of the loops gone */
+	struct meter		*meter;		/* results and ends, counted */
 };
 
 /* The gate's provider_hold and provider_open, numbered on the bus. */
@@ -102,6 +107,7 @@ host_new(struct event_base *base, const struct host_cfg *cfg, char **err)
 		h->cfg.batch_nudge_ms = 5000;
 	TAILQ_INIT(&h->loops);
 	h->dirfd = -1;
+	h->meter = meter_new();
 	if ((h->dirfd = state_dir_open(cfg->state_dir, 1, err)) < 0) {
 		host_free(h);
 		return NULL;
@@ -186,6 +192,7 @@ host_free(struct host *h)
 		children_free(h->children);
 	if (h->dirfd >= 0)
 		close(h->dirfd);
+	meter_free(h->meter);
 	free(h);
 }
 
@@ -231,6 +238,13 @@ host_commits(const struct host *h)
 	return n;
 }
 
+/* Its loops' worker results and ends, counted (serve's /metrics). */
+struct meter *
+host_meter(struct host *h)
+{
+	return h->meter;
+}
+
 /* Every agent of its running loops, for counts by state. */
 void
 host_agents(const struct host *h, host_agent_fn fn, void *arg)
@@ -248,7 +262,11 @@ host_agents(const struct host *h, host_agent_fn fn, void *arg)
 	}
 }
 
-/* A loop's event: numbered on the bus with its loop id, to the observer. */
+/*
+ * A loop's event: numbered on the bus with its loop id, to the observer;
+ * every worker result and loop end of every workflow passes here, so it
+ * is counted here (the loop's run timed from its start in this host).
+ */
 static void
 host_loop_event(void *arg, const char *name, const json_t *fields)
 {
@@ -259,6 +277,7 @@ host_loop_event(void *arg, const char *name, const json_t *fields)
 	o = json_is_object(fields) ? json_deep_copy(fields) : json_object();
 	json_object_set_new(o, "loop_id", json_string(hl->id));
 	json_incref(o);
+	meter_event(hl->h->meter, name, o, clock_mono_ms() - hl->t_run);
 	seq = bus_publish(hl->h->bus, name, o);
 	if (hl->obs.event != NULL)
 		hl->obs.event(hl->obs.arg, hl, seq, name, o);
@@ -378,6 +397,7 @@ host_loop_start(struct host_loop *hl, int *code, char **err)
 	if (hl->open_status == LOOPOPEN_RUN && (hl->run =
 	    hl->wf->driver->open(h->base, &r, err)) != NULL) {
 		hl->state = HL_RUNNING;
+		hl->t_run = clock_mono_ms();
 		hl->wf->driver->start(hl->run);
 		if (hl->stop_asked)
 			hl->wf->driver->stop(hl->run, "stopped while opening");
