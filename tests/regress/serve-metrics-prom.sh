@@ -235,4 +235,9 @@ else
 	t_skip "prometheus is not installed: no PromQL checks"
 fi
 
+# --- serve stops cleanly (under valgrind: no error, no leak of the meters)
+kill -TERM "$SRV_PID"
+t_wait_pid "$SRV_PID" "$(t_ms 15000)"
+like "$T_RC" '^(0|4)$' "serve stops on SIGTERM (exit $T_RC)"
+SRV_PID=
 t_done
