@@ -97,11 +97,14 @@ is "$(awk '$1 == "process_open_fds" { o = $2 } $1 == "process_max_fds" { m = $2 
 like "$(metric process_cpu_seconds_total)" '^[0-9]+\.[0-9]+$' "process_cpu_seconds_total"
 
 # --- a real Prometheus scraping serve every second, if there is one
-PROM=$(command -v prometheus)
-if [ -n "$PROM" ]; then
-	PP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# prom_start: prometheus on a free loopback port ($PP, $PROM_PID), ready
+# (its /-/ready answers 200); a port taken meanwhile: another, 3 tries
+prom_start() {
+	local try end
 	mkdir -p "$T_TMP/tsdb"
-	cat >"$T_TMP/prom.yml" <<EOF
+	for try in 1 2 3; do
+		PP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		cat >"$T_TMP/prom.yml" <<EOF
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
@@ -111,11 +114,39 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$SRV_PORT']
 EOF
-	"$PROM" --config.file="$T_TMP/prom.yml" \
-	    --storage.tsdb.path="$T_TMP/tsdb" \
-	    --web.listen-address="127.0.0.1:$PP" --log.level=warn \
-	    >"$T_TMP/prom.log" 2>&1 &
-	PROM_PID=$!
+		"$PROM" --config.file="$T_TMP/prom.yml" \
+		    --storage.tsdb.path="$T_TMP/tsdb" \
+		    --web.listen-address="127.0.0.1:$PP" --log.level=warn \
+		    >"$T_TMP/prom.log" 2>&1 &
+		PROM_PID=$!
+		end=$(t_until "$(t_ms 60000)")
+		while kill -0 "$PROM_PID" 2>/dev/null; do
+			[ "$(promget /-/ready)" = 200 ] && return 0
+			[ "$(t_now_ms)" -ge "$end" ] && return 1
+			sleep 0.2
+		done
+		wait "$PROM_PID"
+		PROM_PID=
+	done
+	return 1
+}
+# promget PATH: the status of a GET of prometheus's PATH (no proxy)
+promget() {
+	python3 - "$PP" "$1" <<'PYEOF'
+import sys, urllib.request
+o = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+try:
+    print(o.open("http://127.0.0.1:%s%s" % (sys.argv[1], sys.argv[2]),
+        timeout=5).status)
+except Exception:
+    print(0)
+PYEOF
+}
+PROM=$(command -v prometheus)
+if [ -n "$PROM" ]; then
+	prom_start
+	ok $? "prometheus runs on 127.0.0.1:$PP" ||
+	    sed 's/^/#   /' "$T_TMP/prom.log" | head -n 20
 fi
 
 # promql EXPR: the query's result vector as [[labels, value], ...]
@@ -126,7 +157,8 @@ port, q = sys.argv[1], sys.argv[2]
 try:
     u = "http://127.0.0.1:%s/api/v1/query?%s" % (port,
         urllib.parse.urlencode({"query": q}))
-    d = json.load(urllib.request.urlopen(u, timeout=5))
+    o = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    d = json.load(o.open(u, timeout=5))
     print(json.dumps([[r["metric"], float(r["value"][1])]
         for r in d["data"]["result"]], sort_keys=True))
 except Exception:
