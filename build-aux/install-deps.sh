@@ -10,8 +10,10 @@ libjansson-dev groff-base valgrind tmux parallel strace jq"
 # failing to install them is no error: serve-page.sh drives the status
 # page in chromium; remote-ssh.sh and remote-slurm.sh start a private
 # sshd and a one-node Slurm (Debian keeps the packaged services stopped);
-# CI's fuzz step builds the fuzz targets with clang and libFuzzer.
-TEST_PKGS="chromium openssh-server slurm-wlm munge clang libclang-rt-dev"
+# CI's fuzz step builds the fuzz targets with clang and libFuzzer;
+# serve-metrics-prom.sh runs promtool on /metrics and a real Prometheus.
+TEST_PKGS="chromium openssh-server slurm-wlm munge clang libclang-rt-dev \
+prometheus"
 
 missing=""
 for p in $PKGS; do

@@ -134,6 +134,7 @@ struct servemcp_stats {
 	size_t		 open;		/* sessions now */
 	size_t		 max;		/* the cap */
 	uint64_t	 idle_s;	/* an idle session's life */
+	uint64_t	 opened;	/* initialized and kept */
 	uint64_t	 deleted;	/* ended by their client's DELETE */
 	uint64_t	 expired;	/* ended idle */
 	uint64_t	 evicted;	/* ended at the cap for a new one */

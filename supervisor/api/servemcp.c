@@ -256,9 +256,11 @@ servemcp_post_flush(struct servemcp_post *p)
 			servemcp_post_free(p);
 			http_stream_end(r);
 		} else {
-			if (p->init && msg.kind == JR_RESULT)
+			if (p->init && msg.kind == JR_RESULT) {
 				snprintf(extra, sizeof extra,
 				    "Mcp-Session-Id: %s\r\n", p->sess->id);
+				p->sess->sm->st.opened++;	/* kept */
+			}
 			body = json_dumps(v, JSON_COMPACT);
 			n = body != NULL ? strlen(body) : 0;
 			ss = p->sess;

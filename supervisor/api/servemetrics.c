@@ -3,13 +3,19 @@
  * loop files of the hosted roots by status (read on serve's I/O thread),
  * the workers of every hosted loop and of /api/agents by state, state
  * commits, event subscribers, queues, /mcp's sessions, the socket's and
- * HTTP's counters.
+ * HTTP's counters; the hosts' meters (worker and loop durations,
+ * outcomes, tokens, cost), the process's own (from /proc/self, on the
+ * I/O thread) and the build.
  */
 #include <config.h>
 
+#include <sys/resource.h>
+
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 
@@ -17,6 +23,7 @@
 #include "bus.h"
 #include "committer.h"
 #include "host.h"
+#include "meter.h"
 #include "serveint.h"
 #include "sock.h"
 #include "sse.h"
@@ -34,10 +41,18 @@ static const char *const metrics_loop_status[] = {
 #define METRICS_NLOOP	(sizeof metrics_loop_status / \
 			    sizeof metrics_loop_status[0])
 
+/* The process's own figures, read from /proc/self (ok: it was read). */
+struct metrics_proc {
+	int			 ok;
+	double			 start_s, cpu_s;
+	unsigned long long	 rss, fds, max_fds;
+};
+
 /* One scrape: the files counted on the I/O thread, the reply after. */
 struct metrics_job {
 	struct serve_call	*c;
 	size_t			 loops[METRICS_NLOOP];
+	struct metrics_proc	 proc;
 };
 
 /* A label value or HELP text escaped as the format wants (\\, \", \n). */
@@ -122,6 +137,246 @@ metrics_conns(struct evbuffer *b, const char *who, const char *what,
 	metrics_one(b, name, "counter", help, accepted);
 }
 
+/*
+ * A sample with n labels (names k, values v, escaped) and, when le is
+ * not NULL, a histogram bucket's le after them; the value as given.
+ */
+static void
+metrics_labelled(struct evbuffer *b, const char *name,
+    const char *const *k, const char *const *v, size_t n, const char *le,
+    const char *value)
+{
+	size_t	i;
+
+	evbuffer_add_printf(b, "%s", name);
+	for (i = 0; i < n || (i == n && le != NULL); i++) {
+		evbuffer_add_printf(b, "%s%s=\"", i == 0 ? "{" : ",",
+		    i < n ? k[i] : "le");
+		metrics_escape(b, i < n ? v[i] : le, 1);
+		evbuffer_add(b, "\"", 1);
+	}
+	evbuffer_add_printf(b, "%s %s\n", i > 0 ? "}" : "", value);
+}
+
+/* A count as a sample's value. */
+static void
+metrics_count(struct evbuffer *b, const char *name, const char *const *k,
+    const char *const *v, size_t n, unsigned long long c)
+{
+	char	num[32];
+
+	snprintf(num, sizeof num, "%llu", c);
+	metrics_labelled(b, name, k, v, n, NULL, num);
+}
+
+/* A real (seconds, dollars) as a sample's value, in plain decimals. */
+static void
+metrics_real(struct evbuffer *b, const char *name, const char *const *k,
+    const char *const *v, size_t n, double x)
+{
+	char	num[64];
+
+	snprintf(num, sizeof num, "%.6f", x);
+	metrics_labelled(b, name, k, v, n, NULL, num);
+}
+
+/* What metrics_meter_row writes a row of a meter's table as. */
+struct metrics_rows {
+	struct evbuffer		*b;
+	enum meter_table	 t;
+	const char		*name;		/* the family */
+	const char *const	*keys;		/* its label names */
+	size_t			 nkeys;
+	int			 what;		/* METRICS_ROW_* */
+};
+#define METRICS_ROW_HIST	0	/* NAME_bucket, NAME_sum, NAME_count */
+#define METRICS_ROW_COUNT	1	/* the row's count */
+#define METRICS_ROW_TOKENS	2	/* tokens by direction */
+#define METRICS_ROW_COST	3	/* dollars */
+
+/* A histogram's samples: cumulative buckets up to +Inf, sum, count. */
+static void
+metrics_hist(struct metrics_rows *w, const char *const *lv,
+    const struct meter_row *r)
+{
+	const double		*bound;
+	char			 name[96], le[32], num[32];
+	unsigned long long	 cum = 0;
+	size_t			 n, i;
+
+	bound = meter_bounds(w->t, &n);
+	snprintf(name, sizeof name, "%s_bucket", w->name);
+	for (i = 0; i <= n; i++) {
+		cum += i < n ? r->bucket[i] : 0;
+		if (i < n)
+			snprintf(le, sizeof le, "%g", bound[i]);
+		snprintf(num, sizeof num, "%llu", i < n ? cum :
+		    (unsigned long long)r->count);
+		metrics_labelled(w->b, name, w->keys, lv, w->nkeys,
+		    i < n ? le : "+Inf", num);
+	}
+	snprintf(name, sizeof name, "%s_sum", w->name);
+	metrics_real(w->b, name, w->keys, lv, w->nkeys, r->sum);
+	snprintf(name, sizeof name, "%s_count", w->name);
+	metrics_count(w->b, name, w->keys, lv, w->nkeys, r->count);
+}
+
+/* meter_walk's visit: one row as its family wants it. */
+static void
+metrics_meter_row(const char *const *lv, const struct meter_row *r,
+    void *arg)
+{
+	struct metrics_rows	*w = arg;
+	const char		*k[2] = { w->keys[0], "direction" };
+	const char		*v[2] = { lv[0], "in" };
+
+	if (w->what == METRICS_ROW_HIST)
+		metrics_hist(w, lv, r);
+	else if (w->what == METRICS_ROW_COUNT)
+		metrics_count(w->b, w->name, w->keys, lv, w->nkeys, r->count);
+	else if (w->what == METRICS_ROW_COST)
+		metrics_real(w->b, w->name, w->keys, lv, w->nkeys, r->cost_usd);
+	else {
+		metrics_count(w->b, w->name, k, v, 2, r->tokens_in);
+		v[1] = "out";
+		metrics_count(w->b, w->name, k, v, 2, r->tokens_out);
+	}
+}
+
+/* One family of a meter's table: HELP, TYPE, a sample set per row. */
+static void
+metrics_meter_family(struct evbuffer *b, struct meter *m,
+    enum meter_table t, int what, const char *name, const char *type,
+    const char *help)
+{
+	static const char *const	 worker[] = { "role", "tool", "outcome" };
+	static const char *const	 loop[] = { "status" };
+	static const char *const	 tool[] = { "tool" };
+	struct metrics_rows		 w = { b, t, name, t == METER_WORKERS ?
+	    worker : t == METER_LOOPS ? loop : tool, t == METER_WORKERS ? 3 :
+	    1, what };
+
+	metrics_family(b, name, type, help);
+	meter_walk(m, t, metrics_meter_row, &w);
+}
+
+/*
+ * The hosts' meters summed (one per root; capped at METER_SERIES_MAX
+ * label sets a table, beyond which rows go to one "other"): durations,
+ * outcomes, tokens and cost of workers, durations and ends of loops.
+ */
+static void
+metrics_meters(struct serve *s, struct evbuffer *b)
+{
+	struct meter	*m = meter_new();
+	size_t		 i;
+
+	for (i = 0; i < s->cfg.nroots; i++)
+		if (s->cfg.roots[i].host != NULL)
+			meter_merge(m, host_meter(s->cfg.roots[i].host));
+	metrics_meter_family(b, m, METER_WORKERS, METRICS_ROW_HIST,
+	    "ccw_worker_duration_seconds", "histogram", "Worker runs by "
+	    "role, tool and outcome (success, else the result's error kind, "
+	    "else its status), from spawn to result.");
+	metrics_meter_family(b, m, METER_WORKERS, METRICS_ROW_COUNT,
+	    "ccw_worker_outcomes_total", "counter", "Worker results by role, "
+	    "tool and outcome (success, else the error kind, else the status).");
+	metrics_meter_family(b, m, METER_TOOLS, METRICS_ROW_TOKENS,
+	    "ccw_worker_tokens_total", "counter", "Tokens the workers' tools "
+	    "reported, by tool and direction (in, out).");
+	metrics_meter_family(b, m, METER_TOOLS, METRICS_ROW_COST,
+	    "ccw_worker_cost_usd_total", "counter", "Cost in US dollars the "
+	    "workers' tools reported, by tool.");
+	metrics_meter_family(b, m, METER_LOOPS, METRICS_ROW_HIST,
+	    "ccw_loop_duration_seconds", "histogram", "Loop runs by final "
+	    "status, from their start in this process to their end.");
+	metrics_meter_family(b, m, METER_LOOPS, METRICS_ROW_COUNT,
+	    "ccw_loops_ended_total", "counter", "Loop runs ended, by final "
+	    "status.");
+	meter_free(m);
+}
+
+/* /proc/self/stat's start time, CPU time and resident pages. */
+static int
+metrics_proc_stat(struct metrics_proc *p)
+{
+	char			 buf[1024], *at;
+	unsigned long long	 ut, st, start, btime = 0;
+	long			 rss, tck = sysconf(_SC_CLK_TCK);
+	size_t			 n;
+	FILE			*f;
+
+	if ((f = fopen("/proc/self/stat", "re")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after the command's ")": field 3 on; utime is 14, rss 24 */
+	if ((at = strrchr(buf, ')')) == NULL || sscanf(at + 1, " %*c %*d %*d"
+	    " %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d"
+	    " %*d %llu %*u %ld", &ut, &st, &start, &rss) != 4 || tck <= 0)
+		return -1;
+	if ((f = fopen("/proc/stat", "re")) == NULL)
+		return -1;
+	while (fgets(buf, sizeof buf, f) != NULL)
+		if (sscanf(buf, "btime %llu", &btime) == 1)
+			break;
+	fclose(f);
+	p->cpu_s = (double)(ut + st) / (double)tck;
+	p->start_s = (double)btime + (double)start / (double)tck;
+	p->rss = rss > 0 ? (unsigned long long)rss *
+	    (unsigned long long)sysconf(_SC_PAGESIZE) : 0;
+	return btime != 0 ? 0 : -1;
+}
+
+/* On the I/O thread: the process's figures (its fds, its limit too). */
+static void
+metrics_proc_read(struct metrics_proc *p)
+{
+	struct rlimit	 rl;
+	struct dirent	*e;
+	DIR		*d;
+
+	if (metrics_proc_stat(p) != 0 || (d = opendir("/proc/self/fd")) ==
+	    NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			p->fds++;
+	closedir(d);
+	p->fds--;		/* the directory's own */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		p->max_fds = (unsigned long long)rl.rlim_cur;
+	p->ok = 1;
+}
+
+/* The process's families (the client libraries' names) and the build. */
+static void
+metrics_process(const struct metrics_proc *p, struct evbuffer *b)
+{
+	static const char *const	k[] = { "version" };
+	const char			*v[] = { PACKAGE_VERSION };
+
+	metrics_family(b, "ccw_build_info", "gauge", "The build: 1, with "
+	    "its version as a label.");
+	metrics_count(b, "ccw_build_info", k, v, 1, 1);
+	if (!p->ok)
+		return;
+	metrics_family(b, "process_start_time_seconds", "gauge", "Start "
+	    "time of the process since the Unix epoch in seconds.");
+	metrics_real(b, "process_start_time_seconds", NULL, NULL, 0,
+	    p->start_s);
+	metrics_family(b, "process_cpu_seconds_total", "counter", "Total "
+	    "user and system CPU time spent in seconds.");
+	metrics_real(b, "process_cpu_seconds_total", NULL, NULL, 0, p->cpu_s);
+	metrics_one(b, "process_resident_memory_bytes", "gauge",
+	    "Resident memory size in bytes.", p->rss);
+	metrics_one(b, "process_open_fds", "gauge",
+	    "Number of open file descriptors.", p->fds);
+	metrics_one(b, "process_max_fds", "gauge",
+	    "Maximum number of open file descriptors.", p->max_fds);
+}
+
 /* On the I/O thread: every root's loop files, counted by status. */
 static void
 metrics_scan_run(void *arg)
@@ -143,6 +398,7 @@ metrics_scan_run(void *arg)
 				j->loops[s]++;
 	}
 	json_decref(loops);
+	metrics_proc_read(&j->proc);
 }
 
 /* host_agents' walk: one more agent in its status's count. */
@@ -229,6 +485,8 @@ metrics_mcp(struct serve *s, struct evbuffer *b)
 	    "the cap.", (struct metrics_reason[]){
 	    { "deleted", st.deleted }, { "expired", st.expired },
 	    { "evicted", st.evicted } }, 3);
+	metrics_one(b, "ccw_mcp_sessions_opened_total", "counter",
+	    "MCP sessions initialized and kept.", st.opened);
 	metrics_one(b, "ccw_mcp_sessions_refused_total", "counter",
 	    "MCP initializes refused (503): at the cap, no session idle.",
 	    st.refused);
@@ -313,6 +571,8 @@ metrics_scan_done(void *arg)
 			    metrics_loop_status[i],
 			    (unsigned long long)j->loops[i]);
 		metrics_live(c->s, b);
+		metrics_meters(c->s, b);
+		metrics_process(&j->proc, b);
 		http_reply(c->r, 200, "text/plain; version=0.0.4; "
 		    "charset=utf-8", NULL, evbuffer_pullup(b, -1),
 		    evbuffer_get_length(b));

@@ -3,7 +3,8 @@
  * bus, the state directory and the loops it runs; each loop opened
  * (loopopen.c), handed to its workflow's driver, its events numbered on
  * the bus, its end reported by callback and its memory freed after; the
- * provider gate (gate.c) every loop's workers start through.
+ * provider gate (gate.c) every loop's workers start through; the meter
+ * (meter.c) every worker result and loop end passes, for /metrics.
  */
 #include <config.h>
 
@@ -17,12 +18,14 @@
 
 #include "bus.h"
 #include "children.h"
+#include "clock.h"
 #include "committer.h"
 #include "flowdef.h"
 #include "gate.h"
 #include "host.h"
 #include "loopdriver.h"
 #include "logfeed.h"
+#include "meter.h"
 #include "state.h"
 #include "sup.h"
 #include "toolconfig.h"
@@ -56,6 +59,7 @@ struct host_loop {
 	char			*stop_why;	/* an interrupt's, while opening */
 	int			 code;
 	struct logfeed		*feed;		/* LOOP_LOG_ENTRY; NULL: none */
+	uint64_t		 t_run;		/* its run started (mono ms) */
 };
 TAILQ_HEAD(host_loops, host_loop);
 
@@ -73,6 +77,7 @@ struct host {
 	struct host_loops	 loops;
 	size_t			 nloops;
 	uint64_t		 commits;	/* of the loops gone */
+	struct meter		*meter;		/* results and ends, counted */
 };
 
 /* The gate's provider_hold and provider_open, numbered on the bus. */
@@ -85,8 +90,9 @@ host_gate_event(void *arg, const char *name, const json_t *fields)
 }
 
 /*
- * The host on the caller's base: the state directory opened (created),
- * the reaper made unless the caller has the process's one, the bus.
+ * The host on the caller's base: the reaper made unless the caller has
+ * the process's one, the bus, the meter; the state directory waits for
+ * the first loop (host_dir).
  */
 struct host *
 host_new(struct event_base *base, const struct host_cfg *cfg, char **err)
@@ -107,6 +113,7 @@ host_new(struct event_base *base, const struct host_cfg *cfg, char **err)
 		h->cfg.batch_nudge_ms = 5000;
 	TAILQ_INIT(&h->loops);
 	h->dirfd = -1;		/* host_dir: made when a loop opens */
+	h->meter = meter_new();
 	if ((h->children = cfg->children) == NULL) {
 		if ((h->children = children_new(base, err)) == NULL) {
 			host_free(h);
@@ -189,6 +196,7 @@ host_free(struct host *h)
 		children_free(h->children);
 	if (h->dirfd >= 0)
 		close(h->dirfd);
+	meter_free(h->meter);
 	free(h);
 }
 
@@ -259,6 +267,13 @@ host_commits(const struct host *h)
 	return n;
 }
 
+/* Its loops' worker results and ends, counted (serve's /metrics). */
+struct meter *
+host_meter(struct host *h)
+{
+	return h->meter;
+}
+
 /* Every agent of its running loops, for counts by state. */
 void
 host_agents(const struct host *h, host_agent_fn fn, void *arg)
@@ -307,7 +322,11 @@ host_loop_follow(struct host_loop *hl, const char *name,
 		logfeed_end(hl->feed, agent);
 }
 
-/* A loop's event: numbered on the bus with its loop id, to the observer. */
+/*
+ * A loop's event: numbered on the bus with its loop id, to the observer;
+ * every worker result and loop end of every workflow passes here, so it
+ * is counted here (the loop's run timed from its start in this host).
+ */
 static void
 host_loop_event(void *arg, const char *name, const json_t *fields)
 {
@@ -320,6 +339,7 @@ host_loop_event(void *arg, const char *name, const json_t *fields)
 	o = json_is_object(fields) ? json_deep_copy(fields) : json_object();
 	json_object_set_new(o, "loop_id", json_string(hl->id));
 	json_incref(o);
+	meter_event(hl->h->meter, name, o, clock_mono_ms() - hl->t_run);
 	seq = bus_publish(hl->h->bus, name, o);
 	if (hl->obs.event != NULL)
 		hl->obs.event(hl->obs.arg, hl, seq, name, o);
@@ -439,6 +459,7 @@ host_loop_start(struct host_loop *hl, int *code, char **err)
 	if (hl->open_status == LOOPOPEN_RUN && (hl->run =
 	    hl->wf->driver->open(h->base, &r, err)) != NULL) {
 		hl->state = HL_RUNNING;
+		hl->t_run = clock_mono_ms();
 		hl->wf->driver->start(hl->run);
 		if (hl->stop_why != NULL)
 			loopdriver_record(hl->lo.store, hl->stop_why);

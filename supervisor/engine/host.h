@@ -29,6 +29,7 @@ struct event_base;
 struct gate;
 struct host;
 struct host_loop;
+struct meter;
 struct workflow;
 
 #define HOST_BUS_KEEP	1024	/* events the bus keeps for a late reader */
@@ -141,6 +142,7 @@ void		 host_set_config(struct host *, const struct config *);
 int		 host_config_used(const struct host *, const struct config *);
 uint64_t	 host_commits(const struct host *);
 void		 host_agents(const struct host *, host_agent_fn, void *);
+struct meter	*host_meter(struct host *);
 
 struct host_loop *host_loop_open(struct host *, const struct loop_spec *,
 		    const struct workflow *, const struct host_observer *,

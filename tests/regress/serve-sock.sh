@@ -50,12 +50,15 @@ for ln in body.splitlines():
             bad.append("twice: " + ln)
         if m.group(1) == "HELP":
             helps.add(m.group(2))
-        elif m.group(3) not in ("counter", "gauge", "untyped"):
+        elif m.group(3) not in ("counter", "gauge", "histogram", "untyped"):
             bad.append("type: " + ln)
         else:
             types[m.group(2)] = m.group(3)
         continue
     m = sample.match(ln)
+    fam = m and re.sub(r"_(bucket|sum|count)$", "", m.group(1))
+    if m and types.get(fam) == "histogram":
+        continue
     if not m:
         bad.append("not a sample: " + ln)
     elif m.group(1) not in types:
