@@ -107,7 +107,7 @@ $WRAP "$SUP" agent --json develop --tool bash --state-dir "$S" \
 AP=$!
 # (the marker is in the supervisor's own argv: wait for its worker, then
 # for the worker's tool; stopping a worker not yet spawned stopped nothing)
-W=$(t_wait_child "$AP" 8000) && t_wait_child "$W" 8000 >/dev/null
+W=$(t_wait_child "$AP" 8000) && t_wait_tool "$W" "$MT" 8000 >/dev/null
 ok $? "stopped: the worker and its tool run"
 kill -STOP "$W"
 echo "# stopped: worker $W ($(tr '\0' ' ' <"/proc/$W/cmdline" 2>/dev/null)) of $AP: $(sed -n 's/^State:[[:space:]]*//p' "/proc/$W/status" 2>/dev/null)"

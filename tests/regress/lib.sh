@@ -303,6 +303,21 @@ t_wait_child() {
 	done
 }
 
+# t_wait_tool PID PATTERN MS: wait up to MS ms (t_until) until PID has a
+# child whose command line matches PATTERN; print its pid.  A worker's
+# first child may be git (the files it observes before a turn), so its
+# tool is found by its own argv, not as the first child.
+t_wait_tool() {
+	local end c
+	end=$(t_until "$3")
+	while :; do
+		c=$(pgrep -P "$1" -f -- "$2" | head -n 1)
+		[ -n "$c" ] && { echo "$c"; return 0; }
+		[ "$(t_now_ms)" -ge "$end" ] && return 1
+		sleep 0.05
+	done
+}
+
 # t_wait_pid PID MS: wait up to MS ms (t_until) for a background child of this
 # shell to end, then reap it; its exit status goes to $T_RC (124 if it
 # had to be killed).
