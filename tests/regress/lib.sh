@@ -36,10 +36,21 @@ t_python
 # t_watchdog SECONDS: abort the whole test if it runs longer.  It only
 # guards against a hang, so it is generous: SECONDS is what the test takes
 # on a quiet machine at worst, and a loaded CI machine (or valgrind) gets
-# CCW_WATCHDOG_SCALE times that (default 3).
+# CCW_WATCHDOG_SCALE times that (default 3).  Its sleep holds no copy of
+# the test's stdout and dies with it: the TAP driver reads that pipe to
+# its end, so a sleep left holding it (orphaned when the watchdog was
+# killed) kept a finished test "running" until the full watchdog time,
+# 720 s for serve-metrics-prom.sh in every make check (2026-11-28).
 t_watchdog() {
 	local me=$$ s=$(( $1 * ${CCW_WATCHDOG_SCALE:-3} ))
-	( sleep "$s"; echo "not ok - watchdog: test exceeded $s s"; kill -TERM "$me" ) &
+	(
+		trap 'kill "$sp" 2>/dev/null; exit 0' TERM
+		sleep "$s" </dev/null >/dev/null 2>&1 &
+		sp=$!
+		wait "$sp" || exit 0
+		echo "not ok - watchdog: test exceeded $s s"
+		kill -TERM "$me"
+	) &
 	T_WATCHDOG=$!
 }
 
