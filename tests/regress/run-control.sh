@@ -112,6 +112,14 @@ cfg "$R" "$OK" "$DEV" "$OK" "$OK" "$OK"
 t_loop_start "$R" crash-1 "Crash"
 t_wait_file "$R.dev" 10000
 ok $? "crash: develop is running"
+# The tool can start before the committer thread has written develop's
+# start to the file (under load it lost that race in a full make check):
+# the kill comes once the file says develop, and what it must keep is that.
+end=$(t_until 10000)
+while [ "$(jget "$F" '[d["status"], d["skill_state"]["action_index"]]' 2>/dev/null)" != '["running",1]' ] &&
+    [ "$(t_now_ms)" -lt "$end" ]; do
+	sleep 0.05
+done
 kill -KILL "$PID"
 t_wait_pid "$PID" 5000
 t_wait_gone "$M" 5000
