@@ -2,7 +2,11 @@
 # serve-outcome-gaps.sh: outcomes that used to reach no event and no
 # metric.  A loop stopped under serve while its develop hangs publishes
 # that worker's worker_result on /api/events (failed, error_kind
-# cancelled) and /metrics counts it as outcome "cancelled".
+# cancelled) and /metrics counts it as outcome "cancelled"; a worker
+# spawned through /api/agents (not in a loop) whose bash exits 1 is
+# counted in ccw_worker_outcomes_total and the duration histogram, as a
+# loop's is: outcome "failed" (the tool's status; the worker did not
+# crash, so no error kind).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
 t_watchdog 150
@@ -21,7 +25,7 @@ t_stop() {
 	for p in ${SRV_PID:-} ${EVPID:-}; do
 		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
 	done
-	t_cleanup
+	t_cleanup_agents
 }
 trap t_stop EXIT
 srv_start "$T_TMP/srv" -C "$R"
@@ -71,6 +75,14 @@ is "$(metric_until 'ccw_worker_outcomes_total{role="develop",tool="bash",outcome
     "/metrics: the stopped develop counted as cancelled"
 is "$(jget "$R/.loop/$ID.json" '[d["status"], d["skill_state"].get("completed_actions", [])]')" \
     '["failed",["init"]]' "the state: failed as before, develop not among the completed actions"
+
+# --- a worker of /api/agents whose bash exits 1
+req POST /api/agents '{"role": "develop", "tool": "bash", "command": "exit 1"}'
+is "$(jr '[d["status"], d["body"]["ok"]]')" '[200,true]' "agents: spawn"
+is "$(metric_until 'ccw_worker_duration_seconds_count{role="develop",tool="bash",outcome="failed"}' 20000)" 1 \
+    "/metrics: the agent's exit 1 in the duration histogram (failed)"
+is "$(metric_until 'ccw_worker_outcomes_total{role="develop",tool="bash",outcome="failed"}' 1000)" 1 \
+    "/metrics: the agent's exit 1 counted (failed)"
 
 kill -TERM "$SRV_PID"
 t_wait_pid "$SRV_PID" 15000
