@@ -6,7 +6,9 @@
 # spawned through /api/agents (not in a loop) whose bash exits 1 is
 # counted in ccw_worker_outcomes_total and the duration histogram, as a
 # loop's is: outcome "failed" (the tool's status; the worker did not
-# crash, so no error kind).
+# crash, so no error kind).  A loop that serve's own SIGTERM stops is
+# counted in ccw_loops_ended_total (stopped) and left running with
+# serve's signal as the reason.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
 t_watchdog 150
@@ -28,7 +30,7 @@ t_stop() {
 	t_cleanup_agents
 }
 trap t_stop EXIT
-srv_start "$T_TMP/srv" -C "$R"
+srv_start "$T_TMP/srv" -C "$R" --grace-ms 60000
 ok $? "serve listens ($SRV_PORT)" || { t_done; exit 1; }
 srv_events "$T_TMP/ev"
 ok $? "/api/events: subscribed"
@@ -84,8 +86,27 @@ is "$(metric_until 'ccw_worker_duration_seconds_count{role="develop",tool="bash"
 is "$(metric_until 'ccw_worker_outcomes_total{role="develop",tool="bash",outcome="failed"}' 1000)" 1 \
     "/metrics: the agent's exit 1 counted (failed)"
 
+# --- serve's own SIGTERM: the loop it stops counts as ended (stopped).
+# An agent that ignores SIGTERM (the grace is long) keeps serve up after
+# the loop ended, so /metrics can be read; its file let go, serve exits.
+rm -f "$R.h"
+req POST /api/loops/v2 '{"title": "Signalled"}'
+ID2=$(jr 'd["body"]["data"]["loop_id"]')
+req POST "/api/loops/v2/$ID2/start"
+t_wait_file "$R.h" 20000
+ok $? "the second loop's develop hangs"
+req POST /api/agents "{\"role\": \"develop\", \"tool\": \"bash\", \"command\": \"trap '' TERM INT; touch '$R.up'; exec '$FAKE' --marker $M ignore-term wait-file '$R.rel'\"}"
+is "$(jr 'd["status"]')" 200 "agents: spawn one that ignores SIGTERM"
+t_wait_file "$R.up" 20000
+ok $? "the agent runs beside the loop's develop"
 kill -TERM "$SRV_PID"
-t_wait_pid "$SRV_PID" 15000
+is "$(metric_until 'ccw_loops_ended_total{status="stopped"}' 20000)" 1 \
+    "/metrics: the loop serve's SIGTERM stopped counted as ended, stopped"
+touch "$R.rel"
+t_wait_pid "$SRV_PID" 30000
 like "$T_RC" '^(0|4)$' "serve stops on SIGTERM (exit $T_RC)"
 SRV_PID=
+is "$(jget "$R/.loop/$ID2.json" '[d["status"], d["interrupted"]["reason"]]')" \
+    '["running","serve got signal 15 (Terminated)"]' \
+    "the stopped loop is left running, serve's signal recorded"
 t_done
