@@ -207,7 +207,8 @@ serve_cmd_loop_end(void *arg, const char *id, int code)
 /*
  * An agent of /api/agents finished: its outcome, duration and usage go
  * into its root's meter as a loop's worker_result does (no loop counts
- * it otherwise), then serve may exit.
+ * it otherwise), then serve may exit.  One closed while serve frees its
+ * sides (their hosts gone) counts nowhere and ends nothing.
  */
 static void
 serve_cmd_agent_done(struct agent *a, void *arg)
@@ -215,11 +216,11 @@ serve_cmd_agent_done(struct agent *a, void *arg)
 	struct serve_side	*sd = arg;
 	json_t			*res;
 
-	if (sd->host != NULL) {
-		res = report_agent(a);
-		meter_event(host_meter(sd->host), "worker_result", res, 0);
-		json_decref(res);
-	}
+	if (sd->host == NULL)
+		return;
+	res = report_agent(a);
+	meter_event(host_meter(sd->host), "worker_result", res, 0);
+	json_decref(res);
 	serve_maybe_exit(sd->sc);
 }
 
