@@ -27,6 +27,7 @@
 #include "gate.h"
 #include "log.h"
 #include "loop.h"
+#include "loopdriver.h"
 #include "run.h"
 #include "state.h"
 #include "sigfd.h"
@@ -53,6 +54,7 @@ struct run_ui {
 	int		 drawn;		/* status lines on the screen */
 	json_t		*seen;		/* agent id -> last line reported */
 	struct event_base *base;
+	struct state_store *store;	/* the loop's: a signal's why */
 	int		 code;		/* hooks.done's; -1 until then */
 };
 
@@ -399,15 +401,25 @@ run_ui_ask(void *arg, const char *role, const json_t *qs)
 	run_ui_wait(ui);
 }
 
-/* SIGINT, SIGTERM, SIGHUP: close every worker and stop (exit 4). */
+/*
+ * SIGINT, SIGTERM, SIGHUP: close every worker and stop (exit 4).  The
+ * loop is left running for a later driver, so its file records why, as
+ * serve's, mcp's and acp's signals do (a loop already ended keeps none).
+ */
 static void
 run_signal(evutil_socket_t sig, short ev, void *arg)
 {
-	char	why[32];
+	struct run_ui	*ui = arg;
+	const char	*st;
+	char		 why[64];
 
 	(void)ev;
-	snprintf(why, sizeof why, "signal %d", (int)sig);
-	loop_stop(arg, why);
+	cmd_signal_why(why, sizeof why, "run", (int)sig);
+	st = json_string_value(json_object_get(state_store_get(ui->store),
+	    "status"));
+	if (st != NULL && strcmp(st, "running") == 0)
+		loopdriver_record(ui->store, why);
+	loop_stop(ui->l, why);
 }
 
 /* --- the command */
@@ -635,6 +647,7 @@ run_drive(struct run_args *ra, struct event_base *base,
 	cfg->gate = gate_new(base, run_ui_event, &ui);
 	gate_set_caps(cfg->gate, cfg->config);
 	ui.base = base;
+	ui.store = store;
 	ui.code = -1;
 	if ((ui.l = loop_new(base, store, cfg, &err)) == NULL) {
 		fprintf(stderr, "ccw-supervisor run: %s\n", err);
@@ -643,7 +656,7 @@ run_drive(struct run_args *ra, struct event_base *base,
 		goto out;
 	}
 	for (i = 0; i < 3; i++) {
-		sigs[i] = evsignal_new(base, signos[i], run_signal, ui.l);
+		sigs[i] = evsignal_new(base, signos[i], run_signal, &ui);
 		evsignal_add(sigs[i], NULL);
 	}
 	/* main.c deferred these signals: one sent meanwhile stops us now. */

@@ -30,6 +30,7 @@
 #include "host.h"
 #include "log.h"
 #include "mcp.h"
+#include "meter.h"
 #include "sdnotify.h"
 #include "serve-config.h"
 #include "serve.h"
@@ -203,12 +204,24 @@ serve_cmd_loop_end(void *arg, const char *id, int code)
 	serve_maybe_exit(sd->sc);
 }
 
-/* An agent of /api/agents finished. */
+/*
+ * An agent of /api/agents finished: its outcome, duration and usage go
+ * into its root's meter as a loop's worker_result does (no loop counts
+ * it otherwise), then serve may exit.  One closed while serve frees its
+ * sides (their hosts gone) counts nowhere and ends nothing.
+ */
 static void
 serve_cmd_agent_done(struct agent *a, void *arg)
 {
-	(void)a;
-	serve_maybe_exit(arg);
+	struct serve_side	*sd = arg;
+	json_t			*res;
+
+	if (sd->host == NULL)
+		return;
+	res = report_agent(a);
+	meter_event(host_meter(sd->host), "worker_result", res, 0);
+	json_decref(res);
+	serve_maybe_exit(sd->sc);
 }
 
 /* /api/agents spawns in root 0 only (its guard names their ids). */
@@ -351,7 +364,7 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	ah.loop_end_arg = sd;
 	sd->api = api_new(&ah);
 	sd->sup.done_extra = serve_cmd_agent_done;
-	sd->sup.done_extra_arg = sc;
+	sd->sup.done_extra_arg = sd;
 	/* /mcp's waits report the progress of root 0's agents from the bus */
 	sd->sup.progress = mcp_agent_progress;
 	sd->sup.progress_arg = sc->bus;
@@ -387,6 +400,7 @@ serve_cmd_free(struct serve_cmd *sc)
 	sock_free(sc->sock);
 	for (i = sc->n; i-- > 0; ) {
 		host_free(sc->sides[i].host);
+		sc->sides[i].host = NULL;	/* its agents meter no more */
 		servecfg_free(&sc->sides[i].live);
 		sup_free(&sc->sides[i].sup);
 		loopguard_close(&sc->sides[i].guard);

@@ -6,7 +6,8 @@
 # (no cleanup) reads interrupted too.  serve --jobs 1 resumes one of the
 # two: its /api shows one driven by serve's pid and one interrupted, and
 # /metrics counts each; SIGTERM records serve's signal; a serve without
-# --jobs resumes both.  An ACP session/cancel records its reason.
+# --jobs resumes both.  An ACP session/cancel records its reason, and so
+# does a SIGTERM to `run`.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
 t_watchdog 240
@@ -165,5 +166,26 @@ t_wait_pid "$APID" 20000
 is "$T_RC" 0 "acp: end of input, exit 0"
 t_wait_gone "$M" 10000
 ok $? "no worker left"
+
+# --- run stopped by SIGTERM: its file records why, as the hosts' do
+Q=$T_TMP/runsig
+t_run_config "$Q" "$OK" "$HANG" "$OK" "$OK" "$OK" '{"grace_ms": 500}'
+t_loop_start "$Q" term-1 "Signalled run"
+end=$(t_until 20000)
+until [ -n "$(t_marked "$M")" ] || [ "$(t_now_ms)" -ge "$end" ]; do
+	sleep 0.05
+done
+ok $([ -n "$(t_marked "$M")" ]; echo $?) "run: develop's worker runs"
+kill -TERM "$PID"
+t_wait_pid "$PID" 20000
+is "$T_RC" 4 "run: SIGTERM, exit 4"
+is "$(jget "$F" '[d["status"], d["interrupted"]["reason"], d["interrupted"]["pid"]]')" \
+    "[\"running\",\"run got signal 15 (Terminated)\",$PID]" \
+    "run: SIGTERM recorded in the loop, with run's pid"
+like "$(timeout -k 2 60 $WRAP "$SUP" state -C "$Q" list 2>&1)" \
+    "^term-1 +interrupted .*\(interrupted: run got signal 15 \(Terminated\)\)$" \
+    "state list: the signalled run's loop is interrupted, and why"
+t_wait_gone "$M" 10000
+ok $? "run: no worker left"
 
 t_done

@@ -874,6 +874,31 @@ loop_usage_add(struct loop *l, const json_t *u)
 }
 
 /*
+ * A run's worker_result event.  A run the loop's end closed (a stop, a
+ * signal, a session's end) is published too, so its outcome reaches the
+ * events and the metrics: failed, cancelled, with the stop's why when
+ * the worker gave none.  It is not merged into the state.
+ */
+static json_t *
+loop_result_event(struct loop *l, const struct loop_run *r)
+{
+	json_t		*o = merge_event(loop_role(l, r->role), r->result);
+	const char	*st = json_string_value(json_object_get(o, "status"));
+
+	if (!r->cancelled || (st != NULL && strcmp(st, "success") == 0))
+		return o;
+	json_object_set_new(o, "status", json_string("failed"));
+	if (!json_is_string(json_object_get(o, "error_kind")))
+		json_object_set_new(o, "error_kind", json_string(
+		    outcome_name(OUTCOME_CANCELLED)));
+	if (!json_is_string(json_object_get(o, "reason")))
+		json_object_set_new(o, "reason", json_string(
+		    l->end_reason != NULL ? l->end_reason :
+		    "closed on request"));
+	return o;
+}
+
+/*
  * A run is done: its slot given back, its usage counted, its result
  * completed by the workflow from the worker's answer or log (ccw-loop:
  * the TAP of a validate run) unless the run was stopped; a rate limit
@@ -907,9 +932,7 @@ loop_closed(struct agent *a, void *arg)
 	} else if (!r->cancelled && (kind == NULL ||
 	    (outcome_at(outcome_find(kind))->flags & OUTCOME_SUPERVISOR)))
 		gate_ok(l->cfg.gate, r->tool);
-	if (!r->cancelled)
-		loop_event(l, "worker_result", merge_event(loop_role(l,
-		    r->role), r->result));
+	loop_event(l, "worker_result", loop_result_event(l, r));
 	loop_kick(l);
 }
 
