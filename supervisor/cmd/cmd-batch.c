@@ -35,6 +35,7 @@
 #include "log.h"
 #include "roots.h"
 #include "sigfd.h"
+#include "stopbound.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -167,7 +168,10 @@ batch_cmd_done(void *arg, int code)
 	event_base_loopbreak(bc->base);
 }
 
-/* SIGINT, SIGTERM, SIGHUP: every loop stopped; the batch is resumable. */
+/*
+ * SIGINT, SIGTERM, SIGHUP: every loop stopped; the batch is resumable.
+ * The stop is bounded (stopbound.c) whatever the disk does.
+ */
 static void
 batch_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 {
@@ -177,6 +181,8 @@ batch_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 	(void)ev;
 	snprintf(why, sizeof why, "signal %d", (int)sig);
 	batch_stop(bc->b, why);
+	(void)stopbound_arm(SUP_STOP_GRACE_MS + STOPBOUND_MS, EXIT_STOPPED,
+	    "batch");
 }
 
 /* A positive number option, or a usage error. */

@@ -30,6 +30,7 @@
 #include "run.h"
 #include "state.h"
 #include "sigfd.h"
+#include "stopbound.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -399,7 +400,10 @@ run_ui_ask(void *arg, const char *role, const json_t *qs)
 	run_ui_wait(ui);
 }
 
-/* SIGINT, SIGTERM, SIGHUP: close every worker and stop (exit 4). */
+/*
+ * SIGINT, SIGTERM, SIGHUP: close every worker and stop (exit 4), within
+ * the tools' grace and STOPBOUND_MS whatever the disk does.
+ */
 static void
 run_signal(evutil_socket_t sig, short ev, void *arg)
 {
@@ -408,6 +412,8 @@ run_signal(evutil_socket_t sig, short ev, void *arg)
 	(void)ev;
 	snprintf(why, sizeof why, "signal %d", (int)sig);
 	loop_stop(arg, why);
+	(void)stopbound_arm(SUP_STOP_GRACE_MS + STOPBOUND_MS, EXIT_STOPPED,
+	    "run");
 }
 
 /* --- the command */

@@ -34,6 +34,7 @@
 #include "serve-config.h"
 #include "serve.h"
 #include "sock.h"
+#include "stopbound.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -268,7 +269,8 @@ serve_cmd_reload(struct serve_cmd *sc)
 
 /*
  * SIGTERM, SIGINT: every loop stopped, every agent closed, exit 4 (the
- * shipped unit's SuccessExitStatus).  SIGHUP: the configuration again.
+ * shipped unit's SuccessExitStatus), within the tools' grace and
+ * STOPBOUND_MS whatever the disk does.  SIGHUP: the configuration again.
  */
 static void
 serve_cmd_signal(evutil_socket_t sig, short ev, void *arg)
@@ -292,6 +294,9 @@ serve_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 		host_stop_all(sc->sides[i].host, why);
 		api_close_all(sc->sides[i].api, sc->grace_ms);
 	}
+	(void)stopbound_arm((unsigned)(sc->grace_ms > SUP_STOP_GRACE_MS ?
+	    sc->grace_ms : SUP_STOP_GRACE_MS) + STOPBOUND_MS, EXIT_STOPPED,
+	    "serve");
 	serve_maybe_exit(sc);
 }
 

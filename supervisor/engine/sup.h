@@ -16,6 +16,8 @@
 #define EXIT_TIMEOUT	5
 #define EXIT_INTERNAL	70
 
+#define SUP_STOP_GRACE_MS 1000	/* a stop (a signal) closes a loop's tools within */
+
 struct verbs;
 
 /* status: {agent_id: status name}, borrowed; timed_out 0/1. */
