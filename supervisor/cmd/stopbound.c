@@ -12,91 +12,113 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "stopbound.h"
-#include "xmalloc.h"
 
-/* Armed once per process: a second signal changes nothing. */
-static atomic_flag	stopbound_armed = ATOMIC_FLAG_INIT;
-
-struct stopbound {
-	struct timespec	 deadline;	/* CLOCK_MONOTONIC */
-	int		 code;		/* the exit status then */
-	char		*words;		/* the last words, on stderr */
-};
+/* One bound per process (the command's), armed at its first stop. */
+static pthread_mutex_t	 stopbound_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	 stopbound_cv;
+static pthread_t	 stopbound_thread;
+static int		 stopbound_armed;	/* the thread runs */
+static int		 stopbound_ended;	/* the command ended in time */
+static struct timespec	 stopbound_deadline;	/* CLOCK_MONOTONIC */
+static int		 stopbound_code;
+static char		 stopbound_words[256];
 
 /*
- * The thread: sleep until the deadline, then end the process.  Only
- * async-signal-safe calls after the sleep: the loop's thread may be
- * anywhere (holding stdio's lock, in malloc), so no stdio, no free.
+ * The thread: wait until the deadline or the command's end; at the
+ * deadline end the process.  Only async-signal-safe calls then: the
+ * loop's thread may be anywhere (holding stdio's lock, in malloc).
  */
 static void *
 stopbound_main(void *arg)
 {
-	struct stopbound	*sb = arg;
-	size_t			 len = strlen(sb->words), off = 0;
-	ssize_t			 n;
+	size_t	 len = strlen(stopbound_words), off = 0;
+	ssize_t	 n;
+	int	 rc = 0;
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &sb->deadline,
-	    NULL) != 0)
-		;	/* EINTR only: every signal is blocked here anyway */
+	(void)arg;
+	pthread_mutex_lock(&stopbound_mu);
+	while (!stopbound_ended && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&stopbound_cv, &stopbound_mu,
+		    &stopbound_deadline);
+	if (stopbound_ended) {
+		pthread_mutex_unlock(&stopbound_mu);
+		return NULL;
+	}
 	while (off < len) {
-		n = write(STDERR_FILENO, sb->words + off, len - off);
+		n = write(STDERR_FILENO, stopbound_words + off, len - off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		off += (size_t)n;
 	}
-	_exit(sb->code);
+	_exit(stopbound_code);
 }
 
 /*
  * Arm the bound: the process ends MS ms from now with exit status CODE,
- * "ccw-supervisor CMD: ..." on stderr, if it has not ended by then.  It
- * is never disarmed (the process is stopping) and is armed once: a
- * second signal changes nothing.  -1 if no thread can be had: the stop
- * is unbounded then, as before.  The thread blocks every signal, so a signal
- * still reaches the loop's thread.  It is not joined: the process's exit
- * ends it, and its state is its own.
+ * "ccw-supervisor CMD: ..." on stderr, unless stopbound_end came first.
+ * Armed once: a second signal changes nothing.  -1 if no thread can be
+ * had: the stop is unbounded then, as before.  The thread blocks every
+ * signal, so a signal still reaches the loop's thread.
  */
 int
 stopbound_arm(unsigned ms, int code, const char *cmd)
 {
-	struct stopbound	*sb;
-	pthread_t		 t;
+	pthread_condattr_t	 ca;
 	sigset_t		 all, old;
 	int			 rc;
 
-	if (atomic_flag_test_and_set(&stopbound_armed))
+	if (stopbound_armed)
 		return 0;
-	sb = xcalloc(1, sizeof *sb);
-	clock_gettime(CLOCK_MONOTONIC, &sb->deadline);
-	sb->deadline.tv_sec += ms / 1000;
-	sb->deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (sb->deadline.tv_nsec >= 1000000000L) {
-		sb->deadline.tv_sec++;
-		sb->deadline.tv_nsec -= 1000000000L;
+	clock_gettime(CLOCK_MONOTONIC, &stopbound_deadline);
+	stopbound_deadline.tv_sec += ms / 1000;
+	stopbound_deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (stopbound_deadline.tv_nsec >= 1000000000L) {
+		stopbound_deadline.tv_sec++;
+		stopbound_deadline.tv_nsec -= 1000000000L;
 	}
-	sb->code = code;
-	xasprintf(&sb->words, "ccw-supervisor %s: still stopping after %u ms "
-	    "(commits waiting for the disk): exiting now; each state file is "
-	    "the last one written whole (exit %d)\n", cmd, ms, code);
+	stopbound_code = code;
+	snprintf(stopbound_words, sizeof stopbound_words, "ccw-supervisor %s: "
+	    "still stopping after %u ms (commits waiting for the disk): "
+	    "exiting now; each state file is the last one written whole "
+	    "(exit %d)\n", cmd, ms, code);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&stopbound_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&t, NULL, stopbound_main, sb);
+	rc = pthread_create(&stopbound_thread, NULL, stopbound_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
-		free(sb->words);
-		free(sb);
+		pthread_cond_destroy(&stopbound_cv);
 		return -1;
 	}
-	pthread_detach(t);
+	stopbound_armed = 1;
 	return 0;
+}
+
+/*
+ * The command ended in time (its teardown done): the thread goes, joined,
+ * so that nothing of it is left for a leak checker.
+ */
+void
+stopbound_end(void)
+{
+	if (!stopbound_armed)
+		return;
+	pthread_mutex_lock(&stopbound_mu);
+	stopbound_ended = 1;
+	pthread_cond_signal(&stopbound_cv);
+	pthread_mutex_unlock(&stopbound_mu);
+	pthread_join(stopbound_thread, NULL);
+	pthread_cond_destroy(&stopbound_cv);
+	stopbound_armed = 0;
 }
