@@ -80,7 +80,8 @@ batch_usage(FILE *fp)
 "  --resume ID        continue batch ID (FILE may be left out)\n"
 "\n"
 "Exit status: 0 every item completed, 1 some did not, 2 usage or bad\n"
-"input (nothing started), 4 stopped by a signal, 70 internal error.\n");
+"input (nothing started), 4 stopped by a signal (within 3 s whatever\n"
+"the disk does), 70 internal error.\n");
 }
 
 /* batch_cfg's host_for: the side's host, and where it keeps loops. */

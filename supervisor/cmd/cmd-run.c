@@ -445,7 +445,8 @@ run_usage(FILE *fp)
 "with its reason; --quiet (or --json, events on stdout): only the first\n"
 "and last lines.\n"
 "Exit: 0 completed, 1 failed or another process drives the loop, 2 usage,\n"
-"3 paused, 4 stopped, 5 timed out, 70 internal error.\n");
+"3 paused, 4 stopped, 5 timed out, 70 internal error.  A signal's stop\n"
+"takes the tools' grace (1 s at most) and 2 s more whatever the disk does.\n");
 }
 
 /* A positive number of iterations or milliseconds. */

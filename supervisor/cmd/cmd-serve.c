@@ -104,7 +104,8 @@ serve_usage(FILE *fp)
 "systemd Type=notify unit ($NOTIFY_SOCKET) serve sends READY=1 once it\n"
 "listens, RELOADING=1 on SIGHUP and STOPPING=1 on SIGTERM.\n"
 "SIGTERM or SIGINT stops every loop and agent and exits 4 (the\n"
-"shipped unit, ccw-supervisor.service, has SuccessExitStatus=4).\n"
+"shipped unit, ccw-supervisor.service, has SuccessExitStatus=4), within\n"
+"the greater of --grace-ms and 1 s, plus 2 s, whatever the disk does.\n"
 "See ccw-supervisor(1).\n");
 }
 
