@@ -16,7 +16,8 @@
 #define EXIT_TIMEOUT	5
 #define EXIT_INTERNAL	70
 
-#define SUP_STOP_GRACE_MS 1000	/* a stop (a signal) closes a loop's tools within */
+/* a stop (a signal) closes a loop's tools within this */
+#define SUP_STOP_GRACE_MS	1000
 
 struct verbs;
 
