@@ -6,6 +6,9 @@
  * the old one or the new one (temp file, fsync, rename), and the temp
  * file an abandoned commit leaves is removed under the loop's lock by the
  * next start (state_clean_temps).  The kernel releases the locks.
+ * One limit is the kernel's: a thread inside an fsync that sleeps
+ * uninterruptibly (a hung disk, not a slow one) keeps the process from
+ * being reaped until that call returns; nothing after it runs.
  */
 #include <config.h>
 
