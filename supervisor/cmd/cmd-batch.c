@@ -35,6 +35,7 @@
 #include "log.h"
 #include "roots.h"
 #include "sigfd.h"
+#include "stopbound.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -79,7 +80,8 @@ batch_usage(FILE *fp)
 "  --resume ID        continue batch ID (FILE may be left out)\n"
 "\n"
 "Exit status: 0 every item completed, 1 some did not, 2 usage or bad\n"
-"input (nothing started), 4 stopped by a signal, 70 internal error.\n");
+"input (nothing started), 4 stopped by a signal (within 3 s whatever\n"
+"the disk does), 70 internal error.\n");
 }
 
 /* batch_cfg's host_for: the side's host, and where it keeps loops. */
@@ -167,7 +169,10 @@ batch_cmd_done(void *arg, int code)
 	event_base_loopbreak(bc->base);
 }
 
-/* SIGINT, SIGTERM, SIGHUP: every loop stopped; the batch is resumable. */
+/*
+ * SIGINT, SIGTERM, SIGHUP: every loop stopped; the batch is resumable.
+ * The stop is bounded (stopbound.c) whatever the disk does.
+ */
 static void
 batch_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 {
@@ -177,6 +182,8 @@ batch_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 	(void)ev;
 	snprintf(why, sizeof why, "signal %d", (int)sig);
 	batch_stop(bc->b, why);
+	(void)stopbound_arm(SUP_STOP_GRACE_MS + STOPBOUND_MS, EXIT_STOPPED,
+	    "batch");
 }
 
 /* A positive number option, or a usage error. */

@@ -31,6 +31,7 @@
 #include "run.h"
 #include "state.h"
 #include "sigfd.h"
+#include "stopbound.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -402,9 +403,10 @@ run_ui_ask(void *arg, const char *role, const json_t *qs)
 }
 
 /*
- * SIGINT, SIGTERM, SIGHUP: close every worker and stop (exit 4).  The
- * loop is left running for a later driver, so its file records why, as
- * serve's, mcp's and acp's signals do (a loop already ended keeps none).
+ * SIGINT, SIGTERM, SIGHUP: close every worker and stop (exit 4), within
+ * the tools' grace and STOPBOUND_MS whatever the disk does.  The loop is
+ * left running for a later driver, so its file records why, as serve's,
+ * mcp's and acp's signals do (a loop already ended keeps none).
  */
 static void
 run_signal(evutil_socket_t sig, short ev, void *arg)
@@ -420,6 +422,8 @@ run_signal(evutil_socket_t sig, short ev, void *arg)
 	if (st != NULL && strcmp(st, "running") == 0)
 		loopdriver_record(ui->store, why);
 	loop_stop(ui->l, why);
+	(void)stopbound_arm(SUP_STOP_GRACE_MS + STOPBOUND_MS, EXIT_STOPPED,
+	    "run");
 }
 
 /* --- the command */
@@ -451,7 +455,8 @@ run_usage(FILE *fp)
 "with its reason; --quiet (or --json, events on stdout): only the first\n"
 "and last lines.\n"
 "Exit: 0 completed, 1 failed or another process drives the loop, 2 usage,\n"
-"3 paused, 4 stopped, 5 timed out, 70 internal error.\n");
+"3 paused, 4 stopped, 5 timed out, 70 internal error.  A signal's stop\n"
+"takes the tools' grace (1 s at most) and 2 s more whatever the disk does.\n");
 }
 
 /* A positive number of iterations or milliseconds. */

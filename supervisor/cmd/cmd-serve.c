@@ -35,6 +35,7 @@
 #include "serve-config.h"
 #include "serve.h"
 #include "sock.h"
+#include "stopbound.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -104,7 +105,8 @@ serve_usage(FILE *fp)
 "systemd Type=notify unit ($NOTIFY_SOCKET) serve sends READY=1 once it\n"
 "listens, RELOADING=1 on SIGHUP and STOPPING=1 on SIGTERM.\n"
 "SIGTERM or SIGINT stops every loop and agent and exits 4 (the\n"
-"shipped unit, ccw-supervisor.service, has SuccessExitStatus=4).\n"
+"shipped unit, ccw-supervisor.service, has SuccessExitStatus=4), within\n"
+"the greater of --grace-ms and 1 s, plus 2 s, whatever the disk does.\n"
 "See ccw-supervisor(1).\n");
 }
 
@@ -281,7 +283,8 @@ serve_cmd_reload(struct serve_cmd *sc)
 
 /*
  * SIGTERM, SIGINT: every loop stopped, every agent closed, exit 4 (the
- * shipped unit's SuccessExitStatus).  SIGHUP: the configuration again.
+ * shipped unit's SuccessExitStatus), within the tools' grace and
+ * STOPBOUND_MS whatever the disk does.  SIGHUP: the configuration again.
  */
 static void
 serve_cmd_signal(evutil_socket_t sig, short ev, void *arg)
@@ -305,6 +308,9 @@ serve_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 		host_stop_all(sc->sides[i].host, why);
 		api_close_all(sc->sides[i].api, sc->grace_ms);
 	}
+	(void)stopbound_arm((unsigned)(sc->grace_ms > SUP_STOP_GRACE_MS ?
+	    sc->grace_ms : SUP_STOP_GRACE_MS) + STOPBOUND_MS, EXIT_STOPPED,
+	    "serve");
 	serve_maybe_exit(sc);
 }
 

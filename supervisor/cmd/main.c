@@ -14,6 +14,7 @@
 #include "log.h"
 #include "proto.h"
 #include "sigfd.h"
+#include "stopbound.h"
 #include "sup.h"
 
 /*
@@ -98,7 +99,7 @@ cmd_version(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-	int	verbose = 0, i;
+	int	verbose = 0, i, rc;
 	size_t	k;
 
 	/* Over `ulimit -f` a write fails with EFBIG (a commit reports it and
@@ -136,7 +137,9 @@ main(int argc, char **argv)
 		if (strcmp(argv[i], subcmds[k].name) == 0) {
 			if (!subcmds[k].handlers)
 				sigfd_release();
-			return subcmds[k].fn(argc - i, argv + i);
+			rc = subcmds[k].fn(argc - i, argv + i);
+			stopbound_end();	/* it ended within its bound */
+			return rc;
 		}
 	fprintf(stderr, "ccw-supervisor: unknown command '%s' (see --help)\n",
 	    argv[i]);

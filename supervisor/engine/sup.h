@@ -16,6 +16,9 @@
 #define EXIT_TIMEOUT	5
 #define EXIT_INTERNAL	70
 
+/* a stop (a signal) closes a loop's tools within this */
+#define SUP_STOP_GRACE_MS	1000
+
 struct verbs;
 
 /* status: {agent_id: status name}, borrowed; timed_out 0/1. */

@@ -62,7 +62,8 @@ static void		 loop_retry(struct loop *);
 static int		 loop_retry_lost(struct loop *, int, const json_t *);
 static void		 loop_retry_cb(evutil_socket_t, short, void *);
 
-#define LOOP_STOP_GRACE_MS	1000	/* a stop closes within this */
+/* a stop closes within this */
+#define LOOP_STOP_GRACE_MS	SUP_STOP_GRACE_MS
 
 
 /* An action's name, as the workflow's table spells it. */
