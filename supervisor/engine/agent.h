@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "cgroup.h"
 #include "launch.h"
 #include "outcome.h"
 #include "proto.h"
@@ -128,6 +129,11 @@ struct agent {
 	int			 launch_err_fd;	/* the launcher's stderr, -1 */
 	struct event		*hb_ev;		/* the heartbeat */
 	uint64_t		 ping_seq;
+	/* containment (cgroup.h): the turn's cgroup while it lives */
+	char			*cg_path;	/* NULL: none (the sweep) */
+	unsigned		 cg_left;	/* processes that outlived the
+						   worker in it, every turn */
+	struct cgroup_usage	 cg_usage;	/* the last turn's */
 };
 
 TAILQ_HEAD(agent_list, agent);
@@ -158,6 +164,7 @@ struct sup {
 	/* each PROGRESS, for a loop's worker_progress event */
 	void			(*progress)(struct agent *, void *);
 	void			*progress_arg;
+	struct containment	 contain;	/* how workers are contained */
 };
 
 /* supervisor/engine/agent.c (agent_final, agent_status_name: agentphase.c) */

@@ -34,6 +34,10 @@
  * default_tool	one of the tools; default: CCW's (see below).
  * test_command	the command that runs the project's tests, told to
  *		debug and validate; default none (init's finding, if any).
+ * containment	how a worker and all its tool starts are kept and ended:
+ *		"cgroup" (a cgroup v2 each), "sweep" (process groups) or
+ *		"auto", the default (a cgroup where one can be made); the
+ *		command line's --containment wins (HACKING.md).
  * log_max_bytes  every role's worker log cap, stdout and stderr
  *		together (ccw-worker(8)); 0: none; default the worker's,
  *		67108864 (64 MiB).
@@ -111,6 +115,7 @@
 #include <unistd.h>
 
 #include "adapter.h"
+#include "cgroup.h"
 #include "outcome.h"
 #include "toolconfig.h"
 #include "flowdef.h"
@@ -215,6 +220,7 @@ config_free(struct config *cfg)
 	}
 	free(cfg->roles);
 	free(cfg->test_command);
+	free(cfg->containment);
 	launch_clear(&cfg->launch);
 	memset(cfg, 0, sizeof *cfg);
 }
@@ -660,6 +666,11 @@ config_apply(struct cload *ld, struct config *cfg, json_t *root)
 	    config_str(ld, root, "test_command", "", &cfg->test_command)
 	    == -1)
 		return -1;
+	if (config_str(ld, root, "containment", "", &cfg->containment) == -1)
+		return -1;
+	if (cfg->containment != NULL && !contain_mode_valid(cfg->containment))
+		return config_error(ld, "containment: expected \"cgroup\", "
+		    "\"sweep\" or \"auto\"");
 	if ((sec = json_object_get(root, "tools")) != NULL) {
 		if (!json_is_object(sec))
 			return config_error(ld, "tools: expected an object");

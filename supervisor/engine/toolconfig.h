@@ -88,6 +88,7 @@ struct config {
 	char		*test_command;	/* the project's tests, or NULL */
 	struct launch_cfg launch;	/* "launcher": every role's default */
 	struct log_max	 log_max;	/* "log_max_bytes": every role's */
+	char		*containment;	/* cgroup, sweep, auto; NULL unset */
 };
 
 int		 config_load(const struct workflow *, const char *,
