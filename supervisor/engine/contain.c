@@ -100,9 +100,10 @@ contain_choose(struct containment *c, const char *want, int make)
 		xasprintf(&c->why, "containment=sweep asked");
 	} else if (why == NULL && contain_try(c, own, make, &why) == 0) {
 		c->mode = CONTAIN_CGROUP;
-		xasprintf(&c->why, "%s: %s", strcmp(want, "auto") == 0 ?
-		    "auto, a cgroup can be made" : "containment=cgroup asked",
-		    c->base);
+		xasprintf(&c->why, "%s: a cgroup v2 each worker, under %s%s",
+		    strcmp(want, "auto") == 0 ? "auto" : "containment=cgroup "
+		    "asked", own, c->has_kill ? "" : " (no cgroup.kill: "
+		    "frozen, then killed)");
 	} else {
 		xasprintf(&c->why, "%s%s", strcmp(want, "auto") == 0 ?
 		    "auto, " : "containment=cgroup asked but ", why);

@@ -238,6 +238,30 @@ report_turns(const struct agent *a, json_t *o)
 	json_object_set_new(o, "usage", usage);
 }
 
+/*
+ * What the worker's cgroup measured (cgroup mode, once the turn's
+ * worker ended) goes into its usage: the CPU seconds of the worker and
+ * all its tool started, and their peak memory where the memory
+ * controller gives it.  A usage the tool did not report becomes one.
+ */
+static void
+report_cgroup(const struct agent *a, json_t *o)
+{
+	json_t	*u = json_object_get(o, "usage");
+
+	if (!a->cg_usage.ok)
+		return;
+	if (!json_is_object(u)) {
+		u = json_object();
+		json_object_set_new(o, "usage", u);
+	}
+	json_object_set_new(u, "cpu_s",
+	    json_real((double)a->cg_usage.cpu_usec / 1e6));
+	if (a->cg_usage.mem_peak > 0)
+		json_object_set_new(u, "memory_peak_bytes",
+		    json_integer((json_int_t)a->cg_usage.mem_peak));
+}
+
 /* Everything known about one agent. */
 json_t *
 report_agent(const struct agent *a)
@@ -291,5 +315,6 @@ report_agent(const struct agent *a)
 	json_object_set_new(o, "nudged", json_boolean(a->nudged));
 	json_object_set_new(o, "nudge", report_str(a->nudge));
 	report_turns(a, o);
+	report_cgroup(a, o);
 	return o;
 }
