@@ -525,6 +525,7 @@ sup_free(struct sup *s)
 		free(a->kind_reason);
 		free(a->next_turn); free(a->session_id);
 		json_decref(a->options);
+		json_decref(a->limits);
 		json_decref(a->past);
 		msg_clear(&a->started);
 		msg_clear(&a->result);
@@ -574,6 +575,15 @@ agent_cgroup_make(struct agent *a)
 	if (a->cg_path == NULL) {
 		log_warnx("%s: no cgroup (%s); its worker runs without one",
 		    a->id, err);
+		free(err);
+		return;
+	}
+	if (a->limits != NULL && (err = cgroup_limits_apply(&a->sup->contain,
+	    a->cg_path, a->limits)) != NULL) {
+		if (!a->sup->limits_said)
+			log_warnx("%s: role %s: %s (said once)", a->id, a->role,
+			    err);
+		a->sup->limits_said = 1;
 		free(err);
 	}
 }
@@ -654,6 +664,7 @@ agent_spawn(struct sup *s, const struct agent_req *r)
 	a->timeout_ms = r->timeout_ms;
 	a->idle_ms = r->idle_ms;
 	launch_copy(&a->launch, r->launch);
+	a->limits = r->limits != NULL ? json_deep_copy(r->limits) : NULL;
 	a->launch_err_fd = -1;
 	xasprintf(&a->log_path, "%s/%s.workers/%s.log", s->state_dir,
 	    s->loop_id, a->id);

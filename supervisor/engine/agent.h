@@ -76,6 +76,7 @@ struct agent_req {
 	uint64_t	 timeout_ms;
 	uint64_t	 idle_ms;
 	const struct launch_cfg *launch;	/* NULL or no argv: local */
+	json_t		*limits;	/* the role's cgroup limits, or NULL */
 };
 
 struct agent {
@@ -131,6 +132,7 @@ struct agent {
 	uint64_t		 ping_seq;
 	/* containment (cgroup.h): the turn's cgroup while it lives */
 	char			*cg_path;	/* NULL: none (the sweep) */
+	json_t			*limits;	/* its role's, or NULL */
 	unsigned		 cg_left;	/* processes that outlived the
 						   worker in it, every turn */
 	struct cgroup_usage	 cg_usage;	/* the last turn's */
@@ -165,6 +167,8 @@ struct sup {
 	void			(*progress)(struct agent *, void *);
 	void			*progress_arg;
 	struct containment	 contain;	/* how workers are contained */
+	int			 limits_said;	/* limits that cannot apply:
+						   said once a table */
 };
 
 /* supervisor/engine/agent.c (agent_final, agent_status_name: agentphase.c) */

@@ -29,6 +29,16 @@
 #define CGROUP_RMDIR_TRIES	200
 #define CGROUP_WAIT_MAX_MS	10
 
+/* The limits a role may set: the cgroup file and its controller. */
+static const struct cgroup_limit {
+	const char	*file, *controller;
+} cgroup_limits[] = {
+	{ "memory.max",	"memory" },
+	{ "pids.max",	"pids" },
+	{ "cpu.weight",	"cpu" },
+};
+#define CGROUP_NLIMITS	(sizeof cgroup_limits / sizeof cgroup_limits[0])
+
 /* What cgroup_walk does to each process of a subtree. */
 enum cgroup_act {
 	CGROUP_COUNT,		/* count the live ones */
@@ -370,6 +380,97 @@ cgroup_end(const char *dir, int has_kill, pid_t worker,
 	cgroup_measure(dir, u);
 	(void)cgroup_rmtree(dir, 0);
 	return n;
+}
+
+/* Is file a limit a role may set (the configuration checks)? */
+int
+cgroup_limit_known(const char *file)
+{
+	size_t	i;
+
+	for (i = 0; i < CGROUP_NLIMITS; i++)
+		if (strcmp(cgroup_limits[i].file, file) == 0)
+			return 1;
+	return 0;
+}
+
+/* Is word one of the blank-separated words of list? */
+static int
+cgroup_has_word(const char *list, const char *word)
+{
+	size_t	n = strlen(word);
+	const char *p;
+
+	for (p = list; p != NULL && (p = strstr(p, word)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/*
+ * One limit into the worker's cgroup at path: its controller enabled on
+ * the way down from ours (ccw-<pid> and the loop's directory hold no
+ * process, so they may), then the value written.  -1 when the
+ * controller is not there (a hybrid host's v2 has none) or the kernel
+ * refused the value.
+ */
+static int
+cgroup_limit_one(const struct containment *c, const char *path,
+    const struct cgroup_limit *l, const json_t *v)
+{
+	char	 on[32], val[32], *mid, *slash, *ctl;
+	int	 rc;
+
+	snprintf(on, sizeof on, "+%s", l->controller);
+	mid = xstrdup(path);
+	if ((slash = strrchr(mid, '/')) != NULL)
+		*slash = '\0';
+	(void)cgroup_write(c->base, "cgroup.subtree_control", on);
+	(void)cgroup_write(mid, "cgroup.subtree_control", on);
+	free(mid);
+	ctl = cgroup_read_line(path, "cgroup.controllers");
+	rc = cgroup_has_word(ctl, l->controller) ? 0 : -1;
+	free(ctl);
+	if (json_is_integer(v))
+		snprintf(val, sizeof val, "%lld", (long long)json_integer_value(v));
+	else
+		snprintf(val, sizeof val, "%s", json_string_value(v));
+	return rc == 0 ? cgroup_write(path, l->file, val) : -1;
+}
+
+/*
+ * A role's limits ({file: value}, checked by the configuration) on the
+ * worker's cgroup at path.  NULL when all applied, else what could not
+ * be, for a warning: never a reason to fail the worker.
+ */
+char *
+cgroup_limits_apply(const struct containment *c, const char *path,
+    const json_t *limits)
+{
+	const char	*key;
+	const json_t	*v;
+	char		*miss = NULL, *t;
+	size_t		 i;
+
+	json_object_foreach((json_t *)limits, key, v) {
+		for (i = 0; i < CGROUP_NLIMITS &&
+		    strcmp(cgroup_limits[i].file, key) != 0; i++)
+			;
+		if (i == CGROUP_NLIMITS ||
+		    cgroup_limit_one(c, path, &cgroup_limits[i], v) == 0)
+			continue;
+		xasprintf(&t, "%s%s%s", miss != NULL ? miss : "",
+		    miss != NULL ? ", " : "", key);
+		free(miss);
+		miss = t;
+	}
+	if (miss == NULL)
+		return NULL;
+	xasprintf(&t, "limits not applied (%s): their controllers are not "
+	    "enabled in the cgroup v2 hierarchy %s", miss,
+	    c->mount != NULL ? c->mount : "");
+	free(miss);
+	return t;
 }
 
 /*

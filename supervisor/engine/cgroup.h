@@ -10,6 +10,8 @@
 #include <sys/types.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 /* How a worker's processes are kept and ended (HACKING.md, Containment). */
 enum contain_mode {
 	CONTAIN_SWEEP,		/* process groups, signalled by spawn.c */
@@ -48,5 +50,8 @@ int		 cgroup_procs_open(const char *);
 unsigned	 cgroup_end(const char *, int, pid_t, struct cgroup_usage *);
 void		 cgroup_release(const struct containment *, const char *);
 char		*cgroup_read_line(const char *, const char *);
+int		 cgroup_limit_known(const char *);
+char		*cgroup_limits_apply(const struct containment *, const char *,
+		    const json_t *);
 
 #endif

@@ -65,6 +65,7 @@ struct role_cfg {
 	struct log_max	 log_max;	/* set: overrides the top level's */
 	struct retry_cfg retry;
 	struct launch_cfg launch;	/* set: overrides the top level's */
+	json_t		*limits;	/* cgroup limits {file: value}; NULL */
 };
 
 /* What our own file set for one tool: CCW's file does not override it. */

@@ -77,6 +77,9 @@ req POST /api/agents "$(python3 -c 'import json, sys
 print(json.dumps({"role": "develop", "tool": "bash", "command": sys.argv[1]}))' "$TREE")"
 is "$(jr 'd["status"]')" 200 "serve: agent spawned"
 killed serve "$SRV_PID"
+like "$(grep -o 'agent-1: [0-9]* process[a-z]* outlived' "$T_TMP/srv.err")" \
+    'agent-1: [1-9][0-9]* process(es)? outlived' \
+    "serve: what outlived the worker is counted (a warning)"
 kill -TERM "$SRV_PID"
 t_wait_pid "$SRV_PID" 10000
 is "$(ls -d "$V2$OWN"/ccw-"$SRV_PID" 2>/dev/null)" "" \
