@@ -77,6 +77,7 @@ serve_usage(FILE *fp)
 "usage: ccw-supervisor serve [-C ROOT]... [--http ADDR:PORT]\n"
 "           [--socket PATH | --no-socket] [--token-file F] [--jobs N]\n"
 "           [--config F] [--grace-ms N] [--allowed-host NAME]...\n"
+"           [--containment cgroup|sweep|auto]\n"
 "\n"
 "Host every loop of the project roots (default: the current directory)\n"
 "in one process and serve them over HTTP/JSON (default 127.0.0.1:3456):\n"

@@ -240,26 +240,20 @@ report_turns(const struct agent *a, json_t *o)
 
 /*
  * What the worker's cgroup measured (cgroup mode, once the turn's
- * worker ended) goes into its usage: the CPU seconds of the worker and
- * all its tool started, and their peak memory where the memory
- * controller gives it.  A usage the tool did not report becomes one.
+ * worker ended), beside the tool's own usage (CCW's tokens and cost,
+ * which the loop sums into its state): "resources", the CPU seconds of
+ * the worker and all its tool started, and their peak memory where the
+ * memory controller gives it (else null).  Absent without a cgroup.
  */
 static void
 report_cgroup(const struct agent *a, json_t *o)
 {
-	json_t	*u = json_object_get(o, "usage");
-
 	if (!a->cg_usage.ok)
 		return;
-	if (!json_is_object(u)) {
-		u = json_object();
-		json_object_set_new(o, "usage", u);
-	}
-	json_object_set_new(u, "cpu_s",
-	    json_real((double)a->cg_usage.cpu_usec / 1e6));
-	if (a->cg_usage.mem_peak > 0)
-		json_object_set_new(u, "memory_peak_bytes",
-		    json_integer((json_int_t)a->cg_usage.mem_peak));
+	json_object_set_new(o, "resources", json_pack("{s:f, s:o}", "cpu_s",
+	    (double)a->cg_usage.cpu_usec / 1e6, "memory_peak_bytes",
+	    a->cg_usage.mem_peak > 0 ? json_integer((json_int_t)
+	    a->cg_usage.mem_peak) : json_null()));
 }
 
 /* Everything known about one agent. */
