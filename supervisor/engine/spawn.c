@@ -89,12 +89,14 @@ spawn_child(int chfd, int errfd, int outfd, int cgfd, pid_t parent,
 	setsid();
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
 		_exit(126);
-	/* into the worker's cgroup before anything of it runs */
-	if (cgfd >= 0 && write(cgfd, "0", 1) != 1) {
-		e = errno;
-		(void)!write(errfd, &e, sizeof e);
-		_exit(127);
-	}
+	/*
+	 * Into the worker's cgroup before anything of it runs.  A move the
+	 * kernel refuses (a delegation without write access to our own
+	 * cgroup.procs) leaves the worker uncontained, its own sweep still
+	 * in force: containment never fails a worker.
+	 */
+	if (cgfd >= 0)
+		(void)!write(cgfd, "0", 1);
 	/* Lift the descriptors above 4 so the dup2s cannot clobber them. */
 	if (errfd <= 4)
 		errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 5);
