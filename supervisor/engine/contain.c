@@ -9,13 +9,16 @@
 
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "log.h"
 #include "xmalloc.h"
 
 /* The modes' words, indexed by enum contain_mode; "auto" is a choice. */
@@ -47,6 +50,46 @@ contain_clear(struct containment *c)
 }
 
 /*
+ * The cgroups of a supervisor that died without ending them (SIGKILL, a
+ * crash): ccw-<pid> directories under our own cgroup whose pid no longer
+ * exists.  What is still in them is a leak: counted (said, returned),
+ * killed, and the directories removed.  A live pid, ours or reused, is
+ * left alone.
+ */
+static unsigned
+contain_sweep_stale(const struct containment *c, const char *own)
+{
+	struct cgroup_usage	 u;
+	struct dirent		*de;
+	char			*path, *end;
+	unsigned		 n, total = 0;
+	long			 pid;
+	DIR			*d;
+
+	if ((d = opendir(own)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "ccw-", 4) != 0 ||
+		    de->d_type != DT_DIR)
+			continue;
+		errno = 0;
+		pid = strtol(de->d_name + 4, &end, 10);
+		if (*end != '\0' || errno != 0 || pid <= 1 ||
+		    pid == (long)getpid() ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		xasprintf(&path, "%s/%s", own, de->d_name);
+		if ((n = cgroup_end(path, c->has_kill, 0, &u)) > 0)
+			log_warnx("%u process%s left by supervisor %ld, gone, "
+			    "in %s: killed", n, n == 1 ? "" : "es", pid, path);
+		total += n;
+		free(path);
+	}
+	closedir(d);
+	return total;
+}
+
+/*
  * Can we make cgroups under own?  Tried by making ours (ccw-<pid>); make
  * 0 (doctor) removes it again unless it was there before (a table of
  * ours uses it).  cgroup.kill is looked for in it (the root has none).
@@ -69,6 +112,8 @@ contain_try(struct containment *c, const char *own, int make, char **why)
 	free(kill);
 	if (!make && made)
 		(void)rmdir(c->base);
+	else if (made)
+		(void)contain_sweep_stale(c, own);
 	return 0;
 }
 

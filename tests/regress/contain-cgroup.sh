@@ -96,6 +96,27 @@ killed run "$RUNPID"
 kill -TERM "$RUNPID" 2>/dev/null
 t_wait_pid "$RUNPID" 10000
 
+# -- a supervisor that died (SIGKILL) left its cgroup with a process in
+# it: the next supervisor's first table kills it and removes the cgroup.
+# (A supervisor of a test running beside this one may sweep it first,
+# even before the process entered it: then it is set up again.)
+t_marker MD contain-dead
+for try in 1 2 3 4 5; do
+	true & DEAD=$!
+	wait "$DEAD"
+	STALE=$V2$OWN/ccw-$DEAD/loop/agent-1
+	setsid bash -c "mkdir -p '$STALE' && echo \$\$ > '$STALE/cgroup.procs' &&
+	    exec '$FAKE' --marker $MD hang" 2>/dev/null &
+	t_wait_count "$MD" 1 3000 && break
+done
+ok $? "stale: a process lives in a dead supervisor's cgroup"
+$WRAP "$SUP" agent --json develop --tool bash --command true \
+    --state-dir "$T_TMP/st" go >/dev/null 2>"$T_TMP/stale.err"
+t_wait_gone "$MD" 2000
+ok $? "stale: the next supervisor killed it"
+[ ! -d "$V2$OWN/ccw-$DEAD" ]
+ok $? "stale: and removed the dead supervisor's cgroup"
+
 # -- containment forced to sweep: no cgroup of ours at all
 srv_start "$T_TMP/srv2" -C "$ROOT" --containment sweep
 ok $? "sweep: serve listening" || { t_done; exit; }
