@@ -439,6 +439,25 @@ metrics_workers(struct serve *s, struct evbuffer *b)
 	}
 }
 
+/*
+ * The containment mode in force: root 0's table chose it as every table
+ * of the process does (contain.c), 1 for it and 0 for the other.
+ */
+static void
+metrics_containment(struct serve *s, struct evbuffer *b)
+{
+	const struct sup	*sup = s->cfg.nroots > 0 ?
+				    s->cfg.roots[0].sup : NULL;
+	enum contain_mode	 k;
+
+	metrics_family(b, "ccw_containment_mode", "gauge", "How workers "
+	    "are contained: 1 for the mode in force (cgroup: a cgroup v2 "
+	    "each, sweep: process groups).");
+	for (k = CONTAIN_SWEEP; k <= CONTAIN_CGROUP; k++)
+		metrics_sample(b, "ccw_containment_mode", "mode",
+		    contain_mode_name(k), sup != NULL && sup->contain.mode == k);
+}
+
 /* The control socket's counters, when serve mounted one. */
 static void
 metrics_sock(struct serve *s, struct evbuffer *b)
@@ -510,6 +529,7 @@ metrics_live(struct serve *s, struct evbuffer *b)
 	metrics_one(b, "ccw_loops_hosted", "gauge",
 	    "Loops this process drives now.", serve_hosted(s));
 	metrics_workers(s, b);
+	metrics_containment(s, b);
 	metrics_family(b, "ccw_state_commits_total", "counter",
 	    "State file commits: the hosted loops' engine, front-end writes.");
 	metrics_sample(b, "ccw_state_commits_total", "by", "engine", commits);

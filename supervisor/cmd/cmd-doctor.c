@@ -268,6 +268,25 @@ doctor_state_dir(struct doctor *d)
 	free(alt);
 }
 
+/*
+ * The containment mode a worker started here would get, and why
+ * (contain.c: the configuration's, $CCW_CONTAINMENT, else auto).  The
+ * probe's cgroup is removed again.  Limits need controllers in the v2
+ * hierarchy: which are enabled below us is said too.
+ */
+static void
+doctor_containment(struct doctor *d)
+{
+	struct containment	c;
+
+	(void)contain_choose(&c, NULL, 0);
+	json_object_set_new(d->report, "containment", json_pack(
+	    "{s:s, s:s, s:s?, s:b, s:s?}", "mode", contain_mode_name(c.mode),
+	    "why", c.why, "cgroup_v2", c.mount, "cgroup_kill", c.has_kill,
+	    "controllers", c.controllers));
+	contain_clear(&c);
+}
+
 /* CCW's entry for a tool, when cli-tools.json has one. */
 static json_t *
 doctor_ccw_tool(struct doctor *d, const char *name)
@@ -652,6 +671,7 @@ cmd_doctor(int argc, char **argv)
 	}
 	json_object_set_new(d.report, "root", json_string(d.o.cwd));
 	doctor_state_dir(&d);
+	doctor_containment(&d);
 	worker = spawn_worker_path(NULL);
 	json_object_set_new(d.report, "worker", json_pack("{s:s, s:b}",
 	    "path", worker, "found", access(worker, X_OK) == 0));

@@ -79,6 +79,7 @@ serve_usage(FILE *fp)
 "usage: ccw-supervisor serve [-C ROOT]... [--http ADDR:PORT]\n"
 "           [--socket PATH | --no-socket] [--token-file F] [--jobs N]\n"
 "           [--config F] [--grace-ms N] [--allowed-host NAME]...\n"
+"           [--containment cgroup|sweep|auto]\n"
 "\n"
 "Host every loop of the project roots (default: the current directory)\n"
 "in one process and serve them over HTTP/JSON (default 127.0.0.1:3456):\n"
@@ -317,7 +318,7 @@ serve_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 /* One root's side: options loaded, agent table, host on the bus, api. */
 static int
 serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
-    const char *config, const char *grace)
+    const char *config, const char *grace, const char *containment)
 {
 	struct serve_side	*sd = &sc->sides[i];
 	struct host_cfg		 hc;
@@ -330,6 +331,8 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	sd->o.root = root;
 	sd->o.config_path = config;
 	if ((grace != NULL && cmd_opts_set(&sd->o, 'G', grace) != 0) ||
+	    (containment != NULL && cmd_opts_set(&sd->o, CMD_OPT_CONTAINMENT,
+	    containment) != 0) ||
 	    cmd_opts_load(&sd->o, &err) != 0) {
 		if (err != NULL)
 			fprintf(stderr, "ccw-supervisor serve: %s\n", err);
@@ -461,6 +464,7 @@ serve_cmd_socket(struct serve_cmd *sc, const char *path)
 struct serve_args {
 	const char	*roots[SERVE_ROOTS_MAX], *addr;
 	const char	*token_file, *config, *grace, *sock_path;
+	const char	*containment;
 	const char	*hosts[SERVE_HOSTS_MAX];
 	size_t		 nroots, nhosts;
 	unsigned long	 jobs;
@@ -486,6 +490,7 @@ serve_option(struct serve_args *sa, int ch, const char *arg)
 	case 'k': sa->token_file = arg; return 0;
 	case 'f': sa->config = arg; return 0;
 	case 'G': sa->grace = arg; return 0;
+	case CMD_OPT_CONTAINMENT: sa->containment = arg; return 0;
 	case 'S': sa->sock_path = arg; return 0;
 	case 'N': sa->no_sock = 1; return 0;
 	case 'A':
@@ -526,6 +531,7 @@ serve_options(struct serve_args *sa, int argc, char **argv, int *done)
 		{ "token-file", required_argument, NULL, 'k' },
 		{ "config", required_argument, NULL, 'f' },
 		{ "grace-ms", required_argument, NULL, 'G' },
+		{ "containment", required_argument, NULL, CMD_OPT_CONTAINMENT },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "socket", required_argument, NULL, 'S' },
 		{ "no-socket", no_argument, NULL, 'N' },
@@ -619,7 +625,7 @@ serve_cmd_open(struct serve_cmd *sc, const struct serve_args *sa)
 	sc->grace_ms = API_GRACE_MS;
 	for (i = 0; i < sa->nroots; i++)
 		if (serve_side_open(sc, i, sa->roots[i], sa->config,
-		    sa->grace) != 0)
+		    sa->grace, sa->containment) != 0)
 			return EXIT_USAGE;
 	if (sc->sides[0].o.have_grace)
 		sc->grace_ms = sc->sides[0].o.grace_ms;

@@ -21,6 +21,7 @@
 #include "flowdef.h"
 #include "workflows.h"
 #include "clock.h"
+#include "cgroup.h"
 #include "cmdutil.h"
 #include "log.h"
 #include "sigfd.h"
@@ -109,6 +110,14 @@ cmd_opts_set(struct cmd_opts *o, int ch, const char *arg)
 		free(o->launch.remote_worker);
 		o->launch.remote_worker = xstrdup(arg);
 		return 0;
+	case CMD_OPT_CONTAINMENT:
+		if (contain_mode_valid(arg)) {
+			o->containment = arg;
+			return 0;
+		}
+		fprintf(stderr, "ccw-supervisor: --containment '%s': cgroup, "
+		    "sweep or auto\n", arg);
+		return -1;
 	case CMD_OPT_LOG_MAX:
 		if (cmd_parse_bytes(arg, &o->log_max) == 0)
 			return 0;
@@ -190,6 +199,14 @@ cmd_opts_load(struct cmd_opts *o, char **err)
 	    o->config_path, o->cwd, NULL, &o->cfg, err) != 0)
 		return -1;
 	o->cfg_loaded = 1;
+	/*
+	 * The containment mode, --containment's, else the configuration's:
+	 * every table of the process (sup_init, contain.c) reads it from
+	 * the environment, as its workers' children would.
+	 */
+	if (o->containment != NULL || o->cfg.containment != NULL)
+		setenv("CCW_CONTAINMENT", o->containment != NULL ?
+		    o->containment : o->cfg.containment, 1);
 	/* Never fatal (a malformed CCW file): said once, on stderr. */
 	for (i = 0; i < o->cfg.nwarnings && !o->quiet_warnings; i++)
 		fprintf(stderr, "ccw-supervisor: warning: %s\n",

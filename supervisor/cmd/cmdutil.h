@@ -34,6 +34,7 @@ struct cmd_opts {
 	const struct workflow *wf;	/* whose roles: NULL ccw-loop */
 	struct launch_cfg launch;	/* --launcher, --remote-worker (owned) */
 	struct log_max	 log_max;	/* --log-max */
+	const char	*containment;	/* --containment, or NULL */
 	/* derived, owned */
 	struct config	 cfg;
 	int		 cfg_loaded;
@@ -45,11 +46,13 @@ struct cmd_opts {
 #define CMD_OPT_LAUNCHER	0x101
 #define CMD_OPT_REMOTE_WORKER	0x102
 #define CMD_OPT_LOG_MAX		0x103
+#define CMD_OPT_CONTAINMENT	0x104
 #define CMD_LOG_MAX_LONGOPT \
 	{ "log-max", required_argument, NULL, CMD_OPT_LOG_MAX }
 #define CMD_LAUNCH_LONGOPTS \
 	{ "launcher", required_argument, NULL, CMD_OPT_LAUNCHER }, \
-	{ "remote-worker", required_argument, NULL, CMD_OPT_REMOTE_WORKER }
+	{ "remote-worker", required_argument, NULL, CMD_OPT_REMOTE_WORKER }, \
+	{ "containment", required_argument, NULL, CMD_OPT_CONTAINMENT }
 
 void	cmd_opts_init(struct cmd_opts *);
 int	cmd_opts_set(struct cmd_opts *, int, const char *);

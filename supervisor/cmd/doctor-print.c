@@ -116,6 +116,24 @@ dcreds(const json_t *cr)
 	return out != NULL ? out : xstrdup("none found");
 }
 
+/*
+ * The controllers the v2 hierarchy enables below us: what per-role
+ * limits and memory.peak need; on a hybrid host (v1 controllers) none.
+ */
+static void
+dprint_controllers(const json_t *c, struct dtable *t)
+{
+	const char	*row[3], *ctl = dstr(c, "controllers", NULL);
+
+	if (dstr(c, "cgroup_v2", NULL) == NULL)
+		return;
+	row[0] = "cgroup v2";
+	row[1] = dstr(c, "cgroup_v2", "?");
+	row[2] = ctl != NULL && *ctl != '\0' ? ctl : "no controllers enabled "
+	    "below us: no memory.peak, no limits";
+	dtable_row(t, row);
+}
+
 /* The configuration files, state directory and worker, one per line. */
 static void
 dprint_setup(json_t *rep, FILE *fp)
@@ -154,6 +172,11 @@ dprint_setup(json_t *rep, FILE *fp)
 	row[1] = dstr(sd, "path", "?");
 	row[2] = line;
 	dtable_row(&t, row);
+	row[0] = "containment";
+	row[1] = dstr(json_object_get(rep, "containment"), "mode", "?");
+	row[2] = dstr(json_object_get(rep, "containment"), "why", "");
+	dtable_row(&t, row);
+	dprint_controllers(json_object_get(rep, "containment"), &t);
 	row[0] = "worker";
 	row[1] = dstr(json_object_get(rep, "worker"), "path", "?");
 	row[2] = json_is_true(json_object_get(json_object_get(rep, "worker"),

@@ -416,6 +416,30 @@ agent_check_done(struct agent *a)
 }
 
 /*
+ * The worker has ended (or the table goes): whatever is still in its
+ * cgroup outlived it and is killed with the cgroup, which goes too.
+ * a->cg_left keeps the count (the leak counter's), a->cg_usage what the
+ * cgroup used.
+ */
+static void
+agent_cgroup_end(struct agent *a)
+{
+	unsigned	n;
+
+	if (a->cg_path == NULL)
+		return;
+	n = cgroup_end(a->cg_path, a->sup->contain.has_kill,
+	    a->pid > 0 && !a->reaped ? a->pid : 0, &a->cg_usage);
+	if (n > 0)
+		log_warnx("%s: %u process%s outlived worker %ld in its cgroup; "
+		    "killed", a->id, n, n == 1 ? "" : "es",
+		    (long)(a->pid < 0 ? -a->pid : a->pid));
+	a->cg_left += n;
+	free(a->cg_path);
+	a->cg_path = NULL;
+}
+
+/*
  * The registry reaped our worker.  Its channel may not be at EOF: a
  * descendant can hold the worker's end.  What the worker wrote before it
  * died is read now, and its death ends the channel.
@@ -426,6 +450,7 @@ agent_reaped(pid_t pid, int st, void *arg)
 	struct agent	*a = arg;
 
 	(void)agent_transition(a, AE_REAPED);
+	agent_cgroup_end(a);
 	a->wstatus = st;
 	a->pid = -pid;
 	if (a->pidfd >= 0) {
@@ -456,6 +481,7 @@ sup_init(struct sup *s, struct event_base *base, struct children *ch,
 	s->state_dir = xstrdup(state_dir);
 	s->loop_id = loop_id != NULL ? xstrdup(loop_id) : state_id_generate();
 	s->worker_path = spawn_worker_path(NULL);
+	(void)contain_choose(&s->contain, NULL, 1);
 	signal(SIGPIPE, SIG_IGN);
 	if (ch == NULL) {
 		if ((ch = children_new(base, err)) == NULL)
@@ -476,6 +502,7 @@ sup_free(struct sup *s)
 		TAILQ_REMOVE(&s->agents, a, entry);
 		if (!agent_final(a))
 			agent_kill_now(a);
+		agent_cgroup_end(a);
 		/* still running: reaped as an orphan once it is dead */
 		if (a->pid > 0 && !a->reaped && s->children != NULL)
 			children_forget(s->children, a->pid);
@@ -498,6 +525,7 @@ sup_free(struct sup *s)
 		free(a->kind_reason);
 		free(a->next_turn); free(a->session_id);
 		json_decref(a->options);
+		json_decref(a->limits);
 		json_decref(a->past);
 		msg_clear(&a->started);
 		msg_clear(&a->result);
@@ -506,6 +534,8 @@ sup_free(struct sup *s)
 	/* the registry's owner kills and reaps whatever is left */
 	if (s->own_children)
 		children_free(s->children);
+	cgroup_release(&s->contain, s->loop_id);
+	contain_clear(&s->contain);
 	free(s->state_dir);
 	free(s->loop_id);
 	free(s->worker_path);
@@ -530,6 +560,35 @@ agent_fail_cb(evutil_socket_t fd, short ev, void *arg)
 }
 
 /*
+ * In cgroup mode each turn's worker gets a cgroup of its own; one that
+ * cannot be made leaves the worker uncontained (said), never failed.
+ */
+static void
+agent_cgroup_make(struct agent *a)
+{
+	char	*err = NULL;
+
+	if (a->sup->contain.mode != CONTAIN_CGROUP || a->cg_path != NULL)
+		return;
+	a->cg_path = cgroup_make(&a->sup->contain, a->sup->loop_id, a->id,
+	    &err);
+	if (a->cg_path == NULL) {
+		log_warnx("%s: no cgroup (%s); its worker runs without one",
+		    a->id, err);
+		free(err);
+		return;
+	}
+	if (a->limits != NULL && (err = cgroup_limits_apply(&a->sup->contain,
+	    a->cg_path, a->limits)) != NULL) {
+		if (!a->sup->limits_said)
+			log_warnx("%s: role %s: %s (said once)", a->id, a->role,
+			    err);
+		a->sup->limits_said = 1;
+		free(err);
+	}
+}
+
+/*
  * Start the worker of an agent whose record is set up (a first turn or a
  * follow-up one).  A start that fails half-way ends the agent errored,
  * through the same single completion.
@@ -549,6 +608,7 @@ agent_start(struct agent *a)
 	a->status = AS_PENDING_INIT;
 	a->t_start = a->t_activity = clock_mono_ms();
 	s->nlive++;
+	agent_cgroup_make(a);
 	if (spawn_worker(s, a, &fd, &err) != 0)
 		goto failed;
 	(void)children_watch(s->children, a->pid, agent_reaped, a);
@@ -568,8 +628,10 @@ failed:
 	    OUTCOME_CRASHED, "spawn failed: %s", err);
 	free(err);
 	(void)agent_transition(a, AE_EOF);
-	if (a->pid <= 0)
+	if (a->pid <= 0) {
 		(void)agent_transition(a, AE_REAPED);
+		agent_cgroup_end(a);
+	}
 	event_base_once(s->base, -1, EV_TIMEOUT, agent_fail_cb, a, NULL);
 }
 
@@ -602,6 +664,7 @@ agent_spawn(struct sup *s, const struct agent_req *r)
 	a->timeout_ms = r->timeout_ms;
 	a->idle_ms = r->idle_ms;
 	launch_copy(&a->launch, r->launch);
+	a->limits = r->limits != NULL ? json_deep_copy(r->limits) : NULL;
 	a->launch_err_fd = -1;
 	xasprintf(&a->log_path, "%s/%s.workers/%s.log", s->state_dir,
 	    s->loop_id, a->id);

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "cgroup.h"
 #include "launch.h"
 #include "outcome.h"
 #include "proto.h"
@@ -75,6 +76,7 @@ struct agent_req {
 	uint64_t	 timeout_ms;
 	uint64_t	 idle_ms;
 	const struct launch_cfg *launch;	/* NULL or no argv: local */
+	json_t		*limits;	/* the role's cgroup limits, or NULL */
 };
 
 struct agent {
@@ -128,6 +130,12 @@ struct agent {
 	int			 launch_err_fd;	/* the launcher's stderr, -1 */
 	struct event		*hb_ev;		/* the heartbeat */
 	uint64_t		 ping_seq;
+	/* containment (cgroup.h): the turn's cgroup while it lives */
+	char			*cg_path;	/* NULL: none (the sweep) */
+	json_t			*limits;	/* its role's, or NULL */
+	unsigned		 cg_left;	/* processes that outlived the
+						   worker in it, every turn */
+	struct cgroup_usage	 cg_usage;	/* the last turn's */
 };
 
 TAILQ_HEAD(agent_list, agent);
@@ -158,6 +166,9 @@ struct sup {
 	/* each PROGRESS, for a loop's worker_progress event */
 	void			(*progress)(struct agent *, void *);
 	void			*progress_arg;
+	struct containment	 contain;	/* how workers are contained */
+	int			 limits_said;	/* limits that cannot apply:
+						   said once a table */
 };
 
 /* supervisor/engine/agent.c (agent_final, agent_status_name: agentphase.c) */

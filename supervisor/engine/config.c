@@ -34,6 +34,10 @@
  * default_tool	one of the tools; default: CCW's (see below).
  * test_command	the command that runs the project's tests, told to
  *		debug and validate; default none (init's finding, if any).
+ * containment	how a worker and all its tool starts are kept and ended:
+ *		"cgroup" (a cgroup v2 each), "sweep" (process groups) or
+ *		"auto", the default (a cgroup where one can be made); the
+ *		command line's --containment wins (HACKING.md).
  * log_max_bytes  every role's worker log cap, stdout and stderr
  *		together (ccw-worker(8)); 0: none; default the worker's,
  *		67108864 (64 MiB).
@@ -64,6 +68,10 @@
  *   grace_ms	time between SIGTERM and SIGKILL; default 5000.
  *   idle_ms	time without output that counts as stalled; 0 = never.
  *   log_max_bytes  the role's workers' log cap (above).
+ *   limits	the role's workers' cgroup limits, in containment
+ *		cgroup where the controller is enabled (else said once):
+ *		{"memory.max": N, "pids.max": N, "cpu.weight": N}, each a
+ *		non-negative integer or "max".
  *   retry	how a step that failed is run again where the workflow
  *		runs it again (a parallel step whose every role failed):
  *		{"attempts": 3, "initial_interval_ms": 1000,
@@ -111,6 +119,7 @@
 #include <unistd.h>
 
 #include "adapter.h"
+#include "cgroup.h"
 #include "outcome.h"
 #include "toolconfig.h"
 #include "flowdef.h"
@@ -211,10 +220,12 @@ config_free(struct config *cfg)
 		free(cfg->roles[i].command);
 		free(cfg->roles[i].prompt_file);
 		free(cfg->roles[i].permission);
+		json_decref(cfg->roles[i].limits);
 		launch_clear(&cfg->roles[i].launch);
 	}
 	free(cfg->roles);
 	free(cfg->test_command);
+	free(cfg->containment);
 	launch_clear(&cfg->launch);
 	memset(cfg, 0, sizeof *cfg);
 }
@@ -568,6 +579,39 @@ config_launcher(struct cload *ld, json_t *obj, const char *where,
 	return rc;
 }
 
+/*
+ * A role's cgroup "limits": {"memory.max": N | "max", "pids.max": ...,
+ * "cpu.weight": ...}, the files cgroup.c's table knows, each a
+ * non-negative integer or "max"; applied where containment is cgroup
+ * and the controller is enabled (HACKING.md, Containment).
+ */
+static int
+config_limits(struct cload *ld, json_t *obj, const char *where,
+    json_t **dst)
+{
+	json_t		*v = json_object_get(obj, "limits"), *x;
+	const char	*key;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_object(v))
+		return config_error(ld, "%s.limits: expected an object", where);
+	json_object_foreach(v, key, x) {
+		if (!cgroup_limit_known(key))
+			return config_error(ld, "%s.limits.%s: unknown limit "
+			    "(expected memory.max, pids.max or cpu.weight)",
+			    where, key);
+		if (!(json_is_integer(x) && json_integer_value(x) >= 0) &&
+		    !(json_is_string(x) && strcmp(json_string_value(x),
+		    "max") == 0))
+			return config_error(ld, "%s.limits.%s: expected a "
+			    "non-negative integer or \"max\"", where, key);
+	}
+	json_decref(*dst);
+	*dst = json_incref(v);
+	return 0;
+}
+
 /* One entry of "roles"; its tool must be an adapter we have. */
 static int
 config_role_entry(struct cload *ld, struct config *cfg, const char *name,
@@ -576,7 +620,7 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 	static const char *const known[] = {
 		"tool", "command", "model", "prompt", "permission",
 		"timeout_ms", "nudge_ms", "grace_ms", "idle_ms", "retry",
-		"launcher", "log_max_bytes", NULL
+		"launcher", "log_max_bytes", "limits", NULL
 	};
 	struct role_cfg	*r;
 	char		*where, *perm = NULL, *list;
@@ -611,6 +655,7 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 		goto out;
 	}
 	if (config_launcher(ld, obj, where, &r->launch) == -1 ||
+	    config_limits(ld, obj, where, &r->limits) == -1 ||
 	    config_str(ld, obj, "permission", where, &perm) == -1)
 		goto out;
 	if (perm != NULL && strcmp(perm, "read-only") != 0 &&
@@ -660,6 +705,11 @@ config_apply(struct cload *ld, struct config *cfg, json_t *root)
 	    config_str(ld, root, "test_command", "", &cfg->test_command)
 	    == -1)
 		return -1;
+	if (config_str(ld, root, "containment", "", &cfg->containment) == -1)
+		return -1;
+	if (cfg->containment != NULL && !contain_mode_valid(cfg->containment))
+		return config_error(ld, "containment: expected \"cgroup\", "
+		    "\"sweep\" or \"auto\"");
 	if ((sec = json_object_get(root, "tools")) != NULL) {
 		if (!json_is_object(sec))
 			return config_error(ld, "tools: expected an object");

@@ -99,6 +99,7 @@ plan_spawn(const struct config *cfg, const char *root, const char *role,
 	if (lm->set)
 		json_object_set_new(req->options, "log_max_bytes",
 		    json_integer((json_int_t)lm->bytes));
+	req->limits = rc->limits;
 	/* the role's launcher ("local" too), else the top level's */
 	req->launch = over->launch != NULL ? over->launch :
 	    rc->launch.set ? &rc->launch : &cfg->launch;

@@ -238,6 +238,24 @@ report_turns(const struct agent *a, json_t *o)
 	json_object_set_new(o, "usage", usage);
 }
 
+/*
+ * What the worker's cgroup measured (cgroup mode, once the turn's
+ * worker ended), beside the tool's own usage (CCW's tokens and cost,
+ * which the loop sums into its state): "resources", the CPU seconds of
+ * the worker and all its tool started, and their peak memory where the
+ * memory controller gives it (else null).  Absent without a cgroup.
+ */
+static void
+report_cgroup(const struct agent *a, json_t *o)
+{
+	if (!a->cg_usage.ok)
+		return;
+	json_object_set_new(o, "resources", json_pack("{s:f, s:o}", "cpu_s",
+	    (double)a->cg_usage.cpu_usec / 1e6, "memory_peak_bytes",
+	    a->cg_usage.mem_peak > 0 ? json_integer((json_int_t)
+	    a->cg_usage.mem_peak) : json_null()));
+}
+
 /* Everything known about one agent. */
 json_t *
 report_agent(const struct agent *a)
@@ -291,5 +309,6 @@ report_agent(const struct agent *a)
 	json_object_set_new(o, "nudged", json_boolean(a->nudged));
 	json_object_set_new(o, "nudge", report_str(a->nudge));
 	report_turns(a, o);
+	report_cgroup(a, o);
 	return o;
 }

@@ -76,11 +76,12 @@ spawn_worker_path(const char *argv0)
  * In the child: everything between fork and exec.  Never returns.  A
  * local worker gets the channel on fd 3 and /dev/null on 0 and 1; a
  * launcher (outfd >= 0) gets the channel on 0 and 1, which it relays to
- * ccw-worker --stdio over there, and outfd as its stderr.
+ * ccw-worker --stdio over there, and outfd as its stderr.  cgfd >= 0: the
+ * procs file of the worker's cgroup, which the child enters first.
  */
 static void
-spawn_child(int chfd, int errfd, int outfd, pid_t parent, const char *path,
-    char *const argv[])
+spawn_child(int chfd, int errfd, int outfd, int cgfd, pid_t parent,
+    const char *path, char *const argv[])
 {
 	int	e, nullfd;
 
@@ -88,6 +89,14 @@ spawn_child(int chfd, int errfd, int outfd, pid_t parent, const char *path,
 	setsid();
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
 		_exit(126);
+	/*
+	 * Into the worker's cgroup before anything of it runs.  A move the
+	 * kernel refuses (a delegation without write access to our own
+	 * cgroup.procs) leaves the worker uncontained, its own sweep still
+	 * in force: containment never fails a worker.
+	 */
+	if (cgfd >= 0)
+		(void)!write(cgfd, "0", 1);
 	/* Lift the descriptors above 4 so the dup2s cannot clobber them. */
 	if (errfd <= 4)
 		errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 5);
@@ -141,7 +150,7 @@ spawn_child(int chfd, int errfd, int outfd, pid_t parent, const char *path,
  * of the caller's lives across the vfork.  *errp: errno of a failure.
  */
 static pid_t
-spawn_vfork(int chfd, int errfd, int outfd, const char *path,
+spawn_vfork(int chfd, int errfd, int outfd, int cgfd, const char *path,
     char *const argv[], int *errp)
 {
 	sigset_t	all, old;
@@ -151,7 +160,7 @@ spawn_vfork(int chfd, int errfd, int outfd, const char *path,
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pid = vfork();
 	if (pid == 0)
-		spawn_child(chfd, errfd, outfd, parent, path, argv);
+		spawn_child(chfd, errfd, outfd, cgfd, parent, path, argv);
 	*errp = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return pid;
@@ -239,7 +248,7 @@ spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 	char	 idx[16], *argv[6], **largv = NULL;
 	const char *path = s->worker_path;
 	char *const *av = argv;
-	int	 sv[2], ep[2], e, outfd = -1;
+	int	 sv[2], ep[2], e, outfd = -1, cgfd;
 	pid_t	 pid;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
@@ -271,9 +280,12 @@ spawn_worker(struct sup *s, struct agent *a, int *chfd, char **err)
 			outfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	}
 
-	pid = spawn_vfork(sv[1], ep[1], outfd, path, av, &e);
+	cgfd = a->cg_path != NULL ? cgroup_procs_open(a->cg_path) : -1;
+	pid = spawn_vfork(sv[1], ep[1], outfd, cgfd, path, av, &e);
 	close(sv[1]);
 	close(ep[1]);
+	if (cgfd >= 0)
+		close(cgfd);
 	if (pid < 0) {
 		xasprintf(err, "fork: %s", strerror(e));
 		close(sv[0]);

@@ -65,6 +65,7 @@ struct role_cfg {
 	struct log_max	 log_max;	/* set: overrides the top level's */
 	struct retry_cfg retry;
 	struct launch_cfg launch;	/* set: overrides the top level's */
+	json_t		*limits;	/* cgroup limits {file: value}; NULL */
 };
 
 /* What our own file set for one tool: CCW's file does not override it. */
@@ -88,6 +89,7 @@ struct config {
 	char		*test_command;	/* the project's tests, or NULL */
 	struct launch_cfg launch;	/* "launcher": every role's default */
 	struct log_max	 log_max;	/* "log_max_bytes": every role's */
+	char		*containment;	/* cgroup, sweep, auto; NULL unset */
 };
 
 int		 config_load(const struct workflow *, const char *,

@@ -136,8 +136,9 @@ t_wait_gone "$MT" 3000
 ok $? "stopped: the tool is gone"
 
 # -- the worker dies while a descendant holds its channel: the agent still
-# completes, wait and close answer, control exits
-CCW_FORGE=orphan-fd3 CCW_WORKER=$T_TMP/workers/forge.py \
+# completes, wait and close answer, control exits.  Under the sweep: in
+# a cgroup (contain-cgroup.sh) the descendant dies with the worker.
+CCW_CONTAINMENT=sweep CCW_FORGE=orphan-fd3 CCW_WORKER=$T_TMP/workers/forge.py \
     ctl_start "$T_TMP/ctl" --state-dir "$S" --loop-id orphan
 ctl_send '{"id":1,"verb":"spawn","role":"develop","message":"go","tool":"bash","command":"true","model":null}'
 a=$(ctl_recv 1 | jget - 'd["agent_id"]')
