@@ -11,13 +11,14 @@ import http.client
 import json
 import os
 import random
-import re
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+
+import servebench
 
 TICK_S = 0.1
 LOOPS_AT_ONCE = 4
@@ -83,17 +84,7 @@ class Serve:
             [sup, "serve", "-C", root, "--http", "127.0.0.1:0",
              "--socket", sock],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.port = None
-        t0 = time.monotonic()
-        while self.port is None and time.monotonic() - t0 < 20:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            m = re.search(r"listening on http:.*:(\d+)$", line.strip())
-            if m:
-                self.port = int(m.group(1))
-        if self.port is None:
-            raise RuntimeError("serve did not listen")
+        self.port = servebench.listen_port(self.proc)
         threading.Thread(target=self.drain, daemon=True).start()
         self.token = None
         self.token = self.call("GET", "/api/auth/token")[1]["token"]
@@ -201,12 +192,7 @@ class Churn:
         try:
             s.connect(self.srv.sock)
             s.sendall((json.dumps(req) + "\n").encode())
-            buf = b""
-            while b"\n" not in buf:
-                b = s.recv(65536)
-                if not b:
-                    break
-                buf += b
+            line = s.makefile("rb").readline()
             self.n["sock"] += 1
             end = time.monotonic() + linger
             s.settimeout(0.2)
@@ -216,7 +202,7 @@ class Churn:
                         break
                 except socket.timeout:
                     pass
-            return json.loads(buf.split(b"\n")[0] or b"{}")
+            return json.loads(line or b"{}")
         except (OSError, ValueError):
             self.n["errors"] += 1
             return None
