@@ -489,6 +489,58 @@ def report(samples, warm, after, cg_after):
         "-", "0", "yes" if cg_after == 0 else "no")
 
 
+def churn(srv, ch, secs, period, sample_at):
+    """SECONDS of churn, a sample every PERIOD; the samples."""
+    samples, t0 = [], time.monotonic()
+    next_s = next_r = t0
+    while time.monotonic() - t0 < secs and srv.proc.poll() is None:
+        now = time.monotonic()
+        if now >= next_s:
+            samples.append(sample_at(t0))
+            next_s += period
+        if now >= next_r:
+            ch.refresh()
+            next_r = now + 0.5
+        ch.loop_step()
+        ch.agent_step()
+        ch.client_step()
+        if random.random() < 0.01:
+            ch.kill_worker()
+        time.sleep(TICK_S)
+    if srv.proc.poll() is None:
+        samples.append(sample_at(t0))
+    else:
+        log("serve exited early (%s)" % srv.proc.returncode)
+    log("churn: " + ", ".join("%s %d" % kv for kv in ch.n.items()))
+    return samples
+
+
+def stop(srv):
+    """SIGTERM, then SIGKILL after 30 s: whatever happened, serve goes."""
+    if srv.proc.poll() is not None:
+        return
+    srv.proc.terminate()
+    try:
+        srv.proc.wait(30)
+    except subprocess.TimeoutExpired:
+        log("serve ignored SIGTERM for 30 s; killed")
+        srv.proc.kill()
+        srv.proc.wait()
+
+
+def outliving(marker):
+    """The processes with MARKER alive 2 s (the issue's bound) after serve
+    stopped, ours and our ancestors aside."""
+    end = time.monotonic() + 2
+    mine = ancestors()
+    while True:
+        left = [p for p, v in procs_now().items()
+                if marker in v[3] and p not in mine and v[1] != "Z"]
+        if not left or time.monotonic() >= end:
+            return left
+        time.sleep(0.1)
+
+
 def main(argv):
     if argv[1:] == ["--rows"]:
         print("\n".join(row_names()))
@@ -502,63 +554,30 @@ def main(argv):
     warm = min(180, secs // 5)
     period = min(5.0, max(0.5, secs / 60.0))
     random.seed(os.getpid())
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.makedirs(root, exist_ok=True)
     config(root, fake, marker)
     cg = cgroup_dir(os.getpid())
     cg = (cg, cgroup_dirs(cg))
     srv = Serve(sup, root, os.path.join(root, "ctl.sock"))
-    ch = Churn(srv)
-    ch.fake, ch.marker = fake, marker
-    log("%ds of churn (warm-up %ds, a sample every %.1fs), serve pid %d, "
-        "cgroup %s" % (secs, warm, period, srv.proc.pid, cg[0] or "none"))
-    samples, t0 = [], time.monotonic()
-    next_s = t0
-    next_r = t0
-    while time.monotonic() - t0 < secs and srv.proc.poll() is None:
-        now = time.monotonic()
-        if now >= next_s:
-            s = sample(srv, root, marker, cg, t0)
-            samples.append(s)
-            next_s += period
-        if now >= next_r:
-            ch.refresh()
-            next_r = now + 0.5
-        ch.loop_step()
-        ch.agent_step()
-        ch.client_step()
-        if random.random() < 0.01:
-            ch.kill_worker()
-        time.sleep(TICK_S)
-    if srv.proc.poll() is None:
-        s = sample(srv, root, marker, cg, t0)
-        samples.append(s)
-    else:
-        log("serve exited early (%s)" % srv.proc.returncode)
-    log("churn: " + ", ".join("%s %d" % kv for kv in ch.n.items()))
-    srv.proc.terminate()
     try:
-        srv.proc.wait(30)
-    except subprocess.TimeoutExpired:
-        log("serve ignored SIGTERM for 30 s; killed")
-        srv.proc.kill()
-        srv.proc.wait()
-    # what outlives serve: given the 2 s the issue allows
-    end = time.monotonic() + 2
-    mine = ancestors()
-    while True:
-        left = [p for p, v in procs_now().items()
-                if marker in v[3] and p not in mine and v[1] != "Z"]
-        if not left or time.monotonic() >= end:
-            break
-        time.sleep(0.1)
-    after = len(left)
+        ch = Churn(srv)
+        ch.fake, ch.marker = fake, marker
+        log("%ds of churn (warm-up %ds, a sample every %.1fs), serve pid "
+            "%d, cgroup %s" % (secs, warm, period, srv.proc.pid,
+                               cg[0] or "none"))
+        samples = churn(srv, ch, secs, period,
+                        lambda t0: sample(srv, root, marker, cg, t0))
+    finally:
+        stop(srv)
+    left = outliving(marker)
     cg_after = len(cgroup_dirs(cg[0]) - cg[1])
     if len(argv) == 7:
         with open(argv[6], "w") as f:
             json.dump({"seconds": secs, "warmup_s": warm, "churn": ch.n,
-                       "left_after_stop": after, "cgroups_after_stop":
+                       "left_after_stop": len(left), "cgroups_after_stop":
                        cg_after, "samples": samples}, f)
-    report(samples, warm, after, cg_after)
+    report(samples, warm, len(left), cg_after)
     for p in left:
         try:
             os.kill(p, signal.SIGKILL)

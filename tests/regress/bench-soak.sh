@@ -9,7 +9,7 @@ t_watchdog 60
 t_marker M soak
 SOAK=$srcdir/tests/bench/soak.py
 
-python3 "$SOAK" "$SUP" "$FAKE" "$T_TMP/r" "$M" 4 "$T_TMP/samples.json" \
+python3 "$SOAK" "$SUP" "$FAKE" "$T_TMP/$M" "$M" 4 "$T_TMP/samples.json" \
     >"$T_TMP/rows" 2>"$T_TMP/err"
 rc=$?
 is "$rc" 0 "soak.py ran 4 s of churn and exited 0"
