@@ -33,7 +33,7 @@ FLAT = [
     ("serve fds", "fds", "fds", 1, 8),
     ("serve threads", "threads", "threads", 1, 2),
     ("zombies (serve's children in Z)", "processes", "zombies", 1, 1),
-    ("cgroups under serve's", "cgroups", "cgroups", 1, 1),
+    ("cgroups below serve's", "cgroups", "cgroups", 1, 1),
     ("processes not a live worker's", "processes", "leftover", 1, 1),
     ("state bytes", "KiB", "state_bytes", 1 / KIB, 64),
 ]
@@ -351,6 +351,51 @@ def cgroup_dir(pid):
     return None
 
 
+def own_cgroup():
+    """A cgroup of the soak's own in the v2 hierarchy, below ours, with
+    this process moved into it before serve starts, so that serve and all
+    it makes are below it and nothing another program makes is: (where we
+    were, it).  Where that cannot be had (no v2 mount, not allowed):
+    (None, where we are), and whatever appears there counts."""
+    base = cgroup_dir(os.getpid())
+    if not base:
+        return None, None
+    top = os.path.join(base, "ccw-soak-%d" % os.getpid())
+    try:
+        os.mkdir(top)
+        with open(os.path.join(top, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+        return base, top
+    except OSError:
+        try:
+            os.rmdir(top)
+        except OSError:
+            pass
+        return None, base
+
+
+def leave_cgroup(home, top):
+    """Back where we were; the soak's cgroup and what is left in it go."""
+    if not home:
+        return
+    try:
+        with open(os.path.join(home, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+        if os.path.exists(os.path.join(top, "cgroup.kill")):
+            with open(os.path.join(top, "cgroup.kill"), "w") as f:
+                f.write("1")
+        end = time.monotonic() + 2
+        while time.monotonic() < end:
+            with open(os.path.join(top, "cgroup.events")) as f:
+                if "populated 0" in f.read():
+                    break
+            time.sleep(0.05)
+        for d, _, _ in os.walk(top, topdown=False):
+            os.rmdir(d)
+    except OSError as e:
+        log("cannot remove %s: %s" % (top, e))
+
+
 def cgroup_dirs(top):
     """The set of cgroup directories under TOP (TOP itself not counted)."""
     out = set()
@@ -549,16 +594,24 @@ def main(argv):
         print("usage: soak.py SUP FAKE ROOT MARKER SECONDS [SAMPLES.json]",
               file=sys.stderr)
         return 2
-    sup, fake, root, marker = argv[1:5]
     secs = max(1, int(float(argv[5])))
-    warm = min(180, secs // 5)
-    period = min(5.0, max(0.5, secs / 60.0))
     random.seed(os.getpid())
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    os.makedirs(root, exist_ok=True)
-    config(root, fake, marker)
-    cg = cgroup_dir(os.getpid())
-    cg = (cg, cgroup_dirs(cg))
+    os.makedirs(argv[3], exist_ok=True)
+    config(argv[3], argv[2], argv[4])
+    home, top = own_cgroup()
+    try:
+        return soak(argv, secs, top)
+    finally:
+        leave_cgroup(home, top)
+
+
+def soak(argv, secs, top):
+    """The run of main: serve under churn, its rows, its samples."""
+    sup, fake, root, marker = argv[1:5]
+    warm = min(180, secs // 5)
+    period = min(5.0, max(0.5, secs / 60.0))
+    cg = (top, cgroup_dirs(top))
     srv = Serve(sup, root, os.path.join(root, "ctl.sock"))
     try:
         ch = Churn(srv)
