@@ -628,6 +628,7 @@ def soak(argv, secs, top):
     if len(argv) == 7:
         with open(argv[6], "w") as f:
             json.dump({"seconds": secs, "warmup_s": warm, "churn": ch.n,
+                       "cgroup": top,
                        "left_after_stop": len(left), "cgroups_after_stop":
                        cg_after, "samples": samples}, f)
     report(samples, warm, len(left), cg_after)

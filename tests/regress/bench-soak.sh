@@ -2,7 +2,8 @@
 # bench-soak.sh: `make bench`'s soak figure (tests/bench/soak.py) run for a
 # few seconds, so that it cannot rot: it exits 0, prints every row it names
 # (`soak.py --rows`) once, in order, each with run.sh's seven fields, and
-# writes its samples; serve churned (loops, agents, clients).  Figures
+# writes its samples; serve churned (loops, agents, clients); the cgroup it
+# made for itself (as root) is gone.  Figures
 # and verdicts are not judged: a few seconds say nothing about a leak.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 60
@@ -28,6 +29,11 @@ is "$(jget "$T_TMP/samples.json" '[len(d["samples"]) >= 2,
 is "$(jget "$T_TMP/samples.json" '[d["churn"][k] > 0
     for k in ("loops", "agents", "sock")]')" '[true,true,true]' \
     "churn: loops, agents and socket clients came and went"
+CG=$(jget "$T_TMP/samples.json" 'd["cgroup"]')
+case "$CG" in
+*/ccw-soak-*) [ ! -e "$CG" ]; ok $? "its own cgroup ($CG) is removed" ;;
+*) ok 0 "no cgroup of its own here ($CG)" ;;
+esac
 t_wait_gone "$M" 10000
 ok $? "nothing of the soak is left"
 t_done
