@@ -29,6 +29,8 @@ is "$(jget "$T_TMP/samples.json" '[len(d["samples"]) >= 2,
 is "$(jget "$T_TMP/samples.json" '[d["churn"][k] > 0
     for k in ("loops", "agents", "sock")]')" '[true,true,true]' \
     "churn: loops, agents and socket clients came and went"
+is "$(python3 "$SOAK" --report "$T_TMP/samples.json")" "$(cat "$T_TMP/rows")" \
+    "--report prints the same rows from the saved samples"
 CG=$(jget "$T_TMP/samples.json" 'd["cgroup"]')
 case "$CG" in
 */ccw-soak-*) [ ! -e "$CG" ]; ok $? "its own cgroup ($CG) is removed" ;;
