@@ -29,6 +29,7 @@ COMMIT_N=200
 SERVE_N=${BENCH_SERVE_LOOPS:-200}
 BATCH_N=${BENCH_BATCH_ITEMS:-1000}
 BATCH_J=8
+SOAK_S=${BENCH_SOAK_S:-1200}
 
 marker=ccwbench-$$-$RANDOM
 tmp=
@@ -589,8 +590,29 @@ fig_remote() {
 	    bash "$bench/remote.sh")
 }
 
+# Figure 10: one serve under churn for SOAK_S seconds (tests/bench/soak.py:
+# loops started, paused, stopped; crashing roles, retries, killed workers;
+# agents, SSE readers and socket clients that come and go): the slope of
+# its RSS after the warm-up, and fds, threads, zombies, cgroups, leftover
+# processes and state bytes, each flat or not.  One long run, no median;
+# every sample in tests/bench/soak-samples.json in the build directory.
+fig_soak() {
+	local l n=0
+	echo "bench: soak: ${SOAK_S}s of churn in one serve" >&2
+	mkdir -p "$top_builddir/tests/bench"
+	while IFS= read -r l; do
+		[ -n "$l" ] && ROWS+=("$l") && n=$((n + 1))
+	done < <(python3 "$bench/soak.py" "$SUP" "$FAKE" "$tmp/soak" \
+	    "$marker-soak" "$SOAK_S" "$top_builddir/tests/bench/soak-samples.json")
+	if [ "$n" -eq 0 ]; then
+		warn "soak: no figure"
+		row "soak: serve RSS slope after warm-up" "n/a" "-" "MiB/hour" \
+		    "-" "<= 1 MiB/h" "n/a"
+	fi
+}
+
 setup
-for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts serve batch remote}; do
+for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts serve batch remote soak}; do
 	"fig_$f"
 done
 report

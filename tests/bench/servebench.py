@@ -41,6 +41,20 @@ def p99(v):
     return v[min(len(v) - 1, int(len(v) * 0.99))]
 
 
+def listen_port(proc):
+    """The port a serve started with stdout=PIPE says it listens on (its
+    first lines, 20 s at most); RuntimeError when it does not."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 20:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        m = re.search(r"listening on http:.*:(\d+)$", line.strip())
+        if m:
+            return int(m.group(1))
+    raise RuntimeError("serve did not listen")
+
+
 class Serve:
     """One serve on a free loopback port, its token, its event stream."""
 
@@ -49,17 +63,7 @@ class Serve:
             [sup, "serve", "-C", root, "--http", "127.0.0.1:0",
              "--jobs", str(jobs)],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.port = None
-        t0 = time.monotonic()
-        while self.port is None and time.monotonic() - t0 < 20:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            m = re.search(r"listening on http:.*:(\d+)$", line.strip())
-            if m:
-                self.port = int(m.group(1))
-        if self.port is None:
-            raise RuntimeError("serve did not listen")
+        self.port = listen_port(self.proc)
         self.token = self.call("GET", "/api/auth/token")["token"]
         self.lags = []
         self.done = set()
