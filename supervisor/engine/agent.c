@@ -26,6 +26,7 @@
 #include "agent.h"
 #include "chan.h"
 #include "children.h"
+#include "leak.h"
 #include "log.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -418,16 +419,23 @@ agent_check_done(struct agent *a)
 /*
  * The registry reaped our worker.  Its channel may not be at EOF: a
  * descendant can hold the worker's end.  What the worker wrote before it
- * died is read now, and its death ends the channel.
+ * died is read now, and its death ends the channel.  Whatever of its
+ * tool's tree outlived it is ended first (spawn_sweep).
  */
 static void
 agent_reaped(pid_t pid, int st, void *arg)
 {
 	struct agent	*a = arg;
 
+	char		 how[512];
+	unsigned	 n;
+
 	(void)agent_transition(a, AE_REAPED);
 	a->wstatus = st;
 	a->pid = -pid;
+	/* what its tool left came to us: ended, each one a leak told */
+	if ((n = spawn_sweep(a, pid, how, sizeof how)) > 0)
+		leak_agent(a, n, how);
 	if (a->pidfd >= 0) {
 		close(a->pidfd);
 		a->pidfd = -1;
