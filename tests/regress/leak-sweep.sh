@@ -176,8 +176,8 @@ else
 	end=$(t_until 10000)
 	W= K=
 	while [ -z "$K" ] && [ "$(t_now_ms)" -lt "$end" ]; do
-		W=$(pgrep -P "$AP" -x ccw-worker | head -n 1)
-		[ -n "$W" ] && K=$(pgrep -P "$W" -x ccw-worker | head -n 1)
+		W=$(pgrep -P "$AP" '^ccw-worker' | head -n 1)
+		[ -n "$W" ] && K=$(pgrep -P "$W" '^ccw-worker' | head -n 1)
 		sleep 0.02
 	done
 	[ -n "$K" ]
@@ -189,7 +189,7 @@ else
 	while [ -n "$K" ] && [ "$(t_now_ms)" -lt "$end" ]; do
 		t_pstate "$K"
 		[ -z "$T_PST" ] || [ "$T_PST" = Z ] && break
-		[ "$(cat "/proc/$K/comm" 2>/dev/null)" = ccw-worker ] || break
+		case $(cat "/proc/$K/comm" 2>/dev/null) in ccw-worker*) ;; *) break ;; esac
 		sleep 0.02
 	done
 	left=$(t_marked "$MW")
