@@ -3,7 +3,8 @@
  * of its launcher, the channel on the launcher's stdin and stdout), and
  * every signal the supervisor sends to a worker or a tool: only to what it
  * can prove is its own (the worker through a pidfd, a tool's group after
- * /proc shows it is the same process, a group leader and our descendant).
+ * /proc shows it is the same process, a group leader and our descendant),
+ * and at a worker's death the sweep of what its tool left to us.
  * What runs between vfork and exec is kept to async-signal-safe calls
  * that write no memory of ours but their own stack frames.
  */
