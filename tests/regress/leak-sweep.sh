@@ -92,10 +92,21 @@ mkdir -p "$R"
 srv_start "$T_TMP/serve" -C "$R" "${CONTAIN[@]}"
 ok $? "serve: started"
 srv_events "$T_TMP/ev"
+# a bystander: another agent's tree (its tool, a setsid child), alive
+t_marker MO leak-other
+cat >"$T_TMP/other.sh" <<EOF
+#!/bin/bash
+setsid bash -c 'exec -a "\$0" sleep 300' "$MO-gc" &
+exec -a "$MO-tool" sleep 300
+EOF
+req POST /api/agents "{\"role\": \"develop\", \"tool\": \"bash\", \"command\": \"bash $T_TMP/other.sh\"}"
+t_wait_count "$MO" 2 "$(t_ms 15000)"
+ok $? "serve: a bystander agent's tree runs"
 req POST /api/agents "{\"role\": \"develop\", \"tool\": \"bash\", \"command\": \"bash $T_TMP/srv.sh develop\"}"
 AG=$(jr 'd["body"].get("agent_id")')
 kill_worker "$MS" serve
 gone "$MS" serve
+is "$(t_marked "$MO" | wc -l)" 2 "serve: the bystander's tree is untouched"
 end=$(t_until 5000)
 while :; do
 	req GET /metrics
