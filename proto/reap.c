@@ -120,11 +120,28 @@ reap_children(pid_t pid, pid_t *out, int max)
 	return n;
 }
 
-/* Our children. */
+/*
+ * Our children.  The kernel's children files can miss a child while
+ * the list changes under the read (proc(5): reliable only when the
+ * children are stopped), and orphans are being handed to us right now:
+ * read until two reads in a row agree (a few at most).
+ */
 int
 reap_list(pid_t *out, int max)
 {
-	return reap_children(0, out, max);
+	pid_t	*again = xcalloc((size_t)max, sizeof *again);
+	int	 n, m, tries;
+
+	n = reap_children(0, out, max);
+	for (tries = 0; tries < 4; tries++) {
+		m = reap_children(0, again, max);
+		if (m == n && memcmp(again, out, (size_t)n * sizeof *out) == 0)
+			break;
+		memcpy(out, again, (size_t)m * sizeof *out);
+		n = m;
+	}
+	free(again);
+	return n;
 }
 
 /* Is (pid, start) in the set? */
