@@ -19,6 +19,7 @@
 #include <event2/event.h>
 
 #include "children.h"
+#include "log.h"
 #include "reap.h"
 #include "xmalloc.h"
 
@@ -35,6 +36,8 @@ struct children {
 	struct event_base	*base;
 	struct event		*sigchld_ev;
 	struct child_list	 watched;
+	children_leak_cb	 leak;		/* a host's (leak.c); NULL: logged */
+	void			*leak_arg;
 };
 
 /*
@@ -160,6 +163,51 @@ children_forget(struct children *ch, pid_t pid)
 		TAILQ_REMOVE(&ch->watched, c, entry);
 		free(c);
 	}
+}
+
+/*
+ * The one listener for leaks (a host: counted, published): every agent
+ * table on the registry shares it, whichever front end made the table.
+ * The first one asking gets it (serve's hosts share one bus and /metrics
+ * sums their meters); -1 if another has it.
+ */
+int
+children_on_leak(struct children *ch, children_leak_cb cb, void *arg)
+{
+	if (ch->leak != NULL)
+		return -1;
+	ch->leak = cb;
+	ch->leak_arg = arg;
+	return 0;
+}
+
+/* The listener with arg is going: leaks are logged only, until another. */
+void
+children_off_leak(struct children *ch, void *arg)
+{
+	if (ch->leak != NULL && ch->leak_arg == arg) {
+		ch->leak = NULL;
+		ch->leak_arg = NULL;
+	}
+}
+
+/*
+ * A worker's death left n processes, which were ended: to the listener,
+ * or, with none (agent, a bare table), to the log.
+ */
+void
+children_leaked(struct children *ch, const char *loop_id,
+    const char *agent_id, unsigned n, const char *how)
+{
+	if (n == 0)
+		return;
+	if (ch != NULL && ch->leak != NULL) {
+		ch->leak(loop_id, agent_id, n, how, ch->leak_arg);
+		return;
+	}
+	log_warnx("%s: %u process%s outlived the worker and %s ended: %s",
+	    agent_id, n, n == 1 ? "" : "es", n == 1 ? "was" : "were",
+	    how != NULL ? how : "");
 }
 
 /*

@@ -3,7 +3,8 @@
  * stdout on its spool file (spool.c), stderr on a pipe (errtail.c), stdin
  * from a pipe we feed without blocking and no other descriptor, signals
  * to the whole group, and the sweep that kills every descendant we
- * adopted as a child subreaper.
+ * adopted as a child subreaper (stopped ones and those in a session of
+ * their own included).
  */
 #include <config.h>
 
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -126,12 +128,35 @@ tool_signal(struct worker *w, int sig)
 }
 
 /*
- * In the child: become the tool, with the adapter's env (build_env) on
- * top of the worker's environment.  Never returns.
+ * Test seam (tests/regress/leak-sweep.sh): $CCW_TEST_TOOL_FORK_DELAY_MS
+ * widens the window between fork and PR_SET_PDEATHSIG, read in the
+ * child only, so a test can kill the worker inside it.  Unset: nothing.
  */
 static void
-tool_child(struct worker *w, char **av, struct strv *env, int in_fd,
-    int out_err, int err_fd)
+tool_test_delay(void)
+{
+	const char	*v = getenv("CCW_TEST_TOOL_FORK_DELAY_MS");
+	long		 ms = v != NULL ? strtol(v, NULL, 10) : 0;
+	struct timespec	 ts;
+
+	if (ms <= 0 || ms > 60000)
+		return;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/*
+ * In the child: become the tool, with the adapter's env (build_env) on
+ * top of the worker's environment.  Never returns.  The worker may die
+ * before PR_SET_PDEATHSIG is in force (the signal is only sent for a
+ * death after it): if our parent is no longer the worker that forked
+ * us, we go at once, as spawn.c's child does.
+ */
+static void
+tool_child(struct worker *w, pid_t parent, char **av, struct strv *env,
+    int in_fd, int out_err, int err_fd)
 {
 	char		cwd[PATH_MAX];
 	size_t		i;
@@ -139,7 +164,9 @@ tool_child(struct worker *w, char **av, struct strv *env, int in_fd,
 
 	setpgid(0, 0);
 	sigfd_child_reset();
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	tool_test_delay();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(126);
 	/* The exec-status pipe must survive the dup2s below. */
 	if (err_fd <= 2 && (err_fd = fcntl(err_fd, F_DUPFD_CLOEXEC, 3)) < 0)
 		_exit(127);
@@ -179,7 +206,7 @@ tool_start(struct worker *w, const char *stdin_text, int *errfd, char **err)
 	struct strv	  env = { NULL, 0 };
 	char		**av;
 	int		  inp[2], ep[2], errp[2], e;
-	pid_t		  pid;
+	pid_t		  pid, self = getpid();
 
 	if (pipe2(inp, O_CLOEXEC) != 0)
 		goto pipe_fail;
@@ -208,7 +235,7 @@ tool_start(struct worker *w, const char *stdin_text, int *errfd, char **err)
 	if (pid == 0) {
 		close(inp[1]);
 		close(errp[0]);
-		tool_child(w, av, &env, inp[0], errp[1], ep[1]);
+		tool_child(w, self, av, &env, inp[0], errp[1], ep[1]);
 	}
 	e = errno;
 	free(av);

@@ -263,7 +263,8 @@ metrics_meter_family(struct evbuffer *b, struct meter *m,
 /*
  * The hosts' meters summed (one per root; capped at METER_SERIES_MAX
  * label sets a table, beyond which rows go to one "other"): durations,
- * outcomes, tokens and cost of workers, durations and ends of loops.
+ * outcomes, tokens and cost of workers, durations and ends of loops,
+ * processes that outlived their worker.
  */
 static void
 metrics_meters(struct serve *s, struct evbuffer *b)
@@ -293,6 +294,10 @@ metrics_meters(struct serve *s, struct evbuffer *b)
 	metrics_meter_family(b, m, METER_LOOPS, METRICS_ROW_COUNT,
 	    "ccw_loops_ended_total", "counter", "Loop runs ended, by final "
 	    "status.");
+	metrics_one(b, "ccw_processes_leaked_total", "counter", "Processes "
+	    "found outliving their worker and ended (each also a "
+	    "processes_leaked warning event naming the agent).",
+	    (unsigned long long)meter_leaked_total(m));
 	meter_free(m);
 }
 

@@ -26,6 +26,7 @@
 #include "agent.h"
 #include "chan.h"
 #include "children.h"
+#include "leak.h"
 #include "log.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -418,41 +419,48 @@ agent_check_done(struct agent *a)
 /*
  * The worker has ended (or the table goes): whatever is still in its
  * cgroup outlived it and is killed with the cgroup, which goes too.
- * a->cg_left keeps the count (the leak counter's), a->cg_usage what the
- * cgroup used.
+ * Returns that count (a->cg_left keeps the sum); a->cg_usage is what
+ * the cgroup used.  Only the caller knows whether it is a leak: at a
+ * worker's death it is, at the table's teardown the tree was ours to
+ * kill.
  */
-static void
+static unsigned
 agent_cgroup_end(struct agent *a)
 {
 	unsigned	n;
 
 	if (a->cg_path == NULL)
-		return;
+		return 0;
 	n = cgroup_end(a->cg_path, a->sup->contain.has_kill,
 	    a->pid > 0 && !a->reaped ? a->pid : 0, &a->cg_usage);
-	if (n > 0)
-		log_warnx("%s: %u process%s outlived worker %ld in its cgroup; "
-		    "killed", a->id, n, n == 1 ? "" : "es",
-		    (long)(a->pid < 0 ? -a->pid : a->pid));
 	a->cg_left += n;
 	free(a->cg_path);
 	a->cg_path = NULL;
+	return n;
 }
 
 /*
  * The registry reaped our worker.  Its channel may not be at EOF: a
  * descendant can hold the worker's end.  What the worker wrote before it
- * died is read now, and its death ends the channel.
+ * died is read now, and its death ends the channel.  Whatever of its
+ * tool's tree outlived it is ended first (spawn_sweep).
  */
 static void
 agent_reaped(pid_t pid, int st, void *arg)
 {
 	struct agent	*a = arg;
 
+	char		 how[512];
+	unsigned	 n;
+
 	(void)agent_transition(a, AE_REAPED);
-	agent_cgroup_end(a);
+	/* what its tool left, in its cgroup or come to us: ended, a leak */
+	if ((n = agent_cgroup_end(a)) > 0)
+		leak_agent(a, n, "left in its cgroup");
 	a->wstatus = st;
 	a->pid = -pid;
+	if ((n = spawn_sweep(a, pid, how, sizeof how)) > 0)
+		leak_agent(a, n, how);
 	if (a->pidfd >= 0) {
 		close(a->pidfd);
 		a->pidfd = -1;
@@ -502,7 +510,7 @@ sup_free(struct sup *s)
 		TAILQ_REMOVE(&s->agents, a, entry);
 		if (!agent_final(a))
 			agent_kill_now(a);
-		agent_cgroup_end(a);
+		(void)agent_cgroup_end(a);
 		/* still running: reaped as an orphan once it is dead */
 		if (a->pid > 0 && !a->reaped && s->children != NULL)
 			children_forget(s->children, a->pid);
@@ -630,7 +638,7 @@ failed:
 	(void)agent_transition(a, AE_EOF);
 	if (a->pid <= 0) {
 		(void)agent_transition(a, AE_REAPED);
-		agent_cgroup_end(a);
+		(void)agent_cgroup_end(a);
 	}
 	event_base_once(s->base, -1, EV_TIMEOUT, agent_fail_cb, a, NULL);
 }

@@ -93,6 +93,7 @@ struct agent {
 	int			 pidfd;		/* the worker's, -1 none or reaped */
 	pid_t			 tool_pid;	/* from STARTED, 0 unknown/unproven */
 	unsigned long long	 tool_start;	/* its /proc start time */
+	unsigned long long	 start;		/* the worker's (spawn_sweep) */
 	struct chan		*chan;
 	enum agent_phase	 phase;		/* agent_transition only */
 	int			 eof, reaped;	/* facts: agent_transition only */
@@ -204,6 +205,7 @@ void		 spawn_launcher_trim(const struct agent *);
 void		 spawn_signal_worker(struct agent *, int);
 void		 spawn_signal_worker_group(struct agent *, int);
 void		 spawn_tool_adopt(struct agent *, pid_t);
+unsigned	 spawn_sweep(struct agent *, pid_t, char *, size_t);
 void		 spawn_signal_tool(struct agent *, int);
 
 /* supervisor/engine/turn.c: follow-up turns */

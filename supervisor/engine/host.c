@@ -18,6 +18,7 @@
 
 #include "bus.h"
 #include "children.h"
+#include "leak.h"
 #include "clock.h"
 #include "committer.h"
 #include "flowdef.h"
@@ -89,6 +90,25 @@ host_gate_event(void *arg, const char *name, const json_t *fields)
 	bus_publish(h->bus, name, json_deep_copy(fields));
 }
 
+/* The registry's leak listener: counted in our meter, on our bus. */
+static void
+host_leak_cb(const char *loop_id, const char *agent_id, unsigned n,
+    const char *how, void *arg)
+{
+	host_leak(arg, loop_id, agent_id, n, how);
+}
+
+/*
+ * n processes of agent_id (of loop_id) outlived its worker and were
+ * ended: one warning, counted (ccw_processes_leaked_total), published.
+ */
+void
+host_leak(struct host *h, const char *loop_id, const char *agent_id,
+    unsigned n, const char *how)
+{
+	leak_report(h->meter, h->bus, loop_id, agent_id, n, how);
+}
+
 /*
  * The host on the caller's base: the reaper made unless the caller has
  * the process's one, the bus, the meter; the state directory waits for
@@ -121,6 +141,8 @@ host_new(struct event_base *base, const struct host_cfg *cfg, char **err)
 		}
 		h->own_children = 1;
 	}
+	/* the first host on the registry hears its tables' leaks */
+	(void)children_on_leak(h->children, host_leak_cb, h);
 	/* several hosts may publish on one bus (serve: one per root) */
 	if ((h->bus = cfg->bus) == NULL) {
 		h->bus = bus_new(cfg->bus_keep != 0 ? cfg->bus_keep :
@@ -184,6 +206,8 @@ host_free(struct host *h)
 		return;
 	/* opens under way end first (host_loop_free), their outcome dropped */
 	h->freeing = 1;
+	if (h->children != NULL)
+		children_off_leak(h->children, h);
 	while ((hl = TAILQ_FIRST(&h->loops)) != NULL) {
 		TAILQ_REMOVE(&h->loops, hl, entry);
 		host_loop_free(hl);

@@ -143,6 +143,8 @@ int		 host_config_used(const struct host *, const struct config *);
 uint64_t	 host_commits(const struct host *);
 void		 host_agents(const struct host *, host_agent_fn, void *);
 struct meter	*host_meter(struct host *);
+void		 host_leak(struct host *, const char *, const char *, unsigned,
+		    const char *);
 
 struct host_loop *host_loop_open(struct host *, const struct loop_spec *,
 		    const struct workflow *, const struct host_observer *,

@@ -29,6 +29,7 @@ struct meter_tab {
 struct meter {
 	pthread_mutex_t		 mu;
 	struct meter_tab	 tab[METER_NTABLES];
+	uint64_t		 leaked;	/* processes past their worker */
 };
 
 /*
@@ -256,6 +257,7 @@ meter_merge(struct meter *dst, struct meter *src)
 		return;
 	pthread_mutex_lock(&src->mu);
 	pthread_mutex_lock(&dst->mu);
+	dst->leaked += src->leaked;
 	for (t = 0; t < METER_NTABLES; t++) {
 		tab = &src->tab[t];
 		for (i = 0; i <= METER_SERIES_MAX && tab->s[i] != NULL; i++)
@@ -279,4 +281,28 @@ meter_walk(struct meter *m, enum meter_table t, meter_fn fn, void *arg)
 		fn((const char *const *)tab->s[i]->label, &tab->s[i]->row,
 		    arg);
 	pthread_mutex_unlock(&m->mu);
+}
+
+/*
+ * n processes outlived their worker and were ended (leak.c): counted for
+ * ccw_processes_leaked_total.
+ */
+void
+meter_leaked(struct meter *m, unsigned n)
+{
+	pthread_mutex_lock(&m->mu);
+	m->leaked += n;
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* How many processes outlived their worker, all told. */
+uint64_t
+meter_leaked_total(struct meter *m)
+{
+	uint64_t	n;
+
+	pthread_mutex_lock(&m->mu);
+	n = m->leaked;
+	pthread_mutex_unlock(&m->mu);
+	return n;
 }

@@ -2,7 +2,8 @@
  * meter.h: a host's counts of what its loops did, for serve's /metrics:
  * every worker result by role, tool and outcome (a duration histogram),
  * tokens and cost by tool, every ended loop by final status (a duration
- * histogram).  Fed from the host's event path, read under its own lock.
+ * histogram), processes that outlived their worker (leak.c).  Fed from
+ * the host's event path, read under its own lock.
  */
 #ifndef CCW_METER_H
 #define CCW_METER_H
@@ -45,5 +46,7 @@ void		 meter_merge(struct meter *, struct meter *);
 void		 meter_walk(struct meter *, enum meter_table, meter_fn, void *);
 const double	*meter_bounds(enum meter_table, size_t *);
 const char	*meter_outcome(const json_t *);
+void		 meter_leaked(struct meter *, unsigned);
+uint64_t	 meter_leaked_total(struct meter *);
 
 #endif

@@ -3,7 +3,8 @@
  * of its launcher, the channel on the launcher's stdin and stdout), and
  * every signal the supervisor sends to a worker or a tool: only to what it
  * can prove is its own (the worker through a pidfd, a tool's group after
- * /proc shows it is the same process, a group leader and our descendant).
+ * /proc shows it is the same process, a group leader and our descendant),
+ * and at a worker's death the sweep of what its tool left to us.
  * What runs between vfork and exec is kept to async-signal-safe calls
  * that write no memory of ours but their own stack frames.
  */
@@ -37,12 +38,6 @@
 
 /* How far up a tool's ppid chain we look for its worker (or us). */
 #define SPAWN_MAX_DEPTH	64
-
-/* The fields of /proc/PID/stat that prove who a process is. */
-struct spawn_stat {
-	pid_t			ppid, pgrp;
-	unsigned long long	start;		/* since boot, in clock ticks */
-};
 
 /*
  * Where the worker lives: $CCW_WORKER (tests), next to a supervisor run
@@ -222,12 +217,16 @@ spawn_exec_error(const struct sup *s, struct agent *a, int launched, int e,
 
 /*
  * The worker runs as pid: unreaped, so pid is still our child and the
- * pidfd names it for good.
+ * pidfd names it for good.  Its start time dates its session for the
+ * sweep of what it leaves (spawn_sweep).
  */
 static void
 spawn_adopt_worker(struct agent *a, pid_t pid)
 {
+	struct reap_stat	ps;
+
 	a->pid = pid;
+	a->start = reap_stat(pid, &ps) == 0 ? ps.start : 0;
 #ifdef SYS_pidfd_open
 	a->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (a->pidfd >= 0)
@@ -387,39 +386,6 @@ spawn_signal_worker_group(struct agent *a, int sig)
 		kill(-a->pid, sig);
 }
 
-/* Read the identity fields of /proc/PID/stat; -1 if pid is gone. */
-static int
-spawn_stat_read(pid_t pid, struct spawn_stat *ps)
-{
-	char		 path[64], buf[1024], *p, *tok, *save = NULL;
-	FILE		*fp;
-	size_t		 n;
-	int		 i;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	if ((fp = fopen(path, "re")) == NULL)
-		return -1;
-	n = fread(buf, 1, sizeof buf - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
-	/* the command name may hold anything: the fields follow its last ) */
-	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
-		return -1;
-	/* fields 3 (state) .. 22 (starttime), counting from pid = 1 */
-	for (i = 3, tok = strtok_r(p + 2, " ", &save); tok != NULL && i <= 22;
-	    i++, tok = strtok_r(NULL, " ", &save)) {
-		if (i == 4)
-			ps->ppid = (pid_t)strtol(tok, NULL, 10);
-		else if (i == 5)
-			ps->pgrp = (pid_t)strtol(tok, NULL, 10);
-		else if (i == 22)
-			ps->start = strtoull(tok, NULL, 10);
-	}
-	if (i <= 22)
-		return -1;
-	return 0;
-}
-
 /*
  * Is pid a process group leader that descends from worker (when worker >
  * 0) or, when anyone_ours, from us at all (adopted by us as a subreaper)?
@@ -430,12 +396,12 @@ static int
 spawn_tool_proven(pid_t pid, pid_t worker, int anyone_ours,
     unsigned long long start, unsigned long long *startp)
 {
-	struct spawn_stat	ps;
+	struct reap_stat	ps;
 	pid_t			self = getpid(), p;
 	int			depth;
 
 	if (pid <= 1 || pid == self || pid == worker ||
-	    spawn_stat_read(pid, &ps) != 0)
+	    reap_stat(pid, &ps) != 0)
 		return 0;
 	if (ps.pgrp != pid || (start != 0 && ps.start != start))
 		return 0;
@@ -444,7 +410,7 @@ spawn_tool_proven(pid_t pid, pid_t worker, int anyone_ours,
 	for (p = ps.ppid, depth = 0; depth < SPAWN_MAX_DEPTH; depth++) {
 		if ((worker > 0 && p == worker) || (anyone_ours && p == self))
 			return 1;
-		if (p <= 1 || p == self || spawn_stat_read(p, &ps) != 0)
+		if (p <= 1 || p == self || reap_stat(p, &ps) != 0)
 			return 0;
 		p = ps.ppid;
 	}
@@ -497,4 +463,21 @@ spawn_signal_tool(struct agent *a, int sig)
 		return;
 	}
 	kill(-a->tool_pid, sig);
+}
+
+/*
+ * The worker is dead (just reaped): end what it left of its tool's tree,
+ * which came to us as orphans (we are a subreaper): every process of its
+ * session (it was the session's leader; setsid in spawn_child) and all
+ * under them, proven by /proc (reap_orphans); never anything else.  How
+ * many were ended; how names them.  A remote worker's tree is not here.
+ */
+unsigned
+spawn_sweep(struct agent *a, pid_t pid, char *how, size_t len)
+{
+	if (how != NULL && len > 0)
+		how[0] = '\0';
+	if (pid <= 1 || a->start == 0)
+		return 0;
+	return reap_orphans(pid, a->start, how, len);
 }

@@ -80,6 +80,9 @@ killed serve "$SRV_PID"
 like "$(grep -o 'agent-1: [0-9]* process[a-z]* outlived' "$T_TMP/srv.err")" \
     'agent-1: [1-9][0-9]* process(es)? outlived' \
     "serve: what outlived the worker is counted (a warning)"
+req GET /metrics
+is "$(jr 'd["body"]' | awk '$1 == "ccw_processes_leaked_total" { print ($2 >= 1) }')" 1 \
+    "serve: and in ccw_processes_leaked_total"
 req GET /api/agents/agent-1
 is "$(jr 'type(d["body"].get("result", d["body"]).get("resources", {}).get("cpu_s")).__name__')" float \
     "serve: the cgroup's CPU seconds are in the agent's resources"
