@@ -11,9 +11,10 @@ libjansson-dev groff-base valgrind tmux parallel strace jq"
 # page in chromium; remote-ssh.sh and remote-slurm.sh start a private
 # sshd and a one-node Slurm (Debian keeps the packaged services stopped);
 # CI's fuzz step builds the fuzz targets with clang and libFuzzer;
-# serve-metrics-prom.sh runs promtool on /metrics and a real Prometheus.
+# serve-metrics-prom.sh runs promtool on /metrics and a real Prometheus;
+# batch-exit.sh prints a hung process's stacks with gdb.
 TEST_PKGS="chromium openssh-server slurm-wlm munge clang libclang-rt-dev \
-prometheus"
+prometheus gdb"
 
 missing=""
 for p in $PKGS; do

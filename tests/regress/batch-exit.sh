@@ -1,24 +1,26 @@
 #!/bin/bash
 # batch-exit.sh: host processes exit when their work is done and on
-# SIGTERM, in every state (issue 26).  Many batches of many tiny items at
-# once (half of them fail fast at their start: the opens come thick), each
-# of which must exit; batches and a serve sent SIGTERM while loops open
-# and while they run, each of which must exit 4.  One that does not exit
-# in a generous bound has its stacks printed (gdb) and fails the test.
+# SIGTERM, in every state (issue 26).  Rounds of batches at once, each of
+# many tiny items with as many jobs (every item's loop opens at once;
+# three in four are for a tool that does not exist and fail as soon as
+# they opened), each of which must exit; batches and a serve sent SIGTERM
+# while loops open and while they run, each of which must exit.  One that
+# does not exit in a generous bound has its stacks printed (gdb) and fails.
 # The cause found: a loop's state store was set up on its opener thread,
-# whose event_active/event_del on the loop's event base (not thread-safe)
-# corrupted it: batch spun at 100 % CPU or slept for ever, deaf to SIGTERM.
-# Knobs for a big run: CCW_EXIT_BATCHES, CCW_EXIT_ITEMS, CCW_EXIT_JOBS,
-# CCW_EXIT_LOOPS, CCW_EXIT_ROUNDS (e.g. 4, 1000, 8, 200, 3).
+# whose event_active/event_del on the event base (not thread-safe)
+# corrupted it when opens came together: batch spun at 100 % CPU or slept
+# for ever after its last item, deaf to SIGTERM.  Knobs for a big run:
+# CCW_EXIT_ROUNDS, CCW_EXIT_BATCHES, CCW_EXIT_ITEMS, CCW_EXIT_JOBS,
+# CCW_EXIT_LOOPS (e.g. 30, 1, 128, 128, 200).
 . "$(dirname "$0")/lib.sh"
 t_watchdog 150
 t_slack
 
-NB=${CCW_EXIT_BATCHES:-3}
-NI=${CCW_EXIT_ITEMS:-30}
-JOBS=${CCW_EXIT_JOBS:-8}
+ROUNDS=${CCW_EXIT_ROUNDS:-2}
+NB=${CCW_EXIT_BATCHES:-2}
+NI=${CCW_EXIT_ITEMS:-32}
+JOBS=${CCW_EXIT_JOBS:-$NI}
 NL=${CCW_EXIT_LOOPS:-16}
-ROUNDS=${CCW_EXIT_ROUNDS:-1}
 BOUND=$(t_ms $((${CCW_EXIT_BOUND_S:-120} * 1000)))
 export CCW_WORKER=$WRK
 
@@ -65,13 +67,13 @@ root() {
 	t_run_config "$1" "$cmd" "$cmd" "$cmd" "$cmd" "$cmd"
 }
 
-# items FILE N: N items, every other one for a tool that does not exist
-# (its loop opens, then fails at once: opens at a higher rate).
+# items FILE N: N items, three in four for a tool that does not exist
+# (its loop opens, then fails at once: more opens, fewer processes).
 items() {
 	local i
 	: >"$1"
 	for i in $(seq 1 "$2"); do
-		if [ $((i % 2)) -eq 0 ]; then
+		if [ $((i % 4)) -ne 1 ]; then
 			printf '{"title": "item %d", "tool": "nosuch"}\n' "$i"
 		else
 			printf '{"title": "item %d", "max_iterations": 3}\n' "$i"
@@ -100,18 +102,18 @@ for r in $(seq "$ROUNDS"); do
 	for b in $(seq "$NB"); do
 		await "${pids[$((b - 1))]}" "batch $b of round $r"
 		[ "$RC" -eq 255 ] && hung=$((hung + 1))
-		# items that failed: exit 1, every item done
+		# some items failed: exit 1, every item done
 		[ "$RC" -eq 1 ] && [ "$(counted "$T_TMP/b$r-$b.out" item_done)" -eq "$NI" ] ||
 		    bad="$bad b$b:rc=$RC,done=$(counted "$T_TMP/b$r-$b.out" item_done)"
 	done
 	is "$hung" 0 "round $r: $NB batches of $NI items (--jobs $JOBS) at once: every one exited"
-	is "${bad:-none}" none "round $r: each ended every item and exited 1 (half fail)"
+	is "${bad:-none}" none "round $r: each ended every item and exited 1 (some fail)"
 done
 
 # --- SIGTERM while loops open (at the first item started) and while they
 # run (once a few items are done): batch exits 4, stopped by a signal
 pids=() names=()
-for when in 1 3 6; do
+for when in 1 4; do
 	for ev in item_started item_done; do
 		R=$T_TMP/term-$ev-$when
 		mkdir -p "$R"
@@ -144,10 +146,11 @@ done
 bad=
 for k in "${!pids[@]}"; do
 	await "${pids[$k]}" "batch after SIGTERM at ${names[$k]}"
-	# 4: stopped; 1: it ended its items before the signal came
-	case $RC in 4|1) ;; *) bad="$bad ${names[$k]}:rc=$RC" ;; esac
+	# 4: stopped; 1: its items ended before the signal came; 143: the
+	# signal came as it was exiting, its handlers gone: exited all the same
+	case $RC in 4|1|143) ;; *) bad="$bad ${names[$k]}:rc=$RC" ;; esac
 done
-is "${bad:-none}" none "SIGTERM to batch while loops open and while they run: each exited (4)"
+is "${bad:-none}" none "SIGTERM to batch while loops open and while they run: each exited"
 
 # --- serve: SIGTERM while its loops open, and while they run
 cat >"$T_TMP/drive.py" <<'EOF'
