@@ -264,7 +264,6 @@ state_store_new(struct event_base *base, const struct workflow_state *ws,
 		return NULL;
 	s = xcalloc(1, sizeof *s);
 	TAILQ_INIT(&s->waiting);
-	s->base = base;
 	s->ws = ws;
 	s->dirfd = fd;
 	s->id = xstrdup(id);
