@@ -16,9 +16,10 @@
 t_watchdog 150
 t_slack
 
-ROUNDS=${CCW_EXIT_ROUNDS:-2}
+# under a wrapper (valgrind) one round of smaller batches
+ROUNDS=${CCW_EXIT_ROUNDS:-$([ -n "$WRAP" ] && echo 1 || echo 2)}
 NB=${CCW_EXIT_BATCHES:-2}
-NI=${CCW_EXIT_ITEMS:-32}
+NI=${CCW_EXIT_ITEMS:-$([ -n "$WRAP" ] && echo 12 || echo 32)}
 JOBS=${CCW_EXIT_JOBS:-$NI}
 NL=${CCW_EXIT_LOOPS:-16}
 BOUND=$(t_ms $((${CCW_EXIT_BOUND_S:-120} * 1000)))
