@@ -459,8 +459,9 @@ host_loop_start(struct host_loop *hl, int *code, char **err)
 	/* a loop keeps its mode unless the spec says otherwise */
 	hl->mode = xstrdup(hl->spec.mode != NULL ? hl->spec.mode :
 	    hl->lo.mode != NULL ? hl->lo.mode : "auto");
-	/* back on the loop's thread: the store's commits go through it */
-	state_store_attach(hl->lo.store, h->base);
+	/* back on the loop's thread: a running loop's commits go through it */
+	if (hl->open_status == LOOPOPEN_RUN)
+		state_store_attach(hl->lo.store, h->base);
 	host_loop_run_cfg(hl, &r);
 	if (hl->open_status == LOOPOPEN_RUN && (hl->run =
 	    hl->wf->driver->open(h->base, &r, err)) != NULL) {
