@@ -12,9 +12,10 @@ libjansson-dev groff-base valgrind tmux parallel strace jq"
 # sshd and a one-node Slurm (Debian keeps the packaged services stopped);
 # CI's fuzz step builds the fuzz targets with clang and libFuzzer;
 # serve-metrics-prom.sh runs promtool on /metrics and a real Prometheus;
-# stop-bounded.sh attaches strace to slow every fsync down.
+# stop-bounded.sh attaches strace to slow every fsync down;
+# batch-exit.sh prints a hung process's stacks with gdb.
 TEST_PKGS="chromium openssh-server slurm-wlm munge clang libclang-rt-dev \
-prometheus strace"
+prometheus strace gdb"
 
 missing=""
 for p in $PKGS; do

@@ -452,13 +452,17 @@ host_loop_run_cfg(struct host_loop *hl, struct host_run *r)
 	r->arg = hl;
 }
 
-/* On the host's committer thread: lock, create or load, fsync, running. */
+/*
+ * On the loop's opener thread: lock, create or load, fsync, running.
+ * Its store is made without the event base: nothing on this thread may
+ * touch the base (not thread-safe); host_loop_start attaches it.
+ */
 static void
 host_loop_open_run(void *arg)
 {
 	struct host_loop	*hl = arg;
 
-	hl->open_status = loopopen_open(&hl->lo, hl->h->base, hl->h->dirfd,
+	hl->open_status = loopopen_open(&hl->lo, NULL, hl->h->dirfd,
 	    hl->h->cfg.state_dir, &hl->spec, &hl->open_err);
 }
 
@@ -479,6 +483,9 @@ host_loop_start(struct host_loop *hl, int *code, char **err)
 	/* a loop keeps its mode unless the spec says otherwise */
 	hl->mode = xstrdup(hl->spec.mode != NULL ? hl->spec.mode :
 	    hl->lo.mode != NULL ? hl->lo.mode : "auto");
+	/* back on the loop's thread: a running loop's commits go through it */
+	if (hl->open_status == LOOPOPEN_RUN)
+		state_store_attach(hl->lo.store, h->base);
 	host_loop_run_cfg(hl, &r);
 	if (hl->open_status == LOOPOPEN_RUN && (hl->run =
 	    hl->wf->driver->open(h->base, &r, err)) != NULL) {

@@ -39,7 +39,9 @@ enum loopopen_status {
 /* An open loop: the driver's hold on it, and what was found. */
 struct loop_opened {
 	struct loop_guard	 guard;		/* lock, workers, agent ids */
-	struct state_store	*store;		/* on the caller's base */
+	struct state_store	*store;		/* on the caller's base; opened
+						   off the loop's thread: NULL
+						   base, state_store_attach */
 	int			 created;	/* by this open */
 	int			 found;		/* it existed: loaded */
 	int			 resumed;	/* it has history */

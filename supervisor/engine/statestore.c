@@ -220,8 +220,36 @@ store_schedule(struct state_store *s)
 }
 
 /*
- * A store for one loop; NULL base: commits happen only on flush.  Its
- * commits check skill_state with the workflow's rules (ws).
+ * The store onto BASE: its end-of-turn event and its committer thread.
+ * Only the loop's own thread may do this: an event_base is not
+ * thread-safe (no evthread locking), and an event added, activated or
+ * deleted from another thread corrupts its queues (a loop that spins on
+ * an active count with nothing to run, or an activation lost for good).
+ * A store opened on another thread (a host's opener) is made without a
+ * base and attached here once back on the loop; work pending meanwhile
+ * is committed at the end of this turn.
+ */
+void
+state_store_attach(struct state_store *s, struct event_base *base)
+{
+	char	*e = NULL;
+
+	if (s == NULL || base == NULL || s->base != NULL)
+		return;
+	s->base = base;
+	s->ev = event_new(base, -1, 0, store_cb, s);
+	if ((s->committer = committer_new(base, &e)) == NULL) {
+		log_warnx("state %s: %s; committing on the loop", s->id, e);
+		free(e);
+	}
+	if (s->pending != NULL || s->nto > 0)
+		store_schedule(s);
+}
+
+/*
+ * A store for one loop; NULL base: commits happen only on flush, until
+ * state_store_attach.  Its commits check skill_state with the
+ * workflow's rules (ws).
  */
 struct state_store *
 state_store_new(struct event_base *base, const struct workflow_state *ws,
@@ -236,7 +264,6 @@ state_store_new(struct event_base *base, const struct workflow_state *ws,
 		return NULL;
 	s = xcalloc(1, sizeof *s);
 	TAILQ_INIT(&s->waiting);
-	s->base = base;
 	s->ws = ws;
 	s->dirfd = fd;
 	s->id = xstrdup(id);
@@ -245,13 +272,7 @@ state_store_new(struct event_base *base, const struct workflow_state *ws,
 		log_debug("state %s: %s", id, e);
 		free(e);
 	}
-	if (base != NULL) {
-		s->ev = event_new(base, -1, 0, store_cb, s);
-		if ((s->committer = committer_new(base, &e)) == NULL) {
-			log_warnx("state %s: %s; committing on the loop", id, e);
-			free(e);
-		}
-	}
+	state_store_attach(s, base);
 	return s;
 }
 
