@@ -1062,7 +1062,7 @@ loop_requeue(struct loop *l, int slot)
 	xasprintf(&msg, "rate limited on %s (%s): requeued after the "
 	    "provider's hold", r->tool, r->a->id);
 	if (json_is_array(errs))
-		json_array_append_new(errs, json_pack("{s:s, s:s, s:s}",
+		state_error_push(l->ss, json_pack("{s:s, s:s, s:s}",
 		    "action", role, "message", msg, "timestamp", now));
 	free(msg);
 	prompt_record(l->store, json_pack("{s:s, s:s, s:s, s:s}", "event",
