@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 #include "host.h"
 #include "log.h"
 #include "mcp.h"
+#include "retire.h"
 #include "sdnotify.h"
 #include "serve-config.h"
 #include "serve.h"
@@ -46,6 +48,7 @@ struct serve_side {
 	struct cmd_opts		 o;
 	struct plan_base	 plan;		/* /api/agents' spawns */
 	struct sup		 sup;
+	struct retire		*retire;	/* sup's finished agents */
 	struct host		*host;
 	struct api		*api;
 	struct loop_guard	 guard;		/* root 0: /api/agents' ids */
@@ -203,11 +206,16 @@ serve_cmd_loop_end(void *arg, const char *id, int code)
 	serve_maybe_exit(sd->sc);
 }
 
-/* An agent of /api/agents finished. */
+/* An agent of /api/agents finished: older finished ones may retire. */
 static void
 serve_cmd_agent_done(struct agent *a, void *arg)
 {
-	(void)a;
+	struct serve_cmd	*sc = arg;
+	size_t			 i;
+
+	for (i = 0; i < sc->n; i++)
+		if (&sc->sides[i].sup == a->sup)
+			retire_soon(sc->sides[i].retire);
 	serve_maybe_exit(arg);
 }
 
@@ -350,6 +358,8 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	ah.loop_end = serve_cmd_loop_end;
 	ah.loop_end_arg = sd;
 	sd->api = api_new(&ah);
+	sd->retire = retire_new(&sd->sup, (unsigned)(sd->o.cfg.keep_agents >
+	    UINT_MAX ? UINT_MAX : sd->o.cfg.keep_agents));
 	sd->sup.done_extra = serve_cmd_agent_done;
 	sd->sup.done_extra_arg = sc;
 	/* /mcp's waits report the progress of root 0's agents from the bus */
@@ -388,6 +398,7 @@ serve_cmd_free(struct serve_cmd *sc)
 	for (i = sc->n; i-- > 0; ) {
 		host_free(sc->sides[i].host);
 		servecfg_free(&sc->sides[i].live);
+		retire_free(sc->sides[i].retire);
 		sup_free(&sc->sides[i].sup);
 		loopguard_close(&sc->sides[i].guard);
 		cmd_opts_free(&sc->sides[i].o);

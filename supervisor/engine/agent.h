@@ -158,6 +158,7 @@ struct sup {
 	/* each PROGRESS, for a loop's worker_progress event */
 	void			(*progress)(struct agent *, void *);
 	void			*progress_arg;
+	uint64_t		 retired;	/* agents agent_retire freed */
 };
 
 /* supervisor/engine/agent.c (agent_final, agent_status_name: agentphase.c) */
@@ -168,6 +169,7 @@ struct agent	*agent_spawn(struct sup *, const struct agent_req *);
 void		 agent_start(struct agent *);
 struct agent	*agent_find(struct sup *, const char *);
 int		 agent_final(const struct agent *);
+int		 agent_retire(struct agent *);
 const char	*agent_status_name(enum agent_status);
 int		 agent_send_input(struct agent *, const char *, int,
 		    uint64_t *, char **);

@@ -88,6 +88,7 @@ struct config {
 	char		*test_command;	/* the project's tests, or NULL */
 	struct launch_cfg launch;	/* "launcher": every role's default */
 	struct log_max	 log_max;	/* "log_max_bytes": every role's */
+	uint64_t	 keep_agents;	/* finished agents kept (retire.c) */
 };
 
 int		 config_load(const struct workflow *, const char *,

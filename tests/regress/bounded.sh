@@ -1,0 +1,105 @@
+#!/bin/bash
+# bounded.sh: memory and disk stay bounded for a host that runs for weeks
+# (issue 26).  A crash loop (a parallel step whose every role fails,
+# retried at once) keeps skill_state.errors at its newest 50 with
+# errors_dropped counting the rest, and one failed task, not one per
+# attempt.  serve with keep_agents 1 retires finished /api/agents agents
+# (the ccw_workers gauge stays small, ccw_agents_retired_total counts)
+# and still answers `result` of a retired one, as it did before, from
+# the report it left beside its log.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve-lib.sh"
+t_watchdog 60
+t_marker M bound
+
+# --- a crash loop: 18 iterations of three failing roles, no wait between
+R=$T_TMP/crash
+mkdir -p "$R/.loop"
+python3 - "$R/.loop/config.json" <<'PYEOF'
+import json, sys
+rt = {"attempts": 1000000, "initial_interval_ms": 1,
+      "backoff_coefficient": 1.0, "maximum_interval_ms": 1}
+roles = {"init": {"command": "true"}}
+for r in ["develop", "debug", "validate", "complete"]:
+    roles[r] = {"command": "exit 3", "retry": rt}
+json.dump({"default_tool": "bash", "roles": roles}, open(sys.argv[1], "w"))
+PYEOF
+t_loop_run "$R" c1 -m parallel -n 18 --quiet crash
+F=$R/.loop/c1.json
+is "$(jget "$F" '[d["status"], d["current_iteration"]]')" '["failed",18]' \
+    "crash loop: ran its 18 iterations and failed at the bound"
+is "$(jget "$F" 'len(d["skill_state"]["errors"])')" 50 \
+    "errors[]: the newest 50 kept (STATE_ERRORS_MAX)"
+is "$(jget "$F" 'd["skill_state"].get("errors_dropped")')" 4 \
+    "errors_dropped: the 4 older ones counted (3 roles x 18 - 50)"
+is "$(jget "$F" 'all({"action", "message", "timestamp"} <= set(e) <= {"action", "message", "timestamp", "kind", "reason"} for e in d["skill_state"]["errors"])')" \
+    true "errors[]: each entry keeps CCW's shape"
+is "$(jget "$F" 'len(d["skill_state"]["develop"]["tasks"])')" 1 \
+    "develop: the same failure fails its one task again, no task per attempt"
+SZ=$(stat -c %s "$F")
+[ "$SZ" -lt 12000 ]
+ok $? "the state file stays small ($SZ bytes)"
+"$SUP" state validate -C "$R" c1 >/dev/null 2>&1
+ok $? "the capped state is valid (state validate)"
+
+# --- serve: finished /api/agents agents retire past keep_agents
+S=$T_TMP/srv
+OK="exec '$FAKE' --marker $M result success"
+t_run_config "$S" "$OK" "$OK" "$OK" "$OK" "$OK"
+python3 - "$S/.loop/config.json" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1])); c["keep_agents"] = 1
+json.dump(c, open(sys.argv[1], "w"))
+PYEOF
+srv_start "$T_TMP/serve" -C "$S"
+ok $? "serve listens ($SRV_PORT)"
+req POST /api/agents "{\"role\": \"develop\", \"tool\": \"bash\", \"command\": \"$OK said-1\"}"
+FIRST=agent-1
+req POST /api/agents/wait "{\"targets\": [\"$FIRST\"], \"timeout_ms\": $(t_ms 20000)}"
+req GET "/api/agents/$FIRST"
+printf '%s\n' "$RES" | jget - 'd["body"]' >"$T_TMP/before.json"
+is "$(jget "$T_TMP/before.json" '[d["ok"], d["result"]["summary"]]')" \
+    '[true,"said-1"]' "result of the first agent while it is in memory"
+for i in 2 3; do
+	req POST /api/agents "{\"role\": \"develop\", \"tool\": \"bash\", \"command\": \"$OK said-$i\"}"
+done
+req POST /api/agents/wait "{\"targets\": [\"agent-2\", \"agent-3\"], \"mode\": \"all\", \"timeout_ms\": $(t_ms 20000)}"
+is "$(jr 'd["body"]["status"]')" '{"agent-2":"completed","agent-3":"completed"}' \
+    "two more agents finished"
+
+# the retirement runs on serve's next loop turn: poll /metrics for it
+metric() {
+	python3 "$HTTPC" "$SRV_PORT" GET /metrics | jget - 'd["body"]' |
+	    python3 -c '
+import sys
+want = sys.argv[1]
+n = 0
+for l in sys.stdin:
+    if l.startswith(want):
+        n += int(float(l.split()[-1]))
+print(n)' "$1"
+}
+END=$(t_until 10000)
+while [ "$(metric ccw_agents_retired_total)" -lt 2 ] &&
+    [ "$(t_now_ms)" -lt "$END" ]; do
+	sleep 0.05
+done
+is "$(metric ccw_agents_retired_total)" 2 \
+    "/metrics: 2 of 3 finished agents retired (keep_agents 1)"
+is "$(metric 'ccw_workers{source="api"')" 1 \
+    "/metrics: /api/agents keeps 1 agent in memory"
+req GET /api/agents
+is "$(jr 'sorted(d["body"]["agents"])')" '["agent-3"]' "list: the newest"
+req GET "/api/agents/$FIRST"
+printf '%s\n' "$RES" | jget - 'd["body"]' >"$T_TMP/after.json"
+is "$(jr 'd["status"]')" 200 "result of a retired agent: 200"
+is "$(jget "$T_TMP/after.json" 'd')" "$(jget "$T_TMP/before.json" 'd')" \
+    "result of a retired agent: the same answer as before it retired"
+ls "$S/.loop/"*.workers/"$FIRST.result.json" >/dev/null 2>&1
+ok $? "its report is saved beside its log"
+req GET /api/agents/agent-99
+is "$(jr 'd["status"]')" 404 "an agent never spawned: still 404"
+
+kill -TERM "$SRV_PID"
+t_wait_pid "$SRV_PID" 15000
+t_done
