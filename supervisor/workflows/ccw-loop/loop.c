@@ -624,6 +624,39 @@ loop_stop_as(struct loop *l, const char *why, const char *to,
 	loop_end(l, EXIT_STOPPED, to, reason);
 }
 
+/*
+ * Runs of steps already taken leave memory before the next step, with
+ * their agents (agent_retire): a loop retried for weeks (a crash loop)
+ * must not keep every worker it ever ran.  Their results are in the
+ * state file (worker_results, errors) and their logs; the current
+ * step's runs stay.  Only from the kick event: nothing up the stack
+ * holds a run.
+ */
+static void
+loop_prune(struct loop *l)
+{
+	struct loop_run	*r, *next;
+	int		 i, cur;
+
+	for (r = TAILQ_FIRST(&l->runs); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, entry);
+		for (cur = 0, i = 0; i < l->ncur; i++)
+			cur |= l->cur[i] == r;
+		if (cur || !loop_run_done(r) || r->wait != NULL ||
+		    (r->a != NULL && !agent_final(r->a)))
+			continue;
+		TAILQ_REMOVE(&l->runs, r, entry);
+		if (r->ladder != NULL)
+			ladder_free(r->ladder);
+		if (r->a != NULL)
+			(void)agent_retire(r->a);
+		json_decref(r->result);
+		free(r->tool);
+		free(r->extra);
+		free(r);
+	}
+}
+
 /* The engine's one place of decision, run from the kick event. */
 static void
 loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
@@ -649,6 +682,7 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 	if (l->phase == LP_ASKING || evtimer_pending(l->retry_ev, NULL))
 		return;
+	loop_prune(l);
 	loop_next(l);
 }
 
