@@ -3,7 +3,7 @@
 # (issue 26).  A crash loop (a parallel step whose every role fails,
 # retried at once) keeps skill_state.errors at its newest 50 with
 # errors_dropped counting the rest, and one failed task, not one per
-# attempt.  serve with keep_agents 1 retires finished /api/agents agents
+# attempt; its history rotates by size, 3 old files kept.  serve with keep_agents 1 retires finished /api/agents agents
 # (the ccw_workers gauge stays small, ccw_agents_retired_total counts)
 # and still answers `result` of a retired one, as it did before, from
 # the report it left beside its log.
@@ -24,7 +24,7 @@ for r in ["develop", "debug", "validate", "complete"]:
     roles[r] = {"command": "exit 3", "retry": rt}
 json.dump({"default_tool": "bash", "roles": roles}, open(sys.argv[1], "w"))
 PYEOF
-t_loop_run "$R" c1 -m parallel -n 18 --quiet crash
+CCW_ROTATE_BYTES=2000 t_loop_run "$R" c1 -m parallel -n 18 --quiet crash
 F=$R/.loop/c1.json
 is "$(jget "$F" '[d["status"], d["current_iteration"]]')" '["failed",18]' \
     "crash loop: ran its 18 iterations and failed at the bound"
@@ -41,6 +41,17 @@ SZ=$(stat -c %s "$F")
 ok $? "the state file stays small ($SZ bytes)"
 "$SUP" state validate -C "$R" c1 >/dev/null 2>&1
 ok $? "the capped state is valid (state validate)"
+# the history rotates by size (CCW_ROTATE_BYTES 2000 for the test): at
+# most ROTATE_KEEP (3) old files beside it, each about the limit
+H=$R/.loop/c1.history.jsonl
+is "$(cd "$R/.loop" && ls c1.history.jsonl* | tr '\n' ' ')" \
+    "c1.history.jsonl c1.history.jsonl.1 c1.history.jsonl.2 c1.history.jsonl.3 " \
+    "history: rotated, 3 old files kept"
+BIG=$(stat -c %s "$H" "$H".[123] | sort -n | tail -n 1)
+[ "$BIG" -lt 3500 ]
+ok $? "history: no file far past the limit ($BIG bytes)"
+tail -n 1 "$H" | jget - 'd["event"]' >/dev/null
+ok $? "history: the current file ends with a whole record"
 
 # --- serve: finished /api/agents agents retire past keep_agents
 S=$T_TMP/srv
