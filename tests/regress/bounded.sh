@@ -53,17 +53,53 @@ ok $? "history: no file far past the limit ($BIG bytes)"
 tail -n 1 "$H" | jget - 'd["event"]' >/dev/null
 ok $? "history: the current file ends with a whole record"
 
-# --- serve: finished /api/agents agents retire past keep_agents
-S=$T_TMP/srv
-OK="exec '$FAKE' --marker $M result success"
-t_run_config "$S" "$OK" "$OK" "$OK" "$OK" "$OK"
-python3 - "$S/.loop/config.json" <<'PYEOF'
+# --- serve: a crash loop's workers leave memory step by step, and
+# finished /api/agents agents retire past keep_agents.  A second crash
+# loop is left running by a signal; serve resumes it at start.
+python3 - "$R/.loop/config.json" <<'PYEOF'
 import json, sys
 c = json.load(open(sys.argv[1])); c["keep_agents"] = 1
 json.dump(c, open(sys.argv[1], "w"))
 PYEOF
-srv_start "$T_TMP/serve" -C "$S"
+t_loop_start "$R" c2 -m parallel -n 100000 --quiet crash
+# c2's iteration (0 until its file is there)
+iter() {
+	local n
+	n=$(jget "$R/.loop/c2.json" 'd["current_iteration"]' 2>/dev/null)
+	case $n in [0-9]*) echo "$n" ;; *) echo 0 ;; esac
+}
+END=$(t_until "$(t_ms 10000)")
+until [ "$(iter)" -ge 1 ] || [ "$(t_now_ms)" -ge "$END" ]; do
+	sleep 0.05
+done
+kill -TERM "$PID"
+t_wait_pid "$PID" 10000
+is "$(jget "$R/.loop/c2.json" 'd["status"]')" running "a second crash loop left running"
+OK="exec '$FAKE' --marker $M result success"
+srv_start "$T_TMP/serve" -C "$R"
 ok $? "serve listens ($SRV_PORT)"
+metric() {
+	python3 "$HTTPC" "$SRV_PORT" GET /metrics | jget - 'd["body"]' |
+	    python3 -c '
+import sys
+want = sys.argv[1]
+n = 0
+for l in sys.stdin:
+    if l.startswith(want):
+        n += int(float(l.split()[-1]))
+print(n)' "$1"
+}
+END=$(t_until "$(t_ms 20000)")
+until [ "$(iter)" -ge 20 ] || [ "$(t_now_ms)" -ge "$END" ]; do
+	sleep 0.1
+done
+N=$(metric 'ccw_workers{source="loop"')
+IT=$(iter)
+[ "$IT" -ge 20 ] && [ "$N" -le 6 ]
+ok $? "serve's crash loop at iteration $IT keeps $N workers in memory (<= 6: two steps)"
+req POST /api/loops/v2/c2/stop
+is "$(jr 'd["status"]')" 200 "the crash loop stopped"
+
 req POST /api/agents "{\"role\": \"develop\", \"tool\": \"bash\", \"command\": \"$OK said-1\"}"
 FIRST=agent-1
 req POST /api/agents/wait "{\"targets\": [\"$FIRST\"], \"timeout_ms\": $(t_ms 20000)}"
@@ -79,17 +115,6 @@ is "$(jr 'd["body"]["status"]')" '{"agent-2":"completed","agent-3":"completed"}'
     "two more agents finished"
 
 # the retirement runs on serve's next loop turn: poll /metrics for it
-metric() {
-	python3 "$HTTPC" "$SRV_PORT" GET /metrics | jget - 'd["body"]' |
-	    python3 -c '
-import sys
-want = sys.argv[1]
-n = 0
-for l in sys.stdin:
-    if l.startswith(want):
-        n += int(float(l.split()[-1]))
-print(n)' "$1"
-}
 END=$(t_until 10000)
 while [ "$(metric ccw_agents_retired_total)" -lt 2 ] &&
     [ "$(t_now_ms)" -lt "$END" ]; do
@@ -106,7 +131,7 @@ printf '%s\n' "$RES" | jget - 'd["body"]' >"$T_TMP/after.json"
 is "$(jr 'd["status"]')" 200 "result of a retired agent: 200"
 is "$(jget "$T_TMP/after.json" 'd')" "$(jget "$T_TMP/before.json" 'd')" \
     "result of a retired agent: the same answer as before it retired"
-ls "$S/.loop/"*.workers/"$FIRST.result.json" >/dev/null 2>&1
+ls "$R/.loop/"*.workers/"$FIRST.result.json" >/dev/null 2>&1
 ok $? "its report is saved beside its log"
 req GET /api/agents/agent-99
 is "$(jr 'd["status"]')" 404 "an agent never spawned: still 404"
