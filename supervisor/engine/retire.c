@@ -3,11 +3,14 @@
  * newest `keep` finished agents of a table, each older one's report
  * (report_agent) goes to {id}.result.json beside its log and its record
  * is freed (agent_retire); `result` of a retired agent reads that file.
+ * And a table's workers directory keeps the files of its newest
+ * RETIRE_LOGS_KEEP agents (retire_logs).
  */
 #include <config.h>
 
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -99,6 +102,7 @@ retire_sweep(evutil_socket_t fd, short ev, void *arg)
 		if (agent_retire(a) == 0)
 			n--;
 	}
+	(void)retire_logs(r->sup);
 }
 
 /* A table's retention: keep its newest `keep` finished agents. */
@@ -152,4 +156,86 @@ retire_read(const struct sup *s, const char *id)
 		j = NULL;
 	}
 	return j;
+}
+
+/* RETIRE_LOGS_KEEP, or $CCW_WORKER_LOGS_KEEP (a test's seam). */
+static unsigned long
+retire_logs_keep(void)
+{
+	const char	*e = getenv("CCW_WORKER_LOGS_KEEP");
+	char		*end;
+	unsigned long	 n;
+
+	if (e != NULL && *e != '\0') {
+		n = strtoul(e, &end, 10);
+		if (*end == '\0' && n > 0)
+			return n;
+	}
+	return RETIRE_LOGS_KEEP;
+}
+
+/* N of a name "agent-N.anything", else 0. */
+static unsigned long
+retire_file_index(const char *name)
+{
+	char		*end;
+	unsigned long	 n;
+
+	if (strncmp(name, "agent-", 6) != 0 || name[6] < '1' || name[6] > '9')
+		return 0;
+	n = strtoul(name + 6, &end, 10);
+	return *end == '.' ? n : 0;
+}
+
+/* Is agent-N still in the table (running, or kept finished)? */
+static int
+retire_in_table(const struct sup *s, unsigned long n)
+{
+	const struct agent	*a;
+
+	TAILQ_FOREACH(a, &s->agents, entry)
+		if (a->index == n)
+			return 1;
+	return 0;
+}
+
+/*
+ * The files (logs, turn logs, saved reports) of agents older than the
+ * newest `keep` in the table's workers directory go, except those of an
+ * agent still in the table: a host retried for weeks writes a log per
+ * worker, each up to log_max_bytes.  The newest stay, so ids never
+ * repeat (loopguard.c starts above every agent-N.* file).  Returns how
+ * many files went.
+ */
+size_t
+retire_logs(const struct sup *s)
+{
+	unsigned long	 keep = retire_logs_keep(), n, max = 0, below;
+	struct dirent	*de;
+	size_t		 gone = 0, count = 0;
+	char		*path;
+	DIR		*d;
+
+	xasprintf(&path, "%s/%s.workers", s->state_dir, s->loop_id);
+	if ((d = opendir(path)) == NULL) {
+		free(path);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL)
+		if ((n = retire_file_index(de->d_name)) > 0) {
+			count++;
+			max = n > max ? n : max;
+		}
+	below = max > keep ? max - keep : 0;	/* ids are dense: agent-1.. */
+	rewinddir(d);
+	while (below > 0 && count > keep && (de = readdir(d)) != NULL) {
+		n = retire_file_index(de->d_name);
+		if (n == 0 || n > below || retire_in_table(s, n))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+			gone++;
+	}
+	closedir(d);
+	free(path);
+	return gone;
 }

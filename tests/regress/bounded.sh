@@ -3,7 +3,8 @@
 # (issue 26).  A crash loop (a parallel step whose every role fails,
 # retried at once) keeps skill_state.errors at its newest 50 with
 # errors_dropped counting the rest, and one failed task, not one per
-# attempt; its history rotates by size, 3 old files kept.  serve with keep_agents 1 retires finished /api/agents agents
+# attempt; its history rotates by size, 3 old files kept, and its
+# workers directory keeps the newest agents' logs.  serve with keep_agents 1 retires finished /api/agents agents
 # (the ccw_workers gauge stays small, ccw_agents_retired_total counts)
 # and still answers `result` of a retired one, as it did before, from
 # the report it left beside its log.
@@ -24,7 +25,8 @@ for r in ["develop", "debug", "validate", "complete"]:
     roles[r] = {"command": "exit 3", "retry": rt}
 json.dump({"default_tool": "bash", "roles": roles}, open(sys.argv[1], "w"))
 PYEOF
-CCW_ROTATE_BYTES=2000 t_loop_run "$R" c1 -m parallel -n 18 --quiet crash
+CCW_ROTATE_BYTES=2000 CCW_WORKER_LOGS_KEEP=10 \
+    t_loop_run "$R" c1 -m parallel -n 18 --quiet crash
 F=$R/.loop/c1.json
 is "$(jget "$F" '[d["status"], d["current_iteration"]]')" '["failed",18]' \
     "crash loop: ran its 18 iterations and failed at the bound"
@@ -52,6 +54,13 @@ BIG=$(stat -c %s "$H" "$H".[123] | sort -n | tail -n 1)
 ok $? "history: no file far past the limit ($BIG bytes)"
 tail -n 1 "$H" | jget - 'd["event"]' >/dev/null
 ok $? "history: the current file ends with a whole record"
+# worker logs: the newest CCW_WORKER_LOGS_KEEP (10) agents' files stay,
+# and those of the step running (55 workers ran)
+NL=$(ls "$R/.loop/c1.workers" | grep -c '^agent-[0-9]*\.log$')
+[ "$NL" -ge 10 ] && [ "$NL" -le 16 ]
+ok $? "worker logs: $NL of 55 kept (10 newest, the running step's)"
+ls "$R/.loop/c1.workers/agent-55.log" >/dev/null 2>&1
+ok $? "worker logs: the newest is there (ids never repeat)"
 
 # --- serve: a crash loop's workers leave memory step by step, and
 # finished /api/agents agents retire past keep_agents.  A second crash

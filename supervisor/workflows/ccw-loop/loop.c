@@ -31,6 +31,7 @@
 #include "loopint.h"
 #include "outcome.h"
 #include "progress.h"
+#include "retire.h"
 #include "state.h"
 #include "sup.h"
 #include "xmalloc.h"
@@ -636,7 +637,7 @@ static void
 loop_prune(struct loop *l)
 {
 	struct loop_run	*r, *next;
-	int		 i, cur;
+	int		 i, cur, pruned = 0;
 
 	for (r = TAILQ_FIRST(&l->runs); r != NULL; r = next) {
 		next = TAILQ_NEXT(r, entry);
@@ -654,7 +655,10 @@ loop_prune(struct loop *l)
 		free(r->tool);
 		free(r->extra);
 		free(r);
+		pruned = 1;
 	}
+	if (pruned)	/* the workers directory keeps its newest logs */
+		(void)retire_logs(&l->sup);
 }
 
 /* The engine's one place of decision, run from the kick event. */
