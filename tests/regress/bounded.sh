@@ -54,6 +54,11 @@ BIG=$(stat -c %s "$H" "$H".[123] | sort -n | tail -n 1)
 ok $? "history: no file far past the limit ($BIG bytes)"
 tail -n 1 "$H" | jget - 'd["event"]' >/dev/null
 ok $? "history: the current file ends with a whole record"
+MD=$(cd "$R/.loop/c1.progress" && ls develop.md* | tr '\n' ' ')
+is "$MD" "develop.md develop.md.1 develop.md.2 develop.md.3 " \
+    "progress Markdown: rotated too, 3 old files kept"
+head -n 1 "$R/.loop/c1.progress/develop.md" | grep -q '^# '
+ok $? "progress Markdown: the current file starts with its header"
 # worker logs: the newest CCW_WORKER_LOGS_KEEP (10) agents' files stay,
 # and those of the step running (55 workers ran)
 NL=$(ls "$R/.loop/c1.workers" | grep -c '^agent-[0-9]*\.log$')
