@@ -152,4 +152,5 @@ is "$(jr 'd["status"]')" 404 "an agent never spawned: still 404"
 
 kill -TERM "$SRV_PID"
 t_wait_pid "$SRV_PID" 15000
+is "$T_RC" 4 "serve: SIGTERM, exit 4 (nothing freed twice, nothing leaked)"
 t_done
