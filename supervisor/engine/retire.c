@@ -23,6 +23,7 @@
 #include "agent.h"
 #include "log.h"
 #include "retire.h"
+#include "rotate.h"
 #include "xmalloc.h"
 
 struct retire {
@@ -158,22 +159,6 @@ retire_read(const struct sup *s, const char *id)
 	return j;
 }
 
-/* RETIRE_LOGS_KEEP, or $CCW_WORKER_LOGS_KEEP (a test's seam). */
-static unsigned long
-retire_logs_keep(void)
-{
-	const char	*e = getenv("CCW_WORKER_LOGS_KEEP");
-	char		*end;
-	unsigned long	 n;
-
-	if (e != NULL && *e != '\0') {
-		n = strtoul(e, &end, 10);
-		if (*end == '\0' && n > 0)
-			return n;
-	}
-	return RETIRE_LOGS_KEEP;
-}
-
 /* N of a name "agent-N.anything", else 0. */
 static unsigned long
 retire_file_index(const char *name)
@@ -210,12 +195,15 @@ retire_in_table(const struct sup *s, unsigned long n)
 size_t
 retire_logs(const struct sup *s)
 {
-	unsigned long	 keep = retire_logs_keep(), n, max = 0, below;
+	unsigned long	 keep, n, max = 0, below;
 	struct dirent	*de;
 	size_t		 gone = 0, count = 0;
 	char		*path;
 	DIR		*d;
 
+	/* $CCW_WORKER_LOGS_KEEP: a test's seam */
+	keep = (unsigned long)rotate_env("CCW_WORKER_LOGS_KEEP",
+	    RETIRE_LOGS_KEEP);
 	xasprintf(&path, "%s/%s.workers", s->state_dir, s->loop_id);
 	if ((d = opendir(path)) == NULL) {
 		free(path);

@@ -14,13 +14,14 @@
 #include "rotate.h"
 
 /*
- * The size past which a file rotates: ROTATE_BYTES, or
- * $CCW_ROTATE_BYTES (a test's seam: a small file rotates at once).
+ * A positive count from the environment, else dflt: the test seams of
+ * the bounds on disk ($CCW_ROTATE_BYTES here, $CCW_WORKER_LOGS_KEEP in
+ * retire.c), so that a test reaches them with a few records.
  */
-static long long
-rotate_limit(void)
+long long
+rotate_env(const char *name, long long dflt)
 {
-	const char	*e = getenv("CCW_ROTATE_BYTES");
+	const char	*e = getenv(name);
 	char		*end;
 	long long	 n;
 
@@ -29,7 +30,7 @@ rotate_limit(void)
 		if (*end == '\0' && n > 0)
 			return n;
 	}
-	return ROTATE_BYTES;
+	return dflt;
 }
 
 /*
@@ -46,7 +47,8 @@ rotate_maybe(int dfd, const char *name, int fd)
 	char		 from[512], to[512];
 	int		 i;
 
-	if (fstat(fd, &st) == -1 || st.st_size < rotate_limit())
+	if (fstat(fd, &st) == -1 ||
+	    st.st_size < rotate_env("CCW_ROTATE_BYTES", ROTATE_BYTES))
 		return 0;
 	/* another appender rotated it already: fd is NAME.1 now */
 	if (fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) == -1 ||
