@@ -15,6 +15,7 @@
 #include "apiint.h"
 #include "committer.h"
 #include "log.h"
+#include "retire.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -477,8 +478,16 @@ api_result(struct api_pending *p, const json_t *req)
 	const char	*target = api_str(req, "target");
 	struct agent	*a;
 
+	json_t		*rep;
+
 	if ((a = agent_find(p->api->host.sup, target)) == NULL) {
-		api_fail(p, ERR_NOT_FOUND, "unknown agent '%s'", target);
+		/* retired (retire.c): the report it left beside its log */
+		if ((rep = retire_read(p->api->host.sup, target)) != NULL)
+			api_reply(p, json_pack("{s:b, s:o}", "ok", 1,
+			    "result", rep));
+		else
+			api_fail(p, ERR_NOT_FOUND, "unknown agent '%s'",
+			    target);
 		return;
 	}
 	api_reply(p, json_pack("{s:b, s:o}", "ok", 1, "result",

@@ -422,15 +422,22 @@ metrics_workers(struct serve *s, struct evbuffer *b)
 {
 	size_t		 loop[METRICS_NSTATUS], api[METRICS_NSTATUS], i, k;
 	struct agent	*a;
+	uint64_t	 retired = 0;
 
 	memset(loop, 0, sizeof loop);
 	memset(api, 0, sizeof api);
 	for (i = 0; i < s->cfg.nroots; i++) {
 		host_agents(s->cfg.roots[i].host, metrics_count_agent, loop);
-		if (s->cfg.roots[i].sup != NULL)
-			TAILQ_FOREACH(a, &s->cfg.roots[i].sup->agents, entry)
-				metrics_count_agent(a, api);
+		if (s->cfg.roots[i].sup == NULL)
+			continue;
+		TAILQ_FOREACH(a, &s->cfg.roots[i].sup->agents, entry)
+			metrics_count_agent(a, api);
+		retired += s->cfg.roots[i].sup->retired;
 	}
+	metrics_one(b, "ccw_agents_retired_total", "counter", "Finished "
+	    "/api/agents agents retired from memory past keep_agents (their "
+	    "result read back from {id}.result.json).",
+	    (unsigned long long)retired);
 	metrics_family(b, "ccw_workers", "gauge", "Workers by source (the "
 	    "hosted loops' or /api/agents') and state (the agent status).");
 	for (k = 0; k < METRICS_NSTATUS; k++) {

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include "log.h"
 #include "mcp.h"
 #include "meter.h"
+#include "retire.h"
 #include "sdnotify.h"
 #include "serve-config.h"
 #include "serve.h"
@@ -48,6 +50,7 @@ struct serve_side {
 	struct cmd_opts		 o;
 	struct plan_base	 plan;		/* /api/agents' spawns */
 	struct sup		 sup;
+	struct retire		*retire;	/* sup's finished agents */
 	struct host		*host;
 	struct api		*api;
 	struct loop_guard	 guard;		/* root 0: /api/agents' ids */
@@ -210,8 +213,9 @@ serve_cmd_loop_end(void *arg, const char *id, int code)
 /*
  * An agent of /api/agents finished: its outcome, duration and usage go
  * into its root's meter as a loop's worker_result does (no loop counts
- * it otherwise), then serve may exit.  One closed while serve frees its
- * sides (their hosts gone) counts nowhere and ends nothing.
+ * it otherwise), older finished ones may retire, then serve may exit.
+ * One closed while serve frees its sides (their hosts gone) counts
+ * nowhere and ends nothing.
  */
 static void
 serve_cmd_agent_done(struct agent *a, void *arg)
@@ -224,6 +228,7 @@ serve_cmd_agent_done(struct agent *a, void *arg)
 	res = report_agent(a);
 	meter_event(host_meter(sd->host), "worker_result", res, 0);
 	json_decref(res);
+	retire_soon(sd->retire);
 	serve_maybe_exit(sd->sc);
 }
 
@@ -372,6 +377,8 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	ah.loop_end = serve_cmd_loop_end;
 	ah.loop_end_arg = sd;
 	sd->api = api_new(&ah);
+	sd->retire = retire_new(&sd->sup, (unsigned)(sd->o.cfg.keep_agents >
+	    UINT_MAX ? UINT_MAX : sd->o.cfg.keep_agents));
 	sd->sup.done_extra = serve_cmd_agent_done;
 	sd->sup.done_extra_arg = sd;
 	/* /mcp's waits report the progress of root 0's agents from the bus */
@@ -411,6 +418,7 @@ serve_cmd_free(struct serve_cmd *sc)
 		host_free(sc->sides[i].host);
 		sc->sides[i].host = NULL;	/* its agents meter no more */
 		servecfg_free(&sc->sides[i].live);
+		retire_free(sc->sides[i].retire);
 		sup_free(&sc->sides[i].sup);
 		loopguard_close(&sc->sides[i].guard);
 		cmd_opts_free(&sc->sides[i].o);

@@ -500,6 +500,42 @@ sup_init(struct sup *s, struct event_base *base, struct children *ch,
 	return 0;
 }
 
+/* One agent's record and what it holds, once it is off the table. */
+static void
+agent_free(struct sup *s, struct agent *a)
+{
+	if (!agent_final(a))
+		agent_kill_now(a);
+	(void)agent_cgroup_end(a);
+	/* still running: reaped as an orphan once it is dead */
+	if (a->pid > 0 && !a->reaped && s->children != NULL)
+		children_forget(s->children, a->pid);
+	if (a->pidfd >= 0)
+		close(a->pidfd);
+	if (a->chan != NULL)
+		chan_free(a->chan);
+	if (a->kill_ev != NULL)
+		event_free(a->kill_ev);
+	agent_heartbeat_stop(a);
+	if (a->launch_err_fd >= 0)
+		close(a->launch_err_fd);
+	launch_clear(&a->launch);
+	if (a->early != NULL)
+		evbuffer_free(a->early);
+	free(a->role); free(a->tool); free(a->model); free(a->command);
+	free(a->prompt); free(a->cwd); free(a->capsule);
+	free(a->log_path); free(a->reason); free(a->last_progress);
+	free(a->last_retry);
+	free(a->kind_reason);
+	free(a->next_turn); free(a->session_id);
+	json_decref(a->options);
+	json_decref(a->limits);
+	json_decref(a->past);
+	msg_clear(&a->started);
+	msg_clear(&a->result);
+	free(a);
+}
+
 /* Kill whatever is left and free the table. */
 void
 sup_free(struct sup *s)
@@ -508,36 +544,7 @@ sup_free(struct sup *s)
 
 	while ((a = TAILQ_FIRST(&s->agents)) != NULL) {
 		TAILQ_REMOVE(&s->agents, a, entry);
-		if (!agent_final(a))
-			agent_kill_now(a);
-		(void)agent_cgroup_end(a);
-		/* still running: reaped as an orphan once it is dead */
-		if (a->pid > 0 && !a->reaped && s->children != NULL)
-			children_forget(s->children, a->pid);
-		if (a->pidfd >= 0)
-			close(a->pidfd);
-		if (a->chan != NULL)
-			chan_free(a->chan);
-		if (a->kill_ev != NULL)
-			event_free(a->kill_ev);
-		agent_heartbeat_stop(a);
-		if (a->launch_err_fd >= 0)
-			close(a->launch_err_fd);
-		launch_clear(&a->launch);
-		if (a->early != NULL)
-			evbuffer_free(a->early);
-		free(a->role); free(a->tool); free(a->model); free(a->command);
-		free(a->prompt); free(a->cwd); free(a->capsule);
-		free(a->log_path); free(a->reason); free(a->last_progress);
-		free(a->last_retry);
-		free(a->kind_reason);
-		free(a->next_turn); free(a->session_id);
-		json_decref(a->options);
-		json_decref(a->limits);
-		json_decref(a->past);
-		msg_clear(&a->started);
-		msg_clear(&a->result);
-		free(a);
+		agent_free(s, a);
 	}
 	/* the registry's owner kills and reaps whatever is left */
 	if (s->own_children)
@@ -547,6 +554,25 @@ sup_free(struct sup *s)
 	free(s->state_dir);
 	free(s->loop_id);
 	free(s->worker_path);
+}
+
+/*
+ * A finished agent leaves memory (retire.c decides which, after saving
+ * its report): a host that runs for weeks must not keep every agent it
+ * ever had.  Only a final agent with no follow-up queued goes; 0 if so.
+ */
+int
+agent_retire(struct agent *a)
+{
+	struct sup	*s = a->sup;
+
+	if (!agent_final(a) || a->next_turn != NULL || a->chan != NULL ||
+	    a->kill_ev != NULL)
+		return -1;
+	TAILQ_REMOVE(&s->agents, a, entry);
+	agent_free(s, a);
+	s->retired++;
+	return 0;
 }
 
 /* Copy a string that may be NULL. */

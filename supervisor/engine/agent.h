@@ -170,6 +170,7 @@ struct sup {
 	struct containment	 contain;	/* how workers are contained */
 	int			 limits_said;	/* limits that cannot apply:
 						   said once a table */
+	uint64_t		 retired;	/* agents agent_retire freed */
 };
 
 /* supervisor/engine/agent.c (agent_final, agent_status_name: agentphase.c) */
@@ -180,6 +181,7 @@ struct agent	*agent_spawn(struct sup *, const struct agent_req *);
 void		 agent_start(struct agent *);
 struct agent	*agent_find(struct sup *, const char *);
 int		 agent_final(const struct agent *);
+int		 agent_retire(struct agent *);
 const char	*agent_status_name(enum agent_status);
 int		 agent_send_input(struct agent *, const char *, int,
 		    uint64_t *, char **);

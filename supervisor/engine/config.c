@@ -15,6 +15,7 @@
  *	  "default_tool": "codex",
  *	  "test_command": "make check",
  *	  "log_max_bytes": 67108864,
+ *	  "keep_agents": 64,
  *	  "tools": {
  *	    "codex": { "path": "/opt/bin/codex", "enabled": true,
  *	               "model": "gpt-5",
@@ -41,6 +42,10 @@
  * log_max_bytes  every role's worker log cap, stdout and stderr
  *		together (ccw-worker(8)); 0: none; default the worker's,
  *		67108864 (64 MiB).
+ * keep_agents	finished agents a long-lived front end (serve's
+ *		/api/agents) keeps in memory; older ones retire: their
+ *		report is saved as {id}.result.json beside their log and
+ *		`result` answers from it; default 64 (retire.h).
  * tools	keys are the tool table's names (worker/adapters.c; ccw-worker(8)).
  *   path	executable name or path; default the tool's name.
  *   enabled	boolean; default true.
@@ -121,6 +126,7 @@
 #include "adapter.h"
 #include "cgroup.h"
 #include "outcome.h"
+#include "retire.h"
 #include "toolconfig.h"
 #include "flowdef.h"
 #include "xmalloc.h"
@@ -246,6 +252,7 @@ config_defaults(struct config *cfg, const struct workflow *wf)
 	cfg->source = xstrdup("built-in");
 	cfg->default_tool = xstrdup(adapter_flagged(ADAPTER_DEFAULT)->name);
 	cfg->default_reason = xstrdup("built-in default");
+	cfg->keep_agents = RETIRE_KEEP_DEFAULT;
 	cfg->ntools = adapter_count();
 	cfg->tools = xcalloc(cfg->ntools, sizeof *cfg->tools);
 	for (i = 0; i < cfg->ntools; i++) {
@@ -699,7 +706,8 @@ config_apply(struct cload *ld, struct config *cfg, json_t *root)
 		ld->default_set = 1;
 	}
 	if (config_launcher(ld, root, "", &cfg->launch) == -1 ||
-	    config_bytes(ld, root, "log_max_bytes", "", &cfg->log_max) == -1)
+	    config_bytes(ld, root, "log_max_bytes", "", &cfg->log_max) == -1 ||
+	    config_ms(ld, root, "keep_agents", "", &cfg->keep_agents) == -1)
 		return -1;
 	if (json_object_get(root, "test_command") != NULL &&
 	    config_str(ld, root, "test_command", "", &cfg->test_command)

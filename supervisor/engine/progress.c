@@ -22,6 +22,7 @@
 #include "fdio.h"
 #include "flowdef.h"
 #include "progress.h"
+#include "rotate.h"
 #include "xmalloc.h"
 
 #define PROGRESS_READ_MAX	(64 * 1024 * 1024)
@@ -333,6 +334,9 @@ progress_append_ndjson(int dfd, const char *name, const char *label,
 	if (rc == 0) {
 		rc = progress_append_fd(fd, label, line, strlen(line),
 		    stopping, err);
+		/* past its size: NAME.1 (rotate.c); racing is harmless */
+		if (rc == 0)
+			(void)rotate_maybe(dfd, name, fd);
 		close(fd);
 	}
 	free(line);

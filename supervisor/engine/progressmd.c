@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "flowdef.h"
 #include "progress.h"
+#include "rotate.h"
 #include "xmalloc.h"
 
 /* A workflow's format of ROLE.md (its state table's progress list). */
@@ -224,6 +225,9 @@ progress_append_md(const struct workflow_state *ws, int dfd, const char *id,
 	progress_md_last(old, len, &n);
 	md_section(&sb, fm, section, n + 1, ts);
 	rc = progress_append_fd(fd, label, sb.p, sb.len, stopping, err);
+	/* read whole at every append: past its size it starts again */
+	if (rc == 0)
+		(void)rotate_maybe(pfd, name, fd);
 out:
 	if (fd != -1)
 		close(fd);

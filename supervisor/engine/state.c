@@ -609,6 +609,36 @@ state_skeleton(const struct workflow_state *ws)
 	return ss;
 }
 
+/*
+ * An entry appended to skill_state.errors, the oldest dropped past
+ * STATE_ERRORS_MAX: a loop failing step after step (a crash loop under
+ * a generous retry policy) would otherwise grow its state file, and the
+ * memory holding it, for as long as it runs.  What is dropped is counted
+ * in errors_dropped (absent until the first drop), so that a reader
+ * knows the list is the tail; each entry keeps CCW's shape.
+ */
+void
+state_error_push(json_t *ss, json_t *e)
+{
+	json_t		*errs = json_object_get(ss, "errors");
+	json_int_t	 dropped, n = 0;
+
+	if (!json_is_array(errs)) {
+		errs = json_array();
+		json_object_set_new(ss, "errors", errs);
+	}
+	json_array_append_new(errs, e);
+	while (json_array_size(errs) > STATE_ERRORS_MAX) {
+		json_array_remove(errs, 0);
+		n++;
+	}
+	if (n == 0)
+		return;
+	dropped = json_integer_value(json_object_get(ss, "errors_dropped"));
+	json_object_set_new(ss, "errors_dropped", json_integer(
+	    (dropped > 0 ? dropped : 0) + n));
+}
+
 /* The seed's initial state; NULL for an invalid id, title or bound. */
 json_t *
 state_new(const struct workflow_state *ws, const char *id, const char *title,

@@ -55,6 +55,9 @@ int	 state_json_int(const json_t *, long long *);	/* an integer, or a real witho
 json_t	*state_new(const struct workflow_state *, const char *, const char *,
 	    const char *, int64_t);	/* id, title, description, max_iterations; NULL if invalid */
 json_t	*state_skeleton(const struct workflow_state *);	/* skill_state before the first action */
+/* skill_state.errors keeps its newest STATE_ERRORS_MAX; the rest are counted in errors_dropped */
+#define STATE_ERRORS_MAX	50
+void	 state_error_push(json_t *, json_t *);	/* skill_state, an entry (stolen) */
 
 /* --- a workflow's rules (flowdef.h workflow_state), checked by statevalid.c */
 enum state_vtype { V_STR, V_INT, V_NUM, V_PCT, V_BOOL, V_TS, V_ENUM, V_OBJ,

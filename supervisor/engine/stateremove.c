@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rotate.h"
 #include "state.h"
 #include "xmalloc.h"
 
@@ -111,6 +112,12 @@ state_remove_files(int dirfd, const char *id, char **err)
 			xasprintf(err, "%s: %s", name, strerror(errno));
 			rc = -1;
 		}
+		free(name);
+	}
+	/* the history's rotated files (rotate.c): NAME.1 .. NAME.KEEP */
+	for (i = 1; i <= ROTATE_KEEP; i++) {
+		xasprintf(&name, "%s.history.jsonl.%zu", id, i);
+		(void)unlinkat(dirfd, name, 0);
 		free(name);
 	}
 	return rc;

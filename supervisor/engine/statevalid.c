@@ -59,6 +59,7 @@ static const struct state_vrule state_r_usage[] = {
 };
 static const struct state_vrule state_r_tail[] = {
 	R_SUB("errors", V_LIST, V_REQ, state_r_error),
+	R_INT("errors_dropped", 0, 0),
 	R_SUB("usage", V_OBJ, V_NULL, state_r_usage), R_END
 };
 /* skill_state is checked on its own, against the rules built for it. */

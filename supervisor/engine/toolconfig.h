@@ -90,6 +90,7 @@ struct config {
 	struct launch_cfg launch;	/* "launcher": every role's default */
 	struct log_max	 log_max;	/* "log_max_bytes": every role's */
 	char		*containment;	/* cgroup, sweep, auto; NULL unset */
+	uint64_t	 keep_agents;	/* finished agents kept (retire.c) */
 };
 
 int		 config_load(const struct workflow *, const char *,

@@ -12,6 +12,7 @@
 
 #include "chan.h"
 #include "log.h"
+#include "retire.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -58,18 +59,38 @@ req_free(struct req *r)
 	free(r);
 }
 
+/*
+ * A retired agent's final status (retire.c: its report beside its log),
+ * or NULL: a wait on an agent that finished and retired is satisfied.
+ */
+static json_t *
+verbs_retired(struct verbs *v, const char *id)
+{
+	json_t	*rep = retire_read(v->sup, id), *st;
+
+	st = json_incref(json_object_get(rep, "agent_status"));
+	json_decref(rep);
+	if (st != NULL && !json_is_string(st)) {
+		json_decref(st);
+		st = NULL;
+	}
+	return st;
+}
+
 /* The status map of a wait's targets, and whether it is satisfied. */
 static json_t *
 verbs_status(struct verbs *v, const struct strv *t, int all, int *satisfied)
 {
-	json_t		*map = json_object();
+	json_t		*map = json_object(), *st;
 	struct agent	*a;
 	size_t		 i, nfinal = 0;
 
 	for (i = 0; i < t->n; i++) {
 		a = agent_find(v->sup, t->v[i]);
-		json_object_set_new(map, t->v[i], json_string(a == NULL ?
-		    "not_found" : agent_status_name(a->status)));
+		st = a == NULL ? verbs_retired(v, t->v[i]) : NULL;
+		json_object_set_new(map, t->v[i], st != NULL ? st :
+		    json_string(a == NULL ? "not_found" :
+		    agent_status_name(a->status)));
 		if (a == NULL || agent_final(a))
 			nfinal++;
 	}
@@ -252,11 +273,15 @@ verbs_wait(struct verbs *v, char *const *targets, size_t n,
 		*err = xstrdup("wait needs at least one target");
 		return ERR_INVALID;
 	}
-	for (i = 0; i < n; i++)
-		if (agent_find(v->sup, targets[i]) == NULL) {
+	for (i = 0; i < n; i++) {
+		if (agent_find(v->sup, targets[i]) != NULL)
+			continue;
+		if ((map = verbs_retired(v, targets[i])) == NULL) {
 			xasprintf(err, "unknown agent '%s'", targets[i]);
 			return ERR_NOT_FOUND;
 		}
+		json_decref(map);
+	}
 	r = req_new(v, REQ_WAIT, arg);
 	r->all = all;
 	r->wait_cb = cb;

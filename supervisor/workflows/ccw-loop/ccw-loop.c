@@ -105,7 +105,7 @@ ccw_loop_task_error(json_t *ss, const char *msg, const char *now)
 		if (m != NULL && strcmp(m, msg) == 0)
 			return;
 	}
-	json_array_append_new(errs, json_pack("{s:s, s:s, s:s}", "action",
+	state_error_push(ss, json_pack("{s:s, s:s, s:s}", "action",
 	    "tasks", "message", msg, "timestamp", now));
 }
 

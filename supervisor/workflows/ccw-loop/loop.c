@@ -31,6 +31,7 @@
 #include "loopint.h"
 #include "outcome.h"
 #include "progress.h"
+#include "retire.h"
 #include "state.h"
 #include "sup.h"
 #include "xmalloc.h"
@@ -625,6 +626,42 @@ loop_stop_as(struct loop *l, const char *why, const char *to,
 	loop_end(l, EXIT_STOPPED, to, reason);
 }
 
+/*
+ * Runs of steps already taken leave memory before the next step, with
+ * their agents (agent_retire): a loop retried for weeks (a crash loop)
+ * must not keep every worker it ever ran.  Their results are in the
+ * state file (worker_results, errors) and their logs; the current
+ * step's runs stay.  Only from the kick event: nothing up the stack
+ * holds a run.
+ */
+static void
+loop_prune(struct loop *l)
+{
+	struct loop_run	*r, *next;
+	int		 i, cur, pruned = 0;
+
+	for (r = TAILQ_FIRST(&l->runs); r != NULL; r = next) {
+		next = TAILQ_NEXT(r, entry);
+		for (cur = 0, i = 0; i < l->ncur; i++)
+			cur |= l->cur[i] == r;
+		if (cur || !loop_run_done(r) || r->wait != NULL ||
+		    (r->a != NULL && !agent_final(r->a)))
+			continue;
+		TAILQ_REMOVE(&l->runs, r, entry);
+		if (r->ladder != NULL)
+			ladder_free(r->ladder);
+		if (r->a != NULL)
+			(void)agent_retire(r->a);
+		json_decref(r->result);
+		free(r->tool);
+		free(r->extra);
+		free(r);
+		pruned = 1;
+	}
+	if (pruned)	/* the workers directory keeps its newest logs */
+		(void)retire_logs(&l->sup);
+}
+
 /* The engine's one place of decision, run from the kick event. */
 static void
 loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
@@ -650,6 +687,7 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 	if (l->phase == LP_ASKING || evtimer_pending(l->retry_ev, NULL))
 		return;
+	loop_prune(l);
 	loop_next(l);
 }
 
@@ -1086,7 +1124,7 @@ loop_requeue(struct loop *l, int slot)
 	xasprintf(&msg, "rate limited on %s (%s): requeued after the "
 	    "provider's hold", r->tool, r->a->id);
 	if (json_is_array(errs))
-		json_array_append_new(errs, json_pack("{s:s, s:s, s:s}",
+		state_error_push(l->ss, json_pack("{s:s, s:s, s:s}",
 		    "action", role, "message", msg, "timestamp", now));
 	free(msg);
 	prompt_record(l->store, json_pack("{s:s, s:s, s:s, s:s}", "event",

@@ -14,6 +14,7 @@
 #include "ccw-loop.h"
 #include "loop.h"
 #include "outcome.h"
+#include "state.h"
 #include "xmalloc.h"
 
 #define MERGE_MAX_HYP	20	/* hypotheses taken from one result */
@@ -174,7 +175,7 @@ merge_common(json_t *ss, const char *role, const json_t *res,
 		if (merge_s(res, "reason") != NULL)
 			json_object_set_new(e, "reason",
 			    json_string(merge_s(res, "reason")));
-		json_array_append_new(merge_sub(ss, "errors", 1), e);
+		state_error_push(ss, e);
 	}
 	wr = merge_sub(ss, "worker_results", 0);
 	json_object_set_new(wr, role, json_pack("{s:s, s:s?, s:s?, s:s}",
@@ -220,6 +221,29 @@ merge_count_tasks(json_t *dev)
 }
 
 /*
+ * With no task pending, a failed develop whose last task failed with the
+ * same description is that task failing again: a crash loop retried for
+ * days must not add a task (and a develop.md row) per attempt; its
+ * errors entries say how often it failed (state_error_push).
+ */
+static json_t *
+merge_refailed(json_t *tasks, const char *tst, const char *sum)
+{
+	json_t		*last;
+	const char	*d, *want = sum != NULL && *sum != '\0' ? sum :
+			    "develop";
+
+	if (strcmp(tst, "failed") != 0 || json_array_size(tasks) == 0)
+		return NULL;
+	last = json_array_get(tasks, json_array_size(tasks) - 1);
+	d = merge_s(last, "description");
+	if (merge_s(last, "status") == NULL || strcmp(merge_s(last,
+	    "status"), "failed") != 0 || d == NULL || strcmp(d, want) != 0)
+		return NULL;
+	return last;
+}
+
+/*
  * develop: the first pending task is the one the worker did; with none,
  * the result becomes a new task task-NNN.  Either way it ends completed
  * or failed with the files the worker changed.
@@ -244,7 +268,10 @@ merge_develop(json_t *ss, const json_t *res, const char *outcome,
 		    strcmp(st, "in_progress") == 0))
 			break;
 	}
-	if (i == json_array_size(tasks)) {
+	if (i == json_array_size(tasks) && (t = merge_refailed(tasks, tst,
+	    sum)) != NULL)
+		;	/* the same failure again: no new task each time */
+	else if (i == json_array_size(tasks)) {
 		n = json_array_size(tasks) + 1;
 		do
 			snprintf(id, sizeof id, "task-%03zu", n++);
