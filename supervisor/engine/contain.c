@@ -153,6 +153,11 @@ contain_choose(struct containment *c, const char *want, int make)
 		xasprintf(&c->why, "%s%s", strcmp(want, "auto") == 0 ?
 		    "auto, " : "containment=cgroup asked but ", why);
 		free(why);
+		/* asked for and not had: said as the table starts, not only
+		 * by doctor (auto's fallback is no surprise, and doctor, make
+		 * 0, prints it itself) */
+		if (make && strcmp(want, "cgroup") == 0)
+			log_warnx("%s; the sweep contains workers", c->why);
 	}
 	if (c->mode != CONTAIN_CGROUP) {
 		free(c->base);

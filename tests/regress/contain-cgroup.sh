@@ -139,4 +139,27 @@ t_wait_pid "$SRV_PID" 10000
 t_wait_gone "$M" 3000
 ok $? "sweep: the tool is gone with serve"
 
+# -- containment=cgroup asked where none can be had (an unprivileged
+# user under root's cgroup): the sweep, and why, said by doctor and by
+# the supervisor as it starts
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	U=$T_TMP/unpriv
+	mkdir -p "$U" && chmod 777 "$U" "$T_TMP"
+	HOME=$U CCW_CONTAINMENT=cgroup setpriv --reuid=65534 --regid=65534 \
+	    --clear-groups "$SUP" doctor -C "$U" >"$U/doctor.out" 2>&1
+	like "$(grep '^containment' "$U/doctor.out")" \
+	    'sweep +containment=cgroup asked but cannot make a cgroup' \
+	    "forced, not had: doctor says sweep and why"
+	HOME=$U CCW_CONTAINMENT=cgroup setpriv --reuid=65534 --regid=65534 \
+	    --clear-groups $WRAP "$SUP" agent --json develop --tool bash \
+	    --command true -C "$U" --state-dir "$U/st" go >/dev/null \
+	    2>"$U/agent.err"
+	like "$(cat "$U/agent.err")" \
+	    'containment=cgroup asked but cannot make a cgroup.*the sweep contains workers' \
+	    "forced, not had: the supervisor says so as it starts"
+else
+	t_skip "not root or no setpriv: the forced, not had case"
+	t_skip "not root or no setpriv: the forced, not had case"
+fi
+
 t_done
