@@ -26,6 +26,7 @@
 #include "host.h"
 #include "linein.h"
 #include "log.h"
+#include "retire.h"
 #include "sup.h"
 #include "xmalloc.h"
 
@@ -141,13 +142,17 @@ control_signal(evutil_socket_t sig, short ev, void *arg)
 	control_stop(c, why);
 }
 
-/* An agent finished: maybe that was the last one after EOF. */
+/*
+ * An agent finished: older finished ones may retire (config
+ * keep_agents), and maybe that was the last one after EOF.
+ */
 static void
 control_on_done(struct agent *a, void *arg)
 {
 	struct control	*c = arg;
 
 	(void)a;
+	retire_soon(c->retire);
 	control_maybe_exit(c);
 }
 
@@ -283,6 +288,7 @@ control_open(struct control *c, struct cmd_opts *o)
 	host.plan = control_plan;
 	host.plan_arg = c;
 	c->api = api_new(&host);
+	c->retire = cmd_retire_new(o, &c->sup);
 	c->sup.done_extra = control_on_done;
 	c->sup.done_extra_arg = c;
 	return EXIT_OK;
@@ -294,6 +300,7 @@ control_close(struct control *c)
 {
 	api_free(c->api);
 	host_free(c->host);	/* before the reaper it borrows (sup's) */
+	retire_free(c->retire);
 	sup_free(&c->sup);
 	loopguard_close(&c->guard);
 	event_base_free(c->base);

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -377,8 +376,7 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	ah.loop_end = serve_cmd_loop_end;
 	ah.loop_end_arg = sd;
 	sd->api = api_new(&ah);
-	sd->retire = retire_new(&sd->sup, (unsigned)(sd->o.cfg.keep_agents >
-	    UINT_MAX ? UINT_MAX : sd->o.cfg.keep_agents));
+	sd->retire = cmd_retire_new(&sd->o, &sd->sup);
 	sd->sup.done_extra = serve_cmd_agent_done;
 	sd->sup.done_extra_arg = sd;
 	/* /mcp's waits report the progress of root 0's agents from the bus */

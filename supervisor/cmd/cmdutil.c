@@ -24,6 +24,7 @@
 #include "cgroup.h"
 #include "cmdutil.h"
 #include "log.h"
+#include "retire.h"
 #include "sigfd.h"
 #include "state.h"
 #include "xmalloc.h"
@@ -401,4 +402,17 @@ cmd_emit_event(const char *name, const json_t *fields)
 		free(s);
 	}
 	json_decref(o);
+}
+
+/*
+ * The retention of a long-lived front end's agent table (serve's
+ * /api/agents, control, mcp): config keep_agents, clamped to what
+ * retire.c counts in.  Call retire_soon in the table's done hook and
+ * retire_free before sup_free.
+ */
+struct retire *
+cmd_retire_new(const struct cmd_opts *o, struct sup *sup)
+{
+	return retire_new(sup, (unsigned)(o->cfg.keep_agents > UINT_MAX ?
+	    UINT_MAX : o->cfg.keep_agents));
 }

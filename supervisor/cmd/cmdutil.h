@@ -23,6 +23,7 @@
 
 struct event;
 struct event_base;
+struct retire;
 
 struct cmd_opts {
 	/* from the command line, borrowed from argv */
@@ -64,6 +65,7 @@ void	cmd_plan_base(const struct cmd_opts *, struct plan_base *);
 int	cmd_guard_open(struct loop_guard *, const struct sup *, char **);
 int	cmd_plan_spawn(const struct plan_base *, struct loop_guard *,
 	    struct sup *, const struct api_spawn *, struct agent_req *, char **);
+struct retire *cmd_retire_new(const struct cmd_opts *, struct sup *);
 void	cmd_signals(struct event_base *, struct event **,
 	    void (*)(evutil_socket_t, short, void *), void *);
 void	cmd_signal_why(char *, size_t, const char *, int);

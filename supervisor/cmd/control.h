@@ -22,6 +22,7 @@ struct control {
 	struct host		*host;		/* the loops loop_open starts */
 	struct loop_guard	 guard;		/* the run lock, fresh logs */
 	struct api		*api;
+	struct retire		*retire;	/* sup's finished agents */
 	struct plan_base	 plan;		/* the api's spawns (cmd_plan_base) */
 	struct linein		*in;		/* stdin's requests */
 	struct event		*sigs[CMD_NSIG];

@@ -43,8 +43,9 @@
  *		together (ccw-worker(8)); 0: none; default the worker's,
  *		67108864 (64 MiB).
  * keep_agents	finished agents a long-lived front end (serve's
- *		/api/agents) keeps in memory; older ones retire: their
- *		report is saved as {id}.result.json beside their log and
+ *		/api/agents, a control or mcp session) keeps in memory;
+ *		older ones retire: their report is saved as
+ *		{id}.result.json beside their log and
  *		`result` answers from it; default 64 (retire.h).
  * tools	keys are the tool table's names (worker/adapters.c; ccw-worker(8)).
  *   path	executable name or path; default the tool's name.
