@@ -82,6 +82,17 @@ items() {
 	done
 }
 
+# start_batch DIR: a project at DIR with $NI items, its batch started in
+# the background (--jobs $JOBS, --json to DIR.out); its pid added to pids.
+start_batch() {
+	mkdir -p "$1"
+	root "$1"
+	items "$1/items.jsonl" "$NI"
+	$WRAP "$SUP" batch "$1/items.jsonl" -C "$1" --jobs "$JOBS" \
+	    --json >"$1.out" 2>"$1.err" &
+	pids+=($!)
+}
+
 # counted FILE EVENT: how many EVENT lines batch --json wrote so far.
 counted() {
 	grep -c "\"event\": *\"$2\"" "$1" 2>/dev/null
@@ -91,13 +102,7 @@ counted() {
 for r in $(seq "$ROUNDS"); do
 	pids=()
 	for b in $(seq "$NB"); do
-		R=$T_TMP/b$r-$b
-		mkdir -p "$R"
-		root "$R"
-		items "$R/items.jsonl" "$NI"
-		$WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --jobs "$JOBS" \
-		    --json >"$R.out" 2>"$R.err" &
-		pids+=($!)
+		start_batch "$T_TMP/b$r-$b"
 	done
 	hung=0 bad=
 	for b in $(seq "$NB"); do
@@ -116,13 +121,7 @@ done
 pids=() names=()
 for when in 1 4; do
 	for ev in item_started item_done; do
-		R=$T_TMP/term-$ev-$when
-		mkdir -p "$R"
-		root "$R"
-		items "$R/items.jsonl" "$NI"
-		$WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --jobs "$JOBS" \
-		    --json >"$R.out" 2>"$R.err" &
-		pids+=($!)
+		start_batch "$T_TMP/term-$ev-$when"
 		names+=("$ev-$when")
 	done
 done

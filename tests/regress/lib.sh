@@ -14,7 +14,7 @@ T_FAILED=0
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ccw-test.XXXXXX")
 
 t_cleanup() {
-	[ -n "${T_WATCHDOG:-}" ] && kill "$T_WATCHDOG" 2>/dev/null
+	t_watchdog_end
 	rm -rf "$T_TMP"
 }
 trap t_cleanup EXIT
@@ -52,6 +52,15 @@ t_watchdog() {
 		kill -TERM "$me"
 	) &
 	T_WATCHDOG=$!
+}
+
+# t_watchdog_end: the watchdog told to go (SIGTERM: its trap ends its
+# sleep) and waited for, before anything SIGKILLs the test's jobs (it is
+# one: killed so, its sleep would be orphaned).
+t_watchdog_end() {
+	[ -n "${T_WATCHDOG:-}" ] && kill "$T_WATCHDOG" 2>/dev/null &&
+	    wait "$T_WATCHDOG" 2>/dev/null
+	T_WATCHDOG=
 }
 
 # ok COND_STATUS DESCRIPTION: one TAP line; returns 1 when it failed
@@ -357,17 +366,19 @@ t_wait_pid_() {
 	return 0
 }
 
-# The exit trap (replaces t_cleanup's): kill what a failed test left
-# behind (only its own jobs and the processes it marked), and the watchdog's
-# sleep, which would otherwise hold the TAP pipe open for its whole term;
-# then the lib's cleanup.
+# The exit trap (replaces t_cleanup's): first the daemons a test names
+# in T_STOP_VARS (variables holding pids: SIGTERM, then waited for, so
+# they stop cleanly), then kill what a failed test left behind (only its
+# own jobs and the processes it marked), the watchdog ended before; then
+# the lib's cleanup.  A test adds to this trap rather than replacing it.
+T_STOP_VARS=
 t_cleanup_agents() {
-	local m p sl=
-	if [ -n "${T_WATCHDOG:-}" ]; then
-		sl=$(pgrep -P "$T_WATCHDOG")
-		kill "$T_WATCHDOG" 2>/dev/null
-		[ -n "$sl" ] && kill $sl 2>/dev/null
-	fi
+	local m p v
+	t_watchdog_end
+	for v in $T_STOP_VARS; do
+		p=${!v:-}
+		[ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
 	for p in $(jobs -p); do
 		kill -KILL "$p" 2>/dev/null
 	done

@@ -39,14 +39,7 @@ PYEOF
 
 PROM_PID=
 # prometheus and serve stopped by pid (and waited for) before the cleanup
-t_stop() {
-	local p
-	for p in ${PROM_PID:-} ${SRV_PID:-}; do
-		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
-	done
-	t_cleanup
-}
-trap t_stop EXIT
+T_STOP_VARS="PROM_PID SRV_PID"
 
 srv_start "$T_TMP/srv" -C "$R"
 ok $? "serve listens ($SRV_PORT)" || { t_done; exit 1; }

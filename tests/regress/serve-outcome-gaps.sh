@@ -22,14 +22,7 @@ t_run_config "$R" "$OK init" "$DEV" "$OK dbg" "$OK 'all good'" "$OK done" \
     '{"grace_ms": 500}'
 
 # serve and the event stream stopped by pid before the cleanup
-t_stop() {
-	local p
-	for p in ${SRV_PID:-} ${EVPID:-}; do
-		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
-	done
-	t_cleanup_agents
-}
-trap t_stop EXIT
+T_STOP_VARS="SRV_PID EVPID"
 srv_start "$T_TMP/srv" -C "$R" --grace-ms 60000
 ok $? "serve listens ($SRV_PORT)" || { t_done; exit 1; }
 srv_events "$T_TMP/ev"
