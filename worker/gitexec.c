@@ -285,19 +285,26 @@ gitexec_sh(const char *dir, const char *cmd, uint64_t deadline_ms,
 	return gitexec_spawn(dir, av, deadline_ms, 1, o);
 }
 
-/* The last max bytes of the output (owned), from a line start if one. */
+/*
+ * The last max bytes of the output (owned), from a line start if one,
+ * without the trailing newline.
+ */
 char *
 gitexec_tail(const struct gitout *o, size_t max)
 {
 	const char	*p = o->out;
 	const char	*nl;
+	char		*t, *e;
 
 	if (o->len > max) {
 		p = o->out + o->len - max;
 		if ((nl = memchr(p, '\n', max / 2)) != NULL)
 			p = nl + 1;
 	}
-	return xstrdup(p);
+	t = xstrdup(p);
+	for (e = t + strlen(t); e > t && (e[-1] == '\n' || e[-1] == ' ');)
+		*--e = '\0';
+	return t;
 }
 
 /* Why a git command failed, in one line (owned): its fatal: line. */

@@ -201,8 +201,12 @@ wtassign_start(struct worker *w, char **err)
 		    "merge_from")), &gerr);
 	if (gerr != NULL) {
 		w->wt.failed = 1;
-		xasprintf(err, "options.worktree: %s", gerr);
-		free(gerr);
+		if (strncmp(gerr, "worktree setup", 14) == 0)
+			*err = gerr;
+		else {
+			xasprintf(err, "options.worktree: %s", gerr);
+			free(gerr);
+		}
 		return -1;
 	}
 	free(w->assign.u.assign.cwd);
