@@ -262,6 +262,45 @@ gitwt_commit_args(const char *dir, const char **av, size_t max)
 }
 
 /*
+ * git add -A in dir, but for the files named in its ccw-copied (copied
+ * in from the user's checkout, such as .env: never committed).
+ */
+static int
+gitwt_add_all(const char *dir, struct gitout *o)
+{
+	const char	*av[GITWT_COPIES + 8];
+	char		 line[4096], *p, *keep[GITWT_COPIES];
+	size_t		 n = 0, k = 0, i;
+	FILE		*fp;
+	int		 rc;
+
+	av[n++] = "git";
+	av[n++] = "-C";
+	av[n++] = dir;
+	av[n++] = "add";
+	av[n++] = "-A";
+	av[n++] = "--";
+	av[n++] = ".";
+	if ((p = gitwt_gitpath(dir, "ccw-copied")) != NULL &&
+	    (fp = fopen(p, "r")) != NULL) {
+		while (k < GITWT_COPIES && fgets(line, sizeof line, fp)) {
+			line[strcspn(line, "\n")] = '\0';
+			if (line[0] == '\0')
+				continue;
+			xasprintf(&keep[k], ":(exclude,literal)%s", line);
+			av[n++] = keep[k++];
+		}
+		fclose(fp);
+	}
+	free(p);
+	av[n] = NULL;
+	rc = gitexec_argv(NULL, av, GITX_DEADLINE_MS, o);
+	for (i = 0; i < k; i++)
+		free(keep[i]);
+	return rc;
+}
+
+/*
  * Commit every change in the work tree dir with msg (a pending merge is
  * concluded by it).  1 committed, 0 nothing to commit, -1 failed.
  */
@@ -273,7 +312,7 @@ gitwt_commit_all(const char *dir, const char *msg, char **err)
 	char		*merging;
 	int		 n, rc;
 
-	if (gitexec_git(dir, &o, "add", "-A", NULL) != 0) {
+	if (gitwt_add_all(dir, &o) != 0) {
 		*err = gitexec_why(&o);
 		gitexec_clear(&o);
 		return -1;

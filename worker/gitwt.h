@@ -15,6 +15,7 @@
 #define GITX_DEADLINE_MS	(10u * 60 * 1000)	/* any one git command */
 #define GITWT_ME	"ccw-supervisor"	/* identity when the repo has none */
 #define GITWT_MAIL	"ccw-supervisor@localhost"
+#define GITWT_COPIES	64	/* copied files a commit leaves out */
 
 /* What a command did: its output, its status, how long it took. */
 struct gitout {

@@ -56,6 +56,33 @@ wtassign_spec(struct worker *w, const json_t *o, char **err)
 	free(agent);
 }
 
+/*
+ * A copied file the base does not track (.env) is never committed: it
+ * is named in the worktree's own ccw-copied file, which every commit of
+ * ours leaves out (gitwt_commit_all).
+ */
+static void
+wtassign_keep_out(struct worker *w, const char *rel)
+{
+	char	*spec = NULL, *p;
+	FILE	*fp;
+	struct gitout	 o;
+	int	 tracked;
+
+	xasprintf(&spec, "%s:%s", w->wt.base, rel);
+	tracked = gitexec_git(w->wt.path, &o, "cat-file", "-e", spec,
+	    NULL) == 0;
+	gitexec_clear(&o);
+	free(spec);
+	if (tracked || (p = gitwt_gitpath(w->wt.path, "ccw-copied")) == NULL)
+		return;
+	if ((fp = fopen(p, "a")) != NULL) {
+		fprintf(fp, "%s\n", rel);
+		fclose(fp);
+	}
+	free(p);
+}
+
 /* Copy the copy entries from the repository (missing ones skipped). */
 static int
 wtassign_copy(struct worker *w, const json_t *list, char **err)
@@ -87,6 +114,7 @@ wtassign_copy(struct worker *w, const json_t *list, char **err)
 				rc = -1;
 			}
 			gitexec_clear(&o);
+			wtassign_keep_out(w, json_string_value(v));
 		}
 		free(src);
 		free(dst);
@@ -134,8 +162,8 @@ wtassign_merge_from(struct worker *w, const char *from, char **err)
 {
 	const char	*av[24];
 	struct gitout	 o;
-	char		*u;
-	int		 n;
+	char		*u = NULL, *why;
+	int		 n, rc;
 
 	if (from == NULL)
 		return 0;
@@ -155,16 +183,17 @@ wtassign_merge_from(struct worker *w, const char *from, char **err)
 	av[n++] = "--no-ff";
 	av[n++] = from;
 	av[n] = NULL;
-	gitexec_argv(NULL, av, GITX_DEADLINE_MS, &o);
-	gitexec_clear(&o);
+	rc = gitexec_argv(NULL, av, GITX_DEADLINE_MS, &o);
 	/* A conflict is what the resolve step is for; a bad name is not. */
-	if ((u = gitexec_line(w->wt.path, "rev-parse", "-q", "--verify",
-	    "MERGE_HEAD", NULL)) == NULL) {
-		xasprintf(err, "merge_from: %s could not be merged", from);
-		return -1;
+	if (rc != 0 && (u = gitexec_line(w->wt.path, "rev-parse", "-q",
+	    "--verify", "MERGE_HEAD", NULL)) == NULL) {
+		why = gitexec_why(&o);
+		xasprintf(err, "merge_from %s: %s", from, why);
+		free(why);
 	}
 	free(u);
-	return 0;
+	gitexec_clear(&o);
+	return *err == NULL ? 0 : -1;
 }
 
 /*
