@@ -10,6 +10,7 @@
 t_watchdog 60
 command -v git >/dev/null || { echo "1..0 # SKIP git is not installed"; exit 77; }
 t_marker M gitwt
+t_valgrind_worker
 
 # Temp repos may live under the build tree's clone: git must never climb
 # out of them, and no global or system setting (identity, hooks) leaks in.
