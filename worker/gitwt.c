@@ -203,6 +203,21 @@ gitwt_unlock(int fd)
 		close(fd);
 }
 
+/*
+ * Was the worktree at path killed while `git worktree add` made it?
+ * git keeps a "locked" file in its admin dir until the checkout is
+ * done; such a tree is half checked out and made again, never adopted.
+ */
+static int
+gitwt_half_made(const char *path)
+{
+	char	*p = gitwt_gitpath(path, "locked");
+	int	 half = p != NULL && access(p, F_OK) == 0;
+
+	free(p);
+	return half;
+}
+
 /* gitwt_remove with the lock held. */
 static int
 gitwt_remove_locked(const char *repo, const char *path)
@@ -261,7 +276,7 @@ gitwt_ensure(const char *repo, const char *path, const char *branch,
 	char		*ref = NULL, *have;
 	int		 rc, lk;
 
-	if (gitwt_is_tree(path, branch))
+	if (gitwt_is_tree(path, branch) && !gitwt_half_made(path))
 		return 1;
 	lk = gitwt_lock(repo);
 	if (access(path, F_OK) == 0)

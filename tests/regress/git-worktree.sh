@@ -212,11 +212,11 @@ C=$T_TMP/r3
 mkrepo "$C"
 for i in $(seq 1 "$CYCLES"); do
 	prepare "$C" L3
-	[ "$rc" = 0 ] || break
+	[ "$rc" = 0 ] || { sed 's/^/#   /' "$T_TMP/prep.json"*; break; }
 	[ $((i % 5)) = 0 ] && rm -rf "$C/.loop/L3/wt/loop"
 	gw cleanup "$T_TMP/clean.json" "$(printf '{"repo":"%s","side":"%s/.loop/L3","loop_branch":"ccw/L3/loop","remove_branches":%s}' \
 	    "$C" "$C" "$([ $((i % 2)) = 0 ] && echo true || echo false)")"
-	[ "$rc" = 0 ] || break
+	[ "$rc" = 0 ] || { sed 's/^/#   /' "$T_TMP/clean.json"*; break; }
 done
 is "$i $rc $(git -C "$C" worktree list | wc -l) $(git -C "$C" worktree prune -n -v | wc -l)" \
     "$CYCLES 0 1 0" "$CYCLES create/remove cycles: no stale worktree entry"
@@ -253,6 +253,13 @@ is "$(git -C "$A" log -1 --format='%s|%an' "ccw/L4/$id")" \
     "ccw: $id (develop)|ccw-supervisor" \
     "... the commit names agent and role (our identity: the repo has none)"
 is "$(git -C "$A" status --porcelain)" '?? .env' "... the user's checkout untouched"
+# a worktree whose `git worktree add` was killed halfway: made again
+echo initializing >"$(git -C "$WT" rev-parse --git-path locked)"
+rm "$WT/a.txt"
+(cd "$A" && agent "$T_TMP/ag5.json" develop --tool bash --config "$T_TMP/wt.json" \
+    --state-dir "$A/.loop" --command 'true' go)
+is "$? $(git -C "$A" diff --name-status "$base" "ccw/L4/$id" -- a.txt)" \
+    "0 M	a.txt" "a worktree killed while being made is made again, not adopted"
 prepare "$A" L4
 merge "$A" L4 null "$(item L4 "$id" develop)"
 is "$rc $(jget "$T_TMP/merge.json" '[f for f in d["items"][0]["files"] if f["status"] in "DR"]')" \
