@@ -190,6 +190,18 @@ gw cleanup "$T_TMP/clean.json" "$(printf '{"repo":"%s","side":"%s/.loop/L1","loo
 is "$rc $(git -C "$R" worktree list | wc -l) $(git -C "$R" branch --list 'ccw/*' | wc -l)" \
     "0 1 0" "cleanup: no worktree, no ccw/ branch left"
 
+# -- strategy rebase: each branch rebased onto the loop's, fast-forwarded
+prepare "$R" L9
+branch "$R" ccw/L9/r1 ccw/L9/loop 'echo R1 >>b.txt'
+branch "$R" ccw/L9/r2 ccw/L9/loop 'echo R2 >>c.txt'
+branch "$R" ccw/L9/r3 ccw/L9/loop 'echo R3 >>c.txt'
+gw merge "$T_TMP/merge.json" "$(printf '{"repo":"%s","loop_path":"%s/.loop/L9/wt/loop","loop_branch":"ccw/L9/loop","strategy":"rebase","check":null,"items":[%s]}' \
+    "$R" "$R" "$(item L9 r1 develop),$(item L9 r2 debug),$(item L9 r3 validate)")"
+is "$rc $(jget "$T_TMP/merge.json" '[i["outcome"] for i in d["items"]]')" \
+    '0 ["merged","merged","conflict"]' "strategy rebase: two merged, the third a conflict"
+is "$(git -C "$R/.loop/L9/wt/loop" rev-list --count --merges main..HEAD) $(git -C "$R/.loop/L9/wt/loop" rev-list --count main..HEAD) $(git -C "$R/.loop/L9/wt/loop" status --porcelain)" \
+    "0 2 " "... a straight history (two commits), the loop worktree clean"
+
 # -- a dirty tracked tree at the start
 D=$T_TMP/r2
 mkrepo "$D"
