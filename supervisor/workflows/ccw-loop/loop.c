@@ -291,7 +291,8 @@ loop_step_event(struct loop *l)
 
 /*
  * An isolated step's writers merged into the loop's branch, in role
- * order, before the step is taken (their files_changed made exact).
+ * order, before the step is taken (their files_changed made exact); a
+ * resolve step's failed run is not merged (it counts as unresolved).
  * Returns 1 while the merge runs, or when it failed (the loop ends).
  */
 static int
@@ -306,7 +307,8 @@ loop_merge(struct loop *l)
 	for (i = 0; i < l->ncur; i++)
 		if (l->cur[i]->a != NULL && l->cur[i]->result != NULL &&
 		    json_object_get(l->cur[i]->a->options, "worktree") !=
-		    NULL) {
+		    NULL && !(l->resolving && strcmp(l->wf->outcome(loop_role(
+		    l, l->cur[i]->role), l->cur[i]->result), "failed") == 0)) {
 			items[n].role = loop_role(l, l->cur[i]->role);
 			items[n].agent = l->cur[i]->a->id;
 			items[n++].result = l->cur[i]->result;
