@@ -193,4 +193,17 @@ is "$RC" 0 "dirty: --from-worktree completes"
 is "$(git -C "$R" show ccw/wt-8/loop:b.txt)" "$(printf 'b\nmine')" \
     "dirty: the loop started from the user's changes"
 
+# --- the configuration's keys are checked
+R=$T_TMP/badcfg
+repo "$R"
+cfg "$R" "$OK dev" "$OK dbg" "$OK val" '{"merge": {"strategy": "squash"}}'
+run "$R" wt-9 "Bad strategy"
+is "$RC" 2 "config: a bad merge.strategy is a usage error"
+grep -q 'merge.strategy: expected "merge" or "rebase"' "$R.err"
+ok $? "config: the message names merge.strategy and its words"
+cfg "$R" "$OK dev" "$OK dbg" "$OK val" '{"worktree": {"copy": ["../x"]}}'
+run "$R" wt-9 "Bad copy"
+grep -q 'worktree.copy\[0\]: expected a relative path' "$R.err"
+ok $? "config: a worktree.copy entry with .. is refused"
+
 t_done
