@@ -104,8 +104,9 @@ line_merge(FILE *fp, const json_t *o)
 	fprintf(fp, "[%s] %s: %s %s", line_s(o, "role"), line_s(o, "agent"),
 	    line_s(o, "branch"), line_s(o, "outcome"));
 	if (strcmp(line_s(o, "outcome"), "merged") == 0)
-		fprintf(fp, " (%lld files, +%lld -%lld)", line_i(st, "files"),
-		    line_i(st, "insertions"), line_i(st, "deletions"));
+		fprintf(fp, " (%lld file%s, +%lld -%lld)", line_i(st, "files"),
+		    line_i(st, "files") == 1 ? "" : "s", line_i(st,
+		    "insertions"), line_i(st, "deletions"));
 	json_array_foreach(json_object_get(json_object_get(o, "conflict"),
 	    "files"), i, f)
 		fprintf(fp, "%s%s", i == 0 ? " in " : ", ",
