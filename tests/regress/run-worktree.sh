@@ -8,9 +8,10 @@
 # resolved by develop in a worktree holding the markers, or the loop
 # failed after max_resolve with its worktrees listed by state show;
 # kill -9 during the merge, then a resume; a non-git project; a dirty
-# tree refused, --from-worktree accepted.
+# tree refused, --from-worktree accepted; --isolation none; a loop deleted
+# while it runs; the configuration's keys checked.
 . "$(dirname "$0")/lib.sh"
-t_watchdog 120
+t_watchdog 240
 t_valgrind_worker
 t_marker M wt
 if ! command -v git >/dev/null 2>&1; then echo "1..0 # SKIP git is not installed"; exit 77; fi
@@ -177,6 +178,16 @@ is "$RC" 0 "plain: exit 0"
 is "$(cat "$R/a.txt") $(cat "$R/b.txt")" "dev dbg" "plain: the workers wrote the project"
 is "$(jget "$F" "'worktree' in d['skill_state']") $([ -e "$R/.loop/wt-6/wt" ]; echo $?)" \
     "false 1" "plain: no worktree"
+
+# --- --isolation none in a git repository: one shared checkout
+R=$T_TMP/shared
+repo "$R"
+cfg "$R" "echo dev >>a.txt; $OK dev" "$OK dbg" "$OK val"
+run "$R" wt-11 --isolation none "Shared"
+is "$RC $(cat "$R/a.txt" | tr '\n' ' ')" "0 a dev " \
+    "isolation none: the worker wrote the user's checkout"
+is "$(git -C "$R" branch --list 'ccw/*')$(jget "$F" "'worktree' in d['skill_state']")" \
+    "false" "isolation none: no branch, no worktree"
 
 # --- a dirty tree: refused, then accepted with --from-worktree
 R=$T_TMP/dirty
