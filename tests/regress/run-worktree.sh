@@ -9,7 +9,8 @@
 # failed after max_resolve with its worktrees listed by state show;
 # kill -9 during the merge, then a resume; a non-git project; a dirty
 # tree refused, --from-worktree accepted; --isolation none; a loop deleted
-# while it runs; the configuration's keys checked.
+# while it runs; a stop during the merge; the configuration's keys
+# checked.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 240
 t_valgrind_worker
@@ -168,6 +169,22 @@ is "$(wts "$R" wt-5) $(git -C "$R" worktree prune -n -v 2>&1 | wc -l)" "0 0" \
     "crash: no worktree left, none stale"
 is "$(git -C "$R" branch --list 'ccw/*' --format='%(refname:short)')" "ccw/wt-5/loop" \
     "crash: no duplicated branch"
+
+# --- stopped (SIGTERM) during the merge: the helper killed, then resumed
+R=$T_TMP/stop
+repo "$R"
+rm -f "$T_TMP/checking"
+cfg "$R" "echo dev >>a.txt; $OK dev" "echo dbg >>b.txt; $OK dbg" "$OK val" \
+    "{\"merge\": {\"check\": \"touch '$T_TMP/checking'; $(wait_for "$T_TMP/go2")\"}}"
+t_loop_start "$R" wt-12 -m parallel "Stop in the merge"
+t_wait_file "$T_TMP/checking" 20000
+kill -TERM "$PID"
+t_wait_pid "$PID" 20000
+is "$T_RC" 4 "stop: exit 4 during the merge"
+touch "$T_TMP/go2"
+run "$R" wt-12
+is "$RC $(git -C "$R" show ccw/wt-12/loop:a.txt | tr '\n' ' ')$(wts "$R" wt-12)" \
+    "0 a dev 0" "stop: the resume merges, no worktree left"
 
 # --- not a git repository: today's behaviour
 R=$T_TMP/plain
