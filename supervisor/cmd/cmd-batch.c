@@ -410,6 +410,26 @@ batch_cfg_fill(struct batch_cfg *cfg, struct batch_cmd *bc,
 	cfg->arg = bc;
 }
 
+/* The conflict forecast on stderr: the pairs that never run at once. */
+static void
+batch_cmd_forecast(const json_t *st)
+{
+	const json_t	*p, *f;
+	size_t		 i, j;
+
+	json_array_foreach(json_object_get(json_object_get(st, "context"),
+	    "forecast"), i, p) {
+		fprintf(stderr, "ccw-supervisor batch: forecast: %s and %s both "
+		    "name", json_string_value(json_array_get(json_object_get(p,
+		    "items"), 0)), json_string_value(json_array_get(
+		    json_object_get(p, "items"), 1)));
+		json_array_foreach(json_object_get(p, "files"), j, f)
+			fprintf(stderr, "%s %s", j > 0 ? "," : "",
+			    json_string_value(f));
+		fprintf(stderr, ": never at once\n");
+	}
+}
+
 /* The batch run to its end with signals caught; then the outputs. */
 static void
 batch_cmd_run(struct batch_cmd *bc, const struct batch_args *ba,
@@ -433,6 +453,7 @@ batch_cmd_run(struct batch_cmd *bc, const struct batch_args *ba,
 	fprintf(stderr, "ccw-supervisor batch: %s %s: %zu items, state in "
 	    "%s/state.json\n", ba->resume != NULL ? "resuming" : "started",
 	    batch_id(bc->b), cfg->in->nitems, batch_dir(bc->b));
+	batch_cmd_forecast(batch_state(bc->b));
 	for (i = 0; i < 3; i++) {
 		sigs[i] = evsignal_new(bc->base, signos[i], batch_cmd_signal,
 		    bc);
