@@ -439,7 +439,8 @@ run_usage(FILE *fp)
 "           [--timeout-ms N] [--nudge-ms N] [--grace-ms N] [--batch-ms N]\n"
 "           [--batch-nudge-ms N] [--log-max BYTES] [--json] [--quiet]\n"
 "           [--loop-id ID] [--launcher WORDS [--remote-worker PATH]]\n"
-"           [--containment cgroup|sweep|auto] [TASK]\n"
+"           [--containment cgroup|sweep|auto]\n"
+"           [--isolation worktree|none] [--from-worktree] [--land] [TASK]\n"
 "\n"
 "Create a loop for TASK and drive it to its end (auto: init, develop,\n"
 "debug, validate, complete; parallel: init, then develop+debug+validate\n"
@@ -453,6 +454,12 @@ run_usage(FILE *fp)
 "(K, M, G; 0: none; default 64M, config log_max_bytes).  --containment:\n"
 "a cgroup v2 each worker, or the sweep of its process groups; auto (the\n"
 "default, config containment) takes a cgroup where one can be made.\n"
+"In a git repository a parallel step's writers each work in a git\n"
+"worktree of their own (config isolation; --isolation none: one shared\n"
+"checkout), merged in role order into the branch ccw/ID, which is left\n"
+"for you; --land fast-forwards your branch to it at the end when your\n"
+"checkout is clean.  A checkout with uncommitted changes is refused at\n"
+"the start unless --from-worktree (the loop starts from them).\n"
 "stderr: live status lines on a terminal; elsewhere (a pipe, a file, no\n"
 "TERM or TERM=dumb) one plain line per worker start, end, retry and hold,\n"
 "with its reason; --quiet (or --json, events on stdout): only the first\n"
@@ -504,6 +511,7 @@ run_option(struct run_args *ra, int ch, const char *arg)
 {
 	static const char *const clarify[] = { "recommended", "fail", NULL };
 	static const char *const policy[] = { "finish", "interrupt", NULL };
+	static const char *const iso[] = { "worktree", "none", NULL };
 	long long	 v;
 	int		 w = 0;
 
@@ -539,6 +547,16 @@ run_option(struct run_args *ra, int ch, const char *arg)
 	case 'M':
 		ra->o.model = arg;
 		break;
+	case 'I':
+		if ((w = run_word("--isolation", arg, iso)) >= 0)
+			ra->isolation = iso[w];
+		break;
+	case 'W':
+		ra->from_worktree = 1;
+		break;
+	case 'L':
+		ra->land = 1;
+		break;
 	case 'j':
 		ra->json = 1;
 		break;
@@ -572,6 +590,9 @@ run_parse(int argc, char **argv, struct run_args *ra)
 		CMD_LAUNCH_LONGOPTS,
 		{ "on-clarify", required_argument, NULL, 'q' },
 		{ "pause-policy", required_argument, NULL, 'p' },
+		{ "isolation", required_argument, NULL, 'I' },
+		{ "from-worktree", no_argument, NULL, 'W' },
+		{ "land", no_argument, NULL, 'L' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },

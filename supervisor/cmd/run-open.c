@@ -108,4 +108,7 @@ run_loop_cfg(struct run_args *ra, struct loop_opened *o, int dirfd,
 	cfg->config = &ra->o.cfg;
 	cfg->root = ra->o.cwd;
 	cmd_opts_overrides(&ra->o, &cfg->over);
+	cfg->over.isolation = ra->isolation;
+	cfg->over.from_worktree = ra->from_worktree;
+	cfg->over.land = ra->land;
 }

@@ -24,6 +24,8 @@ struct run_args {
 	long long	 max_iter;
 	int		 have_max, json, clarify_fail, interrupt, quiet;
 	uint64_t	 batch_ms, batch_nudge_ms;
+	const char	*isolation;	/* --isolation worktree|none */
+	int		 from_worktree, land;
 };
 
 /* --- run-open.c: the loop opened by the engine, its words on stderr */

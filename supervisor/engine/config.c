@@ -91,6 +91,9 @@
  *		tool_error; default ["auth"]) whose failures are not tried
  *		again; rate_limited is refused (it waits for the gate).
  *
+ * isolation, worktree, merge  a parallel step's writers in git worktrees
+ *		and the merge queue: configgit.c.
+ *
  * Strings are non-empty strings or null (null: the default); the *_ms
  * keys and log_max_bytes are non-negative integers.  Unknown top-level
  * keys are ignored; an unknown tool, role or key inside them, or a wrong
@@ -233,6 +236,7 @@ config_free(struct config *cfg)
 	free(cfg->roles);
 	free(cfg->test_command);
 	free(cfg->containment);
+	config_git_free(&cfg->git);
 	launch_clear(&cfg->launch);
 	memset(cfg, 0, sizeof *cfg);
 }
@@ -254,6 +258,7 @@ config_defaults(struct config *cfg, const struct workflow *wf)
 	cfg->default_tool = xstrdup(adapter_flagged(ADAPTER_DEFAULT)->name);
 	cfg->default_reason = xstrdup("built-in default");
 	cfg->keep_agents = RETIRE_KEEP_DEFAULT;
+	config_git_defaults(&cfg->git);
 	cfg->ntools = adapter_count();
 	cfg->tools = xcalloc(cfg->ntools, sizeof *cfg->tools);
 	for (i = 0; i < cfg->ntools; i++) {
@@ -719,6 +724,8 @@ config_apply(struct cload *ld, struct config *cfg, json_t *root)
 	if (cfg->containment != NULL && !contain_mode_valid(cfg->containment))
 		return config_error(ld, "containment: expected \"cgroup\", "
 		    "\"sweep\" or \"auto\"");
+	if (config_git_apply(ld->file, root, &cfg->git, ld->err) != 0)
+		return -1;
 	if ((sec = json_object_get(root, "tools")) != NULL) {
 		if (!json_is_object(sec))
 			return config_error(ld, "tools: expected an object");

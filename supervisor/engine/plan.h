@@ -19,6 +19,9 @@ struct plan_overrides {
 	int		 have_timeout, have_nudge, have_grace, have_idle;
 	const struct launch_cfg *launch;	/* --launcher: over every role's */
 	struct log_max	 log_max;	/* --log-max: over every role's */
+	const char	*isolation;	/* --isolation: over config's */
+	int		 from_worktree;	/* --from-worktree: a dirty start */
+	int		 land;		/* --land: fast-forward at the end */
 };
 
 /* The deadlines a driver of the agent climbs (wait, nudge, close). */

@@ -73,6 +73,27 @@ struct ccw_set {
 	int		 enabled, model;
 };
 
+/*
+ * Isolation and the merge queue (configgit.c): a parallel step's writers
+ * each in a git worktree of their own, merged into the loop's branch.
+ */
+struct git_cfg {
+	char		*isolation;	/* "worktree", "none"; NULL: worktree
+					   in a git repository */
+	json_t		*copy;		/* worktree.copy: relative paths */
+	char		*setup;		/* worktree.setup: sh -c, or NULL */
+	uint64_t	 setup_ms;
+	char		*strategy;	/* merge.strategy: "merge", "rebase" */
+	char		*check;		/* merge.check, or NULL */
+	int		 check_set;	/* merge.check named (null: none) */
+	uint64_t	 check_ms;
+	uint64_t	 max_resolve;	/* resolve steps of one conflict */
+};
+
+#define CONFIG_GIT_SETUP_MS	600000
+#define CONFIG_GIT_CHECK_MS	600000
+#define CONFIG_GIT_MAX_RESOLVE	2
+
 /* roles[] parallels the workflow's role table (flowdef.h). */
 struct config {
 	char		*source;	/* path of the file read, or "built-in" */
@@ -91,6 +112,7 @@ struct config {
 	struct log_max	 log_max;	/* "log_max_bytes": every role's */
 	char		*containment;	/* cgroup, sweep, auto; NULL unset */
 	uint64_t	 keep_agents;	/* finished agents kept (retire.c) */
+	struct git_cfg	 git;		/* isolation, worktree, merge */
 };
 
 int		 config_load(const struct workflow *, const char *,
@@ -104,6 +126,10 @@ unsigned	 config_error_kind(const char *);
 void		 config_warn(struct config *, char *);
 char		*config_ccw_path(const char *, const char *);
 int		 config_env_parse(const char *, json_t *, char **);
+void		 config_git_defaults(struct git_cfg *);
+void		 config_git_free(struct git_cfg *);
+int		 config_git_apply(const char *, json_t *, struct git_cfg *,
+		    char **);
 void		 config_ccw_apply(struct config *, const char *,
 		    const struct ccw_set *, int);
 
