@@ -204,6 +204,33 @@ batch_view_free(struct batch_view *v)
 	free(v);
 }
 
+/*
+ * An item's worktree under its summary line: its branch, head, the diff
+ * stat and the exact files (STATUS PATH), for the user to merge.
+ */
+static void
+batch_view_worktree(FILE *fp, const json_t *wt)
+{
+	const json_t	*st = json_object_get(wt, "stat"), *f;
+	const char	*head = json_string_value(json_object_get(wt, "head"));
+	size_t		 i;
+
+	if (!json_is_object(wt))
+		return;
+	fprintf(fp, "%-12s branch %s at %.12s: %lld files, +%lld -%lld",
+	    "", json_string_value(json_object_get(wt, "branch")) != NULL ?
+	    json_string_value(json_object_get(wt, "branch")) : "?",
+	    head != NULL ? head : "?", (long long)json_integer_value(
+	    json_object_get(st, "files")), (long long)json_integer_value(
+	    json_object_get(st, "insertions")), (long long)json_integer_value(
+	    json_object_get(st, "deletions")));
+	json_array_foreach(json_object_get(wt, "files"), i, f)
+		fprintf(fp, "%s %s %s", i > 0 ? "," : ":",
+		    json_string_value(json_object_get(f, "status")),
+		    json_string_value(json_object_get(f, "path")));
+	fprintf(fp, "\n");
+}
+
 /* The table printed at the end: one row per item, then the totals. */
 void
 batch_view_summary(FILE *fp, const json_t *st)
@@ -226,6 +253,7 @@ batch_view_summary(FILE *fp, const json_t *st)
 		    json_string_value(json_object_get(e, "loop_id")) : "-",
 		    why != NULL ? why : json_string_value(json_object_get(e,
 		    "title")));
+		batch_view_worktree(fp, json_object_get(e, "worktree"));
 	}
 	batch_view_totals(st, 0, tot, sizeof tot);
 	fprintf(fp, "%s\n", tot);
