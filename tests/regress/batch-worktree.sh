@@ -37,8 +37,19 @@ if [ -n "$hold" ]; then
 	end=$(( $(ms) + 1000 ))
 	while ! started "$hold" && [ "$(ms)" -lt $end ]; do sleep 0.02; done
 fi
+echo "cwd $tag $PWD" >>"$LOG"
 edit=${tag}_EDIT; edit=${!edit:-}
 for f in $edit; do echo "$tag" >>"$f"; done
+rm=${tag}_RM; rm=${!rm:-}
+for f in $rm; do rm -f "$f"; done
+echo "w $tag" >>"$LOG"
+# SEE=name: once that item wrote, which files here hold its writing
+see=${tag}_SEE; see=${!see:-}
+if [ -n "$see" ]; then
+	end=$((SECONDS + 30))
+	while ! grep -q "^w $see\$" "$LOG" && [ $SECONDS -lt $end ]; do sleep 0.02; done
+	echo "saw $tag $(grep -rlx "$see" . --exclude-dir=.git | tr '\n' ' ')" >>"$LOG"
+fi
 echo "e $tag $(ms)" >>"$LOG"
 printf 'WORKER_RESULT:\n- status: success\n- summary: %s done\n' "$tag"
 EOF
@@ -98,4 +109,94 @@ EOF
     "forecast: the conflict_forecast event names each pair and its files"
 is "$(jget "$S" 'len(d["context"]["forecast"])')" 4 "forecast: kept in the state's context"
 unset a_MEET c_MEET a_HOLD
+
+# --- items in worktrees of their own: p and q at once, each editing,
+# neither seeing the other's edits; r (no "worktree") in the root
+mkrepo() {
+	mkdir -p "$1"
+	git -C "$1" init -q -b main
+	printf 'a\n' >"$1/a.txt"
+	printf 'b\n' >"$1/b.txt"
+	printf 'c\n' >"$1/c.txt"
+	git -C "$1" add a.txt b.txt c.txt
+	git -C "$1" commit -q -m start
+	cfg "$1"
+}
+R=$T_TMP/wt
+mkrepo "$R"
+HEAD0=$(git -C "$R" rev-parse HEAD)
+export LOG=$R.log p_MEET=q q_MEET=p p_SEE=q q_SEE=p p_EDIT="a.txt new-p.txt" \
+    p_RM=c.txt q_EDIT=b.txt
+: >"$LOG"
+cat >"$R/items.jsonl" <<'EOF'
+{"title": "p", "description": "TAG=p", "kind": "worker", "worktree": true}
+{"title": "q", "description": "TAG=q", "kind": "worker", "worktree": true}
+{"title": "r", "description": "TAG=r", "kind": "worker"}
+EOF
+batch "$R" "$R/items.jsonl" --json
+is "$RC" 0 "worktree: the batch completed"
+ID=$(t_batch_id "$R.err")
+like "$(awk '$1 == "cwd" && $2 == "p" { print $3 }' "$LOG")" \
+    "^$R/.workflow/.batch/$ID/wt/item-001/[^/]+\$" \
+    "worktree: p's tool ran in its worktree (PWD)"
+is "$(awk '$1 == "cwd" && $2 == "r" { print $3 }' "$LOG")" "$R" \
+    "worktree: r (no \"worktree\") ran in the root"
+is "$(grep '^saw ' "$LOG" | sort | sed 's/ *$//')" "$(printf 'saw p\nsaw q')" \
+    "worktree: p and q ran at once and neither saw the other's edits"
+is "$(git -C "$R" rev-parse HEAD) $(git -C "$R" rev-parse --abbrev-ref HEAD) $(git -C "$R" status --porcelain --untracked-files=no | wc -l) $(cat "$R/a.txt")" \
+    "$HEAD0 main 0 a" "worktree: the user's checkout untouched (head, branch, clean)"
+BP=$(jget "$S" 'd["queue"][0]["worktree"]["branch"]')
+BQ=$(jget "$S" 'd["queue"][1]["worktree"]["branch"]')
+like "$BP" "^ccw/$ID/item-001/" "worktree: p's branch is ccw/ID/item-001/AGENT"
+is "$(git -C "$R" diff --name-status "$HEAD0" "$BP" -- 2>&1 | tr '\t' ' ')" \
+    "$(printf 'M a.txt\nD c.txt\nA new-p.txt')" "worktree: p's branch holds exactly p's edits"
+is "$(git -C "$R" diff --name-status "$HEAD0" "$BQ" -- 2>&1 | tr '\t' ' ')" "M b.txt" \
+    "worktree: q's branch holds exactly q's edit"
+is "$(jget "$S" '[[f["status"], f["path"]] for f in d["queue"][0]["worktree"]["files"]]')" \
+    '[["M","a.txt"],["D","c.txt"],["A","new-p.txt"]]' "worktree: p's record has its exact files"
+is "$(jget "$S" '[d["queue"][0]["worktree"]["stat"]["files"], d["queue"][0]["worktree"]["head"] != d["queue"][0]["worktree"]["base"], "worktree" in d["queue"][2]]')" \
+    '[3,true,false]' "worktree: p's diff stat and head; r has no worktree"
+is "$(python3 - "$R.out" <<'EOF'
+import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get("event") == "item_done" and e["item_id"] == "item-002":
+        print((e.get("worktree") or {}).get("branch"))
+EOF
+)" "$BQ" "worktree: item_done (--json) names q's branch"
+is "$(git -C "$R" worktree list --porcelain | grep -c '^worktree ') $(ls "$R/.workflow/.batch/$ID/wt" 2>/dev/null | wc -l)" "1 0" \
+    "worktree: no worktree left at the end, the branches kept"
+unset p_MEET q_MEET p_SEE q_SEE p_EDIT p_RM q_EDIT
+
+# --- --worktree outside a git repository: an error, nothing runs
+N=$T_TMP/nogit
+mkdir -p "$N"
+cfg "$N"
+export LOG=$N.log
+: >"$LOG"
+printf '{"title": "n", "description": "TAG=n", "kind": "worker"}\n' >"$N/items.jsonl"
+batch "$N" "$N/items.jsonl" --worktree
+is "$RC" 2 "not a git repository: --worktree exits 2"
+like "$(cat "$N.err")" "worktree.*not a git repository" "not a git repository: said"
+is "$(wc -c <"$LOG")" 0 "not a git repository: no item ran"
+
+# --- a dirty tree: refused with the helper's message; --from-worktree
+# starts the items from it
+R=$T_TMP/dirty
+mkrepo "$R"
+export LOG=$R.log
+: >"$LOG"
+echo dirty >>"$R/a.txt"
+printf '{"title": "d", "description": "TAG=d", "kind": "worker"}\n' >"$R/items.jsonl"
+batch "$R" "$R/items.jsonl" --worktree
+is "$RC" 2 "a dirty tree: --worktree exits 2"
+like "$(cat "$R.err")" "uncommitted changes" "a dirty tree: the helper's message"
+is "$(wc -c <"$LOG")" 0 "a dirty tree: no item ran"
+export d_EDIT=b.txt
+batch "$R" "$R/items.jsonl" --worktree --from-worktree
+is "$RC" 0 "a dirty tree, --from-worktree: completed"
+B=$(jget "$S" 'd["queue"][0]["worktree"]["branch"]')
+is "$(git -C "$R" show "$B:a.txt" 2>&1 | tail -n 1) $(tail -n 1 "$R/a.txt") $(git -C "$R" diff --name-only "$(jget "$S" 'd["queue"][0]["worktree"]["base"]')" "$B" -- 2>&1)" \
+    "dirty dirty b.txt" "a dirty tree, --from-worktree: the item started from the changes, the checkout kept them"
+unset d_EDIT
 t_done
