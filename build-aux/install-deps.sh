@@ -13,9 +13,10 @@ libjansson-dev groff-base valgrind tmux parallel strace jq"
 # CI's fuzz step builds the fuzz targets with clang and libFuzzer;
 # serve-metrics-prom.sh runs promtool on /metrics and a real Prometheus;
 # stop-bounded.sh attaches strace to slow every fsync down;
-# batch-exit.sh prints a hung process's stacks with gdb.
+# batch-exit.sh prints a hung process's stacks with gdb;
+# git-worktree.sh drives real git worktrees and merges.
 TEST_PKGS="chromium openssh-server slurm-wlm munge clang libclang-rt-dev \
-prometheus strace gdb"
+prometheus strace gdb git"
 
 missing=""
 for p in $PKGS; do
