@@ -628,8 +628,14 @@ static void
 run_report(struct run_ui *ui, struct state_store *store, int code)
 {
 	const json_t	*st = state_store_get(store);
+	const char	*wt = json_string_value(json_object_get(json_object_get(
+			    json_object_get(st, "skill_state"), "worktree"),
+			    "summary"));
 
 	run_ui_clear(ui);
+	if (wt != NULL)		/* where the merged work is: landed, or left */
+		fprintf(stderr, "ccw-supervisor run: loop %s: %s\n", ui->id,
+		    wt);
 	fprintf(stderr, "ccw-supervisor run: loop %s %s%s%s (exit %d)\n",
 	    ui->id, code == EXIT_OK ? "completed" : code == EXIT_PAUSED ?
 	    "paused" : code == EXIT_STOPPED ? "stopped" : code ==

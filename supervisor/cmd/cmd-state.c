@@ -25,6 +25,7 @@
 #include "loopguard.h"
 #include "progress.h"
 #include "state.h"
+#include "state-wt.h"
 #include "sup.h"
 #include "workflows.h"
 #include "xmalloc.h"
@@ -243,12 +244,30 @@ state_table(struct state_opts *so, const char *id, const json_t *st,
 	return *err != NULL ? -1 : 0;
 }
 
+/* An isolated loop's branch, what became of it, its worktrees left. */
+static void
+state_show_wt(const json_t *ss, const json_t *wts)
+{
+	const json_t	*w = json_object_get(ss, "worktree"), *e;
+	size_t		 i;
+
+	if (!json_is_object(w))
+		return;
+	printf("branch:      %s\n", state_s(w, "loop_branch"));
+	if (json_object_get(w, "summary") != NULL)
+		printf("worktrees:   %s\n", state_s(w, "summary"));
+	json_array_foreach(wts, i, e)
+		printf("worktree:    %s [%s]\n", state_s(e, "path"),
+		    json_object_get(e, "branch") != NULL ? state_s(e,
+		    "branch") : "detached");
+}
+
 /* state show: the loop and its derived progress figures. */
 static int
 state_show(struct state_opts *so, const char *id)
 {
 	const struct workflow_state *ws;
-	json_t		*st, *der, *ss;
+	json_t		*st, *der, *ss, *wts;
 	char		*err = NULL, *status;
 
 	if ((st = state_get(so, id, 0, &err)) == NULL)
@@ -261,8 +280,11 @@ state_show(struct state_opts *so, const char *id)
 	    json_object();
 	loopdriver_view(so->dirfd, id, st);	/* who drives it */
 	status = loopdriver_status(st);
+	wts = state_worktrees(st);
 	if (so->json) {
 		json_object_set(st, "derived", der);
+		if (wts != NULL)
+			json_object_set(st, "worktrees", wts);
 		cmd_print_json(st, 0);
 	} else {
 		ss = json_object_get(st, "skill_state");
@@ -283,10 +305,12 @@ state_show(struct state_opts *so, const char *id)
 		    "passed" : "not passed");
 		if (json_object_get(st, "failure_reason") != NULL)
 			printf("failure:     %s\n", state_s(st, "failure_reason"));
+		state_show_wt(ss, wts);
 		fflush(stdout);
 	}
 	free(status);
 	json_decref(der);
+	json_decref(wts);
 	json_decref(st);
 	return EXIT_OK;
 }

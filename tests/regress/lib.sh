@@ -12,6 +12,12 @@ WRAP=${TESTS_WRAPPER:-}
 T_N=0
 T_FAILED=0
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ccw-test.XXXXXX")
+# git looks no higher than the test's own directory: a project root made
+# under it is no git repository (isolation none, as before worktrees)
+# even when TMPDIR lies inside a git clone of this repository; a test
+# that wants one runs git init in its root.
+GIT_CEILING_DIRECTORIES=$(dirname "$T_TMP")
+export GIT_CEILING_DIRECTORIES
 
 t_cleanup() {
 	t_watchdog_end

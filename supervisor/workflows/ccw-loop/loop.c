@@ -25,6 +25,7 @@
 #include "ccw-loop.h"
 #include "chan.h"
 #include "gate.h"
+#include "isolate.h"
 #include "loopguard.h"
 #include "log.h"
 #include "loop.h"
@@ -228,6 +229,8 @@ loop_take_batch(struct loop *l, const char *now)
 	}
 	l->failures = failed == l->ncur ? l->failures + 1 : 0;
 	wf->merge_group(l->ss, names, res, (size_t)l->ncur, now);
+	isolate_record(l->iso, l->ss, 0);	/* branches, git conflicts */
+	isolate_step_end(l->iso);
 	l->iteration++;
 	for (i = 0; i < l->ncur; i++)
 		prompt_record_action(l->store, names[i], l->cur[i]->result,
@@ -236,6 +239,29 @@ loop_take_batch(struct loop *l, const char *now)
 	loop_save(l, NULL, NULL, loop_saved);	/* a failed commit ends it */
 	if (l->failures > 0 && workflow_in_group(wf->parallel, l->index))
 		loop_retry(l);
+}
+
+/*
+ * A resolve step's develop run and its merge: its result into its
+ * section as any run's, the conflict taken out of the queue when its
+ * merge went in, else one more attempt counted; the action to run next
+ * stays the one the parallel step chose.
+ */
+static void
+loop_take_resolve(struct loop *l, struct loop_run *r, const char *now)
+{
+	const char	*role = loop_role(l, r->role);
+	const char	*outcome = l->wf->outcome(role, r->result);
+	char		*what = NULL;
+
+	l->wf->merge(l->ss, role, r->result, now);
+	prompt_record_action(l->store, role, r->result, outcome, l->ss,
+	    l->iteration, now);
+	(void)isolate_resolved(l->iso, l->ss, strcmp(outcome, "failed") == 0,
+	    &what);
+	free(what);
+	isolate_step_end(l->iso);
+	loop_save(l, NULL, NULL, loop_saved);
 }
 
 /*
@@ -261,6 +287,37 @@ loop_step_event(struct loop *l)
 	loop_event(l, "LOOP_STEP_COMPLETED", merge_step_event(l->batch ?
 	    l->wf->parallel->name : loop_role(l, l->cur[0]->role), status,
 	    l->iteration, clock_mono_ms() - l->step_start));
+}
+
+/*
+ * An isolated step's writers merged into the loop's branch, in role
+ * order, before the step is taken (their files_changed made exact); a
+ * resolve step's failed run is not merged (it counts as unresolved).
+ * Returns 1 while the merge runs, or when it failed (the loop ends).
+ */
+static int
+loop_merge(struct loop *l)
+{
+	struct isolate_item	 items[WORKFLOW_MAX_GROUP];
+	size_t			 n = 0;
+	char			*why = NULL;
+	enum isolate_st		 st;
+	int			 i;
+
+	for (i = 0; i < l->ncur; i++)
+		if (l->cur[i]->a != NULL && l->cur[i]->result != NULL &&
+		    json_object_get(l->cur[i]->a->options, "worktree") !=
+		    NULL && !(l->resolving && strcmp(l->wf->outcome(loop_role(
+		    l, l->cur[i]->role), l->cur[i]->result), "failed") == 0)) {
+			items[n].role = loop_role(l, l->cur[i]->role);
+			items[n].agent = l->cur[i]->a->id;
+			items[n++].result = l->cur[i]->result;
+		}
+	if ((st = isolate_merge(l->iso, items, n, &why)) == ISO_FAILED) {
+		loop_end(l, EXIT_FAILED, "failed", why);
+		free(why);
+	}
+	return st != ISO_READY;
 }
 
 /*
@@ -300,15 +357,21 @@ loop_step_runs(struct loop *l)
 		    strcmp(l->wf->outcome(loop_role(l, l->cur[i]->role),
 		    l->cur[i]->result), "needs_input") == 0) {
 			l->ncur = 0;	/* interrupted: redone on resume */
+			isolate_step_end(l->iso);
 			return 0;
 		}
+	if (loop_merge(l))
+		return 1;
 	loop_step_event(l);
 	clock_iso(NULL, 1, now, sizeof now);
 	if (l->batch)
 		loop_take_batch(l, now);
+	else if (l->resolving)
+		loop_take_resolve(l, l->cur[0], now);
 	else
 		loop_take_one(l, l->cur[0], now);
 	l->ncur = 0;
+	l->resolving = 0;
 	return 0;
 }
 
@@ -342,6 +405,50 @@ loop_start_batch(struct loop *l)
 	}
 	if (l->ncur != n)
 		l->ncur = 0;	/* loop_end closes what started */
+}
+
+/*
+ * A parallel step's merge conflicted: develop (the group's first role)
+ * runs alone in a worktree holding that merge, the conflict in its
+ * prompt; at most merge.max_resolve times, then the loop fails.
+ */
+static void
+loop_start_resolve(struct loop *l)
+{
+	char	*extra, *why = isolate_unresolved(l->iso, l->ss);
+
+	if (why != NULL) {
+		loop_end(l, EXIT_FAILED, "failed", why);
+		free(why);
+		return;
+	}
+	extra = isolate_resolve_prompt(l->ss, l->cfg.id);
+	l->ncur = 0;
+	l->batch = 0;
+	l->resolving = 1;
+	l->step_start = clock_mono_ms();
+	if ((l->cur[0] = loop_spawn(l, l->wf->parallel->roles[0], extra, 0,
+	    0, 0)) != NULL)
+		l->ncur = 1;
+	free(extra);
+}
+
+/*
+ * Before a parallel step: its worktrees' base prepared (a run of git,
+ * the kick called at its end).  Returns 1 while it runs, or when it
+ * failed (the loop ends: a dirty tree at the start).
+ */
+static int
+loop_prepare(struct loop *l)
+{
+	char		*why = NULL;
+	enum isolate_st	 st = isolate_prepare(l->iso, l->ss, &why);
+
+	if (st == ISO_FAILED) {
+		loop_end(l, EXIT_FAILED, "failed", why);
+		free(why);
+	}
+	return st != ISO_READY;
 }
 
 /* The bound on iterations, checked before an iteration starts. */
@@ -408,7 +515,10 @@ loop_next(struct loop *l)
 	}
 	if (l->cfg.mode == LOOP_PARALLEL &&
 	    workflow_in_group(wf->parallel, i)) {
-		if (!loop_bounded(l))
+		if (isolate_resolve_branch(l->ss) != NULL) {
+			if (!loop_prepare(l))
+				loop_start_resolve(l);
+		} else if (!loop_bounded(l) && !loop_prepare(l))
 			loop_start_batch(l);
 		return;
 	}
@@ -579,6 +689,7 @@ loop_end(struct loop *l, int code, const char *to, const char *reason)
 	if (loop_transition(l, LE_END, code) != 0)
 		return;
 	evtimer_del(l->retry_ev);
+	isolate_cancel(l->iso);		/* a merge in flight: recovered later */
 	free(l->end_to);
 	free(l->end_reason);
 	l->end_to = to != NULL ? xstrdup(to) : NULL;
@@ -677,7 +788,8 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 	if (l->phase != LP_ENDING && l->ncur > 0 && loop_step_runs(l))
 		return;
 	if (l->phase == LP_ENDING) {
-		if (loop_nlive(l) == 0)
+		if (loop_nlive(l) == 0 && isolate_finish(l->iso, l->ss,
+		    l->exit_code, l->deleted) == ISO_READY)
 			loop_finish(l);
 		return;
 	}
@@ -696,6 +808,39 @@ static void
 loop_kick(struct loop *l)
 {
 	event_active(l->kick, EV_TIMEOUT, 0);
+}
+
+/* The isolate's hooks: a git run ended (decide again), an event. */
+static void
+loop_iso_kick(void *arg)
+{
+	loop_kick(arg);
+}
+
+static void
+loop_iso_event(void *arg, const char *name, json_t *o)
+{
+	loop_event(arg, name, o);
+}
+
+/* Worktrees and the merge queue, on the loop's base and reaper. */
+static void
+loop_isolate_new(struct loop *l)
+{
+	struct isolate_cfg	ic;
+
+	memset(&ic, 0, sizeof ic);
+	ic.base = l->base;
+	ic.children = l->sup.children;
+	ic.id = l->cfg.id;
+	ic.root = l->cfg.root;
+	ic.state_dir = l->cfg.state_dir;
+	ic.config = l->cfg.config;
+	ic.over = &l->cfg.over;
+	ic.kick = loop_iso_kick;
+	ic.event = loop_iso_event;
+	ic.arg = l;
+	l->iso = isolate_new(&ic);
 }
 
 /*
@@ -737,6 +882,7 @@ loop_new(struct event_base *base, struct state_store *store,
 		return NULL;
 	}
 	l->verbs = verbs_new(&l->sup);
+	loop_isolate_new(l);
 	l->sup.progress = loop_progress;
 	l->sup.progress_arg = l;
 	l->kick = event_new(base, -1, 0, loop_kick_cb, l);
@@ -794,6 +940,7 @@ loop_free(struct loop *l)
 
 	if (l == NULL)
 		return;
+	isolate_free(l->iso);	/* before the reaper it watches with */
 	if (l->verbs != NULL)
 		verbs_free(l->verbs);
 	if (l->sup_ok)
@@ -1009,6 +1156,10 @@ loop_begin(struct loop_run *r)
 	rc = prompt_request(&l->cfg, &pr, &req, &dl, &prompt, &capsule,
 	    &err);
 	json_decref(view);
+	if (rc == 0 && (l->batch || l->resolving))	/* a worktree, or the
+							   loop's for a reader */
+		isolate_request(l->iso, pr.role, &req, l->resolving ?
+		    isolate_resolve_branch(l->ss) : NULL);
 	/* a fresh agent-N.log, N above every id the loop has seen */
 	if (rc == 0 && l->cfg.guard != NULL &&
 	    loopguard_reserve(l->cfg.guard, &l->sup, &err) != 0) {

@@ -15,6 +15,7 @@
 #include "sup.h"
 
 struct gate_wait;
+struct isolate;
 
 #define LOOP_MAX_CLARIFY	3	/* answered re-runs of one action */
 
@@ -84,6 +85,8 @@ struct loop {
 	struct loop_run		*cur[WORKFLOW_MAX_GROUP];	/* the step's runs */
 	int			 ncur;
 	int			 batch;		/* the step is the parallel group */
+	int			 resolving;	/* the step is a resolve step */
+	struct isolate		*iso;		/* worktrees, the merge queue */
 	uint64_t		 step_start;	/* clock_mono_ms at its start */
 	unsigned		 failures;	/* all-failed steps in a row */
 	struct event		*retry_ev;	/* armed: the retry's wait */
