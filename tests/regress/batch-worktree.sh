@@ -108,6 +108,8 @@ EOF
 )" '[[["item-001", "item-002"], ["src/x.c"]], [["item-001", "item-004"], ["src"]], [["item-002", "item-004"], ["src"]], [["item-003", "item-004"], ["src"]]]' \
     "forecast: the conflict_forecast event names each pair and its files"
 is "$(jget "$S" 'len(d["context"]["forecast"])')" 4 "forecast: kept in the state's context"
+like "$(cat "$R.err")" "forecast: item-001 and item-002 both name src/x.c: never at once" \
+    "forecast: said on stderr"
 unset a_MEET c_MEET a_HOLD
 
 # --- items in worktrees of their own: p and q at once, each editing,
