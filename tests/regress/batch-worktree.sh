@@ -8,6 +8,7 @@
 # (start and end times the items' commands record), disjoint ones do.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 90
+t_valgrind_worker
 t_slack
 # temp dirs are never taken as part of the build's clone
 export GIT_CEILING_DIRECTORIES=${TMPDIR:-/tmp}
