@@ -163,7 +163,7 @@ batch_view_attach(struct batch_view *v, struct batch *b)
 void
 batch_view_event(struct batch_view *v, const char *name, const json_t *o)
 {
-	const char	*st, *why;
+	const char	*st, *why, *br;
 	char		 line[1024], dur[32];
 
 	if (v == NULL || v->b == NULL || strcmp(name, "item_done") != 0)
@@ -173,11 +173,14 @@ batch_view_event(struct batch_view *v, const char *name, const json_t *o)
 	why = json_string_value(json_object_get(o, "failure_reason"));
 	batch_view_dur(json_integer_value(json_object_get(o, "duration_ms")),
 	    dur, sizeof dur);
-	snprintf(line, sizeof line, "%s %s %s (%s)%s%s", st != NULL &&
+	br = json_string_value(json_object_get(json_object_get(o,
+	    "worktree"), "branch"));
+	snprintf(line, sizeof line, "%s %s %s (%s)%s%s%s%s", st != NULL &&
 	    strcmp(st, "completed") == 0 ? "ok  " : "FAIL",
 	    json_string_value(json_object_get(o, "item_id")),
 	    st != NULL ? st : "?", dur, why != NULL ? ": " : "",
-	    why != NULL ? why : "");
+	    why != NULL ? why : "", br != NULL ? " on branch " : "",
+	    br != NULL ? br : "");
 	batch_view_line(v->fp, line, batch_view_width(v->fp));
 	batch_view_draw(v);
 }
