@@ -70,8 +70,14 @@ gitexec_child(const char *dir, const char *const *av, int out, int err)
 	sigfd_close_from(3, -1);
 	if (dir != NULL && chdir(dir) != 0)
 		_exit(127);
+	/* -C names the repository: nothing inherited may name another. */
+	unsetenv("GIT_DIR");
+	unsetenv("GIT_WORK_TREE");
+	unsetenv("GIT_INDEX_FILE");
 	setenv("GIT_TERMINAL_PROMPT", "0", 1);
-	setenv("LC_ALL", "C", 1);
+	/* git's messages in one language; a user's check keeps its own. */
+	if (strcmp(av[0], "git") == 0)
+		setenv("LC_ALL", "C", 1);
 	if (dir != NULL)
 		setenv("PWD", dir, 1);
 	execvp(av[0], (char *const *)av);
@@ -124,21 +130,24 @@ gitexec_read(int fds[2], int tmo, struct gitout *o)
 
 /*
  * Collect the output until the command exited and the pipes are done
- * (its descendants may hold them a little longer), or the deadline: then
- * the whole group is killed.  The command is reaped in *st.
+ * (its descendants may hold them a little longer), or the deadline, or
+ * our own parent's death (the supervisor is gone: a worker blocked in a
+ * 10-minute setup must not outlive it): then the whole group is killed.
+ * The command is reaped in *st.
  */
 static void
 gitexec_collect(pid_t pid, int fds[2], uint64_t deadline, struct gitout *o,
     int *st)
 {
 	uint64_t	now;
+	pid_t		parent = getppid();
 	int		exited = 0, nap = 1, tmo;
 
 	for (;;) {
 		if (exited && fds[0] < 0 && fds[1] < 0)
 			break;
 		now = clock_mono_ms();
-		if (now >= deadline) {
+		if (now >= deadline || getppid() != parent) {
 			o->timed_out = !exited;
 			break;
 		}

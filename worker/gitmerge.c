@@ -120,7 +120,7 @@ static json_t *
 gitmerge_conflict(const struct gitmerge *m)
 {
 	struct gitout	 o, d;
-	json_t		*files = json_array();
+	json_t		*files = json_array(), *c;
 	char		*hunks = xstrdup(""), *t, *p, *nl;
 	size_t		 n;
 
@@ -142,8 +142,10 @@ gitmerge_conflict(const struct gitmerge *m)
 		gitexec_clear(&d);
 	}
 	gitexec_clear(&o);
-	return json_pack("{s:o, s:s%}", "files", files, "hunks", hunks,
+	c = json_pack("{s:o, s:s%}", "files", files, "hunks", hunks,
 	    strlen(hunks));
+	free(hunks);
+	return c;
 }
 
 /* Run git with our commit arguments (hooks off, identity) in the loop. */

@@ -7,9 +7,10 @@
 # worker's own worktree from options.worktree (cwd, exact files_changed
 # with a deletion and a rename, keep false, merge_from, a bad spec).
 . "$(dirname "$0")/lib.sh"
-t_watchdog 60
+t_watchdog 90
 command -v git >/dev/null || { echo "1..0 # SKIP git is not installed"; exit 77; }
 t_marker M gitwt
+t_valgrind_worker
 
 # Temp repos may live under the build tree's clone: git must never climb
 # out of them, and no global or system setting (identity, hooks) leaks in.
@@ -17,7 +18,7 @@ export GIT_CEILING_DIRECTORIES=$T_TMP
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE
 CYCLES=${CCW_GIT_CYCLES:-50}
-[ -n "$WRAP" ] && CYCLES=10
+[ -n "$WRAP" ] && CYCLES=3
 
 # gw VERB OUT REQUEST: the reply in OUT, the exit status in $rc.
 gw() {
@@ -252,6 +253,11 @@ is "$(git -C "$A" log -1 --format='%s|%an' "ccw/L4/$id")" \
     "ccw: $id (develop)|ccw-supervisor" \
     "... the commit names agent and role (our identity: the repo has none)"
 is "$(git -C "$A" status --porcelain)" '?? .env' "... the user's checkout untouched"
+prepare "$A" L4
+merge "$A" L4 null "$(item L4 "$id" develop)"
+is "$rc $(jget "$T_TMP/merge.json" '[f for f in d["items"][0]["files"] if f["status"] in "DR"]')" \
+    '0 [{"status":"D","path":"b.txt"},{"status":"R","from":"c.txt","path":"d.txt"}]' \
+    "... its merge lists the deletion (D) and the rename (R, from)"
 
 wtcfg false ',"merge_from":"ccw/L4/'"$id"'"'
 sed -i 's|/L4/wt"|/L4b/wt"|; s|"ccw/L4"|"ccw/L4b"|' "$T_TMP/wt.json"
