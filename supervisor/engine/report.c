@@ -154,9 +154,9 @@ report_result(json_t *o, const struct agent *a)
 	    report_str(have ? r->files_source : NULL));
 	json_object_set_new(o, "turns", have && r->turns > 0 ?
 	    json_integer((json_int_t)r->turns) : json_null());
-	/* options.worktree's outcome: branch, base, head, exact files, stat */
+	/* a worker in its own git worktree: branch, head, files, stat */
 	if (have && json_is_object(r->worktree))
-		json_object_set(o, "worktree", r->worktree);
+		json_object_set_new(o, "worktree", json_deep_copy(r->worktree));
 }
 
 /*
