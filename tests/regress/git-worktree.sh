@@ -271,6 +271,27 @@ ok $([ ! -e "$A/.loop/L4b/wt/$id2" ] &&
     git -C "$A" rev-parse -q --verify "ccw/L4b/$id2" >/dev/null; echo $?) \
     "... the directory removed, the branch kept"
 
+# -- writers that make their worktrees at the same moment (a parallel
+# step): git reads every worktree's admin directory, half made by another
+# `worktree add`, unless they take turns (about 1 in 8 failed before)
+for r in 1 2; do
+	pids=
+	for k in 1 2 3 4; do
+		printf '{"tools":{"bash":{"options":{"worktree":{"repo":"%s","base":"%s","dir":"%s/.loop/P%s-%s/wt","branch_prefix":"ccw/P%s-%s","keep":false}}}}}' \
+		    "$A" "$base" "$A" "$r" "$k" "$r" "$k" >"$T_TMP/par-$k.json"
+		(cd "$A" && agent "$T_TMP/par-$r-$k.json" develop --tool bash \
+		    --config "$T_TMP/par-$k.json" --state-dir "$T_TMP/par-state-$k" \
+		    --command "echo $k >k$k.txt" go) &
+		pids="$pids $!"
+	done
+	wait $pids
+done
+n=0
+for f in "$T_TMP"/par-[12]-*.json; do
+	[ "$(jget "$f" 'd["agent_status"]')" = completed ] && n=$((n + 1))
+done
+is "$n" 8 "8 writers making worktrees at once: all completed"
+
 wtcfg true ',"copy":["../etc/passwd"]'
 sed -i 's/"copy":\[".env","absent"\],//' "$T_TMP/wt.json"
 (cd "$A" && agent "$T_TMP/ag3.json" develop --tool bash --config "$T_TMP/wt.json" \
