@@ -46,11 +46,7 @@ PYEOF
 run() {
 	local root=$1 id=$2
 	shift 2
-	timeout -k 2 60 $WRAP "$SUP" run -m parallel -C "$root" \
-	    --loop-id "$id" "$@" >"$root.out" 2>"$root.err"
-	RC=$?
-	F=$root/.loop/$id.json
-	[ "$RC" -eq 124 ] && sed 's/^/#   /' "$root.err" | tail -n 5
+	t_loop_run "$root" "$id" -m parallel "$@"
 }
 
 # wts ROOT ID: the worktrees git lists under the loop's side directory.
@@ -196,5 +192,18 @@ run "$R" wt-8 --from-worktree "Dirty, from the work tree"
 is "$RC" 0 "dirty: --from-worktree completes"
 is "$(git -C "$R" show ccw/wt-8/loop:b.txt)" "$(printf 'b\nmine')" \
     "dirty: the loop started from the user's changes"
+
+# --- the configuration's keys are checked
+R=$T_TMP/badcfg
+repo "$R"
+cfg "$R" "$OK dev" "$OK dbg" "$OK val" '{"merge": {"strategy": "squash"}}'
+run "$R" wt-9 "Bad strategy"
+is "$RC" 2 "config: a bad merge.strategy is a usage error"
+grep -q 'merge.strategy: expected "merge" or "rebase"' "$R.err"
+ok $? "config: the message names merge.strategy and its words"
+cfg "$R" "$OK dev" "$OK dbg" "$OK val" '{"worktree": {"copy": ["../x"]}}'
+run "$R" wt-9 "Bad copy"
+grep -q 'worktree.copy\[0\]: expected a relative path' "$R.err"
+ok $? "config: a worktree.copy entry with .. is refused"
 
 t_done

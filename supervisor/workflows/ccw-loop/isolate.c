@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "adapter.h"
 #include "ccw-loop.h"
@@ -196,6 +197,21 @@ isolate_keep(struct isolate *iso, json_t *ss)
 }
 
 /*
+ * A git run that failed has its why handed over once (failed), one in
+ * flight is waited for (busy); else ready to start the next.
+ */
+static enum isolate_st
+isolate_inflight(struct isolate *iso, char **why)
+{
+	if (iso->err != NULL) {
+		*why = iso->err;
+		iso->err = NULL;
+		return ISO_FAILED;
+	}
+	return iso->run != NULL ? ISO_BUSY : ISO_READY;
+}
+
+/*
  * Before a parallel step (or a resolve step): the loop's branch and
  * worktree made or adopted, what an interrupted step left pruned.
  * start: the loop's first prepare (a dirty tree refused).
@@ -205,6 +221,7 @@ isolate_prepare(struct isolate *iso, json_t *ss, char **why)
 {
 	const json_t	*old = json_object_get(ss, "worktree");
 	json_t		*req;
+	enum isolate_st	 st;
 
 	if (iso->none || (!iso->prepared && iso->run == NULL &&
 	    iso->err == NULL && !isolate_wanted(iso))) {
@@ -215,13 +232,8 @@ isolate_prepare(struct isolate *iso, json_t *ss, char **why)
 		isolate_keep(iso, ss);
 		return ISO_READY;
 	}
-	if (iso->err != NULL) {
-		*why = iso->err;
-		iso->err = NULL;
-		return ISO_FAILED;
-	}
-	if (iso->run != NULL)
-		return ISO_BUSY;
+	if ((st = isolate_inflight(iso, why)) != ISO_READY)
+		return st;
 	req = json_pack("{s:s, s:s, s:s, s:b, s:b, s:[]}", "root",
 	    iso->cfg.root, "side", iso->side, "loop", iso->cfg.id,
 	    "from_worktree", iso->cfg.over != NULL &&
@@ -250,6 +262,34 @@ isolate_active(const struct isolate *iso)
 	return iso != NULL && iso->prepared && !iso->none;
 }
 
+/* Whether a role only reads (its permission in the configuration). */
+static int
+isolate_reads(const struct isolate *iso, const char *role)
+{
+	const struct config	*c = iso->cfg.config;
+	int			 ri = config_role_index(c, role);
+
+	return ri >= 0 && c->roles[ri].permission != NULL &&
+	    strcmp(c->roles[ri].permission, "read-only") == 0;
+}
+
+/*
+ * A reader outside the parallel step (complete) of a loop whose work is
+ * merged on its branch: it reads the loop's worktree, where that work
+ * is, not the user's checkout.
+ */
+void
+isolate_reader(const struct isolate *iso, const json_t *ss, const char *role,
+    struct agent_req *req)
+{
+	const char	*p = isolate_s(json_object_get(ss, "worktree"),
+			    "loop_path");
+
+	if (p != NULL && !iso->none && isolate_reads(iso, role) &&
+	    access(p, F_OK) == 0)
+		req->cwd = p;
+}
+
 /*
  * A worker of an isolated step: a writer (a role not read-only) gets
  * options.worktree, made from the loop branch's head (with merge_from's
@@ -260,17 +300,13 @@ void
 isolate_request(struct isolate *iso, const char *role, struct agent_req *req,
     const char *merge_from)
 {
-	const struct config	*c = iso->cfg.config;
-	const struct git_cfg	*g = &c->git;
-	int			 ri = config_role_index(c, role);
-	const char		*perm = ri >= 0 ? c->roles[ri].permission :
-				    NULL;
+	const struct git_cfg	*g = &iso->cfg.config->git;
 	json_t			*w;
 	char			*dir, *prefix;
 
 	if (!isolate_active(iso))
 		return;
-	if (perm != NULL && strcmp(perm, "read-only") == 0) {
+	if (isolate_reads(iso, role)) {
 		req->cwd = isolate_s(iso->wt, "loop_path");
 		return;
 	}
@@ -373,16 +409,12 @@ isolate_merge(struct isolate *iso, struct isolate_item *items, size_t n,
 	json_t			*req, *list, *ev;
 	char			*b, *p;
 	size_t			 i;
+	enum isolate_st		 st;
 
 	if (!isolate_active(iso) || iso->merged)
 		return ISO_READY;
-	if (iso->err != NULL) {
-		*why = iso->err;
-		iso->err = NULL;
-		return ISO_FAILED;
-	}
-	if (iso->run != NULL)
-		return ISO_BUSY;
+	if ((st = isolate_inflight(iso, why)) != ISO_READY)
+		return st;
 	list = json_array();
 	for (i = 0; i < n; i++) {
 		b = isolate_branch(iso, items[i].agent);
@@ -409,6 +441,19 @@ isolate_merge(struct isolate *iso, struct isolate_item *items, size_t n,
 	isolate_git(iso, "merge", req, (g->check_ms + ISO_MERGE_MS) *
 	    (n + 1), isolate_merged);
 	return iso->run != NULL ? ISO_BUSY : isolate_merge(iso, items, n, why);
+}
+
+/* The list o[key], made when it is not one yet. */
+static json_t *
+isolate_list(json_t *o, const char *key)
+{
+	json_t	*l = json_object_get(o, key);
+
+	if (!json_is_array(l)) {
+		l = json_array();
+		json_object_set_new(o, key, l);
+	}
+	return l;
 }
 
 /* A git conflict as parallel_results.conflicts keeps it. */
@@ -449,7 +494,7 @@ void
 isolate_record(struct isolate *iso, json_t *ss, int resolving)
 {
 	json_t		*pr = json_object_get(ss, "parallel_results");
-	json_t		*w = json_object_get(ss, "worktree"), *q, *cf;
+	json_t		*w = json_object_get(ss, "worktree"), *cf;
 	const json_t	*it;
 	const char	*out;
 	size_t		 i;
@@ -461,10 +506,7 @@ isolate_record(struct isolate *iso, json_t *ss, int resolving)
 		    "head"));
 	if (!json_is_object(pr))
 		return;
-	if (!json_is_array(cf = json_object_get(pr, "conflicts"))) {
-		cf = json_array();
-		json_object_set_new(pr, "conflicts", cf);
-	}
+	cf = isolate_list(pr, "conflicts");
 	json_array_foreach(json_object_get(iso->reply, "items"), i, it) {
 		isolate_brief(json_object_get(pr, isolate_s(it, "role")), it);
 		out = isolate_s(it, "outcome");
@@ -472,17 +514,13 @@ isolate_record(struct isolate *iso, json_t *ss, int resolving)
 		    !json_is_object(w))
 			continue;
 		json_array_append_new(cf, isolate_conflict(it));
-		if (!json_is_array(q = json_object_get(w, "resolve"))) {
-			q = json_array();
-			json_object_set_new(w, "resolve", q);
-		}
-		json_array_append_new(q, json_pack("{s:O?, s:O?, s:O?, s:O?,"
-		    " s:O?, s:i}", "role", json_object_get(it, "role"),
-		    "agent", json_object_get(it, "agent"), "branch",
-		    json_object_get(it, "branch"), "files", json_object_get(
-		    json_object_get(it, "conflict"), "files"), "hunks",
-		    json_object_get(json_object_get(it, "conflict"), "hunks"),
-		    "attempts", 0));
+		json_array_append_new(isolate_list(w, "resolve"), json_pack(
+		    "{s:O?, s:O?, s:O?, s:O?, s:O?, s:i}", "role",
+		    json_object_get(it, "role"), "agent", json_object_get(it,
+		    "agent"), "branch", json_object_get(it, "branch"), "files",
+		    json_object_get(json_object_get(it, "conflict"), "files"),
+		    "hunks", json_object_get(json_object_get(it, "conflict"),
+		    "hunks"), "attempts", 0));
 	}
 }
 
@@ -548,7 +586,7 @@ int
 isolate_resolved(struct isolate *iso, json_t *ss, int run_failed,
     char **what)
 {
-	json_t		*c = isolate_pending(ss), *pr, *rs;
+	json_t		*c = isolate_pending(ss), *pr;
 	const json_t	*it = json_array_get(json_object_get(iso->reply,
 			    "items"), 0);
 	const char	*out = isolate_s(it, "outcome");
@@ -558,20 +596,14 @@ isolate_resolved(struct isolate *iso, json_t *ss, int run_failed,
 	*what = NULL;
 	if (c == NULL)
 		return 0;
-	if (json_is_object(pr = json_object_get(ss, "parallel_results"))) {
-		if (!json_is_array(rs = json_object_get(pr, "resolves"))) {
-			rs = json_array();
-			json_object_set_new(pr, "resolves", rs);
-		}
-		json_array_append_new(rs, json_pack("{s:O?, s:O?, s:s, s:O?,"
-		    " s:O?, s:O?}", "agent", json_object_get(it, "agent"),
-		    "branch", json_object_get(it, "branch"), "merge_from",
-		    isolate_s(c, "branch"), "merge", run_failed ?
-		    json_string("not merged: the worker failed") :
-		    json_object_get(it, "outcome"), "files",
+	if (json_is_object(pr = json_object_get(ss, "parallel_results")))
+		json_array_append_new(isolate_list(pr, "resolves"), json_pack(
+		    "{s:O?, s:O?, s:s?, s:s?, s:O?, s:O?}", "agent",
+		    json_object_get(it, "agent"), "branch", json_object_get(it,
+		    "branch"), "merge_from", isolate_s(c, "branch"), "merge",
+		    run_failed ? "not merged: the worker failed" : out, "files",
 		    json_object_get(it, "files"), "conflict",
 		    json_object_get(it, "conflict")));
-	}
 	if (ok) {
 		json_array_remove(json_object_get(json_object_get(ss,
 		    "worktree"), "resolve"), 0);

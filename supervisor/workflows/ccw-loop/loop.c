@@ -1163,6 +1163,8 @@ loop_begin(struct loop_run *r)
 							   loop's for a reader */
 		isolate_request(l->iso, pr.role, &req, l->resolving ?
 		    isolate_resolve_branch(l->ss) : NULL);
+	else if (rc == 0 && l->cfg.mode == LOOP_PARALLEL)
+		isolate_reader(l->iso, l->ss, pr.role, &req);
 	/* a fresh agent-N.log, N above every id the loop has seen */
 	if (rc == 0 && l->cfg.guard != NULL &&
 	    loopguard_reserve(l->cfg.guard, &l->sup, &err) != 0) {
