@@ -15,7 +15,8 @@ libjansson-dev groff-base valgrind tmux parallel strace jq"
 # stop-bounded.sh attaches strace to slow every fsync down;
 # batch-exit.sh prints a hung process's stacks with gdb;
 # git-worktree.sh drives real git worktrees and merges, and
-# run-worktree.sh a parallel loop's worktrees and merge queue.
+# run-worktree.sh a parallel loop's worktrees and merge queue;
+# batch-worktree.sh runs batch items in git worktrees.
 TEST_PKGS="chromium openssh-server slurm-wlm munge clang libclang-rt-dev \
 prometheus strace gdb git"
 

@@ -163,7 +163,7 @@ batch_view_attach(struct batch_view *v, struct batch *b)
 void
 batch_view_event(struct batch_view *v, const char *name, const json_t *o)
 {
-	const char	*st, *why;
+	const char	*st, *why, *br;
 	char		 line[1024], dur[32];
 
 	if (v == NULL || v->b == NULL || strcmp(name, "item_done") != 0)
@@ -173,11 +173,14 @@ batch_view_event(struct batch_view *v, const char *name, const json_t *o)
 	why = json_string_value(json_object_get(o, "failure_reason"));
 	batch_view_dur(json_integer_value(json_object_get(o, "duration_ms")),
 	    dur, sizeof dur);
-	snprintf(line, sizeof line, "%s %s %s (%s)%s%s", st != NULL &&
+	br = json_string_value(json_object_get(json_object_get(o,
+	    "worktree"), "branch"));
+	snprintf(line, sizeof line, "%s %s %s (%s)%s%s%s%s", st != NULL &&
 	    strcmp(st, "completed") == 0 ? "ok  " : "FAIL",
 	    json_string_value(json_object_get(o, "item_id")),
 	    st != NULL ? st : "?", dur, why != NULL ? ": " : "",
-	    why != NULL ? why : "");
+	    why != NULL ? why : "", br != NULL ? " on branch " : "",
+	    br != NULL ? br : "");
 	batch_view_line(v->fp, line, batch_view_width(v->fp));
 	batch_view_draw(v);
 }
@@ -204,6 +207,33 @@ batch_view_free(struct batch_view *v)
 	free(v);
 }
 
+/*
+ * An item's worktree under its summary line: its branch, head, the diff
+ * stat and the exact files (STATUS PATH), for the user to merge.
+ */
+static void
+batch_view_worktree(FILE *fp, const json_t *wt)
+{
+	const json_t	*st = json_object_get(wt, "stat"), *f;
+	const char	*head = json_string_value(json_object_get(wt, "head"));
+	size_t		 i;
+
+	if (!json_is_object(wt))
+		return;
+	fprintf(fp, "%-12s branch %s at %.12s: %lld files, +%lld -%lld",
+	    "", json_string_value(json_object_get(wt, "branch")) != NULL ?
+	    json_string_value(json_object_get(wt, "branch")) : "?",
+	    head != NULL ? head : "?", (long long)json_integer_value(
+	    json_object_get(st, "files")), (long long)json_integer_value(
+	    json_object_get(st, "insertions")), (long long)json_integer_value(
+	    json_object_get(st, "deletions")));
+	json_array_foreach(json_object_get(wt, "files"), i, f)
+		fprintf(fp, "%s %s %s", i > 0 ? "," : ":",
+		    json_string_value(json_object_get(f, "status")),
+		    json_string_value(json_object_get(f, "path")));
+	fprintf(fp, "\n");
+}
+
 /* The table printed at the end: one row per item, then the totals. */
 void
 batch_view_summary(FILE *fp, const json_t *st)
@@ -226,6 +256,7 @@ batch_view_summary(FILE *fp, const json_t *st)
 		    json_string_value(json_object_get(e, "loop_id")) : "-",
 		    why != NULL ? why : json_string_value(json_object_get(e,
 		    "title")));
+		batch_view_worktree(fp, json_object_get(e, "worktree"));
 	}
 	batch_view_totals(st, 0, tot, sizeof tot);
 	fprintf(fp, "%s\n", tot);

@@ -19,6 +19,7 @@
 #include <event2/event.h>
 
 #include "batch.h"
+#include "batch-isolate.h"
 #include "batch-junit.h"
 #include "batch-view.h"
 #include "batchworker.h"
@@ -52,6 +53,7 @@ struct batch_cmd {
 	int			 code;
 	struct cmd_opts		 lo;		/* --launcher, --remote-worker */
 	struct plan_overrides	 over;		/* lo's launcher, every root's */
+	struct batchiso		 iso;		/* --worktree, "worktree": true */
 };
 
 /* The --help text. */
@@ -62,6 +64,7 @@ batch_usage(FILE *fp)
 "usage: ccw-supervisor batch FILE [-C ROOT] [--jobs N] [--json] [--junit F]\n"
 "           [--max-cost-usd X] [--max-tokens N] [--config F]\n"
 "           [--launcher WORDS [--remote-worker PATH]]\n"
+"           [--worktree [--from-worktree]]\n"
 "       ccw-supervisor batch --resume ID [-C ROOT] [options]\n"
 "\n"
 "Runs many loops headlessly: FILE is JSONL (one loop a line: title,\n"
@@ -78,9 +81,17 @@ batch_usage(FILE *fp)
 "  --max-tokens N     the same for input plus output tokens\n"
 "  --config F         the configuration file for every root\n"
 "  --resume ID        continue batch ID (FILE may be left out)\n"
+"  --worktree         every worker item in a git worktree of its own, on\n"
+"                     branch ccw/ID/ITEM/AGENT (as an item's \"worktree\":\n"
+"                     true); the branches are left for you to merge\n"
+"  --from-worktree    start them from your uncommitted changes (a dirty\n"
+"                     tree is refused otherwise)\n"
+"\n"
+"Items whose \"files\" hints (a queue task's files) overlap never run at\n"
+"the same time (the conflict forecast); disjoint ones still do.\n"
 "\n"
 "Exit status: 0 every item completed, 1 some did not, 2 usage or bad\n"
-"input (nothing started), 4 stopped by a signal (within 3 s whatever\n"
+"input or a refused worktree start (nothing started), 4 stopped by a signal (within 3 s whatever\n"
 "the disk does), 70 internal error.\n");
 }
 
@@ -107,12 +118,17 @@ batch_worker_start(void *arg, const char *root, const char *sd,
 {
 	struct batch_cmd	*bc = arg;
 	struct root		*r;
+	json_t			*wt;
+	void			*w;
 
 	if ((r = roots_get(&bc->roots, root, sd, err)) == NULL)
 		return NULL;
 	*used = r->o.state_dir;
-	return batchworker_start(bc->base, host_children(r->host), bc->gate,
-	    &r->plan, r->o.state_dir, id, it, done, done_arg, err);
+	wt = batchiso_options(&bc->iso, it);
+	w = batchworker_start(bc->base, host_children(r->host), bc->gate,
+	    &r->plan, r->o.state_dir, id, it, wt, done, done_arg, err);
+	json_decref(wt);
+	return w;
 }
 
 static void
@@ -227,6 +243,7 @@ batch_cmd_free(struct batch_cmd *bc)
 {
 	batch_view_free(bc->view);
 	batch_free(bc->b);
+	batchiso_free(&bc->iso);
 	roots_free(&bc->roots);
 	if (bc->gate != NULL)
 		gate_free(bc->gate);	/* after the hosts: their loops leave it */
@@ -271,6 +288,12 @@ batch_opt(struct batch_cmd *bc, struct batch_args *ba, int ch,
 	case 'f':
 		bc->roots.config_path = arg;
 		return 0;
+	case 'W':
+		bc->iso.all = 1;
+		return 0;
+	case 'F':
+		bc->iso.from_worktree = 1;
+		return 0;
 	case 'h':
 		return 1;
 	case CMD_OPT_LAUNCHER:
@@ -299,6 +322,8 @@ batch_parse(int argc, char **argv, struct batch_cmd *bc,
 		{ "max-tokens", required_argument, NULL, 't' },
 		{ "resume", required_argument, NULL, 'r' },
 		{ "config", required_argument, NULL, 'f' },
+		{ "worktree", no_argument, NULL, 'W' },
+		{ "from-worktree", no_argument, NULL, 'F' },
 		CMD_LAUNCH_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -410,6 +435,69 @@ batch_cfg_fill(struct batch_cfg *cfg, struct batch_cmd *bc,
 	cfg->arg = bc;
 }
 
+/* The conflict forecast on stderr: the pairs that never run at once. */
+static void
+batch_cmd_forecast(const json_t *st)
+{
+	const json_t	*p, *f;
+	size_t		 i, j;
+
+	json_array_foreach(json_object_get(json_object_get(st, "context"),
+	    "forecast"), i, p) {
+		fprintf(stderr, "ccw-supervisor batch: forecast: %s and %s both "
+		    "name", json_string_value(json_array_get(json_object_get(p,
+		    "items"), 0)), json_string_value(json_array_get(
+		    json_object_get(p, "items"), 1)));
+		json_array_foreach(json_object_get(p, "files"), j, f)
+			fprintf(stderr, "%s %s", j > 0 ? "," : "",
+			    json_string_value(f));
+		fprintf(stderr, ": never at once\n");
+	}
+}
+
+/*
+ * The batch's prepare when some worker item runs in a worktree: on the
+ * batch's root's host's reaper, before anything runs.  0, or -1 said
+ * (the exit is 2: nothing started).
+ */
+static int
+batch_cmd_isolate(struct batch_cmd *bc, const struct batch_args *ba,
+    const struct batch_cfg *cfg)
+{
+	struct root	*r;
+	char		*err = NULL;
+	int		 w;
+
+	if ((w = batchiso_wanted(&bc->iso, cfg->in, cfg->root, &err)) == 0)
+		return 0;
+	if (w < 0 || (r = roots_get(&bc->roots, cfg->root, NULL, &err)) ==
+	    NULL || batchiso_prepare(&bc->iso, bc->base,
+	    host_children(r->host), &r->o.cfg, cfg->root, batch_dir(bc->b),
+	    batch_id(bc->b), ba->resume == NULL, &err) != 0) {
+		fprintf(stderr, "ccw-supervisor batch: %s\n", err);
+		free(err);
+		bc->code = EXIT_USAGE;
+		return -1;
+	}
+	return 0;
+}
+
+/* The end: worktree directories removed (unless stopped: --resume). */
+static void
+batch_cmd_unisolate(struct batch_cmd *bc, const struct batch_cfg *cfg)
+{
+	struct root	*r;
+	char		*err = NULL;
+
+	if (!bc->iso.on || bc->code == EXIT_STOPPED)
+		return;
+	if ((r = roots_get(&bc->roots, cfg->root, NULL, &err)) == NULL) {
+		free(err);
+		return;
+	}
+	batchiso_cleanup(&bc->iso, bc->base, host_children(r->host));
+}
+
 /* The batch run to its end with signals caught; then the outputs. */
 static void
 batch_cmd_run(struct batch_cmd *bc, const struct batch_args *ba,
@@ -433,6 +521,9 @@ batch_cmd_run(struct batch_cmd *bc, const struct batch_args *ba,
 	fprintf(stderr, "ccw-supervisor batch: %s %s: %zu items, state in "
 	    "%s/state.json\n", ba->resume != NULL ? "resuming" : "started",
 	    batch_id(bc->b), cfg->in->nitems, batch_dir(bc->b));
+	batch_cmd_forecast(batch_state(bc->b));
+	if (batch_cmd_isolate(bc, ba, cfg) != 0)
+		return;
 	for (i = 0; i < 3; i++) {
 		sigs[i] = evsignal_new(bc->base, signos[i], batch_cmd_signal,
 		    bc);
@@ -442,6 +533,7 @@ batch_cmd_run(struct batch_cmd *bc, const struct batch_args *ba,
 	bc->code = EXIT_INTERNAL;
 	batch_start(bc->b);
 	event_base_dispatch(bc->base);
+	batch_cmd_unisolate(bc, cfg);
 	batch_view_end(bc->view);
 	items = batch_cmd_items(batch_state(bc->b));
 	if (!bc->json)

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "bqfix.h"
+#include "bqforecast.h"
 #include "bqinput.h"
 #include "tap.h"
 #include "xmalloc.h"
@@ -166,6 +167,14 @@ t_jsonl_errors(const char *dir)
 	jsonl_err(dir, "{\"title\":\"a\",\"role\":\"debug\"}",
 	    ":1: role needs \"kind\": \"worker\" and a role name",
 	    "role without kind worker");
+	jsonl_err(dir, "{\"title\":\"a\",\"files\":\"x.c\"}",
+	    ":1: \"files\" must be an array of at most 1000 paths",
+	    "files a string");
+	jsonl_err(dir, "{\"title\":\"a\",\"files\":[\"/etc/x\"]}",
+	    ":1: \"files\"[0] must be a relative path", "files absolute");
+	jsonl_err(dir, "{\"title\":\"a\",\"worktree\":true}",
+	    ":1: \"worktree\" must be true or false, true only with \"kind\": "
+	    "\"worker\"", "worktree on a loop item");
 	jsonl_err(dir, "", ": empty: no items", "an empty file");
 	jsonl_err(dir, "\n  \n\t\n", ": empty: no items", "blank lines only");
 }
@@ -227,6 +236,37 @@ t_hostile(const char *dir)
 	free(err);
 }
 
+/*
+ * The forecast of the fixture's queue: the bound solutions' tasks' files
+ * are the hints; S-1 and S-3 both name src/auth/session.ts, the others
+ * are disjoint.
+ */
+static void
+t_queue_forecast(const struct bq_input *in)
+{
+	json_t	*f;
+	size_t	**clash, *nclash, i;
+	char	*s;
+
+	tap_ok(in->items[2].nfiles == 2 &&
+	    strcmp(in->items[2].files[0], "src/auth/store.ts") == 0 &&
+	    strcmp(in->items[2].files[1], "src/auth/session.ts") == 0,
+	    "forecast: S-3's hints are its tasks' files, once each");
+	f = bqforecast_make(in, &clash, &nclash);
+	s = json_dumps(f, JSON_COMPACT);
+	tap_is_str(s, "[{\"items\":[\"S-1\",\"S-3\"],\"files\":"
+	    "[\"src/auth/session.ts\"]}]", "forecast: S-1 and S-3 only");
+	tap_ok(nclash[0] == 1 && clash[0][0] == 2 && nclash[2] == 1 &&
+	    clash[2][0] == 0 && nclash[1] == 0 && nclash[3] == 0,
+	    "forecast: the clash lists");
+	for (i = 0; i < in->nitems; i++)
+		free(clash[i]);
+	free(clash);
+	free(nclash);
+	free(s);
+	json_decref(f);
+}
+
 /* The fixture's queue: groups, the dependency, real instructions. */
 static void
 t_queue(const char *dir)
@@ -281,6 +321,7 @@ t_queue(const char *dir)
 	    "to /login") != NULL, "description: expected behaviour");
 	tap_ok(strstr(in.items[0].description, "Commit: fix(client): ") !=
 	    NULL, "description: commit");
+	t_queue_forecast(&in);
 	bqinput_free(&in);
 	free(err);
 }

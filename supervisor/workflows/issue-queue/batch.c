@@ -17,6 +17,7 @@
 #include "batch.h"
 #include "batchint.h"
 #include "batchstate.h"
+#include "bqforecast.h"
 #include "bqinput.h"
 #include "bqqueue.h"
 #include "clock.h"
@@ -69,6 +70,12 @@ batch_item_ready(const struct batch *b, const struct batch_item *bi,
 	}
 	if (!batch_groups_before_done(b, bi->def->group))
 		return 0;
+	/* the forecast: never beside an item naming the same files */
+	for (i = 0; i < bi->nclash; i++) {
+		d = &b->items[bi->clash[i]];
+		if (d->phase == BI_OPEN || d->phase == BI_RUN)
+			return 0;
+	}
 	if (!g->parallel)
 		for (i = 0; i < g->nitems && g->items[i] != bi->idx; i++)
 			if (b->items[g->items[i]].phase != BI_DONE)
@@ -174,6 +181,27 @@ batch_match(struct batch *b, char **err)
 }
 
 /*
+ * The conflict forecast: items whose file hints overlap never run at
+ * once (batch_item_ready); the pairs go in the state's context and in a
+ * "conflict_forecast" event at the start.
+ */
+static void
+batch_forecast(struct batch *b)
+{
+	size_t	**clash, *nclash, i;
+
+	b->forecast = bqforecast_make(b->cfg.in, &clash, &nclash);
+	for (i = 0; i < b->nitems; i++) {
+		b->items[i].clash = clash[i];
+		b->items[i].nclash = nclash[i];
+	}
+	free(clash);
+	free(nclash);
+	json_object_set(json_object_get(b->st, "context"), "forecast",
+	    b->forecast);
+}
+
+/*
  * A new batch (its directory, lock and first state written before any
  * loop starts) or a resumed one (its lock; its items that ended stay
  * ended, the rest wait their turn and find their loops by id).
@@ -249,6 +277,7 @@ batch_new(struct event_base *base, const struct batch_cfg *cfg, char **err)
 		goto fail;
 	if ((b->cm = committer_new(base, err)) == NULL)
 		goto fail;
+	batch_forecast(b);	/* in the state from its next save */
 	b->pump_ev = event_new(base, -1, 0, batch_pump_cb, b);
 	return b;
 fail:
@@ -285,6 +314,9 @@ batch_start(struct batch *b)
 	batch_emit(b, "batch_started", json_pack("{s:s, s:I, s:s}",
 	    "work_dir", b->store.dir, "items", (json_int_t)b->nitems,
 	    "resumed", b->cfg.resume_id != NULL ? "yes" : "no"));
+	if (json_array_size(b->forecast) > 0)
+		batch_emit(b, "conflict_forecast", json_pack("{s:O}",
+		    "serialized", b->forecast));
 	event_active(b->pump_ev, EV_TIMEOUT, 0);
 }
 
@@ -326,7 +358,9 @@ batch_free(struct batch *b)
 		free(b->items[i].role);
 		free(b->items[i].progress);
 		free(b->items[i].reason);
+		free(b->items[i].clash);
 	}
+	json_decref(b->forecast);
 	if (b->pump_ev != NULL)
 		event_free(b->pump_ev);
 	batchstore_close(&b->store);

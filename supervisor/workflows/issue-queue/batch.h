@@ -37,8 +37,9 @@ struct batch_cfg {
 	 * An item of kind worker, run by the caller as one worker: root,
 	 * directory and where it went (as host_for), the item, the id of
 	 * its workers directory, and its outcome's callback (status
-	 * "completed" or "failed", the reason, its usage, whether a stop
-	 * ended it), called once, never from inside start.  A handle, or
+	 * "completed" or "failed", the reason, its report (usage, and
+	 * worktree: branch, head, files; NULL if it never started), whether
+	 * a stop ended it), called once, never from inside start.  A handle, or
 	 * NULL and *err.  stop climbs its kill ladder; free comes after.
 	 */
 	void			*(*worker_start)(void *, const char *,

@@ -42,6 +42,8 @@ struct batch_item {
 	char			*reason;	/* LOOP_COMPLETED's failure_reason */
 	void			*worker;	/* a worker item's, the caller's */
 	void			*dead;		/* its handle, to free next turn */
+	size_t			*clash, nclash;	/* items it never runs beside
+						   (the forecast, bqforecast.c) */
 };
 
 /* How the batch ends, once no item runs. */
@@ -66,6 +68,7 @@ struct batch {
 	int			 saving, dirty, finishing, finished;
 	int			 save_failed;
 	struct event		*pump_ev;
+	json_t			*forecast;	/* bqforecast_make's pairs */
 };
 
 

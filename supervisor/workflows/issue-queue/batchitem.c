@@ -65,11 +65,12 @@ batch_item_end(struct batch_item *bi, const char *status, const char *reason)
 	batch_save(b);
 	batch_queue_sync(bi, status, strcmp(status, "completed") != 0 ?
 	    reason : NULL);
-	batch_emit(b, "item_done", json_pack("{s:s, s:s, s:s?, s:s?, s:I}",
-	    "item_id", bi->def->id, "status", status, "failure_reason", reason,
-	    "loop_id", json_string_value(json_object_get(bi->rec, "loop_id")),
-	    "duration_ms", (json_int_t)(bi->t0 != 0 ? clock_mono_ms() - bi->t0 :
-	    0)));
+	batch_emit(b, "item_done", json_pack("{s:s, s:s, s:s?, s:s?, s:I,"
+	    " s:O?}", "item_id", bi->def->id, "status", status,
+	    "failure_reason", reason, "loop_id", json_string_value(
+	    json_object_get(bi->rec, "loop_id")), "duration_ms", (json_int_t)
+	    (bi->t0 != 0 ? clock_mono_ms() - bi->t0 : 0), "worktree",
+	    json_object_get(bi->rec, "worktree")));
 	event_active(b->pump_ev, EV_TIMEOUT, 0);
 }
 
@@ -192,13 +193,21 @@ batch_loop_done(void *arg, struct host_loop *hl, int code)
 	free(why);
 }
 
-/* A worker item's outcome (its usage is the item's). */
+/*
+ * A worker item's outcome: its usage is the item's, and so is its
+ * worktree (branch, base, head, exact files, diff stat) when it had one.
+ */
 static void
 batch_worker_done(void *arg, const char *status, const char *why,
-    const json_t *usage, int stopped)
+    const json_t *rep, int stopped)
 {
 	struct batch_item	*bi = arg;
 	struct batch		*b = bi->b;
+	const json_t		*usage = json_object_get(rep, "usage");
+
+	if (json_is_object(json_object_get(rep, "worktree")))
+		json_object_set_new(bi->rec, "worktree", json_deep_copy(
+		    json_object_get(rep, "worktree")));
 
 	bi->dead = bi->worker;
 	bi->worker = NULL;

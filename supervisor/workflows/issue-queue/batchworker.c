@@ -96,8 +96,7 @@ batchworker_report(evutil_socket_t fd, short ev, void *arg)
 		reason = cause_line(who, rep);
 		free(who);
 	}
-	w->done(w->arg, ok ? "completed" : "failed", reason,
-	    json_object_get(rep, "usage"), w->stopped);
+	w->done(w->arg, ok ? "completed" : "failed", reason, rep, w->stopped);
 	free(reason);
 	json_decref(rep);
 }
@@ -166,14 +165,15 @@ batchworker_admitted(void *arg)
  * Start the item's worker: its role (default develop) planned with the
  * item's tool and model over the root's configuration, the item's text
  * as the message (with the result contract unless the tool is bash),
- * through gate (NULL: at once).  NULL and *err when it cannot start;
- * done is then never called.
+ * through gate (NULL: at once); worktree (NULL: none) is its ASSIGN's
+ * options.worktree.  NULL and *err when it cannot start; done is then
+ * never called.
  */
 struct batchworker *
 batchworker_start(struct event_base *base, struct children *children,
     struct gate *gate, const struct plan_base *plan, const char *state_dir,
-    const char *id, const struct bq_item *it, batchworker_done_fn done,
-    void *arg, char **err)
+    const char *id, const struct bq_item *it, const json_t *worktree,
+    batchworker_done_fn done, void *arg, char **err)
 {
 	struct batchworker		*w = xcalloc(1, sizeof *w);
 	struct plan_request	 rq;
@@ -195,6 +195,12 @@ batchworker_start(struct event_base *base, struct children *children,
 	if (plan_request(plan, &rq, &w->req, &w->dl, err) != 0)
 		goto fail;
 	w->options = w->req.options;
+	if (worktree != NULL) {
+		if (w->options == NULL)
+			w->options = w->req.options = json_object();
+		json_object_set_new(w->options, "worktree",
+		    json_deep_copy(worktree));
+	}
 	if (adapter_is_agent(w->req.tool)) {
 		w->msg = prompt_with_contract(role, it->description);
 		w->req.prompt = w->msg;

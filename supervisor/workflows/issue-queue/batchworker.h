@@ -14,13 +14,17 @@ struct event_base;
 struct gate;
 struct plan_base;
 
-/* status "completed" or "failed", its reason, the worker's usage, stopped */
+/*
+ * status "completed" or "failed", its reason, the worker's report
+ * (report_agent's: usage, worktree; NULL when it never started), stopped
+ */
 typedef void	(*batchworker_done_fn)(void *, const char *, const char *,
 		    const json_t *, int);
 
 struct batchworker	*batchworker_start(struct event_base *, struct children *,
 		    struct gate *, const struct plan_base *, const char *,
-		    const char *, const struct bq_item *, batchworker_done_fn,
+		    const char *, const struct bq_item *, const json_t *,
+		    batchworker_done_fn,
 		    void *, char **);
 void		 batchworker_stop(struct batchworker *);
 void		 batchworker_free(struct batchworker *);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bqfile.h"
+#include "bqforecast.h"
 #include "bqint.h"
 #include "xmalloc.h"
 
@@ -231,6 +232,7 @@ bq_describe(struct bq_item *it, const char *queue_id, const json_t *issue,
 		    strcmp(bq_s(t, "id"), it->task_id) != 0))
 			continue;
 		bq_task(&b, t);
+		bqforecast_task(it, t);
 		n++;
 	}
 	if (n == 0) {

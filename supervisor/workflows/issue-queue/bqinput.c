@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "bqfile.h"
+#include "bqforecast.h"
 #include "bqint.h"
 #include "xmalloc.h"
 
@@ -23,7 +24,7 @@
  */
 static const char *const bq_jsonl_keys[] = {
 	"title", "description", "mode", "max_iterations", "tool", "model",
-	"root", "kind", "role", "launcher", NULL
+	"root", "kind", "role", "launcher", "files", "worktree", NULL
 };
 
 /* An optional string member: 1 set, 0 absent or null, -1 wrong. */
@@ -165,6 +166,29 @@ bq_jsonl_kind(struct bq_item *it, json_t *o, const char *kind,
 	return 0;
 }
 
+/*
+ * "worktree": true: the item's worker runs in a git worktree of its own
+ * (cmd-batch's --worktree sets it for every worker item).  A loop item's
+ * workers follow the ccw-loop workflow's isolation instead.
+ */
+static int
+bq_jsonl_worktree(struct bq_item *it, json_t *o, const char *where,
+    char **err)
+{
+	json_t	*v = json_object_get(o, "worktree");
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v) || (json_is_true(v) &&
+	    it->kind != BQ_WORKER)) {
+		xasprintf(err, "%s: \"worktree\" must be true or false, true "
+		    "only with \"kind\": \"worker\"", where);
+		return -1;
+	}
+	it->worktree = json_is_true(v);
+	return 0;
+}
+
 /* One JSONL line's object into it (checked member by member). */
 static int
 bq_jsonl_item(struct bq_item *it, json_t *o, const char *filedir,
@@ -189,6 +213,9 @@ bq_jsonl_item(struct bq_item *it, json_t *o, const char *filedir,
 	    bq_opt_str(o, "root", PATH_MAX, where, &it->root, err) < 0 ||
 	    bq_jsonl_loop(it, o, where, err) != 0 ||
 	    bq_jsonl_kind(it, o, s, where, err) != 0)
+		goto fail;
+	if (bqforecast_jsonl(it, json_object_get(o, "files"), where,
+	    err) != 0 || bq_jsonl_worktree(it, o, where, err) != 0)
 		goto fail;
 	if (it->root != NULL) {
 		free(s);
@@ -360,6 +387,9 @@ bqinput_free(struct bq_input *in)
 		free(it->task_id);
 		free(it->status);
 		free(it->deps);
+		for (size_t j = 0; j < it->nfiles; j++)
+			free(it->files[j]);
+		free(it->files);
 	}
 	free(in->items);
 	for (i = 0; i < in->ngroups; i++) {

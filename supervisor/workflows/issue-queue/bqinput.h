@@ -34,6 +34,9 @@ struct bq_item {
 	size_t		 group;		/* index into groups */
 	unsigned	 line;		/* JSONL line, 0 for a queue */
 	struct launch_cfg launch;	/* BQ_WORKER: "launcher", when set */
+	char		**files;	/* file hints (bqforecast.c), normalized */
+	size_t		 nfiles;
+	int		 worktree;	/* BQ_WORKER: "worktree": true */
 };
 
 /*
