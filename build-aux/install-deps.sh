@@ -15,6 +15,7 @@ libjansson-dev groff-base valgrind tmux parallel strace jq"
 # stop-bounded.sh attaches strace to slow every fsync down;
 # batch-exit.sh prints a hung process's stacks with gdb;
 # run-worktree.sh merges parallel workers' worktrees with git.
+# git-worktree.sh drives real git worktrees and merges.
 TEST_PKGS="chromium openssh-server slurm-wlm munge clang libclang-rt-dev \
 prometheus strace gdb git"
 

@@ -102,6 +102,7 @@ static const struct field result_fields[] = {
 	FLD(msg_result, retry_after_ms, F_U64, OPT),
 	FLD(msg_result, log_tail, F_STR, OPT),
 	FLD(msg_result, files_claimed, F_STRV, OPT),
+	FLD(msg_result, worktree, F_JSON, OPT),
 };
 static const struct field close_fields[] = {
 	FLD(msg_close, grace_ms, F_U64, REQ),

@@ -166,6 +166,8 @@ struct msg_result {
 	char		*log_tail;	/* --stdio: the log's last 256 KiB
 					   (the log is on the worker's host) */
 	struct strv	 files_claimed;	/* the answers' WORKER_RESULT lists */
+	json_t		*worktree;	/* options.worktree's: path, branch,
+					   base, head, files, stat */
 };
 
 struct msg_close {

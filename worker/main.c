@@ -25,6 +25,7 @@
 #include <event2/event.h>
 
 #include "chan.h"
+#include "gitwt.h"
 #include "clock.h"
 #include "log.h"
 #include "result.h"
@@ -291,8 +292,16 @@ worker_assign(struct worker *w)
 		worker_finish(w, 1);
 		return;
 	}
+	if (wtassign_start(w, &err) != 0) {
+		outcome_reason(w, "%s", err);
+		free(err);
+		worker_finish(w, 1);
+		return;
+	}
 	/* files_changed is what we observe, not what the answer claims. */
-	scanfiles_observe(a->cwd != NULL ? a->cwd : ".", &w->git_before);
+	if (w->wt.path == NULL)
+		scanfiles_observe(a->cwd != NULL ? a->cwd : ".",
+		    &w->git_before);
 	w->ad->build_argv(&w->spec, w->prev_session, a->prompt, &w->argv);
 	free(w->argv.v[0]);
 	w->argv.v[0] = xstrdup(w->path);
@@ -423,12 +432,16 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 	    "usage: ccw-worker [--stdio [-H LOST_MS]] -R ROLE -I INDEX\n"
+	    "       ccw-worker --git prepare|merge|cleanup|land < request.json\n"
 	    "       ccw-worker --version | --help\n"
 	    "\n"
 	    "Drives one agent tool for ccw-supervisor, which starts it with\n"
 	    "the protocol channel on descriptor 3, or behind a launcher (ssh,\n"
 	    "srun) on stdin and stdout with --stdio; -H: exit when the\n"
-	    "supervisor is silent that long.  See ccw-worker(8).\n");
+	    "supervisor is silent that long.  With --git, the supervisor's\n"
+	    "git helper: one JSON request on stdin, one JSON reply on stdout\n"
+	    "(worktrees, the merge queue, clean-up, landing).  See\n"
+	    "ccw-worker(8).\n");
 }
 
 /* Release everything (valgrind wants a clean exit). */
@@ -466,6 +479,7 @@ worker_free(struct worker *w)
 	free(w->prev_session);
 	strv_clear(&w->files_acc);
 	gitfiles_clear(&w->git_before);
+	wtassign_free(w);
 	errtail_close(w);
 	free(w->role);
 	event_base_free(w->base);
@@ -576,6 +590,8 @@ main(int argc, char **argv)
 	char			*err = NULL;
 
 	log_init(argv[0], 0);
+	if (argc >= 2 && strcmp(argv[1], "--git") == 0)
+		return gitcmd_main(argc, argv);
 	if ((rc = worker_args(argc, argv, &wa, &done)) != 0 || done)
 		return rc;
 	if (wa.remote) {

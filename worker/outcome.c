@@ -133,8 +133,17 @@ static void
 outcome_files(struct worker *w, struct msg_result *r)
 {
 	const char	*src;
+	char		*err;
 
 	outcome_union(&r->files_claimed, &w->files_acc);
+	if (w->wt.path != NULL) {
+		if ((err = wtassign_finish(w, r)) != NULL) {
+			outcome_reason(w, "the worktree's commit failed: %s",
+			    err);
+			free(err);
+		}
+		return;
+	}
 	src = scanfiles_changed(&w->git_before, w->assign.u.assign.log_path,
 	    &r->files_changed);
 	if (src != NULL)
@@ -188,7 +197,9 @@ outcome_why(struct worker *w, struct msg_result *r, int found)
 		    w->ad->name, WEXITSTATUS(st));
 	if (found || r->reason == NULL)
 		return;
-	r->error_kind = xstrdup(outcome_name(outcome_kind_of(w, r)));
+	/* A worktree that could not be made or set up: no CLI's words. */
+	r->error_kind = xstrdup(outcome_name(w->wt.failed ?
+	    OUTCOME_TOOL_ERROR : outcome_kind_of(w, r)));
 }
 
 /* Usage over all turns; cost_usd null unless the CLI reported one. */

@@ -60,6 +60,15 @@ struct follow {
 	int		 stopped;	/* we SIGSTOPped the tool: backlog */
 };
 
+/* options.worktree: the worker's own worktree (wtassign.c). */
+struct wtassign {
+	char		*repo, *path, *branch, *base;	/* path NULL: none */
+	char		*msg;		/* its commit message */
+	int		 keep;		/* false: the directory goes at the end */
+	int		 made;		/* it exists (made or adopted) */
+	int		 failed;	/* making or setting it up failed */
+};
+
 struct worker {
 	struct event_base	*base;
 	struct chan		*chan;
@@ -91,6 +100,7 @@ struct worker {
 	double			 acc_cost;
 	int			 acc_cost_seen;
 	struct gitsnap		 git_before;	/* work dir before the first turn */
+	struct wtassign		 wt;		/* options.worktree */
 	char			 err_line[512];	/* stderr line being cut */
 	size_t			 err_line_len;
 	int			 closing;	/* CLOSE received */
@@ -148,6 +158,11 @@ void	outcome_next_turn(struct worker *);
 void	outcome_fill(struct worker *, struct msg *);
 void	outcome_reason(struct worker *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
+
+/* worker/wtassign.c */
+int	wtassign_start(struct worker *, char **);
+char	*wtassign_finish(struct worker *, struct msg_result *);
+void	wtassign_free(struct worker *);
 
 /* worker/remote.c */
 int	remote_stdio(int *, int *, char **);

@@ -84,6 +84,11 @@ sample_msg(enum msg_type type, struct msg *m)
 		m->u.result.stderr_tail = xstrdup("Killed");
 		m->u.result.log_tail = xstrdup("1..1\nok 1 - far away\n");
 		strv_push(&m->u.result.files_claimed, "add.sh");
+		m->u.result.worktree = json_pack("{s:s, s:s, s:[{s:s, s:s, "
+		    "s:s}], s:{s:i, s:i, s:i}}", "path", "/r/.loop/l-1/wt/a-1",
+		    "branch", "ccw/l-1/a-1", "files", "status", "R", "path",
+		    "src/b.c", "from", "src/a.c", "stat", "files", 1,
+		    "insertions", 2, "deletions", 0);
 		break;
 	case MSG_CLOSE:
 		m->u.close.grace_ms = 5000;
