@@ -39,6 +39,7 @@ struct isolate {
 	json_t			*wt;		/* the prepare's reply, kept */
 	json_t			*reply;		/* the step's merge's reply */
 	json_t			*landing;	/* land's reply */
+	json_t			*tried;		/* best-of-N's try reply */
 	struct isolate_item	*items;		/* the merge's, copied */
 	size_t			 nitems;
 };
@@ -109,6 +110,7 @@ isolate_free(struct isolate *iso)
 	json_decref(iso->wt);
 	json_decref(iso->reply);
 	json_decref(iso->landing);
+	json_decref(iso->tried);
 	free(iso);
 }
 
@@ -238,6 +240,8 @@ isolate_step_end(struct isolate *iso)
 	iso->prepared = iso->merged = 0;
 	json_decref(iso->reply);
 	iso->reply = NULL;
+	json_decref(iso->tried);
+	iso->tried = NULL;
 	free(iso->items);
 	iso->items = NULL;
 	iso->nitems = 0;
@@ -409,6 +413,62 @@ isolate_merge(struct isolate *iso, struct isolate_item *items, size_t n,
 	isolate_git(iso, "merge", req, (g->check_ms + ISO_MERGE_MS) *
 	    (n + 1), isolate_merged);
 	return iso->run != NULL ? ISO_BUSY : isolate_merge(iso, items, n, why);
+}
+
+/* try ended: best-of-N's attempts judged (attempts.c picks). */
+static void
+isolate_tried(int rc, const json_t *reply, const char *err, void *arg)
+{
+	struct isolate	*iso = arg;
+
+	iso->run = NULL;
+	if (rc != 0) {
+		free(iso->err);
+		xasprintf(&iso->err, "the attempts' check failed: %s", err);
+	} else
+		iso->tried = json_deep_copy(reply);
+	iso->cfg.kick(iso->cfg.arg);
+}
+
+/*
+ * Best-of-N (attempts.c): each attempt's worktree (kept) has its
+ * leftovers committed, the merge's check run in it, its diff against
+ * the base read; *reply is try's reply (borrowed) once ready.
+ */
+enum isolate_st
+isolate_try(struct isolate *iso, const char *role, const char *const *agents,
+    size_t n, const json_t **reply, char **why)
+{
+	const struct git_cfg	*g = &iso->cfg.config->git;
+	json_t			*list;
+	char			*b, *p;
+	size_t			 i;
+
+	if ((*reply = iso->tried) != NULL || !isolate_active(iso))
+		return ISO_READY;
+	if (iso->err != NULL) {
+		*why = iso->err;
+		iso->err = NULL;
+		return ISO_FAILED;
+	}
+	if (iso->run != NULL)
+		return ISO_BUSY;
+	list = json_array();
+	for (i = 0; i < n; i++) {
+		b = isolate_branch(iso, agents[i]);
+		xasprintf(&p, "%s/wt/%s", iso->side, agents[i]);
+		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s}",
+		    "agent", agents[i], "role", role, "branch", b, "path", p));
+		free(b);
+		free(p);
+	}
+	isolate_git(iso, "try", json_pack("{s:O?, s:O?, s:s?, s:I, s:o}",
+	    "repo", json_object_get(iso->wt, "repo"), "base",
+	    json_object_get(iso->wt, "base"), "check", isolate_check(iso),
+	    "check_ms", (json_int_t)g->check_ms, "items", list),
+	    (g->check_ms + ISO_MERGE_MS) * (n + 1), isolate_tried);
+	return iso->run != NULL ? ISO_BUSY : isolate_try(iso, role, agents, n,
+	    reply, why);
 }
 
 /* A git conflict as parallel_results.conflicts keeps it. */

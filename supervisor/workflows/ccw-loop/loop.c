@@ -22,6 +22,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "attempts.h"
 #include "ccw-loop.h"
 #include "chan.h"
 #include "gate.h"
@@ -321,6 +322,45 @@ loop_merge(struct loop *l)
 }
 
 /*
+ * Best-of-N: the step's attempts judged (try: the check in each kept
+ * worktree, each diff), one picked by attempts.c's rule and put in
+ * cur[0], the only run merged and taken; all N recorded.  Returns 1
+ * while try runs, or when it failed (the loop ends).
+ */
+static int
+loop_pick(struct loop *l)
+{
+	const char	*agents[WORKFLOW_MAX_GROUP];
+	const json_t	*res[WORKFLOW_MAX_GROUP], *tried = NULL;
+	int		 ok[WORKFLOW_MAX_GROUP], i;
+	const char	*role = loop_role(l, l->cur[0]->role);
+	char		*why = NULL;
+	enum isolate_st	 st;
+	size_t		 w;
+
+	for (i = 0; i < l->ncur; i++) {
+		agents[i] = l->cur[i]->a->id;
+		res[i] = l->cur[i]->result;
+		ok[i] = strcmp(l->wf->outcome(role, res[i]), "failed") != 0;
+	}
+	st = isolate_try(l->iso, role, agents, (size_t)l->ncur, &tried, &why);
+	if (st == ISO_FAILED) {
+		loop_end(l, EXIT_FAILED, "failed", why);
+		free(why);
+	}
+	if (st != ISO_READY)
+		return 1;
+	w = attempts_pick(l->ss, role, res, ok, (size_t)l->ncur, tried);
+	loop_event(l, "attempts_picked", json_pack("{s:s, s:s, s:O}", "role",
+	    role, "agent_id", agents[w], "attempts", json_object_get(
+	    json_object_get(l->ss, role), "attempts")));
+	l->cur[0] = l->cur[w];
+	l->ncur = 1;
+	l->attempting = 0;
+	return 0;
+}
+
+/*
  * The step's runs: questions are dealt with as each run ends; once all
  * are done the step is merged.  Returns 1 while the step goes on.
  */
@@ -357,10 +397,11 @@ loop_step_runs(struct loop *l)
 		    strcmp(l->wf->outcome(loop_role(l, l->cur[i]->role),
 		    l->cur[i]->result), "needs_input") == 0) {
 			l->ncur = 0;	/* interrupted: redone on resume */
+			l->attempting = 0;
 			isolate_step_end(l->iso);
 			return 0;
 		}
-	if (loop_merge(l))
+	if ((l->attempting && loop_pick(l)) || loop_merge(l))
 		return 1;
 	loop_step_event(l);
 	clock_iso(NULL, 1, now, sizeof now);
@@ -368,8 +409,10 @@ loop_step_runs(struct loop *l)
 		loop_take_batch(l, now);
 	else if (l->resolving)
 		loop_take_resolve(l, l->cur[0], now);
-	else
+	else {
+		isolate_step_end(l->iso);	/* an isolated auto step */
 		loop_take_one(l, l->cur[0], now);
+	}
 	l->ncur = 0;
 	l->resolving = 0;
 	return 0;
@@ -384,6 +427,33 @@ loop_start_one(struct loop *l, int role)
 	l->step_start = clock_mono_ms();
 	if ((l->cur[0] = loop_spawn(l, role, NULL, 0, 0, 0)) != NULL)
 		l->ncur = 1;
+}
+
+/*
+ * Best-of-N: one role's task n times at once, each in a worktree of its
+ * own kept after its run (the check runs in it); one is picked.  Not
+ * isolated (not a git repository, isolation none): one run.
+ */
+static void
+loop_start_attempts(struct loop *l, int role, unsigned n)
+{
+	unsigned	i;
+
+	if (n < 2 || !isolate_active(l->iso)) {
+		loop_start_one(l, role);
+		return;
+	}
+	l->ncur = 0;
+	l->batch = 0;
+	l->attempting = 1;
+	l->step_start = clock_mono_ms();
+	for (i = 0; i < n && i < WORKFLOW_MAX_GROUP; i++) {
+		if ((l->cur[i] = loop_spawn(l, role, NULL, 0, 0, 0)) == NULL)
+			break;
+		l->ncur = (int)i + 1;
+	}
+	if (l->ncur != (int)n)
+		l->ncur = 0;	/* loop_end closes what started */
 }
 
 /* The parallel group's roles at once, under the batch deadline. */
@@ -524,7 +594,12 @@ loop_next(struct loop *l)
 	}
 	if (loop_iterates(l, i) && loop_bounded(l))
 		return;
-	loop_start_one(l, i);
+	/* best-of-N in auto mode: every step isolated, merged after */
+	if (l->cfg.mode == LOOP_AUTO && attempts_most(l->cfg.config,
+	    &l->cfg.over) > 1 && loop_prepare(l))
+		return;
+	loop_start_attempts(l, i, l->cfg.mode == LOOP_AUTO ?
+	    attempts_count(l->cfg.config, &l->cfg.over, loop_role(l, i)) : 1);
 }
 
 /* The person chose the next action. */
@@ -1156,10 +1231,13 @@ loop_begin(struct loop_run *r)
 	rc = prompt_request(&l->cfg, &pr, &req, &dl, &prompt, &capsule,
 	    &err);
 	json_decref(view);
-	if (rc == 0 && (l->batch || l->resolving))	/* a worktree, or the
-							   loop's for a reader */
+	if (rc == 0 && (l->batch || l->resolving || l->cfg.mode ==
+	    LOOP_AUTO))		/* a worktree, or the loop's for a reader */
 		isolate_request(l->iso, pr.role, &req, l->resolving ?
 		    isolate_resolve_branch(l->ss) : NULL);
+	if (rc == 0 && l->attempting)	/* kept for try's check */
+		json_object_set_new(json_object_get(req.options, "worktree"),
+		    "keep", json_true());
 	/* a fresh agent-N.log, N above every id the loop has seen */
 	if (rc == 0 && l->cfg.guard != NULL &&
 	    loopguard_reserve(l->cfg.guard, &l->sup, &err) != 0) {

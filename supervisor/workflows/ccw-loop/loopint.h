@@ -86,6 +86,7 @@ struct loop {
 	int			 ncur;
 	int			 batch;		/* the step is the parallel group */
 	int			 resolving;	/* the step is a resolve step */
+	int			 attempting;	/* the step's runs: best-of-N */
 	struct isolate		*iso;		/* worktrees, the merge queue */
 	uint64_t		 step_start;	/* clock_mono_ms at its start */
 	unsigned		 failures;	/* all-failed steps in a row */

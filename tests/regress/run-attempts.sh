@@ -1,0 +1,94 @@
+#!/bin/bash
+# run-attempts.sh: best-of-N (issue 27) with real git in a small temp
+# repository and bash roles: run --attempts 3 in auto mode runs develop
+# three times at once, each in a worktree of its own; one attempt fails
+# the check (merge.check), the passing one with the smallest diff is
+# picked and merged onto the loop's branch, never into the user's
+# checkout; all three are recorded in skill_state.develop.attempts; the
+# losers' branches are there until the loop ends and gone after; every
+# attempt is a worker of its own (started and ended through the gate);
+# --attempts 0, 99, abc and roles.develop.attempts 9 are refused.
+. "$(dirname "$0")/lib.sh"
+t_watchdog 120
+t_valgrind_worker
+t_marker M att
+if ! command -v git >/dev/null 2>&1; then echo "1..0 # SKIP git is not installed"; exit 77; fi
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t \
+    GIT_COMMITTER_EMAIL=t@t
+
+OK="exec '$FAKE' --marker $M result success"
+A='d["skill_state"]["develop"]["attempts"]'
+
+R=$T_TMP/best
+git init -q -b main "$R"
+printf 'r\n' >"$R/README"
+git -C "$R" add -A
+git -C "$R" commit -qm base
+head0=$(git -C "$R" rev-parse HEAD)
+
+# develop differs by the attempt's agent number (its worktree is
+# .../wt/agent-N): N%3 0 fails the check with the smallest diff (an
+# empty bad.txt), 1 passes with 5 lines, 2 passes with 1 line.
+DEV='case $(( ${PWD##*-} % 3 )) in 0) : >bad.txt ;; 1) printf "g\nx\ny\nz\nw\n" >out.txt ;; 2) echo g >out.txt ;; esac; '"$OK dev"
+VAL="git -C '$R' branch --list 'ccw/*' --format='%(refname:short)' >'$T_TMP/during'; $OK val"
+t_run_config "$R" "$OK init" "$DEV" "$OK dbg" "$VAL" "$OK bye" '{"grace_ms": 500}'
+python3 - "$R/.loop/config.json" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["merge"] = {"check": "test ! -e bad.txt"}
+json.dump(c, open(sys.argv[1], "w"))
+PYEOF
+
+t_loop_run "$R" best-1 --attempts 3 --json "Best of three"
+is "$RC" 0 "best-of-3: exit 0"
+is "$(jget "$F" "[$A['n'], len($A['list']), $A['passed'], $A['none_passed']]")" \
+    '[3,3,2,false]' "best-of-3: all three recorded, two passed"
+is "$(jget "$F" "sorted((int(a['agent'].split('-')[-1]) % 3, a['check'], a['passed'], a['picked']) for a in $A['list'])")" \
+    '[[0,"failed",false,false],[1,"passed",true,false],[2,"passed",true,true]]' \
+    "best-of-3: the failing attempt lost, the passing one with the smallest diff picked"
+is "$(jget "$F" "sorted((a['stat']['insertions'] + a['stat']['deletions'], a['why'].split(' ')[0]) for a in $A['list'])")" \
+    '[[0,"tests"],[1,"picked:"],[5,"a"]]' "best-of-3: each attempt's diff and why"
+is "$(jget "$F" "$A['picked'] == [a['agent'] for a in $A['list'] if a['picked']][0]")" \
+    true "best-of-3: the picked agent named"
+is "$(jget "$F" "all(a['branch'] == 'ccw/best-1/' + a['agent'] and a['check_rc']['rc'] is not None for a in $A['list'])")" \
+    true "best-of-3: each attempt's branch and check rc"
+LB=$(jget "$F" "d['skill_state']['worktree']['loop_branch']")
+is "$(git -C "$R" show "$LB:out.txt")" g "best-of-3: the winner merged onto $LB"
+git -C "$R" cat-file -e "$LB:bad.txt" 2>/dev/null
+is "$?" 128 "best-of-3: the failing attempt not merged"
+for b in $(jget "$F" "' '.join(a['branch'] for a in $A['list'])"); do
+	grep -qx "$b" "$T_TMP/during" || echo "# $b missing while the loop ran"
+done >"$T_TMP/missing"
+is "$(cat "$T_TMP/missing")" "" "best-of-3: the losers' branches there until the loop ends"
+is "$(git -C "$R" branch --list 'ccw/*' --format='%(refname:short)')" "$LB" \
+    "best-of-3: the attempts' branches gone at the end, the loop's left"
+is "$(git -C "$R" worktree list --porcelain | grep -c '^worktree .*/best-1/wt/')" 0 \
+    "best-of-3: no worktree left"
+is "$(git -C "$R" rev-parse HEAD):$(ls "$R")" "$head0:README" \
+    "best-of-3: the user's checkout untouched"
+is "$(python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+print(sum(e["event"] == "worker_started" and e.get("role") == "develop" for e in ev),
+    sum(e["event"] == "worker_result" and e.get("role") == "develop" for e in ev),
+    sum(e["event"] == "attempts_picked" for e in ev))' "$R.out")" \
+    "3 3 1" "best-of-3: three develop workers started and ended, one pick"
+
+# --- bad counts: refused with a clear message, exit 2
+for n in 0 99 abc; do
+	$WRAP "$SUP" run -C "$R" --attempts "$n" "Bad" >/dev/null 2>"$T_TMP/bad.err"
+	rc=$?
+	grep -q 'attempts.*from 1 to 8' "$T_TMP/bad.err"
+	is "$rc:$?" "2:0" "--attempts $n: refused, exit 2"
+done
+python3 - "$R/.loop/config.json" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["roles"]["develop"]["attempts"] = 9
+json.dump(c, open(sys.argv[1], "w"))
+PYEOF
+$WRAP "$SUP" run -C "$R" "Bad" >/dev/null 2>"$T_TMP/bad.err"
+rc=$?
+grep -q 'roles.develop.attempts: expected an integer from 1 to 8' "$T_TMP/bad.err"
+is "$rc:$?" "2:0" "roles.develop.attempts 9: refused, exit 2"
+t_done
