@@ -13,7 +13,6 @@
 #include "gitwt.h"
 #include "xmalloc.h"
 
-#define TRY_TAIL	2048	/* a check's output kept */
 #define TRY_MS		600000u	/* check_ms unset */
 
 /* One attempt's request, checked; -1 with *err when it is not safe. */
@@ -29,24 +28,6 @@ gittry_item(const json_t *it, const char **agent, const char **role,
 	    !gitwt_branch_ok(*branch)))
 		xasprintf(err, "an item's agent or branch is not safe");
 	return *err == NULL ? 0 : -1;
-}
-
-/* The check in the attempt's worktree: its record into r, 0 passed. */
-static int
-gittry_check(const char *path, const char *check, uint64_t ms, json_t *r)
-{
-	struct gitout	 o;
-	char		*tail;
-	int		 rc;
-
-	rc = gitexec_sh(path, check, ms, &o);
-	tail = gitexec_tail(&o, TRY_TAIL);
-	json_object_set_new(r, "check", json_pack("{s:i, s:I, s:s, s:b}",
-	    "rc", rc, "ms", (json_int_t)o.ms, "tail", tail, "timed_out",
-	    o.timed_out));
-	free(tail);
-	gitexec_clear(&o);
-	return rc == 0 ? 0 : 1;
 }
 
 /*
@@ -92,7 +73,8 @@ gittry_one(const char *repo, const char *base, const char *check,
 	else if (!tree)
 		outcome = "missing";
 	else
-		outcome = gittry_check(path, check, ms, r) == 0 ? "passed" :
+		outcome = gitmerge_check_in(path, check, ms, r) == 0 ?
+		    "passed" :
 		    "failed";
 	json_object_set_new(r, "outcome", json_string(outcome));
 	return r;

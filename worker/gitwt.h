@@ -70,6 +70,7 @@ json_t	*gitprep_land(const json_t *, int *, char **);
 
 /* worker/gitmerge.c */
 json_t	*gitmerge_merge(const json_t *, int *, char **);
+int	gitmerge_check_in(const char *, const char *, uint64_t, json_t *);
 
 /* worker/gittry.c */
 json_t	*gittry_try(const json_t *, int *, char **);

@@ -10,11 +10,11 @@
 # --attempts 0, 99, abc and roles.develop.attempts 9 are refused.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 120
-t_valgrind_worker
-t_marker M att
-if ! command -v git >/dev/null 2>&1; then echo "1..0 # SKIP git is not installed"; exit 77; fi
+command -v git >/dev/null 2>&1 || { echo "1..0 # SKIP no git"; exit 77; }
 export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t \
     GIT_COMMITTER_EMAIL=t@t
+t_valgrind_worker
+t_marker M att
 
 OK="exec '$FAKE' --marker $M result success"
 A='d["skill_state"]["develop"]["attempts"]'

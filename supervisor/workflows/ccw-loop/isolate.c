@@ -365,6 +365,36 @@ isolate_merged(int rc, const json_t *reply, const char *err, void *arg)
 }
 
 /*
+ * A run of git that failed, its why handed over (ISO_FAILED), or one in
+ * flight (ISO_BUSY); else -1: a merge or try may start.
+ */
+static int
+isolate_inflight(struct isolate *iso, char **why)
+{
+	if (iso->err != NULL) {
+		*why = iso->err;
+		iso->err = NULL;
+		return ISO_FAILED;
+	}
+	return iso->run != NULL ? ISO_BUSY : -1;
+}
+
+/* An agent's item of a merge or try request: its branch, its worktree. */
+static json_t *
+isolate_item(const struct isolate *iso, const char *agent, const char *role)
+{
+	char	*b = isolate_branch(iso, agent), *p;
+	json_t	*o;
+
+	xasprintf(&p, "%s/wt/%s", iso->side, agent);
+	o = json_pack("{s:s, s:s, s:s, s:s}", "agent", agent, "role", role,
+	    "branch", b, "path", p);
+	free(b);
+	free(p);
+	return o;
+}
+
+/*
  * After the step's runs: each writer's branch merged into the loop's, in
  * role order (items), the check after each.  Ready when done (or not
  * isolated); failed when git failed (not a conflict: that is recorded).
@@ -375,28 +405,17 @@ isolate_merge(struct isolate *iso, struct isolate_item *items, size_t n,
 {
 	const struct git_cfg	*g = &iso->cfg.config->git;
 	json_t			*req, *list, *ev;
-	char			*b, *p;
 	size_t			 i;
+	int			 st;
 
 	if (!isolate_active(iso) || iso->merged)
 		return ISO_READY;
-	if (iso->err != NULL) {
-		*why = iso->err;
-		iso->err = NULL;
-		return ISO_FAILED;
-	}
-	if (iso->run != NULL)
-		return ISO_BUSY;
+	if ((st = isolate_inflight(iso, why)) >= 0)
+		return (enum isolate_st)st;
 	list = json_array();
-	for (i = 0; i < n; i++) {
-		b = isolate_branch(iso, items[i].agent);
-		xasprintf(&p, "%s/wt/%s", iso->side, items[i].agent);
-		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s}",
-		    "agent", items[i].agent, "role", items[i].role, "branch",
-		    b, "path", p));
-		free(b);
-		free(p);
-	}
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, isolate_item(iso, items[i].agent,
+		    items[i].role));
 	free(iso->items);
 	iso->items = xcalloc(n + 1, sizeof *items);
 	memcpy(iso->items, items, n * sizeof *items);
@@ -441,27 +460,16 @@ isolate_try(struct isolate *iso, const char *role, const char *const *agents,
 {
 	const struct git_cfg	*g = &iso->cfg.config->git;
 	json_t			*list;
-	char			*b, *p;
 	size_t			 i;
+	int			 st;
 
 	if ((*reply = iso->tried) != NULL || !isolate_active(iso))
 		return ISO_READY;
-	if (iso->err != NULL) {
-		*why = iso->err;
-		iso->err = NULL;
-		return ISO_FAILED;
-	}
-	if (iso->run != NULL)
-		return ISO_BUSY;
+	if ((st = isolate_inflight(iso, why)) >= 0)
+		return (enum isolate_st)st;
 	list = json_array();
-	for (i = 0; i < n; i++) {
-		b = isolate_branch(iso, agents[i]);
-		xasprintf(&p, "%s/wt/%s", iso->side, agents[i]);
-		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s}",
-		    "agent", agents[i], "role", role, "branch", b, "path", p));
-		free(b);
-		free(p);
-	}
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, isolate_item(iso, agents[i], role));
 	isolate_git(iso, "try", json_pack("{s:O?, s:O?, s:s?, s:I, s:o}",
 	    "repo", json_object_get(iso->wt, "repo"), "base",
 	    json_object_get(iso->wt, "base"), "check", isolate_check(iso),
