@@ -14,8 +14,9 @@ libjansson-dev groff-base valgrind tmux parallel strace jq"
 # serve-metrics-prom.sh runs promtool on /metrics and a real Prometheus;
 # stop-bounded.sh attaches strace to slow every fsync down;
 # batch-exit.sh prints a hung process's stacks with gdb;
-# run-worktree.sh merges parallel workers' worktrees with git.
-# git-worktree.sh drives real git worktrees and merges.
+# git-worktree.sh drives real git worktrees and merges, and
+# run-worktree.sh a parallel loop's worktrees and merge queue;
+# run-attempts.sh best-of-N attempts in worktrees.
 TEST_PKGS="chromium openssh-server slurm-wlm munge clang libclang-rt-dev \
 prometheus strace gdb git"
 

@@ -70,8 +70,14 @@ gitexec_child(const char *dir, const char *const *av, int out, int err)
 	sigfd_close_from(3, -1);
 	if (dir != NULL && chdir(dir) != 0)
 		_exit(127);
+	/* -C names the repository: nothing inherited may name another. */
+	unsetenv("GIT_DIR");
+	unsetenv("GIT_WORK_TREE");
+	unsetenv("GIT_INDEX_FILE");
 	setenv("GIT_TERMINAL_PROMPT", "0", 1);
-	setenv("LC_ALL", "C", 1);
+	/* git's messages in one language; a user's check keeps its own. */
+	if (strcmp(av[0], "git") == 0)
+		setenv("LC_ALL", "C", 1);
 	if (dir != NULL)
 		setenv("PWD", dir, 1);
 	execvp(av[0], (char *const *)av);

@@ -432,7 +432,7 @@ usage(FILE *fp)
 {
 	fprintf(fp,
 	    "usage: ccw-worker [--stdio [-H LOST_MS]] -R ROLE -I INDEX\n"
-	    "       ccw-worker --git prepare|merge|cleanup|land < request.json\n"
+	    "       ccw-worker --git VERB < request.json\n"
 	    "       ccw-worker --version | --help\n"
 	    "\n"
 	    "Drives one agent tool for ccw-supervisor, which starts it with\n"
@@ -440,8 +440,8 @@ usage(FILE *fp)
 	    "srun) on stdin and stdout with --stdio; -H: exit when the\n"
 	    "supervisor is silent that long.  With --git, the supervisor's\n"
 	    "git helper: one JSON request on stdin, one JSON reply on stdout\n"
-	    "(worktrees, the merge queue, clean-up, landing).  See\n"
-	    "ccw-worker(8).\n");
+	    "(worktrees, the merge queue, clean-up, landing; `--git` alone\n"
+	    "lists the verbs).  See ccw-worker(8).\n");
 }
 
 /* Release everything (valgrind wants a clean exit). */

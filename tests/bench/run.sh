@@ -611,8 +611,21 @@ fig_soak() {
 	fi
 }
 
+# Figure 11: a worktree per worker on a 10,000-file repository against
+# `git worktree add` + `remove` alone, and 1000 create/remove cycles
+# leaving nothing stale (tests/bench/gitwt.sh; no row without git).
+fig_gitwt() {
+	local l
+	command -v git >/dev/null || { warn "gitwt: no git"; return 0; }
+	echo "bench: worktrees: $RUNS x (worker, loop, git alone), cycles" >&2
+	while IFS= read -r l; do
+		[ -n "$l" ] && ROWS+=("$l")
+	done < <(top_builddir=$top_builddir BENCH_RUNS=$RUNS \
+	    bash "$bench/gitwt.sh")
+}
+
 setup
-for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts serve batch remote soak}; do
+for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts serve batch remote gitwt soak}; do
 	"fig_$f"
 done
 report

@@ -253,6 +253,11 @@ is "$(git -C "$A" log -1 --format='%s|%an' "ccw/L4/$id")" \
     "ccw: $id (develop)|ccw-supervisor" \
     "... the commit names agent and role (our identity: the repo has none)"
 is "$(git -C "$A" status --porcelain)" '?? .env' "... the user's checkout untouched"
+prepare "$A" L4
+merge "$A" L4 null "$(item L4 "$id" develop)"
+is "$rc $(jget "$T_TMP/merge.json" '[f for f in d["items"][0]["files"] if f["status"] in "DR"]')" \
+    '0 [{"status":"D","path":"b.txt"},{"status":"R","from":"c.txt","path":"d.txt"}]' \
+    "... its merge lists the deletion (D) and the rename (R, from)"
 
 wtcfg false ',"merge_from":"ccw/L4/'"$id"'"'
 sed -i 's|/L4/wt"|/L4b/wt"|; s|"ccw/L4"|"ccw/L4b"|' "$T_TMP/wt.json"
