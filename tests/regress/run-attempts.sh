@@ -7,6 +7,8 @@
 # checkout; all three are recorded in skill_state.develop.attempts; the
 # losers' branches are there until the loop ends and gone after; every
 # attempt is a worker of its own (started and ended through the gate);
+# in the parallel step, develop's attempts beside debug and validate;
+# usage sums every attempt and a tool's max_workers gate holds them;
 # --attempts 0, 99, abc and roles.develop.attempts 9 are refused.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 120
@@ -73,6 +75,74 @@ print(sum(e["event"] == "worker_started" and e.get("role") == "develop" for e in
     sum(e["event"] == "worker_result" and e.get("role") == "develop" for e in ev),
     sum(e["event"] == "attempts_picked" for e in ev))' "$R.out")" \
     "3 3 1" "best-of-3: three develop workers started and ended, one pick"
+
+# --- the parallel step: develop's two attempts beside debug and validate
+R3=$T_TMP/par
+git init -q -b main "$R3"
+printf 'r\n' >"$R3/README"
+git -C "$R3" add -A
+git -C "$R3" commit -qm base
+DEV='case $(( ${PWD##*-} % 2 )) in 0) : >bad.txt ;; 1) echo g >out.txt ;; esac; '"$OK dev"
+t_run_config "$R3" "$OK init" "$DEV" "echo d >dbg.txt; $OK dbg" "$OK val" "$OK bye" '{"grace_ms": 500}'
+python3 - "$R3/.loop/config.json" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["merge"] = {"check": "test ! -e bad.txt"}
+json.dump(c, open(sys.argv[1], "w"))
+PYEOF
+t_loop_run "$R3" par-1 -m parallel --attempts 2 "Two in the group"
+is "$RC" 0 "parallel: exit 0"
+is "$(jget "$F" "sorted((int(a['agent'].split('-')[-1]) % 2, a['check'], a['picked']) for a in $A['list'])")" \
+    '[[0,"failed",false],[1,"passed",true]]' "parallel: develop's passing attempt picked"
+is "$(jget "$F" "[d['skill_state']['parallel_results']['develop']['branch'] == [a['branch'] for a in $A['list'] if a['picked']][0], d['skill_state']['parallel_results']['develop']['merge']]")" \
+    '[true,"merged"]' "parallel: the winner's branch through the merge queue"
+LB=$(jget "$F" "d['skill_state']['worktree']['loop_branch']")
+is "$(git -C "$R3" show "$LB:out.txt"):$(git -C "$R3" show "$LB:dbg.txt")" "g:d" \
+    "parallel: the winner and debug merged onto $LB"
+git -C "$R3" cat-file -e "$LB:bad.txt" 2>/dev/null
+is "$?" 128 "parallel: the losing attempt not merged"
+
+# --- budgets and the gate count every attempt: develop on a claude
+# stand-in (its real success stream, with usage), tools.claude.max_workers
+# 1, roles.develop.attempts 2 from the configuration
+S=$(cd "$srcdir/tests/streams" && pwd)
+cat >"$T_TMP/claude" <<EOF
+#!/bin/bash
+cat >/dev/null
+echo "start \$\$" >>"$T_TMP/claude.log"
+trap 'echo "end \$\$" >>"$T_TMP/claude.log"' EXIT
+'$FAKE' --marker $M replay "$S/claude-success.jsonl"
+EOF
+chmod +x "$T_TMP/claude"
+R2=$T_TMP/gate
+git init -q -b main "$R2"
+printf 'r\n' >"$R2/README"
+git -C "$R2" add -A
+git -C "$R2" commit -qm base
+t_run_config "$R2" "$OK init" "$OK dev" "$OK dbg" "$OK val" "$OK bye" '{"grace_ms": 500}'
+python3 - "$R2/.loop/config.json" "$T_TMP/claude" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["roles"]["develop"] = {"tool": "claude", "attempts": 2}
+c["tools"] = {"claude": {"path": sys.argv[2], "max_workers": 1}}
+json.dump(c, open(sys.argv[1], "w"))
+PYEOF
+t_loop_run "$R2" gate-1 --json "Two through the gate"
+is "$RC" 0 "gate: exit 0"
+is "$(jget "$F" "[$A['n'], sum(a['outcome'] == 'success' for a in $A['list'])]")" \
+    '[2,2]' "gate: roles.develop.attempts 2 ran two attempts"
+is "$(python3 - "$R2.out" "$F" <<'PYEOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+res = [e for e in ev if e["event"] == "worker_result"]
+dev = [e["usage"]["output_tokens"] for e in res if e.get("role") == "develop"]
+tot = sum((e.get("usage") or {}).get("output_tokens", 0) for e in res)
+u = json.load(open(sys.argv[2]))["skill_state"]["usage"]
+print(len(dev), all(t > 0 for t in dev), u["output_tokens"] == tot)
+PYEOF
+)" "2 True True" "gate: skill_state.usage sums both attempts"
+is "$(awk '$1 == "start" { n++; if (n > m) m = n } $1 == "end" { n-- } END { print m }' "$T_TMP/claude.log")" \
+    1 "gate: max_workers 1 holds the second attempt at the gate"
 
 # --- bad counts: refused with a clear message, exit 2
 for n in 0 99 abc; do
