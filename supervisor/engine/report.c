@@ -154,6 +154,9 @@ report_result(json_t *o, const struct agent *a)
 	    report_str(have ? r->files_source : NULL));
 	json_object_set_new(o, "turns", have && r->turns > 0 ?
 	    json_integer((json_int_t)r->turns) : json_null());
+	/* a worker in its own git worktree: branch, head, files, stat */
+	if (have && json_is_object(r->worktree))
+		json_object_set_new(o, "worktree", json_deep_copy(r->worktree));
 }
 
 /*

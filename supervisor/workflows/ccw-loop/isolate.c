@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "adapter.h"
 #include "ccw-loop.h"
@@ -254,6 +255,34 @@ isolate_active(const struct isolate *iso)
 	return iso != NULL && iso->prepared && !iso->none;
 }
 
+/* Whether a role only reads (its permission in the configuration). */
+static int
+isolate_reads(const struct isolate *iso, const char *role)
+{
+	const struct config	*c = iso->cfg.config;
+	int			 ri = config_role_index(c, role);
+
+	return ri >= 0 && c->roles[ri].permission != NULL &&
+	    strcmp(c->roles[ri].permission, "read-only") == 0;
+}
+
+/*
+ * A reader outside the parallel step (complete) of a loop whose work is
+ * merged on its branch: it reads the loop's worktree, where that work
+ * is, not the user's checkout.
+ */
+void
+isolate_reader(const struct isolate *iso, const json_t *ss, const char *role,
+    struct agent_req *req)
+{
+	const char	*p = isolate_s(json_object_get(ss, "worktree"),
+			    "loop_path");
+
+	if (p != NULL && !iso->none && isolate_reads(iso, role) &&
+	    access(p, F_OK) == 0)
+		req->cwd = p;
+}
+
 /*
  * A worker of an isolated step: a writer (a role not read-only) gets
  * options.worktree, made from the loop branch's head (with merge_from's
@@ -264,17 +293,13 @@ void
 isolate_request(struct isolate *iso, const char *role, struct agent_req *req,
     const char *merge_from)
 {
-	const struct config	*c = iso->cfg.config;
-	const struct git_cfg	*g = &c->git;
-	int			 ri = config_role_index(c, role);
-	const char		*perm = ri >= 0 ? c->roles[ri].permission :
-				    NULL;
+	const struct git_cfg	*g = &iso->cfg.config->git;
 	json_t			*w;
 	char			*dir, *prefix;
 
 	if (!isolate_active(iso))
 		return;
-	if (perm != NULL && strcmp(perm, "read-only") == 0) {
+	if (isolate_reads(iso, role)) {
 		req->cwd = isolate_s(iso->wt, "loop_path");
 		return;
 	}

@@ -1267,6 +1267,8 @@ loop_begin(struct loop_run *r)
 	    LOOP_AUTO))		/* a worktree, or the loop's for a reader */
 		isolate_request(l->iso, pr.role, &req, l->resolving ?
 		    isolate_resolve_branch(l->ss) : NULL);
+	else if (rc == 0 && l->cfg.mode == LOOP_PARALLEL)
+		isolate_reader(l->iso, l->ss, pr.role, &req);
 	if (rc == 0 && l->attempting && r->role == l->att_role)	/* for try */
 		json_object_set_new(json_object_get(req.options, "worktree"),
 		    "keep", json_true());
