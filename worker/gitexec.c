@@ -130,21 +130,24 @@ gitexec_read(int fds[2], int tmo, struct gitout *o)
 
 /*
  * Collect the output until the command exited and the pipes are done
- * (its descendants may hold them a little longer), or the deadline: then
- * the whole group is killed.  The command is reaped in *st.
+ * (its descendants may hold them a little longer), or the deadline, or
+ * our own parent's death (the supervisor is gone: a worker blocked in a
+ * 10-minute setup must not outlive it): then the whole group is killed.
+ * The command is reaped in *st.
  */
 static void
 gitexec_collect(pid_t pid, int fds[2], uint64_t deadline, struct gitout *o,
     int *st)
 {
 	uint64_t	now;
+	pid_t		parent = getppid();
 	int		exited = 0, nap = 1, tmo;
 
 	for (;;) {
 		if (exited && fds[0] < 0 && fds[1] < 0)
 			break;
 		now = clock_mono_ms();
-		if (now >= deadline) {
+		if (now >= deadline || getppid() != parent) {
 			o->timed_out = !exited;
 			break;
 		}

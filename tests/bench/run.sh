@@ -611,17 +611,102 @@ fig_soak() {
 	fi
 }
 
-# Figure 11: a worktree per worker on a 10,000-file repository against
-# `git worktree add` + `remove` alone, and 1000 create/remove cycles
-# leaving nothing stale (tests/bench/gitwt.sh; no row without git).
+# Figure 11 (issue 27): a worktree per worker on a GITWT_FILES (10,000)
+# file repository, and the loop's worktree through `ccw-worker --git
+# prepare` + `cleanup`, each against `git worktree add` + `remove` alone,
+# alternated; then GITWT_CYCLES (1000) create/remove cycles and the stale
+# entries left.  The worker's cost is an `agent` run with
+# options.worktree (keep false: add, commit, name-status, remove) minus
+# the same run without it: the agent's own start and end are paid either
+# way.  No row without git.
+GITWT_FILES=${GITWT_FILES:-10000}
+GITWT_CYCLES=${GITWT_CYCLES:-1000}
+
+# The repository $1: GITWT_FILES small files in 100 directories.
+gitwt_repo() {
+	mkdir -p "$1"
+	git -C "$1" init -q -b main
+	python3 - "$1" "$GITWT_FILES" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, "d%02d" % (i % 100))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%05d.c" % i), "w") as f:
+        f.write("int f%d(void) { return %d; }\n" % (i, i))
+PY
+	printf '.loop/\n' >"$1/.gitignore"
+	git -C "$1" add -A &&
+	    git -C "$1" -c user.name=b -c user.email=b@l commit -qm files
+}
+
+# Baseline: one worktree added and removed by git alone.
+gitwt_plain() {
+	git -C "$1" worktree add -q --detach "$tmp/gitwt-plain" HEAD &&
+	    git -C "$1" worktree remove "$tmp/gitwt-plain"
+}
+
+# The loop's worktree in repo $1 through the helper: prepare, cleanup.
+gitwt_loop() {
+	"$WRK" --git prepare <<<"{\"root\":\"$1\",\"side\":\"$1/.loop/B\",\"loop\":\"B\",\"start\":true}" &&
+	    "$WRK" --git cleanup <<<"{\"repo\":\"$1\",\"side\":\"$1/.loop/B\",\"loop_branch\":\"ccw/B/loop\",\"remove_branches\":true}"
+}
+
+# One agent in repo $1 (bash, one file edited), bash's options $2.
+gitwt_agent() {
+	printf '{"tools":{"bash":{"options":{%s}}}}' "$2" >"$tmp/gitwt.json"
+	(cd "$1" && "$SUP" agent develop --tool bash --config "$tmp/gitwt.json" \
+	    --state-dir "$tmp/gitwt-state" --json \
+	    --command 'echo edited >>d00/f00000.c' go) || return 1
+	git -C "$1" checkout -q -- d00/f00000.c
+	git -C "$1" branch -q -D ccw/W/agent-1 2>/dev/null
+	return 0
+}
+
+# prepare + cleanup cycles in a one-file repository: "STALE MS-A-CYCLE".
+gitwt_cycles() {
+	local s=$tmp/gitwt-small i t
+	mkdir -p "$s" && git -C "$s" init -q -b main && echo x >"$s/x" &&
+	    git -C "$s" add x &&
+	    git -C "$s" -c user.name=b -c user.email=b@l commit -qm x
+	t=$(timed bash -c 'for i in $(seq "$1"); do
+		"$2" --git prepare <<<"{\"root\":\"$3\",\"side\":\"$3/.loop/C\",\"loop\":\"C\"}" &&
+		"$2" --git cleanup <<<"{\"repo\":\"$3\",\"side\":\"$3/.loop/C\",\"loop_branch\":\"ccw/C/loop\",\"remove_branches\":true}" ||
+		exit 1; done' - "$GITWT_CYCLES" "$WRK" "$s")
+	echo "$(( $(git -C "$s" worktree list | wc -l) - 1 + $(git -C "$s" \
+	    worktree prune -n -v | wc -l) )) $(awk -v t="$t" \
+	    -v n="$GITWT_CYCLES" 'BEGIN { if (t != "") printf "%.1f", t * 1000 / n }')"
+}
+
 fig_gitwt() {
-	local l
+	local r=$tmp/gitwt i s p=() l=() a=() n=() mp ml mw c wt
 	command -v git >/dev/null || { warn "gitwt: no git"; return 0; }
-	echo "bench: worktrees: $RUNS x (worker, loop, git alone), cycles" >&2
-	while IFS= read -r l; do
-		[ -n "$l" ] && ROWS+=("$l")
-	done < <(top_builddir=$top_builddir BENCH_RUNS=$RUNS \
-	    bash "$bench/gitwt.sh")
+	echo "bench: worktrees: $RUNS x (worker, loop, git alone) on" \
+	    "$GITWT_FILES files; $GITWT_CYCLES cycles" >&2
+	export GIT_CONFIG_NOSYSTEM=1 GIT_CEILING_DIRECTORIES=$tmp
+	gitwt_repo "$r" >/dev/null || { warn "gitwt: no repository"; return 0; }
+	wt="\"worktree\":{\"repo\":\"$r\",\"base\":\"$(git -C "$r" rev-parse HEAD)\",\"dir\":\"$r/.loop/W/wt\",\"branch_prefix\":\"ccw/W\",\"keep\":false}"
+	for i in $(seq "$RUNS"); do
+		s=$(timed gitwt_plain "$r") && p+=("$s")
+		s=$(timed gitwt_loop "$r") && l+=("$s")
+		s=$(timed gitwt_agent "$r" "$wt") && a+=("$s")
+		s=$(timed gitwt_agent "$r" "") && n+=("$s")
+	done
+	mp=$(printf '%s\n' "${p[@]}" | median)
+	ml=$(printf '%s\n' "${l[@]}" | median)
+	mw=$(awk -v a="$(printf '%s\n' "${a[@]}" | median)" \
+	    -v b="$(printf '%s\n' "${n[@]}" | median)" \
+	    'BEGIN { if (a != "" && b != "") printf "%.4f\n", a - b }')
+	row "worktree per worker, $GITWT_FILES files" "${mw:-n/a}" \
+	    "${mp:-n/a}" "s" "$(ratio "$mw" "$mp")" "<= 1.2x" \
+	    "$(meets "$(ratio "$mw" "$mp")" "<=" 1.2)"
+	row "  loop worktree: --git prepare + cleanup" "${ml:-n/a}" \
+	    "${mp:-n/a}" "s" "$(ratio "$ml" "$mp")" "<= 1.2x" \
+	    "$(meets "$(ratio "$ml" "$mp")" "<=" 1.2)"
+	read -r c s <<<"$(gitwt_cycles)"
+	row "  $GITWT_CYCLES create/remove cycles: stale entries" "${c:-n/a}" \
+	    "-" "entries" "-" "0" "$(meets "${c:-n/a}" "<=" 0)"
+	row "  one create/remove cycle" "${s:-n/a}" "-" "ms" "-" "-" "n/a"
 }
 
 setup

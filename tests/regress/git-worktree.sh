@@ -7,7 +7,7 @@
 # worker's own worktree from options.worktree (cwd, exact files_changed
 # with a deletion and a rename, keep false, merge_from, a bad spec).
 . "$(dirname "$0")/lib.sh"
-t_watchdog 60
+t_watchdog 90
 command -v git >/dev/null || { echo "1..0 # SKIP git is not installed"; exit 77; }
 t_marker M gitwt
 t_valgrind_worker
@@ -18,7 +18,7 @@ export GIT_CEILING_DIRECTORIES=$T_TMP
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE
 CYCLES=${CCW_GIT_CYCLES:-50}
-[ -n "$WRAP" ] && CYCLES=10
+[ -n "$WRAP" ] && CYCLES=3
 
 # gw VERB OUT REQUEST: the reply in OUT, the exit status in $rc.
 gw() {
