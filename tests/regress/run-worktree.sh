@@ -46,11 +46,7 @@ PYEOF
 run() {
 	local root=$1 id=$2
 	shift 2
-	timeout -k 2 60 $WRAP "$SUP" run -m parallel -C "$root" \
-	    --loop-id "$id" "$@" >"$root.out" 2>"$root.err"
-	RC=$?
-	F=$root/.loop/$id.json
-	[ "$RC" -eq 124 ] && sed 's/^/#   /' "$root.err" | tail -n 5
+	t_loop_run "$root" "$id" -m parallel "$@"
 }
 
 # wts ROOT ID: the worktrees git lists under the loop's side directory.

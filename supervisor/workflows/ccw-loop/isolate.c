@@ -199,6 +199,21 @@ isolate_keep(struct isolate *iso, json_t *ss)
 }
 
 /*
+ * A git run that failed has its why handed over once (failed), one in
+ * flight is waited for (busy); else ready to start the next.
+ */
+static enum isolate_st
+isolate_inflight(struct isolate *iso, char **why)
+{
+	if (iso->err != NULL) {
+		*why = iso->err;
+		iso->err = NULL;
+		return ISO_FAILED;
+	}
+	return iso->run != NULL ? ISO_BUSY : ISO_READY;
+}
+
+/*
  * Before a parallel step (or a resolve step): the loop's branch and
  * worktree made or adopted, what an interrupted step left pruned.
  * start: the loop's first prepare (a dirty tree refused).
@@ -208,6 +223,7 @@ isolate_prepare(struct isolate *iso, json_t *ss, char **why)
 {
 	const json_t	*old = json_object_get(ss, "worktree");
 	json_t		*req;
+	enum isolate_st	 st;
 
 	if (iso->none || (!iso->prepared && iso->run == NULL &&
 	    iso->err == NULL && !isolate_wanted(iso))) {
@@ -218,13 +234,8 @@ isolate_prepare(struct isolate *iso, json_t *ss, char **why)
 		isolate_keep(iso, ss);
 		return ISO_READY;
 	}
-	if (iso->err != NULL) {
-		*why = iso->err;
-		iso->err = NULL;
-		return ISO_FAILED;
-	}
-	if (iso->run != NULL)
-		return ISO_BUSY;
+	if ((st = isolate_inflight(iso, why)) != ISO_READY)
+		return st;
 	req = json_pack("{s:s, s:s, s:s, s:b, s:b, s:[]}", "root",
 	    iso->cfg.root, "side", iso->side, "loop", iso->cfg.id,
 	    "from_worktree", iso->cfg.over != NULL &&
@@ -389,21 +400,6 @@ isolate_merged(int rc, const json_t *reply, const char *err, void *arg)
 	iso->cfg.kick(iso->cfg.arg);
 }
 
-/*
- * A run of git that failed, its why handed over (ISO_FAILED), or one in
- * flight (ISO_BUSY); else -1: a merge or try may start.
- */
-static int
-isolate_inflight(struct isolate *iso, char **why)
-{
-	if (iso->err != NULL) {
-		*why = iso->err;
-		iso->err = NULL;
-		return ISO_FAILED;
-	}
-	return iso->run != NULL ? ISO_BUSY : -1;
-}
-
 /* An agent's item of a merge or try request: its branch, its worktree. */
 static json_t *
 isolate_item(const struct isolate *iso, const char *agent, const char *role)
@@ -431,12 +427,12 @@ isolate_merge(struct isolate *iso, struct isolate_item *items, size_t n,
 	const struct git_cfg	*g = &iso->cfg.config->git;
 	json_t			*req, *list, *ev;
 	size_t			 i;
-	int			 st;
+	enum isolate_st		 st;
 
 	if (!isolate_active(iso) || iso->merged)
 		return ISO_READY;
-	if ((st = isolate_inflight(iso, why)) >= 0)
-		return (enum isolate_st)st;
+	if ((st = isolate_inflight(iso, why)) != ISO_READY)
+		return st;
 	list = json_array();
 	for (i = 0; i < n; i++)
 		json_array_append_new(list, isolate_item(iso, items[i].agent,
@@ -486,12 +482,12 @@ isolate_try(struct isolate *iso, const char *role, const char *const *agents,
 	const struct git_cfg	*g = &iso->cfg.config->git;
 	json_t			*list;
 	size_t			 i;
-	int			 st;
+	enum isolate_st		 st;
 
 	if ((*reply = iso->tried) != NULL || !isolate_active(iso))
 		return ISO_READY;
-	if ((st = isolate_inflight(iso, why)) >= 0)
-		return (enum isolate_st)st;
+	if ((st = isolate_inflight(iso, why)) != ISO_READY)
+		return st;
 	list = json_array();
 	for (i = 0; i < n; i++)
 		json_array_append_new(list, isolate_item(iso, agents[i], role));
@@ -502,6 +498,19 @@ isolate_try(struct isolate *iso, const char *role, const char *const *agents,
 	    (g->check_ms + ISO_MERGE_MS) * (n + 1), isolate_tried);
 	return iso->run != NULL ? ISO_BUSY : isolate_try(iso, role, agents, n,
 	    reply, why);
+}
+
+/* The list o[key], made when it is not one yet. */
+static json_t *
+isolate_list(json_t *o, const char *key)
+{
+	json_t	*l = json_object_get(o, key);
+
+	if (!json_is_array(l)) {
+		l = json_array();
+		json_object_set_new(o, key, l);
+	}
+	return l;
 }
 
 /* A git conflict as parallel_results.conflicts keeps it. */
@@ -542,7 +551,7 @@ void
 isolate_record(struct isolate *iso, json_t *ss, int resolving)
 {
 	json_t		*pr = json_object_get(ss, "parallel_results");
-	json_t		*w = json_object_get(ss, "worktree"), *q, *cf;
+	json_t		*w = json_object_get(ss, "worktree"), *cf;
 	const json_t	*it;
 	const char	*out;
 	size_t		 i;
@@ -554,10 +563,7 @@ isolate_record(struct isolate *iso, json_t *ss, int resolving)
 		    "head"));
 	if (!json_is_object(pr))
 		return;
-	if (!json_is_array(cf = json_object_get(pr, "conflicts"))) {
-		cf = json_array();
-		json_object_set_new(pr, "conflicts", cf);
-	}
+	cf = isolate_list(pr, "conflicts");
 	json_array_foreach(json_object_get(iso->reply, "items"), i, it) {
 		isolate_brief(json_object_get(pr, isolate_s(it, "role")), it);
 		out = isolate_s(it, "outcome");
@@ -565,17 +571,13 @@ isolate_record(struct isolate *iso, json_t *ss, int resolving)
 		    !json_is_object(w))
 			continue;
 		json_array_append_new(cf, isolate_conflict(it));
-		if (!json_is_array(q = json_object_get(w, "resolve"))) {
-			q = json_array();
-			json_object_set_new(w, "resolve", q);
-		}
-		json_array_append_new(q, json_pack("{s:O?, s:O?, s:O?, s:O?,"
-		    " s:O?, s:i}", "role", json_object_get(it, "role"),
-		    "agent", json_object_get(it, "agent"), "branch",
-		    json_object_get(it, "branch"), "files", json_object_get(
-		    json_object_get(it, "conflict"), "files"), "hunks",
-		    json_object_get(json_object_get(it, "conflict"), "hunks"),
-		    "attempts", 0));
+		json_array_append_new(isolate_list(w, "resolve"), json_pack(
+		    "{s:O?, s:O?, s:O?, s:O?, s:O?, s:i}", "role",
+		    json_object_get(it, "role"), "agent", json_object_get(it,
+		    "agent"), "branch", json_object_get(it, "branch"), "files",
+		    json_object_get(json_object_get(it, "conflict"), "files"),
+		    "hunks", json_object_get(json_object_get(it, "conflict"),
+		    "hunks"), "attempts", 0));
 	}
 }
 
@@ -641,7 +643,7 @@ int
 isolate_resolved(struct isolate *iso, json_t *ss, int run_failed,
     char **what)
 {
-	json_t		*c = isolate_pending(ss), *pr, *rs;
+	json_t		*c = isolate_pending(ss), *pr;
 	const json_t	*it = json_array_get(json_object_get(iso->reply,
 			    "items"), 0);
 	const char	*out = isolate_s(it, "outcome");
@@ -651,20 +653,14 @@ isolate_resolved(struct isolate *iso, json_t *ss, int run_failed,
 	*what = NULL;
 	if (c == NULL)
 		return 0;
-	if (json_is_object(pr = json_object_get(ss, "parallel_results"))) {
-		if (!json_is_array(rs = json_object_get(pr, "resolves"))) {
-			rs = json_array();
-			json_object_set_new(pr, "resolves", rs);
-		}
-		json_array_append_new(rs, json_pack("{s:O?, s:O?, s:s, s:O?,"
-		    " s:O?, s:O?}", "agent", json_object_get(it, "agent"),
-		    "branch", json_object_get(it, "branch"), "merge_from",
-		    isolate_s(c, "branch"), "merge", run_failed ?
-		    json_string("not merged: the worker failed") :
-		    json_object_get(it, "outcome"), "files",
+	if (json_is_object(pr = json_object_get(ss, "parallel_results")))
+		json_array_append_new(isolate_list(pr, "resolves"), json_pack(
+		    "{s:O?, s:O?, s:s?, s:s?, s:O?, s:O?}", "agent",
+		    json_object_get(it, "agent"), "branch", json_object_get(it,
+		    "branch"), "merge_from", isolate_s(c, "branch"), "merge",
+		    run_failed ? "not merged: the worker failed" : out, "files",
 		    json_object_get(it, "files"), "conflict",
 		    json_object_get(it, "conflict")));
-	}
 	if (ok) {
 		json_array_remove(json_object_get(json_object_get(ss,
 		    "worktree"), "resolve"), 0);
