@@ -21,11 +21,32 @@ t_marker M att
 OK="exec '$FAKE' --marker $M result success"
 A='d["skill_state"]["develop"]["attempts"]'
 
+# repo ROOT: a git repository on main with a README.
+repo() {
+	git init -q -b main "$1" && echo r >"$1/README" &&
+	    git -C "$1" add -A && git -C "$1" commit -qm base
+}
+
+# cfg ROOT DEVELOP DEBUG VALIDATE JSON: bash roles, JSON's sections laid
+# over the configuration's (merge, tools, a role's members).
+cfg() {
+	t_run_config "$1" "$OK init" "$2" "$3" "$4" "$OK bye" '{"grace_ms": 500}' &&
+	python3 - "$1/.loop/config.json" "$5" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+for k, v in json.loads(sys.argv[2]).items():
+    if isinstance(v, dict) and isinstance(c.get(k), dict):
+        for kk, vv in v.items():
+            c[k].setdefault(kk, {}).update(vv) if isinstance(vv, dict) else c[k].__setitem__(kk, vv)
+    else:
+        c[k] = v
+json.dump(c, open(sys.argv[1], "w"))
+PYEOF
+}
+CHECK='{"merge": {"check": "test ! -e bad.txt"}}'
+
 R=$T_TMP/best
-git init -q -b main "$R"
-printf 'r\n' >"$R/README"
-git -C "$R" add -A
-git -C "$R" commit -qm base
+repo "$R"
 head0=$(git -C "$R" rev-parse HEAD)
 
 # develop differs by the attempt's agent number (its worktree is
@@ -33,13 +54,7 @@ head0=$(git -C "$R" rev-parse HEAD)
 # empty bad.txt), 1 passes with 5 lines, 2 passes with 1 line.
 DEV='case $(( ${PWD##*-} % 3 )) in 0) : >bad.txt ;; 1) printf "g\nx\ny\nz\nw\n" >out.txt ;; 2) echo g >out.txt ;; esac; '"$OK dev"
 VAL="git -C '$R' branch --list 'ccw/*' --format='%(refname:short)' >'$T_TMP/during'; $OK val"
-t_run_config "$R" "$OK init" "$DEV" "$OK dbg" "$VAL" "$OK bye" '{"grace_ms": 500}'
-python3 - "$R/.loop/config.json" <<'PYEOF'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c["merge"] = {"check": "test ! -e bad.txt"}
-json.dump(c, open(sys.argv[1], "w"))
-PYEOF
+cfg "$R" "$DEV" "$OK dbg" "$VAL" "$CHECK"
 
 t_loop_run "$R" best-1 --attempts 3 --json "Best of three"
 is "$RC" 0 "best-of-3: exit 0"
@@ -78,18 +93,9 @@ print(sum(e["event"] == "worker_started" and e.get("role") == "develop" for e in
 
 # --- the parallel step: develop's two attempts beside debug and validate
 R3=$T_TMP/par
-git init -q -b main "$R3"
-printf 'r\n' >"$R3/README"
-git -C "$R3" add -A
-git -C "$R3" commit -qm base
+repo "$R3"
 DEV='case $(( ${PWD##*-} % 2 )) in 0) : >bad.txt ;; 1) echo g >out.txt ;; esac; '"$OK dev"
-t_run_config "$R3" "$OK init" "$DEV" "echo d >dbg.txt; $OK dbg" "$OK val" "$OK bye" '{"grace_ms": 500}'
-python3 - "$R3/.loop/config.json" <<'PYEOF'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c["merge"] = {"check": "test ! -e bad.txt"}
-json.dump(c, open(sys.argv[1], "w"))
-PYEOF
+cfg "$R3" "$DEV" "echo d >dbg.txt; $OK dbg" "$OK val" "$CHECK"
 t_loop_run "$R3" par-1 -m parallel --attempts 2 "Two in the group"
 is "$RC" 0 "parallel: exit 0"
 is "$(jget "$F" "sorted((int(a['agent'].split('-')[-1]) % 2, a['check'], a['picked']) for a in $A['list'])")" \
@@ -115,18 +121,9 @@ trap 'echo "end \$\$" >>"$T_TMP/claude.log"' EXIT
 EOF
 chmod +x "$T_TMP/claude"
 R2=$T_TMP/gate
-git init -q -b main "$R2"
-printf 'r\n' >"$R2/README"
-git -C "$R2" add -A
-git -C "$R2" commit -qm base
-t_run_config "$R2" "$OK init" "$OK dev" "$OK dbg" "$OK val" "$OK bye" '{"grace_ms": 500}'
-python3 - "$R2/.loop/config.json" "$T_TMP/claude" <<'PYEOF'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c["roles"]["develop"] = {"tool": "claude", "attempts": 2}
-c["tools"] = {"claude": {"path": sys.argv[2], "max_workers": 1}}
-json.dump(c, open(sys.argv[1], "w"))
-PYEOF
+repo "$R2"
+cfg "$R2" "$OK dev" "$OK dbg" "$OK val" '{"roles": {"develop": {"tool": "claude",
+    "attempts": 2}}, "tools": {"claude": {"path": "'"$T_TMP/claude"'", "max_workers": 1}}}'
 t_loop_run "$R2" gate-1 --json "Two through the gate"
 is "$RC" 0 "gate: exit 0"
 is "$(jget "$F" "[$A['n'], sum(a['outcome'] == 'success' for a in $A['list'])]")" \
@@ -151,12 +148,7 @@ for n in 0 99 abc; do
 	grep -q 'attempts.*from 1 to 8' "$T_TMP/bad.err"
 	is "$rc:$?" "2:0" "--attempts $n: refused, exit 2"
 done
-python3 - "$R/.loop/config.json" <<'PYEOF'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c["roles"]["develop"]["attempts"] = 9
-json.dump(c, open(sys.argv[1], "w"))
-PYEOF
+cfg "$R" "$OK dev" "$OK dbg" "$OK val" '{"roles": {"develop": {"attempts": 9}}}'
 $WRAP "$SUP" run -C "$R" "Bad" >/dev/null 2>"$T_TMP/bad.err"
 rc=$?
 grep -q 'roles.develop.attempts: expected an integer from 1 to 8' "$T_TMP/bad.err"
