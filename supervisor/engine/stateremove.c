@@ -22,7 +22,11 @@
 #include "state.h"
 #include "xmalloc.h"
 
-/* The loop's side directories ({id}SUFFIX); they hold files only. */
+/*
+ * The loop's side directories ({id}SUFFIX); they hold files only, and
+ * {id}/ the empty wt/ its worktrees leave once removed (a worktree left
+ * in it is kept: its files are the user's to look at).
+ */
 static const char *const remove_dirs[] = {
 	".progress", ".workers", "", NULL
 };
@@ -61,8 +65,10 @@ remove_dir(int dirfd, const char *name, char **err)
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (unlinkat(fd, de->d_name, 0) != 0 && errno != ENOENT &&
-		    rc == 0) {
+		/* an empty directory goes too (wt/, its worktrees removed) */
+		if (unlinkat(fd, de->d_name, 0) != 0 && (errno != EISDIR ||
+		    unlinkat(fd, de->d_name, AT_REMOVEDIR) != 0) &&
+		    errno != ENOENT && rc == 0) {
 			xasprintf(err, "%s/%s: %s", name, de->d_name,
 			    strerror(errno));
 			rc = -1;

@@ -193,4 +193,33 @@ is "$RC" 0 "dirty: --from-worktree completes"
 is "$(git -C "$R" show ccw/wt-8/loop:b.txt)" "$(printf 'b\nmine')" \
     "dirty: the loop started from the user's changes"
 
+# --- deleted while its workers run: worktrees and branches removed
+R=$T_TMP/deleted
+repo "$R"
+cfg "$R" "touch '$T_TMP/dev-up'; $(wait_for "$T_TMP/never"); $OK dev" "$OK dbg" \
+    "$OK val" '{"merge": {"check": null}}'
+t_loop_start "$R" wt-10 -m parallel "Deleted"
+t_wait_file "$T_TMP/dev-up" 20000
+ok $? "deleted: develop works in its worktree"
+rm -f "$F"
+t_wait_pid "$PID" 20000
+is "$T_RC" 4 "deleted: the loop ends, exit 4"
+is "$(git -C "$R" branch --list 'ccw/*') $(wts "$R" wt-10)" " 0" \
+    "deleted: its branches and worktrees removed"
+[ ! -e "$R/.loop/wt-10" ]
+ok $? "deleted: its side directory removed"
+
+# --- the configuration's keys are checked
+R=$T_TMP/badcfg
+repo "$R"
+cfg "$R" "$OK dev" "$OK dbg" "$OK val" '{"merge": {"strategy": "squash"}}'
+run "$R" wt-9 "Bad strategy"
+is "$RC" 2 "config: a bad merge.strategy is a usage error"
+grep -q 'merge.strategy: expected "merge" or "rebase"' "$R.err"
+ok $? "config: the message names merge.strategy and its words"
+cfg "$R" "$OK dev" "$OK dbg" "$OK val" '{"worktree": {"copy": ["../x"]}}'
+run "$R" wt-9 "Bad copy"
+grep -q 'worktree.copy\[0\]: expected a relative path' "$R.err"
+ok $? "config: a worktree.copy entry with .. is refused"
+
 t_done
