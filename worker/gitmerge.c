@@ -174,8 +174,11 @@ gitmerge_apply(const struct gitmerge *m, json_t *r, char **err)
 {
 	struct gitout	 o;
 	char		*u, *rerr = NULL;
-	int		 rc, conflicted;
+	int		 rc, conflicted, lk = -1;
 
+	/* A rebase checks the agent branch out: worktrees are read. */
+	if (m->rebase)
+		lk = gitwt_lock(m->repo);
 	if (!m->rebase)
 		rc = gitmerge_git(m, &o, "merge", "-q", "--no-edit", m->branch);
 	else if ((rc = gitmerge_git(m, &o, "rebase", "-q", m->loop_branch,
@@ -188,6 +191,7 @@ gitmerge_apply(const struct gitmerge *m, json_t *r, char **err)
 			    "--ff-only", m->branch, NULL);
 		}
 	}
+	gitwt_unlock(lk);
 	if (rc == 0) {
 		gitexec_clear(&o);
 		return 0;

@@ -52,6 +52,7 @@ gitprep_sweep(const char *repo, const char *side, const json_t *keep,
 	char		*wt = NULL, *p;
 	DIR		*d;
 	struct gitout	 o;
+	int		 lk;
 
 	xasprintf(&wt, "%s/wt", side);
 	if ((d = opendir(wt)) != NULL) {
@@ -69,7 +70,9 @@ gitprep_sweep(const char *repo, const char *side, const json_t *keep,
 		closedir(d);
 	}
 	free(wt);
+	lk = gitwt_lock(repo);
 	gitexec_git(repo, &o, "worktree", "prune", NULL);
+	gitwt_unlock(lk);
 	gitexec_clear(&o);
 	return gone;
 }
@@ -116,7 +119,7 @@ gitprep_loop(const char *top, const char *branch, const char *path,
 	json_t		*fail = NULL;
 	char		*ref = NULL, *have, *base, *err = NULL;
 	struct gitout	 o;
-	int		 made;
+	int		 made, lk;
 
 	xasprintf(&ref, "refs/heads/%s", branch);
 	have = gitexec_line(top, "rev-parse", "-q", "--verify", ref, NULL);
@@ -127,8 +130,10 @@ gitprep_loop(const char *top, const char *branch, const char *path,
 		if (base == NULL)
 			return fail != NULL ? fail : gitprep_fail(rc, "git",
 			    xstrdup("no commit to start from"));
+		lk = gitwt_lock(top);
 		if (gitexec_git(top, &o, "branch", branch, base, NULL) != 0)
 			err = gitexec_why(&o);
+		gitwt_unlock(lk);
 		gitexec_clear(&o);
 		free(base);
 		if (err != NULL)
@@ -239,6 +244,7 @@ gitprep_cleanup(const json_t *req, int *rc, char **err)
 	struct gitout	 o;
 	char		*loop, *prefix;
 	size_t		 i;
+	int		 lk;
 
 	repo = gitwt_str(req, "repo", 1, err);
 	side = gitwt_str(req, "side", 1, err);
@@ -260,11 +266,13 @@ gitprep_cleanup(const json_t *req, int *rc, char **err)
 		if (json_is_true(json_object_get(req, "keep_loop_branch")) &&
 		    strcmp(json_string_value(json_array_get(br, i)), loop) == 0)
 			json_array_remove(br, i);
+	lk = gitwt_lock(repo);
 	json_array_foreach(br, i, v) {
 		gitexec_git(repo, &o, "branch", "-D", json_string_value(v),
 		    NULL);
 		gitexec_clear(&o);
 	}
+	gitwt_unlock(lk);
 	json_object_set_new(reply, "branches", br);
 	free(loop);
 	free(prefix);

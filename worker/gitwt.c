@@ -164,11 +164,63 @@ gitwt_rmrf(const char *path)
 }
 
 /*
- * Remove the worktree at path (uncommitted changes go with it), or what
- * is left of one, and forget it.  Its branch stays.
+ * Serialize what changes or lists a repository's worktrees (worktree
+ * add, remove, prune; a branch made, deleted or checked out): git reads
+ * every worktree's admin directory for these, and one half made by a
+ * concurrent `worktree add` (three writers of a step start at once)
+ * fails it, or a concurrent prune deletes it.  flock on the common git
+ * dir's ccw-worktree.lock, released by gitwt_unlock or our death.  -1
+ * (run unlocked) when it cannot be had.
  */
 int
-gitwt_remove(const char *repo, const char *path)
+gitwt_lock(const char *repo)
+{
+	char	*dir, *p = NULL;
+	int	 fd;
+
+	if ((dir = gitexec_line(repo, "rev-parse", "--path-format=absolute",
+	    "--git-common-dir", NULL)) == NULL)
+		return -1;
+	xasprintf(&p, "%s/ccw-worktree.lock", dir);
+	free(dir);
+	fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	free(p);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) != 0)
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	return fd;
+}
+
+/* Let the next one in. */
+void
+gitwt_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Was the worktree at path killed while `git worktree add` made it?
+ * git keeps a "locked" file in its admin dir until the checkout is
+ * done; such a tree is half checked out and made again, never adopted.
+ */
+static int
+gitwt_half_made(const char *path)
+{
+	char	*p = gitwt_gitpath(path, "locked");
+	int	 half = p != NULL && access(p, F_OK) == 0;
+
+	free(p);
+	return half;
+}
+
+/* gitwt_remove with the lock held. */
+static int
+gitwt_remove_locked(const char *repo, const char *path)
 {
 	struct gitout	o;
 
@@ -181,6 +233,20 @@ gitwt_remove(const char *repo, const char *path)
 		gitexec_clear(&o);
 	}
 	return access(path, F_OK) == 0 ? -1 : 0;
+}
+
+/*
+ * Remove the worktree at path (uncommitted changes go with it), or what
+ * is left of one, and forget it.  Its branch stays.
+ */
+int
+gitwt_remove(const char *repo, const char *path)
+{
+	int	lk = gitwt_lock(repo), rc;
+
+	rc = gitwt_remove_locked(repo, path);
+	gitwt_unlock(lk);
+	return rc;
 }
 
 /* mkdir -p of path's parent. */
@@ -204,12 +270,13 @@ gitwt_ensure_locked(const char *repo, const char *path, const char *branch,
 {
 	struct gitout	 o;
 	char		*ref = NULL, *have;
-	int		 rc;
+	int		 rc, lk;
 
-	if (gitwt_is_tree(path, branch))
+	if (gitwt_is_tree(path, branch) && !gitwt_half_made(path))
 		return 1;
+	lk = gitwt_lock(repo);
 	if (access(path, F_OK) == 0)
-		gitwt_remove(repo, path);
+		gitwt_remove_locked(repo, path);
 	gitexec_git(repo, &o, "worktree", "prune", NULL);
 	gitexec_clear(&o);
 	gitwt_mkparent(path);
@@ -222,6 +289,7 @@ gitwt_ensure_locked(const char *repo, const char *path, const char *branch,
 	else
 		rc = gitexec_git(repo, &o, "worktree", "add", "-b", branch,
 		    path, base, NULL);
+	gitwt_unlock(lk);
 	free(have);
 	if (rc != 0)
 		*err = gitexec_why(&o);
@@ -521,7 +589,7 @@ gitwt_recover(const char *dir, const char *branch, char **err)
 {
 	struct gitout	 o;
 	char		*p, *sha;
-	int		 rc;
+	int		 rc, lk;
 
 	if ((p = gitwt_gitpath(dir, "index.lock")) != NULL)
 		unlink(p);
@@ -534,7 +602,9 @@ gitwt_recover(const char *dir, const char *branch, char **err)
 	free(p);
 	gitexec_git(dir, &o, "merge", "--abort", NULL);
 	gitexec_clear(&o);
+	lk = gitwt_lock(dir);
 	rc = gitexec_git(dir, &o, "checkout", "-q", "-f", branch, NULL);
+	gitwt_unlock(lk);
 	if (rc == 0) {
 		gitexec_clear(&o);
 		sha = gitwt_pending_sha(dir);

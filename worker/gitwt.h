@@ -49,6 +49,8 @@ int	gitwt_is_tree(const char *, const char *);
 int	gitwt_ensure(const char *, const char *, const char *, const char *,
 	    char **);
 int	gitwt_remove(const char *, const char *);
+int	gitwt_lock(const char *);
+void	gitwt_unlock(int);
 void	gitwt_rmrf(const char *);
 void	gitwt_mkparent(const char *);
 int	gitwt_commit_all(const char *, const char *, char **);

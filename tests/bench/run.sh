@@ -672,7 +672,11 @@ gitwt_cycles() {
 	t=$(timed bash -c 'for i in $(seq "$1"); do
 		"$2" --git prepare <<<"{\"root\":\"$3\",\"side\":\"$3/.loop/C\",\"loop\":\"C\"}" &&
 		"$2" --git cleanup <<<"{\"repo\":\"$3\",\"side\":\"$3/.loop/C\",\"loop_branch\":\"ccw/C/loop\",\"remove_branches\":true}" ||
-		exit 1; done' - "$GITWT_CYCLES" "$WRK" "$s")
+		exit 1; done' - "$GITWT_CYCLES" "$WRK" "$s") || {
+		warn "gitwt: a create/remove cycle failed"
+		echo "n/a n/a"
+		return 0
+	}
 	echo "$(( $(git -C "$s" worktree list | wc -l) - 1 + $(git -C "$s" \
 	    worktree prune -n -v | wc -l) )) $(awk -v t="$t" \
 	    -v n="$GITWT_CYCLES" 'BEGIN { if (t != "") printf "%.1f", t * 1000 / n }')"

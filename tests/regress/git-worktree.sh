@@ -190,6 +190,18 @@ gw cleanup "$T_TMP/clean.json" "$(printf '{"repo":"%s","side":"%s/.loop/L1","loo
 is "$rc $(git -C "$R" worktree list | wc -l) $(git -C "$R" branch --list 'ccw/*' | wc -l)" \
     "0 1 0" "cleanup: no worktree, no ccw/ branch left"
 
+# -- strategy rebase: each branch rebased onto the loop's, fast-forwarded
+prepare "$R" L9
+branch "$R" ccw/L9/r1 ccw/L9/loop 'echo R1 >>b.txt'
+branch "$R" ccw/L9/r2 ccw/L9/loop 'echo R2 >>c.txt'
+branch "$R" ccw/L9/r3 ccw/L9/loop 'echo R3 >>c.txt'
+gw merge "$T_TMP/merge.json" "$(printf '{"repo":"%s","loop_path":"%s/.loop/L9/wt/loop","loop_branch":"ccw/L9/loop","strategy":"rebase","check":null,"items":[%s]}' \
+    "$R" "$R" "$(item L9 r1 develop),$(item L9 r2 debug),$(item L9 r3 validate)")"
+is "$rc $(jget "$T_TMP/merge.json" '[i["outcome"] for i in d["items"]]')" \
+    '0 ["merged","merged","conflict"]' "strategy rebase: two merged, the third a conflict"
+is "$(git -C "$R/.loop/L9/wt/loop" rev-list --count --merges main..HEAD) $(git -C "$R/.loop/L9/wt/loop" rev-list --count main..HEAD) $(git -C "$R/.loop/L9/wt/loop" status --porcelain)" \
+    "0 2 " "... a straight history (two commits), the loop worktree clean"
+
 # -- a dirty tracked tree at the start
 D=$T_TMP/r2
 mkrepo "$D"
@@ -212,11 +224,11 @@ C=$T_TMP/r3
 mkrepo "$C"
 for i in $(seq 1 "$CYCLES"); do
 	prepare "$C" L3
-	[ "$rc" = 0 ] || break
+	[ "$rc" = 0 ] || { sed 's/^/#   /' "$T_TMP/prep.json"*; break; }
 	[ $((i % 5)) = 0 ] && rm -rf "$C/.loop/L3/wt/loop"
 	gw cleanup "$T_TMP/clean.json" "$(printf '{"repo":"%s","side":"%s/.loop/L3","loop_branch":"ccw/L3/loop","remove_branches":%s}' \
 	    "$C" "$C" "$([ $((i % 2)) = 0 ] && echo true || echo false)")"
-	[ "$rc" = 0 ] || break
+	[ "$rc" = 0 ] || { sed 's/^/#   /' "$T_TMP/clean.json"*; break; }
 done
 is "$i $rc $(git -C "$C" worktree list | wc -l) $(git -C "$C" worktree prune -n -v | wc -l)" \
     "$CYCLES 0 1 0" "$CYCLES create/remove cycles: no stale worktree entry"
@@ -253,6 +265,13 @@ is "$(git -C "$A" log -1 --format='%s|%an' "ccw/L4/$id")" \
     "ccw: $id (develop)|ccw-supervisor" \
     "... the commit names agent and role (our identity: the repo has none)"
 is "$(git -C "$A" status --porcelain)" '?? .env' "... the user's checkout untouched"
+# a worktree whose `git worktree add` was killed halfway: made again
+echo initializing >"$(git -C "$WT" rev-parse --git-path locked)"
+rm "$WT/a.txt"
+(cd "$A" && agent "$T_TMP/ag5.json" develop --tool bash --config "$T_TMP/wt.json" \
+    --state-dir "$A/.loop" --command 'true' go)
+is "$? $(git -C "$A" diff --name-status "$base" "ccw/L4/$id" -- a.txt)" \
+    "0 M	a.txt" "a worktree killed while being made is made again, not adopted"
 prepare "$A" L4
 merge "$A" L4 null "$(item L4 "$id" develop)"
 is "$rc $(jget "$T_TMP/merge.json" '[f for f in d["items"][0]["files"] if f["status"] in "DR"]')" \
@@ -270,6 +289,27 @@ is "$(jget "$T_TMP/ag2.json" '[d["agent_status"], d["files_changed"]]')" \
 ok $([ ! -e "$A/.loop/L4b/wt/$id2" ] &&
     git -C "$A" rev-parse -q --verify "ccw/L4b/$id2" >/dev/null; echo $?) \
     "... the directory removed, the branch kept"
+
+# -- writers that make their worktrees at the same moment (a parallel
+# step): git reads every worktree's admin directory, half made by another
+# `worktree add`, unless they take turns (about 1 in 8 failed before)
+for r in 1 2; do
+	pids=
+	for k in 1 2 3 4; do
+		printf '{"tools":{"bash":{"options":{"worktree":{"repo":"%s","base":"%s","dir":"%s/.loop/P%s-%s/wt","branch_prefix":"ccw/P%s-%s","keep":false}}}}}' \
+		    "$A" "$base" "$A" "$r" "$k" "$r" "$k" >"$T_TMP/par-$k.json"
+		(cd "$A" && agent "$T_TMP/par-$r-$k.json" develop --tool bash \
+		    --config "$T_TMP/par-$k.json" --state-dir "$T_TMP/par-state-$k" \
+		    --command "echo $k >k$k.txt" go) &
+		pids="$pids $!"
+	done
+	wait $pids
+done
+n=0
+for f in "$T_TMP"/par-[12]-*.json; do
+	[ "$(jget "$f" 'd["agent_status"]')" = completed ] && n=$((n + 1))
+done
+is "$n" 8 "8 writers making worktrees at once: all completed"
 
 wtcfg true ',"copy":["../etc/passwd"]'
 sed -i 's/"copy":\[".env","absent"\],//' "$T_TMP/wt.json"
