@@ -263,9 +263,13 @@ gitwt_mkparent(const char *path)
 	free(s);
 }
 
-/* gitwt_ensure's work, under the repository's lock. */
-static int
-gitwt_ensure_locked(const char *repo, const char *path, const char *branch,
+/*
+ * The worktree at path on branch: adopted when it is there already (a
+ * resumed run), else made, the branch from base when it does not exist.
+ * 1 adopted, 0 made, -1 failed (*err owned).
+ */
+int
+gitwt_ensure(const char *repo, const char *path, const char *branch,
     const char *base, char **err)
 {
 	struct gitout	 o;
@@ -295,44 +299,6 @@ gitwt_ensure_locked(const char *repo, const char *path, const char *branch,
 		*err = gitexec_why(&o);
 	gitexec_clear(&o);
 	return rc == 0 ? 0 : -1;
-}
-
-/*
- * The repository's worktrees are made one at a time (an flock on
- * .git/ccw-worktree.lock, held until the fd is closed): git's own
- * `worktree add` and `worktree prune` race, one reading or pruning the
- * half-made .git/worktrees/X of another ("failed to read
- * .git/worktrees/X/commondir"), and best-of-N makes several at once.
- * -1: no lock to be had (made unlocked, as before).
- */
-static int
-gitwt_lock(const char *repo)
-{
-	char	*p = gitwt_gitpath(repo, "ccw-worktree.lock");
-	int	 fd = p != NULL ? open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600) :
-		    -1;
-
-	free(p);
-	while (fd >= 0 && flock(fd, LOCK_EX) != 0 && errno == EINTR)
-		;
-	return fd;
-}
-
-/*
- * The worktree at path on branch: adopted when it is there already (a
- * resumed run), else made, the branch from base when it does not exist.
- * 1 adopted, 0 made, -1 failed (*err owned).
- */
-int
-gitwt_ensure(const char *repo, const char *path, const char *branch,
-    const char *base, char **err)
-{
-	int	lk = gitwt_lock(repo), rc;
-
-	rc = gitwt_ensure_locked(repo, path, branch, base, err);
-	if (lk >= 0)
-		close(lk);
-	return rc;
 }
 
 /*
