@@ -5,7 +5,8 @@
 # the check (merge.check), the passing one with the smallest diff is
 # picked and merged onto the loop's branch, never into the user's
 # checkout; all three are recorded in skill_state.develop.attempts; the
-# losers' branches are there until the loop ends and gone after; every
+# losers' branches are there until the loop ends and gone after; none
+# passing: the smallest diff still picked, none_passed said; every
 # attempt is a worker of its own (started and ended through the gate);
 # in the parallel step, develop's attempts beside debug and validate;
 # usage sums every attempt and a tool's max_workers gate holds them;
@@ -90,6 +91,16 @@ print(sum(e["event"] == "worker_started" and e.get("role") == "develop" for e in
     sum(e["event"] == "worker_result" and e.get("role") == "develop" for e in ev),
     sum(e["event"] == "attempts_picked" for e in ev))' "$R.out")" \
     "3 3 1" "best-of-3: three develop workers started and ended, one pick"
+
+# --- no attempt passes: the rule still picks (the smallest diff), the
+# state says none passed
+R4=$T_TMP/none
+repo "$R4"
+DEV='case $(( ${PWD##*-} % 2 )) in 0) : >bad.txt ;; 1) printf "a\nb\n" >bad.txt ;; esac; '"$OK dev"
+cfg "$R4" "$DEV" "$OK dbg" "$OK val" "$CHECK"
+t_loop_run "$R4" none-1 --attempts 2 "None passes"
+is "$(jget "$F" "[$A['passed'], $A['none_passed'], [(a['stat']['insertions'], a['why'].startswith('picked: none passed')) for a in $A['list'] if a['picked']]]")" \
+    '[0,true,[[0,true]]]' "none passed: said, the smallest diff picked"
 
 # --- the parallel step: develop's two attempts beside debug and validate
 R3=$T_TMP/par
