@@ -26,6 +26,7 @@ static const struct gitverb {
 	{ "merge", gitmerge_merge },
 	{ "cleanup", gitprep_cleanup },
 	{ "land", gitprep_land },
+	{ "try", gittry_try },
 };
 
 /* The verb names, for the usage message (owned). */

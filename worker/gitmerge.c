@@ -213,17 +213,19 @@ gitmerge_apply(const struct gitmerge *m, json_t *r, char **err)
 	return conflicted ? 1 : -1;
 }
 
-/* The check after a merge: 0 passed (or none), 1 failed (r has it). */
-static int
-gitmerge_check(const struct gitmerge *m, json_t *r)
+/*
+ * The check command in dir under ms: its record ({rc, ms, tail,
+ * timed_out}) into r["check"]; 0 passed, 1 failed.  The merge's check
+ * and try's (gittry.c) alike.
+ */
+int
+gitmerge_check_in(const char *dir, const char *check, uint64_t ms, json_t *r)
 {
 	struct gitout	 o;
 	char		*tail;
 	int		 rc;
 
-	if (m->check == NULL)
-		return 0;
-	rc = gitexec_sh(m->loop, m->check, m->check_ms, &o);
+	rc = gitexec_sh(dir, check, ms, &o);
 	tail = gitexec_tail(&o, CHECK_TAIL);
 	json_object_set_new(r, "check", json_pack("{s:i, s:I, s:s, s:b}",
 	    "rc", rc, "ms", (json_int_t)o.ms, "tail", tail, "timed_out",
@@ -231,6 +233,15 @@ gitmerge_check(const struct gitmerge *m, json_t *r)
 	free(tail);
 	gitexec_clear(&o);
 	return rc == 0 ? 0 : 1;
+}
+
+/* The check after a merge: 0 passed (or none), 1 failed (r has it). */
+static int
+gitmerge_check(const struct gitmerge *m, json_t *r)
+{
+	if (m->check == NULL)
+		return 0;
+	return gitmerge_check_in(m->loop, m->check, m->check_ms, r);
 }
 
 /* A branch already in the loop: merged before (the ledger), or empty. */

@@ -1,8 +1,8 @@
 /*
  * gitwt.h: the git work of issue 27 in ccw-worker: running git and sh
  * under a deadline (gitexec.c), worktrees, commits and diffs (gitwt.c),
- * the --git verbs (gitcmd.c, gitprep.c, gitmerge.c) and a worker's own
- * worktree from ASSIGN's options.worktree (wtassign.c).
+ * the --git verbs (gitcmd.c, gitprep.c, gitmerge.c, gittry.c) and a
+ * worker's own worktree from ASSIGN's options.worktree (wtassign.c).
  */
 #ifndef CCW_GITWT_H
 #define CCW_GITWT_H
@@ -72,5 +72,9 @@ json_t	*gitprep_land(const json_t *, int *, char **);
 
 /* worker/gitmerge.c */
 json_t	*gitmerge_merge(const json_t *, int *, char **);
+int	gitmerge_check_in(const char *, const char *, uint64_t, json_t *);
+
+/* worker/gittry.c */
+json_t	*gittry_try(const json_t *, int *, char **);
 
 #endif

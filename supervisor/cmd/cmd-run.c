@@ -440,7 +440,8 @@ run_usage(FILE *fp)
 "           [--batch-nudge-ms N] [--log-max BYTES] [--json] [--quiet]\n"
 "           [--loop-id ID] [--launcher WORDS [--remote-worker PATH]]\n"
 "           [--containment cgroup|sweep|auto]\n"
-"           [--isolation worktree|none] [--from-worktree] [--land] [TASK]\n"
+"           [--isolation worktree|none] [--from-worktree] [--land]\n"
+"           [--attempts N] [TASK]\n"
 "\n"
 "Create a loop for TASK and drive it to its end (auto: init, develop,\n"
 "debug, validate, complete; parallel: init, then develop+debug+validate\n"
@@ -460,6 +461,10 @@ run_usage(FILE *fp)
 "for you; --land fast-forwards your branch to it at the end when your\n"
 "checkout is clean.  A checkout with uncommitted changes is refused at\n"
 "the start unless --from-worktree (the loop starts from them).\n"
+"--attempts N (1 to 8, config roles.develop.attempts): develop's task run\n"
+"N times at once, each in a worktree of its own; the check runs in each\n"
+"and one is picked (tests passed, then the smallest diff, then the\n"
+"fastest) and merged onto ccw/ID/loop; all N are recorded in the state.\n"
 "stderr: live status lines on a terminal; elsewhere (a pipe, a file, no\n"
 "TERM or TERM=dumb) one plain line per worker start, end, retry and hold,\n"
 "with its reason; --quiet (or --json, events on stdout): only the first\n"
@@ -557,6 +562,17 @@ run_option(struct run_args *ra, int ch, const char *arg)
 	case 'L':
 		ra->land = 1;
 		break;
+	case 'a':
+		if ((w = run_number(arg, 1, &v)) != 0 ||
+		    v > CONFIG_MAX_ATTEMPTS) {
+			fprintf(stderr, "ccw-supervisor run: --attempts %s: "
+			    "expected a number from 1 to %d\n", arg,
+			    CONFIG_MAX_ATTEMPTS);
+			w = -1;
+			break;
+		}
+		ra->attempts = (unsigned)v;
+		break;
 	case 'j':
 		ra->json = 1;
 		break;
@@ -593,6 +609,7 @@ run_parse(int argc, char **argv, struct run_args *ra)
 		{ "isolation", required_argument, NULL, 'I' },
 		{ "from-worktree", no_argument, NULL, 'W' },
 		{ "land", no_argument, NULL, 'L' },
+		{ "attempts", required_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },

@@ -111,4 +111,5 @@ run_loop_cfg(struct run_args *ra, struct loop_opened *o, int dirfd,
 	cfg->over.isolation = ra->isolation;
 	cfg->over.from_worktree = ra->from_worktree;
 	cfg->over.land = ra->land;
+	cfg->over.attempts = ra->attempts;
 }

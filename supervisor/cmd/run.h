@@ -26,6 +26,7 @@ struct run_args {
 	uint64_t	 batch_ms, batch_nudge_ms;
 	const char	*isolation;	/* --isolation worktree|none */
 	int		 from_worktree, land;
+	unsigned	 attempts;	/* --attempts N: develop's, 0 unset */
 };
 
 /* --- run-open.c: the loop opened by the engine, its words on stderr */

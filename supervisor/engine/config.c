@@ -74,6 +74,11 @@
  *   grace_ms	time between SIGTERM and SIGKILL; default 5000.
  *   idle_ms	time without output that counts as stalled; 0 = never.
  *   log_max_bytes  the role's workers' log cap (above).
+ *   attempts	best-of-N: the role's task run this many times at once,
+ *		each in a git worktree of its own, the check run in each,
+ *		one picked (tests passed, then the smallest diff, then
+ *		the fastest) and merged; 1 to 8, default 1 (run
+ *		--attempts N sets develop's).
  *   limits	the role's workers' cgroup limits, in containment
  *		cgroup where the controller is enabled (else said once):
  *		{"memory.max": N, "pids.max": N, "cpu.weight": N}, each a
@@ -625,6 +630,26 @@ config_limits(struct cload *ld, json_t *obj, const char *where,
 	return 0;
 }
 
+/*
+ * A role's best-of-N "attempts": 1 to CONFIG_MAX_ATTEMPTS runs of one
+ * step at once, each in its own worktree (ccw-loop's attempts.c).
+ */
+static int
+config_attempts(struct cload *ld, json_t *obj, const char *where,
+    unsigned *dst)
+{
+	json_t	*v;
+
+	if ((v = json_object_get(obj, "attempts")) == NULL)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > CONFIG_MAX_ATTEMPTS)
+		return config_error(ld, "%s.attempts: expected an integer "
+		    "from 1 to %d", where, CONFIG_MAX_ATTEMPTS);
+	*dst = (unsigned)json_integer_value(v);
+	return 0;
+}
+
 /* One entry of "roles"; its tool must be an adapter we have. */
 static int
 config_role_entry(struct cload *ld, struct config *cfg, const char *name,
@@ -633,7 +658,7 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 	static const char *const known[] = {
 		"tool", "command", "model", "prompt", "permission",
 		"timeout_ms", "nudge_ms", "grace_ms", "idle_ms", "retry",
-		"launcher", "log_max_bytes", "limits", NULL
+		"launcher", "log_max_bytes", "limits", "attempts", NULL
 	};
 	struct role_cfg	*r;
 	char		*where, *perm = NULL, *list;
@@ -669,6 +694,7 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 	}
 	if (config_launcher(ld, obj, where, &r->launch) == -1 ||
 	    config_limits(ld, obj, where, &r->limits) == -1 ||
+	    config_attempts(ld, obj, where, &r->attempts) == -1 ||
 	    config_str(ld, obj, "permission", where, &perm) == -1)
 		goto out;
 	if (perm != NULL && strcmp(perm, "read-only") != 0 &&

@@ -22,6 +22,7 @@ struct plan_overrides {
 	const char	*isolation;	/* --isolation: over config's */
 	int		 from_worktree;	/* --from-worktree: a dirty start */
 	int		 land;		/* --land: fast-forward at the end */
+	unsigned	 attempts;	/* --attempts: develop's, 0 unset */
 };
 
 /* The deadlines a driver of the agent climbs (wait, nudge, close). */

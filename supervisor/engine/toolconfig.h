@@ -52,6 +52,8 @@ struct log_max {
 	int		 set;
 };
 
+#define CONFIG_MAX_ATTEMPTS	8	/* best-of-N: attempts of one task */
+
 struct role_cfg {
 	char		*tool;		/* NULL: config default tool */
 	char		*model;
@@ -66,6 +68,7 @@ struct role_cfg {
 	struct retry_cfg retry;
 	struct launch_cfg launch;	/* set: overrides the top level's */
 	json_t		*limits;	/* cgroup limits {file: value}; NULL */
+	unsigned	 attempts;	/* best-of-N runs of one step; 0: 1 */
 };
 
 /* What our own file set for one tool: CCW's file does not override it. */

@@ -40,6 +40,7 @@ struct isolate {
 	json_t			*wt;		/* the prepare's reply, kept */
 	json_t			*reply;		/* the step's merge's reply */
 	json_t			*landing;	/* land's reply */
+	json_t			*tried;		/* best-of-N's try reply */
 	struct isolate_item	*items;		/* the merge's, copied */
 	size_t			 nitems;
 };
@@ -110,6 +111,7 @@ isolate_free(struct isolate *iso)
 	json_decref(iso->wt);
 	json_decref(iso->reply);
 	json_decref(iso->landing);
+	json_decref(iso->tried);
 	free(iso);
 }
 
@@ -250,6 +252,8 @@ isolate_step_end(struct isolate *iso)
 	iso->prepared = iso->merged = 0;
 	json_decref(iso->reply);
 	iso->reply = NULL;
+	json_decref(iso->tried);
+	iso->tried = NULL;
 	free(iso->items);
 	iso->items = NULL;
 	iso->nitems = 0;
@@ -396,6 +400,21 @@ isolate_merged(int rc, const json_t *reply, const char *err, void *arg)
 	iso->cfg.kick(iso->cfg.arg);
 }
 
+/* An agent's item of a merge or try request: its branch, its worktree. */
+static json_t *
+isolate_item(const struct isolate *iso, const char *agent, const char *role)
+{
+	char	*b = isolate_branch(iso, agent), *p;
+	json_t	*o;
+
+	xasprintf(&p, "%s/wt/%s", iso->side, agent);
+	o = json_pack("{s:s, s:s, s:s, s:s}", "agent", agent, "role", role,
+	    "branch", b, "path", p);
+	free(b);
+	free(p);
+	return o;
+}
+
 /*
  * After the step's runs: each writer's branch merged into the loop's, in
  * role order (items), the check after each.  Ready when done (or not
@@ -407,7 +426,6 @@ isolate_merge(struct isolate *iso, struct isolate_item *items, size_t n,
 {
 	const struct git_cfg	*g = &iso->cfg.config->git;
 	json_t			*req, *list, *ev;
-	char			*b, *p;
 	size_t			 i;
 	enum isolate_st		 st;
 
@@ -416,15 +434,9 @@ isolate_merge(struct isolate *iso, struct isolate_item *items, size_t n,
 	if ((st = isolate_inflight(iso, why)) != ISO_READY)
 		return st;
 	list = json_array();
-	for (i = 0; i < n; i++) {
-		b = isolate_branch(iso, items[i].agent);
-		xasprintf(&p, "%s/wt/%s", iso->side, items[i].agent);
-		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s}",
-		    "agent", items[i].agent, "role", items[i].role, "branch",
-		    b, "path", p));
-		free(b);
-		free(p);
-	}
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, isolate_item(iso, items[i].agent,
+		    items[i].role));
 	free(iso->items);
 	iso->items = xcalloc(n + 1, sizeof *items);
 	memcpy(iso->items, items, n * sizeof *items);
@@ -441,6 +453,51 @@ isolate_merge(struct isolate *iso, struct isolate_item *items, size_t n,
 	isolate_git(iso, "merge", req, (g->check_ms + ISO_MERGE_MS) *
 	    (n + 1), isolate_merged);
 	return iso->run != NULL ? ISO_BUSY : isolate_merge(iso, items, n, why);
+}
+
+/* try ended: best-of-N's attempts judged (attempts.c picks). */
+static void
+isolate_tried(int rc, const json_t *reply, const char *err, void *arg)
+{
+	struct isolate	*iso = arg;
+
+	iso->run = NULL;
+	if (rc != 0) {
+		free(iso->err);
+		xasprintf(&iso->err, "the attempts' check failed: %s", err);
+	} else
+		iso->tried = json_deep_copy(reply);
+	iso->cfg.kick(iso->cfg.arg);
+}
+
+/*
+ * Best-of-N (attempts.c): each attempt's worktree (kept) has its
+ * leftovers committed, the merge's check run in it, its diff against
+ * the base read; *reply is try's reply (borrowed) once ready.
+ */
+enum isolate_st
+isolate_try(struct isolate *iso, const char *role, const char *const *agents,
+    size_t n, const json_t **reply, char **why)
+{
+	const struct git_cfg	*g = &iso->cfg.config->git;
+	json_t			*list;
+	size_t			 i;
+	enum isolate_st		 st;
+
+	if ((*reply = iso->tried) != NULL || !isolate_active(iso))
+		return ISO_READY;
+	if ((st = isolate_inflight(iso, why)) != ISO_READY)
+		return st;
+	list = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, isolate_item(iso, agents[i], role));
+	isolate_git(iso, "try", json_pack("{s:O?, s:O?, s:s?, s:I, s:o}",
+	    "repo", json_object_get(iso->wt, "repo"), "base",
+	    json_object_get(iso->wt, "base"), "check", isolate_check(iso),
+	    "check_ms", (json_int_t)g->check_ms, "items", list),
+	    (g->check_ms + ISO_MERGE_MS) * (n + 1), isolate_tried);
+	return iso->run != NULL ? ISO_BUSY : isolate_try(iso, role, agents, n,
+	    reply, why);
 }
 
 /* The list o[key], made when it is not one yet. */

@@ -50,6 +50,8 @@ void		 isolate_request(struct isolate *, const char *,
 		    struct agent_req *, const char *);
 enum isolate_st	 isolate_merge(struct isolate *, struct isolate_item *,
 		    size_t, char **);
+enum isolate_st	 isolate_try(struct isolate *, const char *,
+		    const char *const *, size_t, const json_t **, char **);
 void		 isolate_record(struct isolate *, json_t *, int);
 const char	*isolate_resolve_branch(const json_t *);
 char		*isolate_resolve_prompt(const json_t *, const char *);

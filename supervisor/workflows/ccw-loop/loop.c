@@ -22,6 +22,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "attempts.h"
 #include "ccw-loop.h"
 #include "chan.h"
 #include "gate.h"
@@ -298,7 +299,7 @@ loop_step_event(struct loop *l)
 static int
 loop_merge(struct loop *l)
 {
-	struct isolate_item	 items[WORKFLOW_MAX_GROUP];
+	struct isolate_item	 items[LOOP_MAX_RUNS];
 	size_t			 n = 0;
 	char			*why = NULL;
 	enum isolate_st		 st;
@@ -313,11 +314,59 @@ loop_merge(struct loop *l)
 			items[n].agent = l->cur[i]->a->id;
 			items[n++].result = l->cur[i]->result;
 		}
+	if (n == 0 && !l->batch && !l->resolving)
+		return 0;	/* an isolated auto step's reader */
 	if ((st = isolate_merge(l->iso, items, n, &why)) == ISO_FAILED) {
 		loop_end(l, EXIT_FAILED, "failed", why);
 		free(why);
 	}
 	return st != ISO_READY;
+}
+
+/*
+ * Best-of-N: the step's attempts (att_role's runs) judged (try: the
+ * check in each kept worktree, each diff), one picked by attempts.c's
+ * rule; the losers leave cur (kept in runs), the winner stays in its
+ * role's place, the only one merged and taken.  All N recorded.
+ * Returns 1 while try runs, or when it failed (the loop ends).
+ */
+static int
+loop_pick(struct loop *l)
+{
+	const char	*agents[LOOP_MAX_RUNS];
+	const json_t	*res[LOOP_MAX_RUNS], *tried = NULL;
+	int		 ok[LOOP_MAX_RUNS], at[LOOP_MAX_RUNS], i, n = 0, k = 0;
+	const char	*role = loop_role(l, l->att_role);
+	char		*why = NULL;
+	enum isolate_st	 st;
+	size_t		 w;
+
+	for (i = 0; i < l->ncur; i++)
+		if (l->cur[i]->role == l->att_role) {
+			at[n] = i;
+			agents[n] = l->cur[i]->a->id;
+			res[n] = l->cur[i]->result;
+			ok[n] = strcmp(l->wf->outcome(role, res[n]), "failed") !=
+			    0;
+			n++;
+		}
+	st = isolate_try(l->iso, role, agents, (size_t)n, &tried, &why);
+	if (st == ISO_FAILED) {
+		loop_end(l, EXIT_FAILED, "failed", why);
+		free(why);
+	}
+	if (st != ISO_READY)
+		return 1;
+	w = attempts_pick(l->ss, role, res, ok, (size_t)n, tried);
+	loop_event(l, "attempts_picked", json_pack("{s:s, s:s, s:O}", "role",
+	    role, "agent_id", agents[w], "attempts", json_object_get(
+	    json_object_get(l->ss, role), "attempts")));
+	for (i = 0; i < l->ncur; i++)	/* the losers out, order kept */
+		if (l->cur[i]->role != l->att_role || i == at[w])
+			l->cur[k++] = l->cur[i];
+	l->ncur = k;
+	l->attempting = 0;
+	return 0;
 }
 
 /*
@@ -357,10 +406,11 @@ loop_step_runs(struct loop *l)
 		    strcmp(l->wf->outcome(loop_role(l, l->cur[i]->role),
 		    l->cur[i]->result), "needs_input") == 0) {
 			l->ncur = 0;	/* interrupted: redone on resume */
+			l->attempting = 0;
 			isolate_step_end(l->iso);
 			return 0;
 		}
-	if (loop_merge(l))
+	if ((l->attempting && loop_pick(l)) || loop_merge(l))
 		return 1;
 	loop_step_event(l);
 	clock_iso(NULL, 1, now, sizeof now);
@@ -368,8 +418,10 @@ loop_step_runs(struct loop *l)
 		loop_take_batch(l, now);
 	else if (l->resolving)
 		loop_take_resolve(l, l->cur[0], now);
-	else
+	else {
+		isolate_step_end(l->iso);	/* an isolated auto step */
 		loop_take_one(l, l->cur[0], now);
+	}
 	l->ncur = 0;
 	l->resolving = 0;
 	return 0;
@@ -386,24 +438,72 @@ loop_start_one(struct loop *l, int role)
 		l->ncur = 1;
 }
 
+/*
+ * Best-of-N: a role's attempts in this step, 1 unless the step is
+ * isolated (not a git repository, isolation none: one run).  The first
+ * role of a step with more than one is the step's att_role.
+ */
+static unsigned
+loop_attempts(struct loop *l, int role)
+{
+	unsigned	n = attempts_count(l->cfg.config, &l->cfg.over,
+			    loop_role(l, role));
+
+	if (n < 2 || !isolate_active(l->iso) || (l->attempting &&
+	    l->att_role != role))
+		return 1;
+	l->attempting = 1;
+	l->att_role = role;
+	return n;
+}
+
+/*
+ * A single role's step, best-of-N: its task n times at once, each in a
+ * worktree of its own kept after its run (the check runs in it).
+ */
+static void
+loop_start_attempts(struct loop *l, int role)
+{
+	unsigned	i, n;
+
+	l->ncur = 0;
+	l->batch = 0;
+	l->attempting = 0;
+	l->step_start = clock_mono_ms();
+	n = loop_attempts(l, role);
+	for (i = 0; i < n; i++) {
+		if ((l->cur[i] = loop_spawn(l, role, NULL, 0, 0, 0)) == NULL)
+			break;
+		l->ncur = (int)i + 1;
+	}
+	if (l->ncur != (int)n)
+		l->ncur = 0;	/* loop_end closes what started */
+}
+
 /* The parallel group's roles at once, under the batch deadline. */
 static void
 loop_start_batch(struct loop *l)
 {
 	const struct workflow_group	*g = l->wf->parallel;
 	int				 i, n = (int)g->nroles;
+	unsigned			 k;
 
 	l->ncur = 0;
 	l->batch = 1;
+	l->attempting = 0;
 	l->step_start = clock_mono_ms();
 	for (i = 0; i < n; i++) {
-		l->cur[i] = loop_spawn(l, g->roles[i], NULL,
-		    l->cfg.batch_ms, l->cfg.batch_nudge_ms, 0);
-		if (l->cur[i] == NULL)
+		for (k = loop_attempts(l, g->roles[i]); k > 0; k--) {
+			if ((l->cur[l->ncur] = loop_spawn(l, g->roles[i], NULL,
+			    l->cfg.batch_ms, l->cfg.batch_nudge_ms, 0)) ==
+			    NULL)
+				break;
+			l->ncur++;
+		}
+		if (k > 0)
 			break;
-		l->ncur = i + 1;
 	}
-	if (l->ncur != n)
+	if (i != n)
 		l->ncur = 0;	/* loop_end closes what started */
 }
 
@@ -527,7 +627,11 @@ loop_next(struct loop *l)
 	}
 	if (loop_iterates(l, i) && loop_bounded(l))
 		return;
-	loop_start_one(l, i);
+	/* best-of-N in auto mode: every step isolated, merged after */
+	if (l->cfg.mode == LOOP_AUTO && attempts_most(l->cfg.config,
+	    &l->cfg.over) > 1 && loop_prepare(l))
+		return;
+	loop_start_attempts(l, i);
 }
 
 /* The person chose the next action. */
@@ -1159,12 +1263,15 @@ loop_begin(struct loop_run *r)
 	rc = prompt_request(&l->cfg, &pr, &req, &dl, &prompt, &capsule,
 	    &err);
 	json_decref(view);
-	if (rc == 0 && (l->batch || l->resolving))	/* a worktree, or the
-							   loop's for a reader */
+	if (rc == 0 && (l->batch || l->resolving || l->cfg.mode ==
+	    LOOP_AUTO))		/* a worktree, or the loop's for a reader */
 		isolate_request(l->iso, pr.role, &req, l->resolving ?
 		    isolate_resolve_branch(l->ss) : NULL);
 	else if (rc == 0 && l->cfg.mode == LOOP_PARALLEL)
 		isolate_reader(l->iso, l->ss, pr.role, &req);
+	if (rc == 0 && l->attempting && r->role == l->att_role)	/* for try */
+		json_object_set_new(json_object_get(req.options, "worktree"),
+		    "keep", json_true());
 	/* a fresh agent-N.log, N above every id the loop has seen */
 	if (rc == 0 && l->cfg.guard != NULL &&
 	    loopguard_reserve(l->cfg.guard, &l->sup, &err) != 0) {

@@ -18,6 +18,7 @@ struct gate_wait;
 struct isolate;
 
 #define LOOP_MAX_CLARIFY	3	/* answered re-runs of one action */
+#define LOOP_MAX_RUNS	(WORKFLOW_MAX_GROUP + CONFIG_MAX_ATTEMPTS - 1)
 
 /*
  * One worker: queued at its tool's gate, spawned, waited for, nudged,
@@ -82,10 +83,13 @@ struct loop {
 	json_int_t		 iteration;
 	int			 index;		/* action_index: next action */
 	struct loop_runs	 runs;		/* every run, freed at end */
-	struct loop_run		*cur[WORKFLOW_MAX_GROUP];	/* the step's runs */
+	/* the step's runs: a group's roles, one role's attempts more */
+	struct loop_run		*cur[LOOP_MAX_RUNS];
 	int			 ncur;
 	int			 batch;		/* the step is the parallel group */
 	int			 resolving;	/* the step is a resolve step */
+	int			 attempting;	/* best-of-N: att_role's attempts */
+	int			 att_role;	/* ... run more than once */
 	struct isolate		*iso;		/* worktrees, the merge queue */
 	uint64_t		 step_start;	/* clock_mono_ms at its start */
 	unsigned		 failures;	/* all-failed steps in a row */
