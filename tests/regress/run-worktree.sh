@@ -1,7 +1,7 @@
 #!/bin/bash
 # run-worktree.sh: a parallel step's writers in git worktrees of their own
 # (issue 27), with real git in small temp repositories and bash roles:
-# two writers merged onto ccw/<loop> (files_changed exact, a deletion
+# two writers merged onto ccw/<loop>/loop (files_changed exact, a deletion
 # included; the user's checkout untouched; the branch left, or landed
 # with --land); validate never sees develop's half-written file; two
 # writers of the same lines: the conflict recorded with its hunks and
@@ -83,11 +83,11 @@ is "$(files_of "$F" develop)" '["a.txt","gone.txt","half.txt"]' \
 is "$(files_of "$F" debug)" '["b.txt"]' "clean: debug's files_changed exact"
 is "$(jget "$F" "[$PR[r]['merge'] for r in ('develop', 'debug', 'validate')]")" \
     '["merged","merged","empty"]' "clean: merge outcomes in role order"
-is "$(jget "$F" "$PR['develop']['branch'].startswith('ccw/wt-1/')")" true \
+is "$(jget "$F" "$PR['develop']['branch'].startswith('ccw/wt-1/agent')")" true \
     "clean: develop's branch recorded"
-is "$(git -C "$R" show ccw/wt-1:a.txt)" "$(printf 'a\ndev')" "clean: develop's edit on ccw/wt-1"
-is "$(git -C "$R" show ccw/wt-1:b.txt)" "$(printf 'b\ndbg')" "clean: debug's edit on ccw/wt-1"
-git -C "$R" cat-file -e ccw/wt-1:gone.txt 2>/dev/null
+is "$(git -C "$R" show ccw/wt-1/loop:a.txt)" "$(printf 'a\ndev')" "clean: develop's edit on ccw/wt-1"
+is "$(git -C "$R" show ccw/wt-1/loop:b.txt)" "$(printf 'b\ndbg')" "clean: debug's edit on ccw/wt-1"
+git -C "$R" cat-file -e ccw/wt-1/loop:gone.txt 2>/dev/null
 is "$?" 128 "clean: the deletion merged"
 grep -qx 'half.txt' "$T_TMP/listing"
 is "$?" 1 "clean: validate never saw develop's half-written file"
@@ -96,9 +96,9 @@ ok $? "clean: validate listed the base tree"
 is "$(git -C "$R" rev-parse HEAD)" "$head0" "clean: the user's branch did not move"
 is "$(git -C "$R" status --porcelain --untracked-files=no)" "" \
     "clean: the user's checkout untouched"
-grep -q 'left on branch ccw/wt-1' "$R.err"
-ok $? "clean: run says the work is left on branch ccw/wt-1"
-is "$(git -C "$R" branch --list 'ccw/*' --format='%(refname:short)')" "ccw/wt-1" \
+grep -q 'left on branch ccw/wt-1/loop' "$R.err"
+ok $? "clean: run says the work is left on branch ccw/wt-1/loop"
+is "$(git -C "$R" branch --list 'ccw/*' --format='%(refname:short)')" "ccw/wt-1/loop" \
     "clean: only the loop's branch is left"
 is "$(wts "$R" wt-1)" 0 "clean: no worktree left"
 is "$(python3 -c '
@@ -126,11 +126,11 @@ DEV="if grep -q '^<<<<<<<' a.txt; then cp a.txt '$T_TMP/seen'; echo resolved >a.
 cfg "$R" "$DEV" "echo dbg >a.txt; $OK dbg" "$OK val" '{"merge": {"check": null}}'
 run "$R" wt-3 "Same lines"
 is "$RC" 0 "conflict: resolved, exit 0"
-is "$(jget "$F" "[(c['source'], c['files'], c['workers'], '+dbg' in c['hunks']) for c in $PR['conflicts']]")" \
+is "$(jget "$F" "[(c['source'], c['files'], c['workers'], 'dbg' in c['hunks'] and '<<<<<<<' in c['hunks']) for c in $PR['conflicts']]")" \
     '[["git",["a.txt"],["debug"],true]]' "conflict: recorded with its files and hunks"
 grep -q '^<<<<<<<' "$T_TMP/seen"
 ok $? "conflict: the resolve step's worktree held the markers"
-is "$(git -C "$R" show ccw/wt-3:a.txt)" resolved "conflict: the resolution merged"
+is "$(git -C "$R" show ccw/wt-3/loop:a.txt)" resolved "conflict: the resolution merged"
 is "$(jget "$F" "[r['merge'] for r in $PR['resolves']]")" '["merged"]' \
     "conflict: the resolve step recorded"
 [ ! -e "$R/.git/MERGE_HEAD" ] && [ -z "$(git -C "$R" status --porcelain --untracked-files=no)" ]
@@ -147,7 +147,7 @@ is "$RC" 1 "stuck: exit 1"
 is "$(jget "$F" "[d['status'], 'a.txt' in d['failure_reason'], 'not resolved' in d['failure_reason']]")" \
     '["failed",true,true]' "stuck: failed, the reason names the file"
 $WRAP "$SUP" state -C "$R" show wt-4 >"$R.show" 2>&1
-grep -q "^worktree: .*/wt-4/wt/loop \[ccw/wt-4\]" "$R.show"
+grep -q "^worktree: .*/wt-4/wt/loop \[ccw/wt-4/loop\]" "$R.show"
 ok $? "stuck: state show lists the loop's worktree"
 [ "$(git -C "$R" branch --list 'ccw/wt-4/*' | wc -l)" -ge 2 ]
 ok $? "stuck: the agents' branches kept"
@@ -165,11 +165,11 @@ wait "$PID" 2>/dev/null
 touch "$T_TMP/go"
 run "$R" wt-5
 is "$RC" 0 "crash: the resume completes"
-is "$(git -C "$R" show ccw/wt-5:a.txt) $(git -C "$R" show ccw/wt-5:b.txt)" \
+is "$(git -C "$R" show ccw/wt-5/loop:a.txt) $(git -C "$R" show ccw/wt-5/loop:b.txt)" \
     "$(printf 'a\ndev') $(printf 'b\ndbg')" "crash: both edits on ccw/wt-5"
 is "$(wts "$R" wt-5) $(git -C "$R" worktree prune -n -v 2>&1 | wc -l)" "0 0" \
     "crash: no worktree left, none stale"
-is "$(git -C "$R" branch --list 'ccw/*' --format='%(refname:short)')" "ccw/wt-5" \
+is "$(git -C "$R" branch --list 'ccw/*' --format='%(refname:short)')" "ccw/wt-5/loop" \
     "crash: no duplicated branch"
 
 # --- not a git repository: today's behaviour
@@ -194,7 +194,7 @@ ok $? "dirty: the message names --from-worktree"
 is "$(cat "$R/b.txt")" "$(printf 'b\nmine')" "dirty: the user's change untouched"
 run "$R" wt-8 --from-worktree "Dirty, from the work tree"
 is "$RC" 0 "dirty: --from-worktree completes"
-is "$(git -C "$R" show ccw/wt-8:b.txt)" "$(printf 'b\nmine')" \
+is "$(git -C "$R" show ccw/wt-8/loop:b.txt)" "$(printf 'b\nmine')" \
     "dirty: the loop started from the user's changes"
 
 t_done

@@ -641,8 +641,9 @@ isolate_summary(struct isolate *iso, json_t *w, int code, int deleted)
 	else if (iso->landed)
 		xasprintf(&s, "landed on %s", isolate_s(w, "start_branch"));
 	else
-		xasprintf(&s, "left on branch ccw/%s%s%s%s", iso->cfg.id,
-		    reason != NULL ? " (not landed: " : "", reason != NULL ?
+		xasprintf(&s, "left on branch %s%s%s%s", isolate_s(w,
+		    "loop_branch"), reason != NULL ? " (not landed: " : "",
+		    reason != NULL ?
 		    reason : "", reason != NULL ? ")" : "");
 	json_object_set_new(w, "summary", json_string(s));
 	isolate_event(iso, "merge_landed", json_pack("{s:b, s:s, s:O?}",
@@ -671,7 +672,8 @@ isolate_finish(struct isolate *iso, json_t *ss, int code, int deleted)
 			isolate_summary(iso, w, code, deleted);
 		return ISO_READY;
 	}
-	lb = isolate_branch(iso, NULL);
+	lb = isolate_s(w, "loop_branch") != NULL ? xstrdup(isolate_s(w,
+	    "loop_branch")) : isolate_branch(iso, NULL);
 	if (iso->landing == NULL && land && !deleted)
 		isolate_git(iso, "land", json_pack("{s:O?, s:s, s:s, s:O?,"
 		    " s:O?}", "repo", json_object_get(w, "repo"), "root",

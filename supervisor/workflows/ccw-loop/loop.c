@@ -507,6 +507,12 @@ loop_next(struct loop *l)
 		loop_menu(l, NULL);
 		return;
 	}
+	if (l->cfg.mode == LOOP_PARALLEL &&	/* a conflict first */
+	    isolate_resolve_branch(l->ss) != NULL) {
+		if (!loop_prepare(l))
+			loop_start_resolve(l);
+		return;
+	}
 	if (wf->admit != NULL)	/* ccw-loop: complete needs a pass */
 		i = l->index = wf->admit(i, l->ss, NULL);
 	if (i >= (int)wf->nroles) {
@@ -515,10 +521,7 @@ loop_next(struct loop *l)
 	}
 	if (l->cfg.mode == LOOP_PARALLEL &&
 	    workflow_in_group(wf->parallel, i)) {
-		if (isolate_resolve_branch(l->ss) != NULL) {
-			if (!loop_prepare(l))
-				loop_start_resolve(l);
-		} else if (!loop_bounded(l) && !loop_prepare(l))
+		if (!loop_bounded(l) && !loop_prepare(l))
 			loop_start_batch(l);
 		return;
 	}
