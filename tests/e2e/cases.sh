@@ -37,8 +37,10 @@ e2e_case_run() {
 	e2e_project "$p"
 	mock_start
 	t0=$(t_now_ms)
+	# parallel: each writer in its own worktree, merged, then landed
 	timeout -k 5 600 $WRAP "$SUP" run -m "$m" -n 3 -C "$p" --tool "$E2E_CLI" \
-	    --timeout-ms 240000 --json "$E2E_TASK" >"$o" 2>"$o.err"
+	    --timeout-ms 240000 $( [ "$m" = parallel ] && echo --land ) \
+	    --json "$E2E_TASK" >"$o" 2>"$o.err"
 	rc=$?
 	echo "# run -m $m: $(( $(t_now_ms) - t0 )) ms"
 	is "$rc" 0 "run -m $m: exits 0"
@@ -49,7 +51,37 @@ e2e_case_run() {
 	ok $? "run -m $m: the bug is fixed and the suite passes"
 	is "$(mock_count 'r["role"] == "validate" and r["decision"]["kind"] == "text"' | awk '{print ($1 > 0)}')" 1 \
 	    "run -m $m: validate answered through the CLI"
+	[ "$m" = parallel ] && e2e_isolated "$p" "$o" "$st"
 	[ "$rc" -eq 0 ] || { sed 's/^/#   /' "$o" | tail -n 5; tail -n 5 "$o.err" | sed 's/^/#   /'; }
+}
+
+# e2e_isolated DIR OUT STATE: a parallel run in a git project (issue 27):
+# develop's edit reached the loop branch from its own worktree through
+# the merge queue; validate, in a clean tree of the base, never saw it
+# before that merge (its first run fails, the next one passes); a later
+# develop that changed nothing reports no files whatever it claims; and
+# --land left the fix in the checkout with no worktree or branch behind.
+e2e_isolated() {
+	local p=$1 o=$2 st=$3
+	is "$(python3 -c '
+import json, sys
+ev = []
+for l in open(sys.argv[1]):
+    try:
+        ev.append(json.loads(l))
+    except ValueError:
+        pass
+m = [e for e in ev if e.get("event") == "merge_result" and e["role"] == "develop"]
+v = [e["status"] for e in ev if e.get("event") == "worker_result" and e["role"] == "validate"]
+print(m[0]["outcome"], m[0]["files"], m[0]["branch"].startswith("ccw/loop-v2-"), v[0], v[-1])' "$o")" \
+	    "merged [{'status': 'M', 'path': 'calc.sh'}] True failed success" \
+	    "run -m parallel: develop's branch merged with its exact files; validate saw the base, then the merge"
+	is "$(jget "$st" '[d["skill_state"]["parallel_results"]["develop"][k] for k in ("files_changed", "files_claimed")]')" \
+	    '[[],["calc.sh"]]' \
+	    "run -m parallel: files_changed is the worktree's diff, the claim kept apart"
+	is "$(git -C "$p" worktree list | wc -l) $(git -C "$p" branch --list 'ccw/*' | wc -l) $(jget "$st" 'd["skill_state"]["worktree"]["summary"]')" \
+	    "1 0 landed on $(git -C "$p" symbolic-ref --short HEAD)" \
+	    "run -m parallel: landed; no worktree or ccw branch left"
 }
 
 # e2e_case_tune: `tune --tool CLI --focus context` on a skill with a

@@ -10,13 +10,13 @@
 // exit 0 once all ran.
 //
 // Usage: node serve-page.mjs PW_DIR CHROMIUM PORT TOKEN ID XSS_ID TITLE
-//        XSS_TITLE PNG WAIT_MS ORPHAN_ID MARKER
+//        XSS_TITLE PNG WAIT_MS ORPHAN_ID MARKER MERGE_ID
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { createHash } from "node:crypto";
 
 const [pwDir, chromium, port, token, id, xid, title, xtitle, png, waitArg,
-    oid, marker] = process.argv.slice(2);
+    oid, marker, mid] = process.argv.slice(2);
 const require = createRequire(pwDir + "/");
 const { chromium: browserType } = require("playwright-core");
 const base = "http://127.0.0.1:" + port;
@@ -97,6 +97,30 @@ async function crashShown(page) {
 	await apiPost("/api/loops/v2/" + xid + "/stop");
 	why = await rowStatus(page, xid, "failed");
 	ok(why === "", "the second loop stopped", why);
+}
+
+// The parallel loop of a git project (issue 27): its row lists each
+// writer with its outcome, branch and diff stat, from the loop's state.
+async function mergeShown(page) {
+	const sel = "tr[data-loop=\"" + mid + "\"] .merges li[data-role=" +
+	    "\"develop\"]";
+	let why = "";
+
+	try {
+		await page.waitForFunction((q) => {
+			const e = document.querySelector(q);
+			return e !== null && e.dataset.merge === "merged";
+		}, sel, { timeout: waitMs, polling: 50 });
+	} catch (e) {
+		why = String(e);
+	}
+	const text = await page.evaluate((q) => {
+		const e = document.querySelector(q);
+		return e === null ? null : e.textContent;
+	}, sel);
+	ok(why === "" && /: merged, ccw\/[^/]+\/agent-\d+ \(1 file, \+1 -0\)$/
+	    .test(text), "a parallel loop's row shows develop's branch, " +
+	    "diff stat and merge", why + " " + text);
 }
 
 // Clicks a row's button, then waits for the row and the API to agree.
@@ -235,6 +259,7 @@ try {
 	ok(left === 0, "a stopped loop lists no running worker",
 	    left + " left");
 	await crashShown(page);
+	await mergeShown(page);
 	const err = await page.evaluate(() =>
 	    document.getElementById("err").textContent);
 	ok(err === "", "the page reported no error", err);

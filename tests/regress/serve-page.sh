@@ -6,7 +6,8 @@
 # progress line, pause/resume/stop clicks change the status (the API
 # agrees), a title holding <script> stays text, the running loop says
 # the pid that drives it and one whose `run` was killed -9 shows
-# interrupted, a crashed worker's kind is shown.  The screenshot is kept
+# interrupted, a crashed worker's kind is shown, a parallel loop's
+# merge record (each writer's branch, diff stat, outcome) is shown.  The screenshot is kept
 # as tests/regress/serve-page.png in the build tree.  Without node,
 # chromium or the npm registry the whole test is one SKIP.
 # CCW_PAGE_NPM_DIR: playwright-core's install elsewhere (CI keeps one);
@@ -50,7 +51,19 @@ DEV="touch '$R.dev'; exec '$FAKE' --marker $M print 'dev: compiling step 1' hang
 t_run_config "$R" "$OK init" "$DEV" "$OK dbg" "$OK 'all good'" "$OK done" \
     '{"grace_ms": 500}'
 
-srv_start "$T_TMP/srv" -C "$R"
+# a parallel loop in a git project (issue 27), run to its end before
+# serve starts: the page shows each writer's branch, diff stat and merge
+G=$T_TMP/gitproj
+mkdir -p "$G" && echo base >"$G/a.txt" &&
+    git -C "$G" init -q && git -C "$G" add a.txt &&
+    git -C "$G" -c user.name=t -c user.email=t@localhost commit -q -m base
+t_run_config "$G" "$OK init" "echo merged >new.txt; $OK dev" "$OK dbg" \
+    "$OK 'all good'" "$OK done" '{"grace_ms": 500}'
+timeout -k 2 60 $WRAP "$SUP" run -m parallel -C "$G" --loop-id merge-1 \
+    "Merge" >"$G.out" 2>&1
+is "$?" 0 "a parallel loop in a git project completes"
+
+srv_start "$T_TMP/srv" -C "$R" -C "$G"
 ok $? "serve listens ($SRV_PORT)"
 
 # --- the page's HTTP side: no token, HEAD, other methods
@@ -103,7 +116,7 @@ T0=$(t_now_ms)
 rm -f "$PNG"
 node "$srcdir/tests/regress/serve-page.mjs" "$PW_DIR" "$CHROMIUM" \
     "$SRV_PORT" "$SRV_TOKEN" "$ID" "$XID" "$TITLE" "$XTITLE" "$PNG" \
-    "$(t_ms 10000)" orphan-1 "$M" >"$T_TMP/page.out" 2>&1
+    "$(t_ms 10000)" orphan-1 "$M" merge-1 >"$T_TMP/page.out" 2>&1
 rc=$?
 EL=$(( $(t_now_ms) - T0 ))
 while IFS= read -r line; do

@@ -45,9 +45,11 @@ def block(action, status, summary, files="[]", nxt="null", back="null", detail="
 
 # The built-in script fits the e2e test project (examples/calc copied into
 # a git repository): develop really fixes the subtraction, validate runs
-# the real suite and hands its TAP back in DETAILED_OUTPUT.
-VALIDATE_CMD = ("i=0; while ! sh tests/run.sh >/dev/null 2>&1 && [ $i -lt 40 ]; "
-                "do sleep 0.25; i=$((i+1)); done; sh tests/run.sh")
+# the real suite once and hands its TAP back in DETAILED_OUTPUT.  In a
+# parallel step validate works in its own clean tree of the base (issue
+# 27), so it must not wait for develop's edit: it sees it only once the
+# merge queue has merged it, in the next iteration.
+VALIDATE_CMD = "sh tests/run.sh"
 DEFAULT_SCRIPT = {
     "init": {
         "command": "ls; sh tests/run.sh",
