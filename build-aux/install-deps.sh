@@ -16,8 +16,8 @@ libjansson-dev groff-base valgrind tmux parallel strace jq"
 # batch-exit.sh prints a hung process's stacks with gdb;
 # git-worktree.sh drives real git worktrees and merges, and
 # run-worktree.sh a parallel loop's worktrees and merge queue;
-# batch-worktree.sh runs batch items in git worktrees.
-# run-attempts.sh best-of-N attempts in worktrees.
+# batch-worktree.sh runs batch items in git worktrees, and
+# run-attempts.sh runs best-of-N attempts in worktrees.
 TEST_PKGS="chromium openssh-server slurm-wlm munge clang libclang-rt-dev \
 prometheus strace gdb git"
 
