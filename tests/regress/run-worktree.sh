@@ -224,11 +224,14 @@ is "$(git -C "$R" show ccw/wt-8/loop:b.txt)" "$(printf 'b\nmine')" \
 # --- deleted while its workers run: worktrees and branches removed
 R=$T_TMP/deleted
 repo "$R"
-cfg "$R" "touch '$T_TMP/dev-up'; $(wait_for "$T_TMP/never"); $OK dev" "$OK dbg" \
+cfg "$R" "pwd >'$T_TMP/dev-pwd'; touch '$T_TMP/dev-up'; $(wait_for "$T_TMP/never"); $OK dev" "$OK dbg" \
     "$OK val" '{"merge": {"check": null}}'
 t_loop_start "$R" wt-10 -m parallel "Deleted"
 t_wait_file "$T_TMP/dev-up" 20000
-ok $? "deleted: develop works in its worktree"
+case "$(cat "$T_TMP/dev-pwd")" in
+*/.loop/wt-10/wt/agent-*) ok 0 "deleted: develop works in its worktree" ;;
+*) ok 1 "deleted: develop works in its worktree ($(cat "$T_TMP/dev-pwd"))" ;;
+esac
 rm -f "$F"
 t_wait_pid "$PID" 20000
 is "$T_RC" 4 "deleted: the loop ends, exit 4"

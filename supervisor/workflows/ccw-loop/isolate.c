@@ -724,6 +724,9 @@ isolate_summary(struct isolate *iso, json_t *w, int code, int deleted)
 	if (deleted)
 		s = xstrdup("the loop was deleted: its worktrees and branches "
 		    "removed");
+	else if (code == EXIT_PAUSED || code == EXIT_STOPPED)
+		xasprintf(&s, "worktrees and branches kept for the resume "
+		    "(ccw/%s)", iso->cfg.id);
 	else if (code != EXIT_OK)
 		xasprintf(&s, "worktrees and branches kept for inspection "
 		    "(ccw/%s)", iso->cfg.id);
