@@ -1,8 +1,9 @@
 /*
  * run-lines.c: the plain line `run` prints on stderr for an engine event
- * (a worker's start and end, a retry, a requeue, a provider's hold), one
- * table of them, and the choice of view made once at start-up: the live
- * status lines on a terminal, these lines alone elsewhere, or none.
+ * (a worker's start and end, a retry, a requeue, a provider's hold, a
+ * branch merged), one table of them, and the choice of view made once at
+ * start-up: the live status lines on a terminal, these lines alone
+ * elsewhere, or none.
  */
 #include <config.h>
 
@@ -90,6 +91,29 @@ line_open(FILE *fp, const json_t *o)
 	fprintf(fp, "[%s] open again\n", line_s(o, "provider"));
 }
 
+/*
+ * A writer's branch went through the merge queue: merged (with its diff
+ * stat), empty, a conflict (its files) or a check that failed.
+ */
+static void
+line_merge(FILE *fp, const json_t *o)
+{
+	const json_t	*st = json_object_get(o, "stat"), *f;
+	size_t		 i;
+
+	fprintf(fp, "[%s] %s: %s %s", line_s(o, "role"), line_s(o, "agent"),
+	    line_s(o, "branch"), line_s(o, "outcome"));
+	if (strcmp(line_s(o, "outcome"), "merged") == 0)
+		fprintf(fp, " (%lld file%s, +%lld -%lld)", line_i(st, "files"),
+		    line_i(st, "files") == 1 ? "" : "s", line_i(st,
+		    "insertions"), line_i(st, "deletions"));
+	json_array_foreach(json_object_get(json_object_get(o, "conflict"),
+	    "files"), i, f)
+		fprintf(fp, "%s%s", i == 0 ? " in " : ", ",
+		    json_string_value(f));
+	fputc('\n', fp);
+}
+
 static const struct {
 	const char	*event;
 	void		(*print)(FILE *, const json_t *);
@@ -100,6 +124,7 @@ static const struct {
 	{ "step_requeued", line_requeued },
 	{ "provider_hold", line_hold },
 	{ "provider_open", line_open },
+	{ "merge_result", line_merge },
 };
 
 /* The event's line on fp, from the table; 0 when it has none. */

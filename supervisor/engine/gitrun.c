@@ -206,7 +206,11 @@ gitrun_exited(pid_t pid, int status, void *arg)
 	(void)pid;
 	g->exited = 1;
 	g->status = status;
-	(void)kill(-g->pid, SIGKILL);	/* nothing of it outlives it */
+	/*
+	 * No kill of its group now: reaped, its pid may be another's group
+	 * already.  What it started dies with it (the worker's own
+	 * PR_SET_PDEATHSIG on its git and check commands).
+	 */
 	if (g->out >= 0)
 		(void)gitrun_drain(g, g->out, 1);
 	if (g->err >= 0)

@@ -8,9 +8,11 @@
 # resolved by develop in a worktree holding the markers, or the loop
 # failed after max_resolve with its worktrees listed by state show;
 # kill -9 during the merge, then a resume; a non-git project; a dirty
-# tree refused, --from-worktree accepted.
+# tree refused, --from-worktree accepted; --isolation none; a loop deleted
+# while it runs; a stop during the merge; the configuration's keys
+# checked.
 . "$(dirname "$0")/lib.sh"
-t_watchdog 120
+t_watchdog 240
 t_valgrind_worker
 t_marker M wt
 if ! command -v git >/dev/null 2>&1; then echo "1..0 # SKIP git is not installed"; exit 77; fi
@@ -168,6 +170,22 @@ is "$(wts "$R" wt-5) $(git -C "$R" worktree prune -n -v 2>&1 | wc -l)" "0 0" \
 is "$(git -C "$R" branch --list 'ccw/*' --format='%(refname:short)')" "ccw/wt-5/loop" \
     "crash: no duplicated branch"
 
+# --- stopped (SIGTERM) during the merge: the helper killed, then resumed
+R=$T_TMP/stop
+repo "$R"
+rm -f "$T_TMP/checking"
+cfg "$R" "echo dev >>a.txt; $OK dev" "echo dbg >>b.txt; $OK dbg" "$OK val" \
+    "{\"merge\": {\"check\": \"touch '$T_TMP/checking'; $(wait_for "$T_TMP/go2")\"}}"
+t_loop_start "$R" wt-12 -m parallel "Stop in the merge"
+t_wait_file "$T_TMP/checking" 20000
+kill -TERM "$PID"
+t_wait_pid "$PID" 20000
+is "$T_RC" 4 "stop: exit 4 during the merge"
+touch "$T_TMP/go2"
+run "$R" wt-12
+is "$RC $(git -C "$R" show ccw/wt-12/loop:a.txt | tr '\n' ' ')$(wts "$R" wt-12)" \
+    "0 a dev 0" "stop: the resume merges, no worktree left"
+
 # --- not a git repository: today's behaviour
 R=$T_TMP/plain
 mkdir -p "$R"
@@ -177,6 +195,16 @@ is "$RC" 0 "plain: exit 0"
 is "$(cat "$R/a.txt") $(cat "$R/b.txt")" "dev dbg" "plain: the workers wrote the project"
 is "$(jget "$F" "'worktree' in d['skill_state']") $([ -e "$R/.loop/wt-6/wt" ]; echo $?)" \
     "false 1" "plain: no worktree"
+
+# --- --isolation none in a git repository: one shared checkout
+R=$T_TMP/shared
+repo "$R"
+cfg "$R" "echo dev >>a.txt; $OK dev" "$OK dbg" "$OK val"
+run "$R" wt-11 --isolation none "Shared"
+is "$RC $(cat "$R/a.txt" | tr '\n' ' ')" "0 a dev " \
+    "isolation none: the worker wrote the user's checkout"
+is "$(git -C "$R" branch --list 'ccw/*')$(jget "$F" "'worktree' in d['skill_state']")" \
+    "false" "isolation none: no branch, no worktree"
 
 # --- a dirty tree: refused, then accepted with --from-worktree
 R=$T_TMP/dirty
