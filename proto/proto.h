@@ -156,7 +156,7 @@ struct msg_result {
 	char		*reason;
 	char		*stderr_tail;
 	char		*error_kind;	/* auth|model|rate_limited|network|tool_error */
-	char		*files_source;	/* "git" or "mtime": how files_changed
+	char		*files_source;	/* "git", "mtime", "worktree": how files_changed
 					   was observed (absent: it was not) */
 	uint64_t	 turns;		/* tool runs in this worker (0: old peer) */
 	uint64_t	 tool_pid;	/* the latest turn's */

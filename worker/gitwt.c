@@ -218,6 +218,32 @@ gitwt_half_made(const char *path)
 	return half;
 }
 
+/*
+ * May what is left at path go with rm -rf?  Only a linked worktree's
+ * remains (its .git a file saying "gitdir:"), never a directory of the
+ * user's that a request happened to name.  An empty one may go too.
+ */
+static int
+gitwt_leftover(const char *path)
+{
+	char		*p = NULL, buf[8] = "";
+	struct stat	 sb;
+	FILE		*fp;
+
+	xasprintf(&p, "%s/.git", path);
+	if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (fp = fopen(p, "r")) != NULL) {
+		if (fread(buf, 1, 7, fp) != 7)
+			buf[0] = '\0';
+		fclose(fp);
+	}
+	free(p);
+	if (strncmp(buf, "gitdir:", 7) == 0)
+		return 1;
+	rmdir(path);
+	return 0;
+}
+
 /* gitwt_remove with the lock held. */
 static int
 gitwt_remove_locked(const char *repo, const char *path)
@@ -227,7 +253,7 @@ gitwt_remove_locked(const char *repo, const char *path)
 	gitexec_git(repo, &o, "worktree", "remove", "--force", "--force",
 	    path, NULL);
 	gitexec_clear(&o);
-	if (access(path, F_OK) == 0) {
+	if (access(path, F_OK) == 0 && gitwt_leftover(path)) {
 		gitwt_rmrf(path);
 		gitexec_git(repo, &o, "worktree", "prune", NULL);
 		gitexec_clear(&o);
@@ -237,7 +263,8 @@ gitwt_remove_locked(const char *repo, const char *path)
 
 /*
  * Remove the worktree at path (uncommitted changes go with it), or what
- * is left of one, and forget it.  Its branch stays.
+ * is left of one, and forget it.  Its branch stays.  -1 when something
+ * else is there (left alone).
  */
 int
 gitwt_remove(const char *repo, const char *path)

@@ -166,6 +166,12 @@ ok $([ ! -e "$(git -C "$LW" rev-parse --git-path MERGE_HEAD)" ] &&
     [ -z "$(git -C "$LW" status --porcelain)" ]; echo $?) \
     "... no MERGE_HEAD, status clean"
 
+# -- an item's path that is no worktree of ours is never removed
+mkdir -p "$T_TMP/userdir" && echo mine >"$T_TMP/userdir/keep.txt"
+merge "$R" L1 null "$(printf '{"agent":"dev2","role":"debug","branch":"ccw/L1/dev2","path":"%s/userdir"}' "$T_TMP")"
+is "$rc $(cat "$T_TMP/userdir/keep.txt")" "0 mine" \
+    "an item's path naming a directory of the user's: left alone"
+
 # -- land: only the start branch, clean, fast-forward
 landreq() {
 	gw land "$T_TMP/land.json" "$(printf '{"repo":"%s","root":"%s","loop_branch":"ccw/L1/loop","start_branch":"main","start_head":"%s"}' \
