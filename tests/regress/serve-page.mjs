@@ -58,6 +58,25 @@ async function rowStatus(page, loop, status) {
 	}
 }
 
+// Waits (bounded, polling the DOM) until SEL's data-KEY is VALUE; then
+// ["" or why not, its text or null].
+async function dataText(page, sel, key, value) {
+	let why = "";
+
+	try {
+		await page.waitForFunction(([q, k, v]) => {
+			const e = document.querySelector(q);
+			return e !== null && e.dataset[k] === v;
+		}, [sel, key, value], { timeout: waitMs, polling: 50 });
+	} catch (e) {
+		why = String(e);
+	}
+	return [why, await page.evaluate((q) => {
+		const e = document.querySelector(q);
+		return e === null ? null : e.textContent;
+	}, sel)];
+}
+
 // The hostile-title loop started, its develop worker killed -9 (the
 // parent of the one fake-agent holding MARKER, never this script, whose
 // argv holds it too): the row shows the failure's
@@ -80,17 +99,11 @@ async function crashShown(page) {
 		const worker = execFileSync("ps", ["-o", "ppid=", "-p", tool])
 		    .toString().trim();
 		process.kill(Number(worker), "SIGKILL");
-		await page.waitForFunction((q) => {
-			const e = document.querySelector(q);
-			return e !== null && e.dataset.kind === "crashed";
-		}, sel, { timeout: waitMs, polling: 50 });
 	} catch (e) {
 		why = String(e);
 	}
-	const text = await page.evaluate((q) => {
-		const e = document.querySelector(q);
-		return e === null ? null : e.textContent;
-	}, sel);
+	const [w, text] = await dataText(page, sel, "kind", "crashed");
+	why += w;
 	ok(why === "" && /develop: crashed - worker killed by signal 9/
 	    .test(text), "a worker killed -9: the row shows its kind and " +
 	    "reason", why + " " + text);
@@ -102,22 +115,8 @@ async function crashShown(page) {
 // The parallel loop of a git project (issue 27): its row lists each
 // writer with its outcome, branch and diff stat, from the loop's state.
 async function mergeShown(page) {
-	const sel = "tr[data-loop=\"" + mid + "\"] .merges li[data-role=" +
-	    "\"develop\"]";
-	let why = "";
-
-	try {
-		await page.waitForFunction((q) => {
-			const e = document.querySelector(q);
-			return e !== null && e.dataset.merge === "merged";
-		}, sel, { timeout: waitMs, polling: 50 });
-	} catch (e) {
-		why = String(e);
-	}
-	const text = await page.evaluate((q) => {
-		const e = document.querySelector(q);
-		return e === null ? null : e.textContent;
-	}, sel);
+	const [why, text] = await dataText(page, "tr[data-loop=\"" + mid +
+	    "\"] .merges li[data-role=\"develop\"]", "merge", "merged");
 	ok(why === "" && /: merged, ccw\/[^/]+\/agent-\d+ \(1 file, \+1 -0\)$/
 	    .test(text), "a parallel loop's row shows develop's branch, " +
 	    "diff stat and merge", why + " " + text);
