@@ -640,10 +640,11 @@ PY
 	    git -C "$1" -c user.name=b -c user.email=b@l commit -qm files
 }
 
-# Baseline: one worktree added and removed by git alone.
+# Baseline: one worktree added and removed by git alone, where ours go.
 gitwt_plain() {
-	git -C "$1" worktree add -q --detach "$tmp/gitwt-plain" HEAD &&
-	    git -C "$1" worktree remove "$tmp/gitwt-plain"
+	mkdir -p "$1/.loop/P/wt"
+	git -C "$1" worktree add -q --detach "$1/.loop/P/wt/plain" HEAD &&
+	    git -C "$1" worktree remove "$1/.loop/P/wt/plain"
 }
 
 # The loop's worktree in repo $1 through the helper: prepare, cleanup.
