@@ -2,7 +2,7 @@
  * main.c: the ccw-supervisor command line.  Owns option parsing for the
  * global flags, the table that maps a subcommand name to its handler,
  * and the process-wide settings every command starts with (signals,
- * malloc's arenas).
+ * malloc's arenas and mmap threshold).
  */
 #include <config.h>
 
