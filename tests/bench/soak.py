@@ -251,18 +251,22 @@ class Churn:
 
     def reader(self, secs):
         """An SSE client that reads for SECS and drops the connection."""
-        c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=1)
+        c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=10)
         end = time.monotonic() + secs
         try:
             c.request("GET", "/api/events",
                       headers={"Authorization": "Bearer " + self.srv.token})
             r = c.getresponse()
+            # each read waits until the reader's time is up at most: a
+            # stream read that timed out cannot be read again (Python's
+            # socket file), and a quiet stream at the end is no error
             while time.monotonic() < end:
+                c.sock.settimeout(max(0.05, end - time.monotonic()))
                 try:
                     if not r.fp.readline():
                         break
                 except socket.timeout:
-                    pass
+                    break
         except (OSError, http.client.HTTPException, ValueError):
             self.n["errors"] += 1
         finally:
