@@ -2,9 +2,10 @@
 # bench-soak.sh: `make bench`'s soak figure (tests/bench/soak.py) run for a
 # few seconds, so that it cannot rot: it exits 0, prints every row it names
 # (`soak.py --rows`) once, in order, each with run.sh's seven fields, and
-# writes its samples; serve churned (loops, agents, clients); the cgroup it
-# made for itself (as root) is gone.  Figures
-# and verdicts are not judged: a few seconds say nothing about a leak.
+# writes its samples; serve churned (loops, agents, clients) and workers
+# really ran; each verdict is said on stderr as PASS or MISS; the cgroup
+# it made for itself (as root) is gone.  Figures and verdicts are not
+# judged: a few seconds say nothing about a leak.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 60
 t_marker M soak
@@ -29,6 +30,11 @@ is "$(jget "$T_TMP/samples.json" '[len(d["samples"]) >= 2,
 is "$(jget "$T_TMP/samples.json" '[d["churn"][k] > 0
     for k in ("loops", "agents", "sock")]')" '[true,true,true]' \
     "churn: loops, agents and socket clients came and went"
+is "$(jget "$T_TMP/samples.json" 'any(s["workers"] for s in d["samples"])')" \
+    true "workers ran: a sample saw one live"
+is "$(grep -cE '^bench: soak: (PASS|MISS): ' "$T_TMP/err")" \
+    "$(grep -cE '	(yes|no)$' "$T_TMP/rows")" \
+    "a PASS or MISS on stderr for each verdict in the rows"
 is "$(python3 "$SOAK" --report "$T_TMP/samples.json")" "$(cat "$T_TMP/rows")" \
     "--report prints the same rows from the saved samples"
 CG=$(jget "$T_TMP/samples.json" 'd["cgroup"]')

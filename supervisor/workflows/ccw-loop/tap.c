@@ -337,6 +337,7 @@ tap_parse_file(const char *path, char **err)
 	json_t		*j;
 	char		*buf;
 	size_t		 len = 0;
+	size_t		 want;
 	ssize_t		 n;
 	int		 fd;
 
@@ -354,9 +355,17 @@ tap_parse_file(const char *path, char **err)
 	/* a huge log: its end holds the test points that matter most */
 	if (sb.st_size > TAP_MAX_READ)
 		(void)lseek(fd, sb.st_size - TAP_MAX_READ, SEEK_SET);
-	buf = xmalloc(TAP_MAX_READ);
-	while (len < TAP_MAX_READ) {
-		n = read(fd, buf + len, TAP_MAX_READ - len);
+	/*
+	 * A buffer the size of the log, not of the bound: 16 MiB for every
+	 * validate step made a serve's heap grow under churn (glibc raised
+	 * its mmap and trim thresholds to that size after the first free,
+	 * so the buffer came from the heap, left a 16 MiB hole below newer
+	 * blocks and was never given back; bench soak figure, heaptrack).
+	 */
+	want = sb.st_size < TAP_MAX_READ ? (size_t)sb.st_size : TAP_MAX_READ;
+	buf = xmalloc(want + 1);
+	while (len < want) {
+		n = read(fd, buf + len, want - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
