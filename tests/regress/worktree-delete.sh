@@ -73,6 +73,39 @@ kill -TERM "$SRV_PID"
 t_wait_pid "$SRV_PID" "$(t_ms 20000)"
 is "$T_RC" 4 "serve: SIGTERM, exit 4"
 
+# --- serve stopped while a delete's cleanup runs: killed, no crash, no leak
+# (git's `worktree remove` held by a wrapper until the test lets it go)
+R=$T_TMP/held
+repo "$R"
+cfg "$R" "echo dev >a.txt; $OK dev" "echo dbg >a.txt; $OK dbg" \
+    '{"merge": {"check": null, "max_resolve": 0}}'
+t_loop_run "$R" wd-3 -m parallel "Cannot merge either"
+is "$RC" 1 "held: the loop failed"
+mkdir -p "$T_TMP/bin"
+cat >"$T_TMP/bin/git" <<GITEOF
+#!/bin/bash
+case " \$* " in *" remove "*)
+	touch '$T_TMP/held.in'
+	i=0; while [ ! -e '$T_TMP/held.go' ] && [ \$i -lt 400 ]; do sleep 0.05; i=\$((i+1)); done ;;
+esac
+exec $(command -v git) "\$@"
+GITEOF
+chmod +x "$T_TMP/bin/git"
+PATH=$T_TMP/bin:$PATH srv_start "$T_TMP/srv3" -C "$R"
+ok $? "held: serve listens"
+python3 "$HTTPC" "$SRV_PORT" DELETE /api/loops/v2/wd-3 -t "$SRV_TOKEN" \
+    >"$T_TMP/held.res" 2>&1 &
+HPID=$!
+t_wait_file "$T_TMP/held.in" "$(t_ms 20000)"
+ok $? "held: the cleanup runs"
+kill -TERM "$SRV_PID"
+t_wait_pid "$SRV_PID" "$(t_ms 20000)"
+is "$T_RC" 4 "held: serve stops during the cleanup (exit 4, no crash)"
+touch "$T_TMP/held.go"
+wait "$HPID" 2>/dev/null
+[ ! -e "$R/.loop/wd-3.json" ]
+ok $? "held: the loop's file is gone all the same"
+
 # --- a role behind a launcher: no worktree for it, said once
 R=$T_TMP/far
 repo "$R"
