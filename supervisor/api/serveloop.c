@@ -478,6 +478,7 @@ struct serve_job {
 	char			*dir;		/* delete: the loop's directory */
 	json_t			*loops;		/* list: every loop read */
 	json_t			*clean;		/* delete: its worktrees' cleanup */
+	int			 cleaned;	/* delete: that cleanup ran */
 	size_t			 limit, offset;	/* list: the page */
 	int			 rc;
 	char			*err;
@@ -666,13 +667,17 @@ serve_delete_run(void *arg)
 	close(fd);
 }
 
-/* On the I/O thread, after the cleanup: every other file of the loop. */
+/*
+ * On the I/O thread, after the cleanup: every other file of the loop
+ * (a worktree a failed cleanup left keeps its directory).
+ */
 static void
 serve_delete_files(void *arg)
 {
 	struct serve_job	*j = arg;
 	int			 fd;
 
+	j->cleaned = 1;
 	if ((fd = state_dir_open(j->dir, 0, &j->err)) < 0) {
 		j->rc = -1;
 		return;
@@ -752,6 +757,11 @@ serve_delete_done(void *arg)
 		if (serve_delete_clean(c, j->clean) != 0)
 			serve_delete_submit(c, serve_delete_files);
 	} else {
+		if (j->rc != 0 && j->cleaned) {	/* the state file is gone */
+			log_warnx("loop %s deleted, some files kept: %s",
+			    c->id, j->err);
+			j->rc = 0;
+		}
 		if (j->rc == 0) {
 			c->s->writes++;
 			bus_publish(c->s->cfg.bus, "LOOP_DELETED", json_pack(

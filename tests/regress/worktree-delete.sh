@@ -3,7 +3,8 @@
 # (issue 27): a failed parallel loop (an unresolvable conflict, its
 # worktrees and ccw/<loop>/* branches kept for inspection) deleted
 # through serve's DELETE loses them, `git worktree list` back to the
-# user's checkout alone; a role
+# user's checkout alone (a cleanup that fails: the delete succeeds and
+# says so; serve stopped while one runs: killed, no crash); a role
 # behind a launcher (a local wrapper standing for ssh) gets no worktree
 # and the loop says so once.  Real git, bash roles.
 . "$(dirname "$0")/lib.sh"
@@ -72,6 +73,27 @@ ok $? "delete: serve says what went"
 kill -TERM "$SRV_PID"
 t_wait_pid "$SRV_PID" "$(t_ms 20000)"
 is "$T_RC" 4 "serve: SIGTERM, exit 4"
+
+# --- a cleanup that fails (its helper refuses): the delete succeeds, said
+R=$T_TMP/refused
+repo "$R"
+cfg "$R" "echo dev >a.txt; $OK dev" "echo dbg >a.txt; $OK dbg" \
+    '{"merge": {"check": null, "max_resolve": 0}}'
+t_loop_run "$R" wd-4 -m parallel "Cannot merge, cannot clean"
+is "$RC" 1 "refused: the loop failed"
+printf '#!/bin/sh\necho "refused by the test" >&2\nexit 1\n' >"$T_TMP/no-worker"
+chmod +x "$T_TMP/no-worker"
+CCW_WORKER=$T_TMP/no-worker srv_start "$T_TMP/srv4" -C "$R"
+ok $? "refused: serve listens"
+req DELETE /api/loops/v2/wd-4
+is "$(jr 'd["status"]') $([ -e "$R/.loop/wd-4.json" ]; echo $?)" "200 1" \
+    "refused: the delete succeeds all the same"
+grep -q "loop wd-4 deleted, but its worktrees and branches were not removed: .*refused by the test" \
+    "$T_TMP/srv4.err"
+ok $? "refused: serve says why they were not removed"
+kill -TERM "$SRV_PID"
+t_wait_pid "$SRV_PID" "$(t_ms 20000)"
+is "$T_RC" 4 "refused: serve exit 4"
 
 # --- serve stopped while a delete's cleanup runs: killed, no crash, no leak
 # (git's `worktree remove` held by a wrapper until the test lets it go)
