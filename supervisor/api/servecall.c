@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "api.h"
+#include "gitrun.h"
 #include "host.h"
 #include "serveint.h"
 #include "xmalloc.h"
@@ -52,11 +53,13 @@ serve_call_new(struct serve *s, struct http_req *r, struct serve_root *root,
 
 /*
  * Done with the call: the request was answered (the server freed it
- * with its on_close: never touched again) or has gone.
+ * with its on_close: never touched again) or has gone.  A git run it
+ * still waits for (serve's shutdown) is killed, never left to call it.
  */
 void
 serve_call_end(struct serve_call *c)
 {
+	gitrun_cancel(c->git);
 	TAILQ_REMOVE(&c->s->calls, c, entry);
 	json_decref(c->keep);
 	free(c->id);

@@ -13,6 +13,7 @@
 #include "serve.h"
 
 struct committer;
+struct gitrun;
 struct servemcp;
 struct sse;
 
@@ -84,6 +85,7 @@ struct serve_call {
 	int			 step;
 	int			 body;		/* CCW's body route: {"error"} */
 	json_t			*keep;		/* a reply kept for later */
+	struct gitrun		*git;		/* delete: its cleanup running */
 };
 
 struct serve_call *serve_call_new(struct serve *, struct http_req *,

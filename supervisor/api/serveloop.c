@@ -18,12 +18,14 @@
 #include "bus.h"
 #include "clock.h"
 #include "committer.h"
+#include "gitrun.h"
 #include "host.h"
 #include "log.h"
 #include "loopdriver.h"
 #include "serveint.h"
 #include "state.h"
 #include "sup.h"
+#include "wtclean.h"
 #include "xmalloc.h"
 
 #define SERVE_LIST_MAX	100000	/* loop files one list reads at most */
@@ -475,6 +477,8 @@ struct serve_job {
 	char			 status[16];	/* list: the filter, "" all */
 	char			*dir;		/* delete: the loop's directory */
 	json_t			*loops;		/* list: every loop read */
+	json_t			*clean;		/* delete: its worktrees' cleanup */
+	int			 cleaned;	/* delete: that cleanup ran */
 	size_t			 limit, offset;	/* list: the page */
 	int			 rc;
 	char			*err;
@@ -631,48 +635,146 @@ serve_loops_list(struct serve *s, struct http_req *r,
 	}
 }
 
-/* On the I/O thread: the state file, then every other file of the loop. */
+/*
+ * On the I/O thread: the state file, then every other file of the loop.
+ * What its isolation left (skill_state.worktree) is read first: then
+ * the other files wait for the cleanup of its worktrees, which live in
+ * the loop's side directory (serve_delete_cleaned).
+ */
 static void
 serve_delete_run(void *arg)
 {
 	struct serve_job	*j = arg;
-	char			*name;
+	json_t			*st = NULL;
+	char			*name, *err = NULL;
 	int			 fd;
 
 	if ((fd = state_dir_open(j->dir, 0, &j->err)) < 0) {
 		j->rc = -1;
 		return;
 	}
+	if (state_load(fd, j->c->id, &st, &err) == STATE_OK)
+		j->clean = wtclean_request(st);
+	json_decref(st);
+	free(err);
 	xasprintf(&name, "%s.json", j->c->id);
 	if (unlinkat(fd, name, 0) != 0) {
 		xasprintf(&j->err, "cannot remove %s", name);
 		j->rc = -1;
-	} else
+	} else if (j->clean == NULL)
 		j->rc = state_remove_files(fd, j->c->id, &j->err);
 	free(name);
 	close(fd);
 }
 
-/* Back on the loop: LOOP_DELETED on the bus, the reply. */
+/*
+ * On the I/O thread, after the cleanup: every other file of the loop
+ * (a worktree a failed cleanup left keeps its directory).
+ */
+static void
+serve_delete_files(void *arg)
+{
+	struct serve_job	*j = arg;
+	int			 fd;
+
+	j->cleaned = 1;
+	if ((fd = state_dir_open(j->dir, 0, &j->err)) < 0) {
+		j->rc = -1;
+		return;
+	}
+	j->rc = state_remove_files(fd, j->c->id, &j->err);
+	close(fd);
+}
+
+static void	serve_delete_done(void *);
+
+/* A delete's next job on the I/O thread (here, when it cannot queue). */
+static void
+serve_delete_submit(struct serve_call *c, void (*run)(void *))
+{
+	struct serve_job	*j = xcalloc(1, sizeof *j);
+
+	j->c = c;
+	j->dir = xstrdup(c->root->state_dir);
+	if (committer_submit(c->s->io, run, serve_delete_done, j) != 0) {
+		run(j);
+		serve_delete_done(j);
+	}
+}
+
+/*
+ * The deleted loop's worktrees and branches are gone (or could not be:
+ * said in the log, never a failed delete): its other files next.
+ */
+static void
+serve_delete_cleaned(int rc, const json_t *reply, const char *err,
+    void *arg)
+{
+	struct serve_call	*c = arg;
+
+	c->git = NULL;		/* gitrun frees itself after this */
+	wtclean_said(c->id, rc, reply, err);
+	serve_delete_submit(c, serve_delete_files);
+}
+
+/*
+ * The cleanup of a deleted loop's worktrees on the event base (gitrun:
+ * the loop never blocks; serve's shutdown kills it in serve_call_end).
+ * 0 started; -1 it could not, said.
+ */
+static int
+serve_delete_clean(struct serve_call *c, const json_t *req)
+{
+	char	*tag, *err = NULL;
+
+	xasprintf(&tag, "loop %s: git cleanup", c->id);
+	c->git = gitrun_start(c->s->base, host_children(c->root->host),
+	    "cleanup", req, WTCLEAN_MS, tag, serve_delete_cleaned, c, &err);
+	free(tag);
+	if (c->git != NULL)
+		return 0;
+	wtclean_said(c->id, -1, NULL, err);
+	free(err);
+	return -1;
+}
+
+/*
+ * Back on the loop.  The state file gone and worktrees left: their
+ * cleanup (the reply waits: a DELETE answered means they are gone).
+ * Else LOOP_DELETED on the bus and the reply.
+ */
 static void
 serve_delete_done(void *arg)
 {
 	struct serve_job	*j = arg;
 	struct serve_call	*c = j->c;
 
-	if (j->rc == 0) {
-		c->s->writes++;
-		bus_publish(c->s->cfg.bus, "LOOP_DELETED", json_pack("{s:s}",
-		    "loop_id", c->id));
-	}
-	if (c->r != NULL) {
-		if (j->rc == 0)
+	if (j->rc == 0 && j->clean != NULL && c->s->freeing) {
+		log_warnx("loop %s deleted; serve stops: its worktrees and "
+		    "side files are left", c->id);
+		serve_call_end(c);
+	} else if (j->rc == 0 && j->clean != NULL) {
+		if (serve_delete_clean(c, j->clean) != 0)
+			serve_delete_submit(c, serve_delete_files);
+	} else {
+		if (j->rc != 0 && j->cleaned) {	/* the state file is gone */
+			log_warnx("loop %s deleted, some files kept: %s",
+			    c->id, j->err);
+			j->rc = 0;
+		}
+		if (j->rc == 0) {
+			c->s->writes++;
+			bus_publish(c->s->cfg.bus, "LOOP_DELETED", json_pack(
+			    "{s:s}", "loop_id", c->id));
+		}
+		if (c->r != NULL && j->rc == 0)
 			serve_ok(c->r, json_pack("{s:s}", "message",
 			    "Loop deleted"));
-		else
+		else if (c->r != NULL)
 			serve_ccw_error(c->r, 500, 0, j->err);
+		serve_call_end(c);
 	}
-	serve_call_end(c);
+	json_decref(j->clean);
 	free(j->err);
 	free(j->dir);
 	free(j);
@@ -682,7 +784,6 @@ serve_delete_done(void *arg)
 static void
 serve_delete_checked(struct serve_call *c, json_t *reply)
 {
-	struct serve_job	*j;
 	struct host_loop	*hl;
 	const char		*st;
 
@@ -700,14 +801,7 @@ serve_delete_checked(struct serve_call *c, json_t *reply)
 	/* a paused loop still finishing its step here: stopped first */
 	if ((hl = host_loop_find(c->root->host, c->id)) != NULL)
 		host_loop_stop(hl, "deleted");
-	j = xcalloc(1, sizeof *j);
-	j->c = c;
-	j->dir = xstrdup(c->root->state_dir);
-	if (committer_submit(c->s->io, serve_delete_run, serve_delete_done,
-	    j) != 0) {
-		serve_delete_run(j);
-		serve_delete_done(j);
-	}
+	serve_delete_submit(c, serve_delete_run);
 }
 
 /* DELETE /api/loops/v2/:id */

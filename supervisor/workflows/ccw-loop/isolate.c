@@ -18,6 +18,7 @@
 #include "ccw-loop.h"
 #include "gitrun.h"
 #include "isolate.h"
+#include "launch.h"
 #include "log.h"
 #include "plan.h"
 #include "sup.h"
@@ -41,6 +42,7 @@ struct isolate {
 	json_t			*reply;		/* the step's merge's reply */
 	json_t			*landing;	/* land's reply */
 	json_t			*tried;		/* best-of-N's try reply */
+	json_t			*remote;	/* roles run behind a launcher */
 	struct isolate_item	*items;		/* the merge's, copied */
 	size_t			 nitems;
 };
@@ -112,6 +114,7 @@ isolate_free(struct isolate *iso)
 	json_decref(iso->reply);
 	json_decref(iso->landing);
 	json_decref(iso->tried);
+	json_decref(iso->remote);
 	free(iso);
 }
 
@@ -278,19 +281,56 @@ isolate_reads(const struct isolate *iso, const char *role)
 }
 
 /*
+ * Whether a role's worker runs behind a launcher (ssh, srun: launch.c):
+ * on another host, where the loop's worktrees (local paths) are not.
+ * Such a role runs unisolated, as with isolation none; the loop says so
+ * once for the role (an isolation_skipped event and a warning).
+ */
+static int
+isolate_remote(struct isolate *iso, const char *role,
+    const struct agent_req *req)
+{
+	char	*how;
+
+	if (req->launch == NULL || req->launch->argv.n == 0)
+		return 0;
+	if (iso->remote == NULL)
+		iso->remote = json_object();
+	if (json_object_get(iso->remote, role) != NULL)
+		return 1;
+	json_object_set_new(iso->remote, role, json_true());
+	how = launch_describe(req->launch);
+	log_warnx("loop %s: role %s runs behind a launcher (%s): not "
+	    "isolated, it works in the project itself", iso->cfg.id, role,
+	    how);
+	isolate_event(iso, "isolation_skipped", json_pack("{s:s, s:s, s:s}",
+	    "role", role, "launcher", how, "reason", "remote launcher: "
+	    "worktrees are local"));
+	free(how);
+	return 1;
+}
+
+/* Whether a role was left unisolated for its launcher (isolate_remote). */
+static int
+isolate_is_remote(const struct isolate *iso, const char *role)
+{
+	return role != NULL && json_object_get(iso->remote, role) != NULL;
+}
+
+/*
  * A reader outside the parallel step (complete) of a loop whose work is
  * merged on its branch: it reads the loop's worktree, where that work
  * is, not the user's checkout.
  */
 void
-isolate_reader(const struct isolate *iso, const json_t *ss, const char *role,
+isolate_reader(struct isolate *iso, const json_t *ss, const char *role,
     struct agent_req *req)
 {
 	const char	*p = isolate_s(json_object_get(ss, "worktree"),
 			    "loop_path");
 
 	if (p != NULL && !iso->none && isolate_reads(iso, role) &&
-	    access(p, F_OK) == 0)
+	    access(p, F_OK) == 0 && !isolate_remote(iso, role, req))
 		req->cwd = p;
 }
 
@@ -308,7 +348,7 @@ isolate_request(struct isolate *iso, const char *role, struct agent_req *req,
 	json_t			*w;
 	char			*dir, *prefix;
 
-	if (!isolate_active(iso))
+	if (!isolate_active(iso) || isolate_remote(iso, role, req))
 		return;
 	if (isolate_reads(iso, role)) {
 		req->cwd = isolate_s(iso->wt, "loop_path");
@@ -388,7 +428,8 @@ isolate_merged(int rc, const json_t *reply, const char *err, void *arg)
 	json_array_foreach(json_object_get(reply, "items"), i, it) {
 		for (k = 0; k < iso->nitems; k++)
 			if (isolate_s(it, "agent") != NULL && strcmp(isolate_s(
-			    it, "agent"), iso->items[k].agent) == 0)
+			    it, "agent"), iso->items[k].agent) == 0 &&
+			    !isolate_is_remote(iso, iso->items[k].role))
 				json_object_set_new(iso->items[k].result,
 				    "files_changed", isolate_paths(
 				    json_object_get(it, "files")));

@@ -44,7 +44,7 @@ void		 isolate_cancel(struct isolate *);
 enum isolate_st	 isolate_prepare(struct isolate *, json_t *, char **);
 void		 isolate_step_end(struct isolate *);
 int		 isolate_active(const struct isolate *);
-void		 isolate_reader(const struct isolate *, const json_t *,
+void		 isolate_reader(struct isolate *, const json_t *,
 		    const char *, struct agent_req *);
 void		 isolate_request(struct isolate *, const char *,
 		    struct agent_req *, const char *);
