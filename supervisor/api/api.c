@@ -6,7 +6,6 @@
  */
 #include <config.h>
 
-#include <sys/stat.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,43 +325,6 @@ api_ms(const json_t *req, const char *key, uint64_t def)
 	const json_t	*v = json_object_get(req, key);
 
 	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : def;
-}
-
-/*
- * spawn's cwd: an absolute path to a directory, resolved into dir (the
- * agent's request borrows it): 0, or -1 with the reply sent.
- */
-int
-api_spawn_cwd(struct api_pending *p, const char *cwd, char *dir)
-{
-	struct stat	sb;
-
-	if (*cwd != '/') {
-		api_fail(p, ERR_INVALID,
-		    "spawn: \"cwd\" must be an absolute path");
-		return -1;
-	}
-	if (realpath(cwd, dir) == NULL || stat(dir, &sb) != 0 ||
-	    !S_ISDIR(sb.st_mode)) {
-		api_fail(p, ERR_INVALID, "spawn: cwd %s: not a directory", cwd);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * A checked spawn request's members into sp (borrowed from req; cwd
- * left to the caller): one reading for spawn and its attempts.
- */
-void
-api_spawn_fill(const json_t *req, struct api_spawn *sp)
-{
-	memset(sp, 0, sizeof *sp);
-	sp->role = api_str(req, "role");
-	sp->message = api_str(req, "message") ? api_str(req, "message") : "";
-	sp->tool = api_str(req, "tool");
-	sp->command = api_str(req, "command");
-	sp->model = api_str(req, "model");
 }
 
 /* spawn: the host plans the request from its configuration, then start. */
