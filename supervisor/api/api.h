@@ -57,6 +57,7 @@ typedef void	(*api_loop_end_fn)(void *, const char *, int);
 struct api_host {
 	struct sup	*sup;		/* the agent table, on the host's base */
 	const char	*state_dir;	/* the loop verbs' directory, or NULL */
+	const char	*root;		/* the project: spawn's default cwd */
 	uint64_t	 grace_ms;	/* close's default grace */
 	api_plan_fn	 plan;
 	void		*plan_arg;

@@ -212,8 +212,10 @@ api_attempts_spawn(struct api_pending *p, const json_t *req)
 		if (api_spawn_cwd(p, json_string_value(json_object_get(req,
 		    "cwd")), dir) != 0)
 			return;
-	} else if (getcwd(dir, sizeof dir) == NULL) {
-		api_fail(p, ERR_UNAVAILABLE, "spawn: getcwd failed");
+	} else if (api->host.root == NULL || realpath(api->host.root, dir) ==
+	    NULL) {
+		api_fail(p, ERR_UNAVAILABLE, "spawn: \"attempts\" needs the "
+		    "project's directory (give \"cwd\")");
 		return;
 	}
 	if (sd == NULL || getcwd(cwd, sizeof cwd) == NULL) {

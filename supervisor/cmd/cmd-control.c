@@ -284,6 +284,7 @@ control_open(struct control *c, struct cmd_opts *o)
 	host.loop_end_arg = c;
 	host.sup = &c->sup;
 	host.state_dir = c->sup.state_dir;
+	host.root = o->cwd;
 	host.grace_ms = c->grace_ms;
 	host.plan = control_plan;
 	host.plan_arg = c;

@@ -89,4 +89,36 @@ like "$(jget - '[d["ok"], d["code"], d["error"]]' <<<"$r")" \
 ctl_send '{"id":21,"verb":"list"}'
 is "$(jget - 'len(d["agents"])' <<<"$(ctl_recv 21)")" 3 "not a git repository: no agent started"
 ctl_stop
+
+# --- the same through mcp's tools: spawn_agent with attempts 2 and a
+# check, wait_agent and close_agent on the group
+R2=$T_TMP/mrepo
+git init -q -b main "$R2" && echo r >"$R2/README" && git -C "$R2" add -A &&
+    git -C "$R2" commit -qm base
+t_run_config "$R2" true true true true true '{"grace_ms": 500}'
+call() {	# call ID TOOL ARGS_JSON: a tools/call line
+	ctl_send "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"tools/call\",\
+\"params\":{\"name\":\"$2\",\"arguments\":$3}}"
+}
+CTL_CMD=mcp ctl_start "$T_TMP/mcp" -C "$R2"
+ctl_send '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+ctl_recv 0 >/dev/null
+call 1 spawn_agent "$(python3 -c 'import json, sys
+print(json.dumps({"role": "develop", "tool": "bash", "command": sys.argv[1],
+    "attempts": 2, "check": "test ! -e bad.txt"}))' "$DEV")"
+r=$(ctl_recv 1 20000)
+is "$(jget - '[d["result"]["isError"], len(d["result"]["structuredContent"]["attempts"])]' <<<"$r")" \
+    '[false,2]' "mcp spawn_agent attempts 2: two agents"
+G=$(jget - 'd["result"]["structuredContent"]["group"]' <<<"$r")
+call 2 wait_agent "{\"targets\":[\"$G\"],\"timeout_ms\":30000}"
+r=$(ctl_recv 2 40000)
+is "$(jget - "sorted((int(a['agent'].split('-')[-1]) % 3, a['check'], a['picked']) for a in d['result']['structuredContent']['attempts'])" <<<"$r")" \
+    '[[1,"passed",false],[2,"passed",true]]' \
+    "mcp wait_agent on the group: the smaller diff picked"
+call 3 close_agent "{\"target\":\"$G\"}"
+r=$(ctl_recv 3 20000)
+is "$(jget - 'd["result"]["isError"]' <<<"$r"):$(git -C "$R2" branch --list "ccw/$G/*" | wc -l)" \
+    'false:0' "mcp close_agent on the group: its branches gone"
+ctl_stop
 t_done
