@@ -559,6 +559,7 @@ api_close_all(struct api *api, uint64_t grace_ms)
 	char		*err = NULL;
 
 	atomic_store(&api->stopping, 1);
+	api_attempts_end(api);
 	TAILQ_FOREACH(a, &api->host.sup->agents, entry)
 		if ((a->phase == AP_SPAWNING || a->phase == AP_RUNNING) &&
 		    agent_close(a, grace_ms != 0 ? grace_ms :

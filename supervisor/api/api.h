@@ -64,6 +64,8 @@ struct api_host {
 	struct host	*loops;		/* runs started loops, or NULL */
 	api_loop_end_fn	 loop_end;	/* NULL: not told */
 	void		*loop_end_arg;
+	void		(*settled)(void *);	/* a git run of its own */
+	void		*settled_arg;		/* ended (NULL: not told) */
 };
 
 /*

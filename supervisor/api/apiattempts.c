@@ -15,6 +15,7 @@
 #include "apiint.h"
 #include "bestof.h"
 #include "gitrun.h"
+#include "log.h"
 #include "retire.h"
 #include "sup.h"
 #include "toolconfig.h"
@@ -91,8 +92,12 @@ att_git(struct api_group *g, const char *verb, json_t *req, uint64_t ms,
 	free(tag);
 	if (g->run != NULL)
 		return 0;
-	api_fail(g->p, ERR_UNAVAILABLE, "spawn %s: git %s: %s", g->id, verb,
-	    err != NULL ? err : "could not start");
+	if (g->p != NULL)
+		api_fail(g->p, ERR_UNAVAILABLE, "spawn %s: git %s: %s", g->id,
+		    verb, err != NULL ? err : "could not start");
+	else
+		log_warnx("spawn %s: git %s: %s", g->id, verb, err != NULL ?
+		    err : "could not start");
 	free(err);
 	g->p = NULL;
 	return -1;
@@ -385,9 +390,15 @@ att_removed(int rc, const json_t *reply, const char *err, void *arg)
 	struct api_group	*g = arg;
 	struct api_pending	*p = g->p;
 
+	struct api		*api = g->api;
+
 	g->run = NULL;
 	g->p = NULL;
-	if (rc != 0)
+	if (p == NULL) {	/* the session's end: nobody asked */
+		if (rc != 0)
+			log_warnx("spawn %s: git cleanup: %s", g->id,
+			    err != NULL ? err : "failed");
+	} else if (rc != 0)
 		api_fail(p, ERR_UNAVAILABLE, "close %s: git cleanup: %s",
 		    g->id, err != NULL ? err : "failed");
 	else
@@ -395,6 +406,34 @@ att_removed(int rc, const json_t *reply, const char *err, void *arg)
 		    "previous_status", "closed", "group", g->id, "removed",
 		    json_object_get(reply, "branches")));
 	att_free(g);
+	if (api->host.settled != NULL)
+		api->host.settled(api->host.settled_arg);
+}
+
+/*
+ * A group's end: its agents still open closed, then its worktrees and
+ * every branch ccw/<group>/... removed (g->p answered, if any).
+ */
+static void
+att_close(struct api_group *g)
+{
+	struct agent	*a;
+	char		*err = NULL;
+	size_t		 i;
+
+	for (i = 0; i < g->ids.n; i++)
+		if ((a = agent_find(g->api->host.sup, g->ids.v[i])) != NULL &&
+		    !agent_final(a) && agent_close(a, g->api->host.grace_ms,
+		    &err) != 0) {
+			free(err);
+			err = NULL;
+		}
+	g->closing = 1;
+	if (att_git(g, "cleanup", json_pack("{s:s?, s:s, s:s?, s:b}", "repo",
+	    att_s(g, "repo"), "side", g->side, "loop_branch", att_s(g,
+	    "loop_branch"), "remove_branches", 1), ATT_GIT_MS, att_removed) !=
+	    0)
+		att_free(g);
 }
 
 /*
@@ -405,9 +444,6 @@ int
 api_attempts_close(struct api_pending *p, const json_t *req)
 {
 	struct api_group	*g;
-	struct agent		*a;
-	char			*err = NULL;
-	size_t			 i;
 
 	if ((g = att_find(p->api, json_string_value(json_object_get(req,
 	    "target")))) == NULL)
@@ -416,20 +452,8 @@ api_attempts_close(struct api_pending *p, const json_t *req)
 		api_fail(p, ERR_CONFLICT, "close: group %s is busy", g->id);
 		return 1;
 	}
-	for (i = 0; i < g->ids.n; i++)
-		if ((a = agent_find(p->api->host.sup, g->ids.v[i])) != NULL &&
-		    !agent_final(a) && agent_close(a, p->api->host.grace_ms,
-		    &err) != 0) {
-			free(err);
-			err = NULL;
-		}
-	g->closing = 1;
 	g->p = p;
-	if (att_git(g, "cleanup", json_pack("{s:s?, s:s, s:s?, s:b}", "repo",
-	    att_s(g, "repo"), "side", g->side, "loop_branch", att_s(g,
-	    "loop_branch"), "remove_branches", 1), ATT_GIT_MS, att_removed) !=
-	    0)
-		att_free(g);
+	att_close(g);
 	return 1;
 }
 
@@ -443,6 +467,23 @@ api_attempts_busy(const struct api *api)
 		if (g->run != NULL)
 			return 1;
 	return 0;
+}
+
+/*
+ * The session ends (end of input, a signal): every group not busy is
+ * closed as its close would (branches removed); one waited on or closing
+ * ends as it goes.  The host is told when each clean-up ended.
+ */
+void
+api_attempts_end(struct api *api)
+{
+	struct api_group	*g, *next;
+
+	for (g = TAILQ_FIRST(&api->groups); g != NULL; g = next) {
+		next = TAILQ_NEXT(g, entry);
+		if (g->p == NULL && g->run == NULL && !g->closing)
+			att_close(g);
+	}
 }
 
 /* Every group forgotten, runs killed (the host is going). */

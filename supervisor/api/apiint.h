@@ -55,6 +55,7 @@ void	api_attempts_spawn(struct api_pending *, const json_t *);
 int	api_attempts_wait(struct api_pending *, const json_t *, uint64_t);
 int	api_attempts_close(struct api_pending *, const json_t *);
 int	api_attempts_busy(const struct api *);
+void	api_attempts_end(struct api *);
 void	api_attempts_free(struct api *);
 
 /* apiloop.c: the loop verbs */

@@ -88,7 +88,19 @@ like "$(jget - '[d["ok"], d["code"], d["error"]]' <<<"$r")" \
     "not a git repository: refused"
 ctl_send '{"id":21,"verb":"list"}'
 is "$(jget - 'len(d["agents"])' <<<"$(ctl_recv 21)")" 3 "not a git repository: no agent started"
+
+# --- a group never closed: its branches removed at the session's end;
+# no check: the smaller diff picked, unchecked
+ctl_send "$(spawn 30 2 "$R" "$DEV")"
+G2=$(jget - 'd["group"]' <<<"$(ctl_recv 30 20000)")
+ctl_send "{\"id\":31,\"verb\":\"wait\",\"targets\":[\"$G2\"],\"timeout_ms\":30000}"
+r=$(ctl_recv 31 40000)
+is "$(jget - "sorted((int(a['agent'].split('-')[-1]) % 3, a['check'], a['picked']) for a in d['attempts'])" <<<"$r")" \
+    '[[1,"unchecked",false],[2,"unchecked",true]]' "no check: the smaller diff picked"
+is "$(git -C "$R" branch --list "ccw/$G2/agent-*" | wc -l)" 2 "no close: the branches there"
 ctl_stop
+is "$T_RC:$(git -C "$R" branch --list "ccw/*" | wc -l)" "0:0" \
+    "the session's end: the group's branches removed"
 
 # --- the same through mcp's tools: spawn_agent with attempts 2 and a
 # check, wait_agent and close_agent on the group
