@@ -202,8 +202,9 @@ att_prepared(int rc, const json_t *reply, const char *err, void *arg)
 /*
  * spawn with "attempts" N > 1: a group named after this front end's
  * process and count, its loop-like side directory under the state
- * directory; prepare (ccw-worker --git) finds the repository and base,
- * then the N agents start.  Answered once they did (or why not).
+ * directory; prepare (ccw-worker --git) finds the repository and base
+ * (the checkout's tracked changes included: from_worktree), then the N
+ * agents start.  Answered once they did (or why not).
  */
 void
 api_attempts_spawn(struct api_pending *p, const json_t *req)
@@ -241,8 +242,9 @@ api_attempts_spawn(struct api_pending *p, const json_t *req)
 	    *sd == '/' ? "" : "/", sd, g->id);
 	g->p = p;
 	TAILQ_INSERT_TAIL(&api->groups, g, entry);
-	if (att_git(g, "prepare", json_pack("{s:s, s:s, s:s, s:b}", "root",
-	    g->root, "side", g->side, "loop", g->id, "start", 0), ATT_GIT_MS,
+	if (att_git(g, "prepare", json_pack("{s:s, s:s, s:s, s:b, s:b}",
+	    "root", g->root, "side", g->side, "loop", g->id, "start", 0,
+	    "from_worktree", 1), ATT_GIT_MS,
 	    att_prepared) != 0)
 		att_free(g);
 }

@@ -103,11 +103,13 @@ is "$T_RC:$(git -C "$R" branch --list "ccw/*" | wc -l)" "0:0" \
     "the session's end: the group's branches removed"
 
 # --- the same through mcp's tools: spawn_agent with attempts 2 and a
-# check, wait_agent and close_agent on the group
+# check in a checkout with a tracked change, wait_agent and close_agent
+# on the group
 R2=$T_TMP/mrepo
 git init -q -b main "$R2" && echo r >"$R2/README" && git -C "$R2" add -A &&
     git -C "$R2" commit -qm base
 t_run_config "$R2" true true true true true '{"grace_ms": 500}'
+echo more >>"$R2/README"	# a tracked change: carried into the attempts
 call() {	# call ID TOOL ARGS_JSON: a tools/call line
 	ctl_send "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"tools/call\",\
 \"params\":{\"name\":\"$2\",\"arguments\":$3}}"
@@ -128,6 +130,8 @@ r=$(ctl_recv 2 40000)
 is "$(jget - "sorted((int(a['agent'].split('-')[-1]) % 3, a['check'], a['picked']) for a in d['result']['structuredContent']['attempts'])" <<<"$r")" \
     '[[1,"passed",false],[2,"passed",true]]' \
     "mcp wait_agent on the group: the smaller diff picked"
+is "$(git -C "$R2" show "$(jget - 'd["result"]["structuredContent"]["branch"]' <<<"$r"):README" | tr '\n' ' ')" \
+    'r more ' "the checkout's tracked change carried into the attempts"
 call 3 close_agent "{\"target\":\"$G\"}"
 r=$(ctl_recv 3 20000)
 is "$(jget - 'd["result"]["isError"]' <<<"$r"):$(git -C "$R2" branch --list "ccw/$G/*" | wc -l)" \
