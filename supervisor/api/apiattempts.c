@@ -385,6 +385,28 @@ api_attempts_wait(struct api_pending *p, const json_t *req, uint64_t ms)
 	return 1;
 }
 
+/*
+ * The side directory's now empty folders (wt, the group's, spawn/ when
+ * no other group is left in it) removed: a closed group leaves nothing.
+ */
+static void
+att_rmdirs(const char *side)
+{
+	char	*d, *slash;
+
+	xasprintf(&d, "%s/wt", side);
+	(void)rmdir(d);
+	(void)rmdir(side);
+	if ((slash = strrchr(d, '/')) != NULL) {
+		*slash = '\0';
+		if ((slash = strrchr(d, '/')) != NULL) {
+			*slash = '\0';
+			(void)rmdir(d);
+		}
+	}
+	free(d);
+}
+
 /* close's clean-up ended: the group's branches are gone. */
 static void
 att_removed(int rc, const json_t *reply, const char *err, void *arg)
@@ -396,6 +418,8 @@ att_removed(int rc, const json_t *reply, const char *err, void *arg)
 
 	g->run = NULL;
 	g->p = NULL;
+	if (rc == 0)
+		att_rmdirs(g->side);
 	if (p == NULL) {	/* the session's end: nobody asked */
 		if (rc != 0)
 			log_warnx("spawn %s: git cleanup: %s", g->id,

@@ -99,8 +99,9 @@ is "$(jget - "sorted((int(a['agent'].split('-')[-1]) % 3, a['check'], a['picked'
     '[[1,"unchecked",false],[2,"unchecked",true]]' "no check: the smaller diff picked"
 is "$(git -C "$R" branch --list "ccw/$G2/agent-*" | wc -l)" 2 "no close: the branches there"
 ctl_stop
-is "$T_RC:$(git -C "$R" branch --list "ccw/*" | wc -l)" "0:0" \
-    "the session's end: the group's branches removed"
+is "$T_RC:$(git -C "$R" branch --list "ccw/*" | wc -l):$(test -e "$S/spawn" && echo left)" \
+    "0:0:" \
+    "the session's end: the group's branches removed, no directory left"
 
 # --- the same through mcp's tools: spawn_agent with attempts 2 and a
 # check in a checkout with a tracked change, wait_agent and close_agent
