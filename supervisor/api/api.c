@@ -6,7 +6,6 @@
  */
 #include <config.h>
 
-#include <sys/stat.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "log.h"
 #include "retire.h"
 #include "sup.h"
+#include "toolconfig.h"
 #include "xmalloc.h"
 
 /* What an argument must be. */
@@ -28,6 +28,7 @@ enum api_type {
 	AT_ONE_OF,	/* one of the words in `words` */
 	AT_POS,		/* an integer >= 1 */
 	AT_TAGS,	/* an array (maybe empty) of at most max strings */
+	AT_COUNT,	/* an integer from 1 to max */
 };
 
 struct api_arg {
@@ -60,6 +61,8 @@ static const struct api_arg spawn_args[] = {
 	{ "command", AT_STR, 0, API_TEXT_MAX, NULL },
 	{ "model", AT_STR, 0, API_NAME_MAX, NULL },
 	{ "cwd", AT_STR, 0, API_NAME_MAX, NULL },
+	{ "attempts", AT_COUNT, 0, CONFIG_MAX_ATTEMPTS, NULL },
+	{ "check", AT_STR, 0, API_TEXT_MAX, NULL },
 	ARG_END
 };
 static const struct api_arg wait_args[] = {
@@ -149,6 +152,8 @@ api_type_name(const struct api_arg *a)
 		return "one of";
 	case AT_POS:
 		return "an integer >= 1";
+	case AT_COUNT:
+		return "an integer from 1 to";
 	}
 	return "?";
 }
@@ -189,6 +194,12 @@ api_check_arg(const struct api_arg *a, const json_t *v, char **buf)
 	case AT_POS:
 		return json_is_integer(v) && json_integer_value(v) >= 1 ?
 		    NULL : api_type_name(a);
+	case AT_COUNT:
+		if (json_is_integer(v) && json_integer_value(v) >= 1 &&
+		    json_integer_value(v) <= (json_int_t)a->max)
+			return NULL;
+		xasprintf(buf, "an integer from 1 to %zu", a->max);
+		return *buf;
 	case AT_BOOL:
 		return json_is_boolean(v) ? NULL : api_type_name(a);
 	case AT_ONE_OF:
@@ -316,28 +327,6 @@ api_ms(const json_t *req, const char *key, uint64_t def)
 	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : def;
 }
 
-/*
- * spawn's cwd: an absolute path to a directory, resolved into dir (the
- * agent's request borrows it): 0, or -1 with the reply sent.
- */
-static int
-api_spawn_cwd(struct api_pending *p, const char *cwd, char *dir)
-{
-	struct stat	sb;
-
-	if (*cwd != '/') {
-		api_fail(p, ERR_INVALID,
-		    "spawn: \"cwd\" must be an absolute path");
-		return -1;
-	}
-	if (realpath(cwd, dir) == NULL || stat(dir, &sb) != 0 ||
-	    !S_ISDIR(sb.st_mode)) {
-		api_fail(p, ERR_INVALID, "spawn: cwd %s: not a directory", cwd);
-		return -1;
-	}
-	return 0;
-}
-
 /* spawn: the host plans the request from its configuration, then start. */
 static void
 api_spawn(struct api_pending *p, const json_t *req)
@@ -353,17 +342,16 @@ api_spawn(struct api_pending *p, const json_t *req)
 		    "spawn: this front end cannot start agents");
 		return;
 	}
-	memset(&sp, 0, sizeof sp);
+	if (api_ms(req, "attempts", 1) > 1) {	/* best-of-N: apiattempts.c */
+		api_attempts_spawn(p, req);
+		return;
+	}
+	api_spawn_fill(req, &sp);
 	if (api_str(req, "cwd") != NULL) {
 		if (api_spawn_cwd(p, api_str(req, "cwd"), dir) != 0)
 			return;
 		sp.cwd = dir;
 	}
-	sp.role = api_str(req, "role");
-	sp.message = api_str(req, "message") ? api_str(req, "message") : "";
-	sp.tool = api_str(req, "tool");
-	sp.command = api_str(req, "command");
-	sp.model = api_str(req, "model");
 	memset(&ar, 0, sizeof ar);
 	if (api->host.plan(api->host.plan_arg, &sp, &ar, &err) != 0) {
 		api_fail(p, ERR_INVALID, "%s", err != NULL ? err :
@@ -411,6 +399,9 @@ api_wait(struct api_pending *p, const json_t *req)
 	size_t		 i;
 	enum err_code	 code;
 
+	if (api_attempts_wait(p, req, api_ms(req, "timeout_ms",
+	    API_WAIT_MS)))
+		return;
 	for (i = 0; i < json_array_size(t); i++)
 		strv_push(&ids, json_string_value(json_array_get(t, i)));
 	if ((code = verbs_wait(p->api->verbs, ids.v, ids.n, api_ms(req,
@@ -463,6 +454,8 @@ api_close(struct api_pending *p, const json_t *req)
 	char		*err = NULL;
 	enum err_code	 code;
 
+	if (api_attempts_close(p, req))
+		return;
 	if ((code = verbs_close(p->api->verbs, api_str(req, "target"),
 	    api_ms(req, "grace_ms", p->api->host.grace_ms), api_closed, p,
 	    &err)) != ERR_NONE) {
@@ -518,6 +511,7 @@ api_new(const struct api_host *host)
 	if (api->host.grace_ms == 0)
 		api->host.grace_ms = API_GRACE_MS;
 	TAILQ_INIT(&api->pending);
+	TAILQ_INIT(&api->groups);
 	api->verbs = verbs_new(host->sup);
 	api->dirfd = -1;
 	(void)api_loop_init(api);
@@ -534,6 +528,7 @@ api_free(struct api *api)
 		return;
 	api->freeing = 1;
 	atomic_store(&api->stopping, 1);
+	api_attempts_free(api);
 	api_loop_free(api);
 	verbs_free(api->verbs);
 	while ((p = TAILQ_FIRST(&api->pending)) != NULL) {
@@ -548,7 +543,8 @@ api_free(struct api *api)
 int
 api_idle(const struct api *api)
 {
-	return TAILQ_EMPTY(&api->pending) && verbs_idle(api->verbs);
+	return TAILQ_EMPTY(&api->pending) && verbs_idle(api->verbs) &&
+	    !api_attempts_busy(api);
 }
 
 /*
@@ -563,6 +559,7 @@ api_close_all(struct api *api, uint64_t grace_ms)
 	char		*err = NULL;
 
 	atomic_store(&api->stopping, 1);
+	api_attempts_end(api);
 	TAILQ_FOREACH(a, &api->host.sup->agents, entry)
 		if ((a->phase == AP_SPAWNING || a->phase == AP_RUNNING) &&
 		    agent_close(a, grace_ms != 0 ? grace_ms :

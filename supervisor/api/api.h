@@ -57,12 +57,15 @@ typedef void	(*api_loop_end_fn)(void *, const char *, int);
 struct api_host {
 	struct sup	*sup;		/* the agent table, on the host's base */
 	const char	*state_dir;	/* the loop verbs' directory, or NULL */
+	const char	*root;		/* the project: spawn's default cwd */
 	uint64_t	 grace_ms;	/* close's default grace */
 	api_plan_fn	 plan;
 	void		*plan_arg;
 	struct host	*loops;		/* runs started loops, or NULL */
 	api_loop_end_fn	 loop_end;	/* NULL: not told */
 	void		*loop_end_arg;
+	void		(*settled)(void *);	/* a git run of its own */
+	void		*settled_arg;		/* ended (NULL: not told) */
 };
 
 /*

@@ -11,6 +11,8 @@
 #include "api.h"
 
 struct committer;
+struct api_group;
+TAILQ_HEAD(api_groups, api_group);
 
 /* A call whose reply is still to come; answered exactly once. */
 struct api_pending {
@@ -31,6 +33,8 @@ struct api {
 	char			*dir_error;	/* why there is none */
 	atomic_int		 stopping;	/* a held state lock is not waited for */
 	int			 freeing;	/* replies are dropped */
+	struct api_groups	 groups;	/* spawns with "attempts" */
+	unsigned		 ngroups;	/* made so far: their ids */
 };
 
 /* A handler: the request is valid by its table row; answer p once. */
@@ -41,6 +45,18 @@ void	api_reply(struct api_pending *, json_t *);	/* takes the body */
 /* Answer a call with an error of a kind: api_fail(p, ERR_..., fmt, ...). */
 #define api_fail(p, code, ...)	api_reply((p), api_error_new(NULL, (code), \
 				    __VA_ARGS__))
+
+/* api.c: spawn's request, shared with its attempts */
+void	api_spawn_fill(const json_t *, struct api_spawn *);
+int	api_spawn_cwd(struct api_pending *, const char *, char *);
+
+/* apiattempts.c: spawn with "attempts" (best-of-N), its wait and close */
+void	api_attempts_spawn(struct api_pending *, const json_t *);
+int	api_attempts_wait(struct api_pending *, const json_t *, uint64_t);
+int	api_attempts_close(struct api_pending *, const json_t *);
+int	api_attempts_busy(const struct api *);
+void	api_attempts_end(struct api *);
+void	api_attempts_free(struct api *);
 
 /* apiloop.c: the loop verbs */
 void	api_loop_open(struct api_pending *, const json_t *);

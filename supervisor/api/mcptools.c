@@ -64,7 +64,16 @@ static const struct mcp_tool mcp_tools[] = {
 	  "\"model\":" S_STR("Override the model the tool uses.") ","
 	  "\"command\":" S_STR("For the bash tool: the shell command to run.") ","
 	  "\"cwd\":" S_STR("Absolute path of the directory the agent works "
-	    "in; default: the server's project root.")
+	    "in; default: the server's project root.") ","
+	  "\"attempts\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":8,"
+	    "\"description\":\"Best-of-N: run the task this many times at "
+	    "once, each in its own git worktree (a git repository only).  "
+	    "The reply adds group and attempts (the agent_ids); wait_agent "
+	    "on the group picks one (its check passed, then the smallest "
+	    "diff, then the fastest); close_agent on the group removes the "
+	    "attempts' branches.\"},"
+	  "\"check\":" S_STR("With attempts: the shell command run in each "
+	    "attempt's worktree to judge it (exit 0 passes).")
 	  "},\"required\":[\"role\"],\"additionalProperties\":false}" },
 	{ "wait_agent", "wait", MCPT_WAITS, "Wait for agents",
 	  "Block until the agents named finish (mode any: the first of them; "

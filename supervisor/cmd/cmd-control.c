@@ -52,6 +52,16 @@ control_loop_end(void *arg, const char *id, int code)
 	control_maybe_exit(c);
 }
 
+/*
+ * The api's own git run ended (a spawn group's clean-up at the end of
+ * input): maybe that was the last thing.
+ */
+static void
+control_settled(void *arg)
+{
+	control_maybe_exit(arg);
+}
+
 /* One reply line, then maybe the end. */
 static void
 control_replied(json_t *body, void *arg)
@@ -282,8 +292,11 @@ control_open(struct control *c, struct cmd_opts *o)
 	host.loops = c->host;
 	host.loop_end = control_loop_end;
 	host.loop_end_arg = c;
+	host.settled = control_settled;
+	host.settled_arg = c;
 	host.sup = &c->sup;
 	host.state_dir = c->sup.state_dir;
+	host.root = o->cwd;
 	host.grace_ms = c->grace_ms;
 	host.plan = control_plan;
 	host.plan_arg = c;

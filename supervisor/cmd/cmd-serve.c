@@ -369,6 +369,7 @@ serve_side_open(struct serve_cmd *sc, size_t i, const char *root,
 	memset(&ah, 0, sizeof ah);
 	ah.sup = &sd->sup;
 	ah.state_dir = sd->o.state_dir;
+	ah.root = sd->o.cwd;
 	ah.grace_ms = sc->grace_ms;
 	ah.plan = serve_cmd_plan;
 	ah.plan_arg = sd;

@@ -58,8 +58,8 @@ try {
 	    t.description.length > 40), 'each with an object inputSchema and '
 	    + 'a description');
 	is(Object.keys(tools.find((t) => t.name === 'spawn_agent')
-	    .inputSchema.properties).sort(), ['command', 'cwd', 'message',
-	    'model', 'role', 'tool'], 'spawn_agent takes the spawn verb\'s '
+	    .inputSchema.properties).sort(), ['attempts', 'check', 'command',
+	    'cwd', 'message', 'model', 'role', 'tool'], 'spawn_agent takes the spawn verb\'s '
 	    + 'fields');
 
 	await client.setLoggingLevel('info');
