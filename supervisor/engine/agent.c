@@ -310,7 +310,8 @@ agent_heartbeat_cb(evutil_socket_t fd, short ev, void *arg)
 		return;
 	spawn_launcher_trim(a);
 	quiet = now - a->t_activity;
-	limit = a->hello ? launch_lost_ms(&a->launch) :
+	limit = a->hello ? launch_lost_ms(&a->launch) +
+	    agent_setting_up(a) :
 	    (a->launch.start_ms != 0 ? a->launch.start_ms : LAUNCH_START_MS);
 	if (quiet >= limit) {
 		how = launch_describe(&a->launch);

@@ -64,6 +64,9 @@ enum agent_event {
 };
 
 /* What a spawn asks for; all borrowed, copied by agent_spawn. */
+/* One git command's deadline in the worker (worker/gitwt.h GITX_DEADLINE_MS). */
+#define AGENT_WORKTREE_GIT_MS	(10u * 60 * 1000)
+
 struct agent_req {
 	const char	*role;
 	const char	*tool;
@@ -196,6 +199,7 @@ void		 agent_end_kind(struct agent *, enum outcome_kind,
 
 /* supervisor/engine/agentphase.c */
 int		 agent_transition(struct agent *, enum agent_event);
+uint64_t	 agent_setting_up(const struct agent *);
 const char	*agent_phase_name(enum agent_phase);
 const char	*agent_event_name(enum agent_event);
 

@@ -23,6 +23,27 @@ agent_status_name(enum agent_status st)
 	return "unknown";
 }
 
+/*
+ * A worker told to make its own worktree (options.worktree: git worktree
+ * add, the copies, the setup command such as `npm ci`) is blocked in git
+ * or in that setup until it says STARTED, and answers no ping meanwhile.
+ * It is neither lost nor idle for as long as that may take: the setup's
+ * own deadline plus one git command's (the worker kills either at its
+ * deadline, and a worker that dies is seen at its exit).  0: not making
+ * one (started already, or no worktree).
+ */
+uint64_t
+agent_setting_up(const struct agent *a)
+{
+	const json_t	*wt;
+
+	if (a->started.type != MSG_NONE || agent_final(a) ||
+	    !json_is_object(wt = json_object_get(a->options, "worktree")))
+		return 0;
+	return (uint64_t)json_integer_value(json_object_get(wt, "setup_ms")) +
+	    AGENT_WORKTREE_GIT_MS;
+}
+
 /* Final = anything but pending_init and running (and interrupted). */
 int
 agent_final(const struct agent *a)

@@ -206,7 +206,8 @@ ladder_idle_cb(evutil_socket_t fd, short ev, void *arg)
 		return;
 	last = l->a->t_activity > l->quiet_since ? l->a->t_activity :
 	    l->quiet_since;
-	if (now - last < l->a->idle_ms || agent_final(l->a))
+	if (now - last < l->a->idle_ms || agent_final(l->a) ||
+	    agent_setting_up(l->a) > 0)	/* silent in git or its setup */
 		return;
 	log_info("%s: no output for %llu ms", l->a->id,
 	    (unsigned long long)(now - last));

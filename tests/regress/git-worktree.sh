@@ -338,4 +338,15 @@ is "$? $(jget "$T_TMP/ag4.json" '[d["reason"], d["error_kind"]]')" \
     '1 ["worktree setup failed: exit 3: broken","tool_error"]' \
     "a failing setup: worktree setup failed, tool_error"
 
+# a setup that takes longer than the heartbeat's and the idle check's
+# limits (a worker making its worktree answers no ping until STARTED):
+# neither lost nor idle, it runs once the setup is done
+wtcfg true ',"setup":"sleep 3; echo slow >slow.txt"'
+sed -i 's/^{/{"launcher":{"argv":["env"],"ping_ms":250,"misses":4},/' "$T_TMP/wt.json"
+(cd "$A" && agent "$T_TMP/ag6.json" develop --tool bash --config "$T_TMP/wt.json" \
+    --state-dir "$A/.loop" --idle-ms 1000 --command 'cat slow.txt' go)
+is "$? $(jget "$T_TMP/ag6.json" '[d["agent_status"], d.get("error_kind"), "slow.txt" in d["files_changed"]]')" \
+    '0 ["completed",null,true]' \
+    "a 3 s setup beyond a 1 s heartbeat limit and a 1 s idle limit: not lost, not idle"
+
 t_done
