@@ -65,12 +65,20 @@ kill_worker() {
 	kill -KILL "$WPID"
 }
 
-# gone MARKER WHAT: nothing of the tree left within 2 s.
+# gone MARKER WHAT [LOG]: nothing of the tree left within 2 s (judged by
+# t_within, with the slack a loaded machine needs; the wait itself is a
+# deadline).  On failure: what is left, who holds it, and the worker (a
+# zombie nobody reaped?), and the tail of the host's LOG.
 gone() {
-	local t0=$(t_now_ms)
-	t_wait_gone "$1" 2000
+	local t0=$(t_now_ms) p
+	t_wait_gone "$1" "$(t_ms 10000)"
 	ok $? "$2: worker SIGKILLed: tool, child and setsid grandchild gone"
 	t_within $(( $(t_now_ms) - t0 )) 2000 "$2: gone within 2 s"
+	[ -z "$(t_marked "$1")" ] && return
+	for p in $(t_marked "$1") $WPID; do
+		echo "#   left: $p $(awk '{ sub(/.*\) /, ""); print "state", $1, "ppid", $2, "sid", $4 }' "/proc/$p/stat" 2>/dev/null)"
+	done
+	[ -n "${3:-}" ] && tail -n 8 "$3" | sed 's/^/#   log: /'
 }
 
 # warned FILE WHAT: FILE has the sweep's warning naming an agent.
@@ -107,7 +115,7 @@ ok $? "serve: a bystander agent's tree runs"
 req POST /api/agents "{\"role\": \"develop\", \"tool\": \"bash\", \"command\": \"bash $T_TMP/srv.sh develop\"}"
 AG=$(jr 'd["body"].get("agent_id")')
 kill_worker "$MS" serve
-gone "$MS" serve
+gone "$MS" serve "$T_TMP/serve.err"
 is "$(t_marked "$MO" | wc -l)" 2 "serve: the bystander's tree is untouched"
 end=$(t_until 5000)
 while :; do
