@@ -96,6 +96,17 @@ static const struct serve_route serve_routes[] = {
 	{ HTTP_POST, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
 	{ HTTP_GET, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
 	{ HTTP_DELETE, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
+	/* CCW's dashboard SPA (serveccw.c): its workspace, CSRF, v1 loops */
+	{ HTTP_GET, "/api/switch-path", serveccw_switch_path, 0, SOP_NONE },
+	{ HTTP_GET, "/api/csrf-token", serveccw_csrf_token, 0, SOP_NONE },
+	{ HTTP_GET, "/api/loops", serveccw_loops_list, 0, SOP_NONE },
+	{ HTTP_POST, "/api/loops", serveccw_loops_create, 0, SOP_NONE },
+	{ HTTP_POST, "/api/loops/:id/pause", serveccw_loops_action, 0,
+	  SOP_PAUSE },
+	{ HTTP_POST, "/api/loops/:id/resume", serveccw_loops_action, 0,
+	  SOP_RESUME },
+	{ HTTP_POST, "/api/loops/:id/stop", serveccw_loops_action, 0,
+	  SOP_STOP },
 };
 #define SERVE_NROUTES	(sizeof serve_routes / sizeof serve_routes[0])
 
@@ -416,6 +427,7 @@ serve_new(struct event_base *base, const struct serve_cfg *cfg, char **err)
 	s->http = http_server_new(base, &cfg->limits, serve_handle, s);
 	s->sse = sse_new(base, cfg->bus, 0, 0);
 	s->mcp = servemcp_new(s, SERVE_MCP_SESSIONS);
+	s->ccw = serveccw_new();
 	return s;
 }
 
@@ -465,5 +477,6 @@ serve_free(struct serve *s)
 		c->r = NULL;
 		serve_call_end(c);
 	}
+	serveccw_free(s->ccw);
 	free(s);
 }
