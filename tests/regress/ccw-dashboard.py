@@ -181,6 +181,18 @@ say(st == 403, "a token with another session: 403 (%d)" % st)
 jar["ccw_session_id"] = sess
 st, h, b = fetch("GET", "/api/loops", cookies=False)
 say(st == 401, "no cookie, no token: 401 (%d)" % st)
+bearer = {"Authorization": "Bearer " + jar["ccw_token"]}
+st, h, b = fetch("POST", "/api/loops/nope-1/stop", cookies=False,
+                 extra=bearer)
+say(st == 404, "the bearer token needs no CSRF token (CCW's rule): the "
+    "loop's own 404 (%d)" % st)
+st, h, b = fetch("POST", "/api/loops/nope-1/stop",
+                 extra={"Authorization": "Bearer wrong"})
+say(st == 403, "a wrong bearer beside the cookie still needs CSRF: 403 "
+    "(%d)" % st)
+st, h, b = fetch("GET", "/api/csrf-token?count=99")
+say(st == 200 and len(b.get("tokens", [])) == 10,
+    "csrf-token?count=99: 10 tokens at most (CCW's cap)")
 # --- bad JSON: 400 (the CSRF token good)
 st, h, b = fetch_api("POST", "/api/loops", "{not json")
 say(st == 400 and b == {"error": "Invalid JSON body"},
