@@ -168,6 +168,15 @@ serve_token_is(const struct serve *s, const char *v, size_t n)
 	return diff == 0;
 }
 
+/* One ccw_token cookie's value: is it the token (arg: the server)? */
+static int
+serve_cookie_is(const char *v, size_t n, void *arg)
+{
+	const struct serve *const	*s = arg;
+
+	return serve_token_is(*s, v, n);
+}
+
 /*
  * Does a Cookie field carry the token (ccw_token=...)?  Only from our
  * own pages: a request another site made (Sec-Fetch-Site: same-site,
@@ -177,25 +186,12 @@ serve_token_is(const struct serve *s, const char *v, size_t n)
 static int
 serve_cookie_ok(const struct serve *s, const struct http_head *h)
 {
-	const char	*site = http_head_field(h, "sec-fetch-site"), *v, *e;
-	size_t		 i, n = strlen(SERVE_COOKIE);
+	const char	*site = http_head_field(h, "sec-fetch-site");
 
 	if (site != NULL && strcmp(site, "same-origin") != 0 &&
 	    strcmp(site, "none") != 0)
 		return 0;
-	for (i = 0; i < h->nfields; i++) {
-		if (strcmp(h->fields[i].name, "cookie") != 0)
-			continue;
-		for (v = h->fields[i].value; *v != '\0'; v = *e ? e + 1 : e) {
-			v += strspn(v, " \t");
-			e = v + strcspn(v, ";");
-			if (strncmp(v, SERVE_COOKIE "=", n + 1) == 0 &&
-			    serve_token_is(s, v + n + 1, (size_t)(e - v) - n -
-			    1))
-				return 1;
-		}
-	}
-	return 0;
+	return http_head_cookies(h, SERVE_COOKIE, serve_cookie_is, &s) != 0;
 }
 
 /* Authorization: Bearer TOKEN, or the token's cookie. */

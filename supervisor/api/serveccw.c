@@ -113,6 +113,25 @@ ccw_same(const char *a, const char *b, size_t blen)
 	return diff == 0;
 }
 
+/* Where a cookie's value goes (ccw_cookie_copy). */
+struct ccw_out {
+	char	*out;
+	size_t	 n;
+};
+
+/* The first cookie of its name: copied if it fits, else refused. */
+static int
+ccw_cookie_copy(const char *v, size_t len, void *arg)
+{
+	struct ccw_out	*o = arg;
+
+	if (len + 1 > o->n)
+		return -1;
+	memcpy(o->out, v, len);
+	o->out[len] = '\0';
+	return 1;
+}
+
 /*
  * The value of cookie NAME in the request's Cookie fields into out (size
  * n): 1 found and fitting, else 0.  Values are hex here: no decoding.
@@ -120,26 +139,9 @@ ccw_same(const char *a, const char *b, size_t blen)
 static int
 ccw_cookie(const struct http_head *h, const char *name, char *out, size_t n)
 {
-	const char	*v, *e;
-	size_t		 i, k = strlen(name), len;
+	struct ccw_out	 o = { out, n };
 
-	for (i = 0; i < h->nfields; i++) {
-		if (strcmp(h->fields[i].name, "cookie") != 0)
-			continue;
-		for (v = h->fields[i].value; *v != '\0'; v = *e ? e + 1 : e) {
-			v += strspn(v, " \t");
-			e = v + strcspn(v, ";");
-			if (strncmp(v, name, k) != 0 || v[k] != '=')
-				continue;
-			len = (size_t)(e - v) - k - 1;
-			if (len + 1 > n)
-				return 0;
-			memcpy(out, v + k + 1, len);
-			out[len] = '\0';
-			return 1;
-		}
-	}
-	return 0;
+	return http_head_cookies(h, name, ccw_cookie_copy, &o) == 1;
 }
 
 /* Is s exactly n lowercase hex digits (what we hand out)? */
