@@ -1,9 +1,7 @@
 /*
- * serveccw.c: CCW's own dashboard (its React SPA's Loop Monitor) as a
- * front end of serve: GET /api/switch-path, GET /api/csrf-token and CCW's
- * CSRF check on the v1 writes, v1 GET/POST /api/loops and POST
- * /api/loops/:id/{pause,resume,stop}, answered by the v2 routes' own
- * functions (serveloop.c) with their replies put in CCW's v1 shapes.
+ * serveccw.c: CCW's own dashboard SPA as a front end of serve: its
+ * /api/switch-path, /api/csrf-token with CCW's CSRF check, and the v1
+ * /api/loops routes, answered by serveloop.c's v2 functions, reshaped.
  */
 #include <config.h>
 
