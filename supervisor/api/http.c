@@ -57,6 +57,8 @@ struct http_req {
 	size_t			 body_len;
 	http_close_fn		 on_close;
 	void			*on_close_arg;
+	http_shape_fn		 shape;		/* its JSON reply reshaped */
+	void			*shape_arg;
 };
 
 struct http_conn {
@@ -645,21 +647,43 @@ http_reply(struct http_req *r, int code, const char *ctype, const char *extra,
 	http_conn_next(c);
 }
 
+/*
+ * A handler answering in another front end's shapes (serveccw.c) has
+ * the JSON reply of the handler it reuses go through fn first: fn
+ * returns the body to send (a new reference, or NULL: j as it is) and
+ * may add header lines (*extra, malloc'd).  Once, for the next reply.
+ */
+void
+http_req_shape(struct http_req *r, http_shape_fn fn, void *arg)
+{
+	r->shape = fn;
+	r->shape_arg = arg;
+}
+
 /* A JSON reply (j borrowed), with a trailing newline for curl users. */
 void
 http_reply_json(struct http_req *r, int code, const json_t *j)
 {
-	char	*s = json_dumps(j, JSON_COMPACT);
-	size_t	 n;
+	http_shape_fn	 fn = r->shape;
+	json_t		*own = NULL;
+	char		*s, *extra = NULL;
+	size_t		 n;
 
+	r->shape = NULL;
+	if (fn != NULL && (own = fn(r, code, j, &extra, r->shape_arg)) != NULL)
+		j = own;
+	s = json_dumps(j, JSON_COMPACT);
+	json_decref(own);
 	if (s == NULL) {
+		free(extra);
 		http_reply_error(r, 500, "reply not encodable");
 		return;
 	}
 	n = strlen(s);
 	s = xreallocarray(s, n + 2, 1);
 	s[n] = '\n';
-	http_reply(r, code, "application/json", NULL, s, n + 1);
+	http_reply(r, code, "application/json", extra, s, n + 1);
+	free(extra);
 	free(s);
 }
 

@@ -36,6 +36,8 @@ struct http_limits {
  */
 typedef void	(*http_handler_fn)(struct http_req *, void *);
 typedef void	(*http_close_fn)(struct http_req *, void *);
+typedef json_t	*(*http_shape_fn)(struct http_req *, int, const json_t *,
+		    char **, void *);
 
 /* Counters for /metrics. */
 struct http_stats {
@@ -58,6 +60,8 @@ const struct http_head	*http_req_head(const struct http_req *);
 const char		*http_req_body(const struct http_req *, size_t *);
 const char		*http_req_peer(const struct http_req *);
 void			 http_req_on_close(struct http_req *, http_close_fn,
+			    void *);
+void			 http_req_shape(struct http_req *, http_shape_fn,
 			    void *);
 
 void	http_reply(struct http_req *, int, const char *, const char *,

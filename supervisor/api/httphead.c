@@ -109,6 +109,34 @@ http_head_field(const struct http_head *h, const char *name)
 	return NULL;
 }
 
+/*
+ * Each cookie called name in the Cookie fields, in order: fn(value, its
+ * length, arg) until one returns non-zero, which is returned; else 0.
+ * One walk for every reader (serve's token, CCW's session and CSRF).
+ */
+int
+http_head_cookies(const struct http_head *h, const char *name,
+    int (*fn)(const char *, size_t, void *), void *arg)
+{
+	const char	*v, *e;
+	size_t		 i, k = strlen(name);
+	int		 rc;
+
+	for (i = 0; i < h->nfields; i++) {
+		if (strcmp(h->fields[i].name, "cookie") != 0)
+			continue;
+		for (v = h->fields[i].value; *v != '\0'; v = *e ? e + 1 : e) {
+			v += strspn(v, " \t");
+			e = v + strcspn(v, ";");
+			if (strncmp(v, name, k) == 0 && v[k] == '=' &&
+			    (rc = fn(v + k + 1, (size_t)(e - v) - k - 1,
+			    arg)) != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 /* Whether a comma-separated field value holds the token (any case). */
 static int
 http_has_token(const char *v, const char *tok)

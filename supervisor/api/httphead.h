@@ -54,6 +54,9 @@ enum http_head_status	 http_head_parse(const char *, size_t, size_t,
 void			 http_head_clear(struct http_head *);
 const char		*http_head_field(const struct http_head *,
 			    const char *);
+int			 http_head_cookies(const struct http_head *,
+			    const char *, int (*)(const char *, size_t,
+			    void *), void *);
 const char		*http_method_name(enum http_method);
 int			 http_query_get(const char *, const char *, char *,
 			    size_t);

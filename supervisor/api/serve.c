@@ -96,6 +96,17 @@ static const struct serve_route serve_routes[] = {
 	{ HTTP_POST, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
 	{ HTTP_GET, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
 	{ HTTP_DELETE, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
+	/* CCW's dashboard SPA (serveccw.c): its workspace, CSRF, v1 loops */
+	{ HTTP_GET, "/api/switch-path", serveccw_switch_path, 0, SOP_NONE },
+	{ HTTP_GET, "/api/csrf-token", serveccw_csrf_token, 0, SOP_NONE },
+	{ HTTP_GET, "/api/loops", serveccw_loops_list, 0, SOP_NONE },
+	{ HTTP_POST, "/api/loops", serveccw_loops_create, 0, SOP_NONE },
+	{ HTTP_POST, "/api/loops/:id/pause", serveccw_loops_action, 0,
+	  SOP_PAUSE },
+	{ HTTP_POST, "/api/loops/:id/resume", serveccw_loops_action, 0,
+	  SOP_RESUME },
+	{ HTTP_POST, "/api/loops/:id/stop", serveccw_loops_action, 0,
+	  SOP_STOP },
 };
 #define SERVE_NROUTES	(sizeof serve_routes / sizeof serve_routes[0])
 
@@ -157,6 +168,15 @@ serve_token_is(const struct serve *s, const char *v, size_t n)
 	return diff == 0;
 }
 
+/* One ccw_token cookie's value: is it the token (arg: the server)? */
+static int
+serve_cookie_is(const char *v, size_t n, void *arg)
+{
+	const struct serve *const	*s = arg;
+
+	return serve_token_is(*s, v, n);
+}
+
 /*
  * Does a Cookie field carry the token (ccw_token=...)?  Only from our
  * own pages: a request another site made (Sec-Fetch-Site: same-site,
@@ -166,25 +186,12 @@ serve_token_is(const struct serve *s, const char *v, size_t n)
 static int
 serve_cookie_ok(const struct serve *s, const struct http_head *h)
 {
-	const char	*site = http_head_field(h, "sec-fetch-site"), *v, *e;
-	size_t		 i, n = strlen(SERVE_COOKIE);
+	const char	*site = http_head_field(h, "sec-fetch-site");
 
 	if (site != NULL && strcmp(site, "same-origin") != 0 &&
 	    strcmp(site, "none") != 0)
 		return 0;
-	for (i = 0; i < h->nfields; i++) {
-		if (strcmp(h->fields[i].name, "cookie") != 0)
-			continue;
-		for (v = h->fields[i].value; *v != '\0'; v = *e ? e + 1 : e) {
-			v += strspn(v, " \t");
-			e = v + strcspn(v, ";");
-			if (strncmp(v, SERVE_COOKIE "=", n + 1) == 0 &&
-			    serve_token_is(s, v + n + 1, (size_t)(e - v) - n -
-			    1))
-				return 1;
-		}
-	}
-	return 0;
+	return http_head_cookies(h, SERVE_COOKIE, serve_cookie_is, &s) != 0;
 }
 
 /* Authorization: Bearer TOKEN, or the token's cookie. */
@@ -416,6 +423,7 @@ serve_new(struct event_base *base, const struct serve_cfg *cfg, char **err)
 	s->http = http_server_new(base, &cfg->limits, serve_handle, s);
 	s->sse = sse_new(base, cfg->bus, 0, 0);
 	s->mcp = servemcp_new(s, SERVE_MCP_SESSIONS);
+	s->ccw = serveccw_new();
 	return s;
 }
 
@@ -465,5 +473,6 @@ serve_free(struct serve *s)
 		c->r = NULL;
 		serve_call_end(c);
 	}
+	serveccw_free(s->ccw);
 	free(s);
 }

@@ -15,6 +15,7 @@
 struct committer;
 struct gitrun;
 struct servemcp;
+struct serveccw;
 struct sse;
 
 #define SERVE_CAPTURES	2	/* ":id" segments a pattern may hold */
@@ -33,6 +34,7 @@ struct serve {
 	struct sse		*sse;
 	struct committer	*io;		/* scans, deletes: off the loop */
 	struct servemcp		*mcp;		/* /mcp's sessions */
+	struct serveccw		*ccw;		/* CCW's CSRF tokens */
 	char			 listen_host[64]; /* --http's host: a name */
 	struct serve_calls	 calls;		/* waiting for a verb's reply */
 	uint64_t		 writes;	/* front-end commits made here */
@@ -111,6 +113,7 @@ void	serve_loops_action(struct serve *, struct http_req *,
 	    const struct serve_match *);
 void	serve_loops_status(struct serve *, struct http_req *,
 	    const struct serve_match *);
+void	serve_loop_dispatch(struct serve_call *, enum serve_op);
 /* servetask.c: CCW's task routes */
 void	serve_tasks_list(struct serve *, struct http_req *,
 	    const struct serve_match *);
@@ -151,6 +154,19 @@ int	servemcp_version_ok(const struct http_head *);
 /* servehost.c: the names serve answers to, the guard of every route */
 const char *servehost_refused(const struct serve *, const struct http_head *,
 	    int *);
+/* serveccw.c: CCW's dashboard (its v1 loop routes, CSRF, workspace) */
+struct serveccw *serveccw_new(void);
+void	serveccw_free(struct serveccw *);
+void	serveccw_switch_path(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serveccw_csrf_token(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serveccw_loops_list(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serveccw_loops_create(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serveccw_loops_action(struct serve *, struct http_req *,
+	    const struct serve_match *);
 /* servemetrics.c: GET /metrics */
 void	serve_metrics(struct serve *, struct http_req *,
 	    const struct serve_match *);

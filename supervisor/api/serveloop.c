@@ -237,8 +237,11 @@ serve_loop_stopped(struct serve_call *c, json_t *reply)
 	serve_loop_reread(c, reply);
 }
 
-/* A loop route's action (its row's op) on a call made for it. */
-static void
+/*
+ * A loop route's action (its row's op) on a call made for it; also
+ * CCW's v1 create (serveccw.c), which starts the loop it made.
+ */
+void
 serve_loop_dispatch(struct serve_call *c, enum serve_op op)
 {
 	struct serve	*s = c->s;

@@ -41,6 +41,41 @@ refused(const char *s, int want, const char *what)
 		http_head_clear(&h);
 }
 
+/* A cookie walker's reader: appends "value|" to arg; stops at "stop". */
+static int
+cookie_seen(const char *v, size_t n, void *arg)
+{
+	char	*out = arg;
+
+	strncat(out, v, n);
+	strcat(out, "|");
+	return n == 4 && memcmp(v, "stop", 4) == 0 ? 7 : 0;
+}
+
+/* Every cookie of a name across Cookie fields, in order, and the stop. */
+static void
+cookies(void)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\nCookie: a=1;"
+	    " ab=2;a=3\r\nCookie:  a=; b=4 ;a=stop; a=5\r\n\r\n";
+	struct http_head	 h;
+	size_t			 used;
+	int			 code;
+	const char		*why;
+	char			 seen[64] = "";
+
+	tap_ok(parse(req, &h, &used, &code, &why) == HTTP_HEAD_DONE,
+	    "a head with two Cookie fields");
+	tap_is_int(http_head_cookies(&h, "a", cookie_seen, seen), 7,
+	    "http_head_cookies: the reader's non-zero is returned");
+	tap_is_str(seen, "1|3||stop|", "each cookie 'a' in order, not 'ab'; "
+	    "the walk stops where the reader says");
+	seen[0] = '\0';
+	tap_is_int(http_head_cookies(&h, "zz", cookie_seen, seen), 0,
+	    "no such cookie: 0");
+	http_head_clear(&h);
+}
+
 int
 main(void)
 {
@@ -74,6 +109,7 @@ main(void)
 	    "field names are lower case; values trimmed");
 	tap_ok(h.keep_alive && h.minor == 1, "HTTP/1.1 keeps the connection");
 	http_head_clear(&h);
+	cookies();
 
 	/* every cut of the good head is incomplete, never an error */
 	n = strlen(good) - 5 - 1;
