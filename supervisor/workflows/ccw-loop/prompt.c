@@ -19,6 +19,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "jsondiff.h"
 #include "capsule.h"
 #include "ccw-loop.h"
 #include "log.h"
@@ -29,6 +30,7 @@
 
 #define PROMPT_MAX_FILE	(1 << 20)	/* bytes of a template at most */
 #define PROMPT_HISTORY_MAX (16 * 1024)	/* of a prompt kept in the history */
+#define PROMPT_CHANGES_MAX 200		/* state changes kept per action */
 
 /*
  * Placeholders, in a built-in or a project's template:
@@ -680,12 +682,13 @@ prompt_history_text(const char *prompt)
 /*
  * The history's event of one action: what replay shows of it (state
  * export --html, GET /loops/:id/replay): the prompt the worker got, its
- * result, its time and usage, and its role's section after the merge
- * (replay tells the change from the section the role's last action left).
+ * result, its time and usage, and what its merge changed in skill_state
+ * (a parallel step's: the whole step's merge).
  */
 static json_t *
 prompt_action_event(const char *role, const json_t *res, const char *prompt,
-    const char *outcome, const json_t *ss, json_int_t iteration)
+    const char *outcome, const json_t *before, const json_t *ss,
+    json_int_t iteration)
 {
 	static const char *const keep[] = { "agent_id", "tool", "summary",
 	    "error_kind", "reason", "duration_ms", "usage", "files_changed",
@@ -699,8 +702,9 @@ prompt_action_event(const char *role, const json_t *res, const char *prompt,
 		if ((v = json_object_get(res, keep[i])) != NULL &&
 		    !json_is_null(v))
 			json_object_set(o, keep[i], (json_t *)v);
-	if ((v = json_object_get(ss, role)) != NULL)
-		json_object_set_new(o, "section", json_deep_copy(v));
+	if (before != NULL)
+		json_object_set_new(o, "changes", json_diff(before, ss,
+		    PROMPT_CHANGES_MAX));
 	if ((v = prompt_history_text(prompt)) != NULL)
 		json_object_set_new(o, "prompt", (json_t *)v);
 	return prompt_event(o);
@@ -712,8 +716,8 @@ prompt_action_event(const char *role, const json_t *res, const char *prompt,
  */
 void
 prompt_record_action(struct state_store *s, const char *role, json_t *res,
-    const char *prompt, const char *outcome, const json_t *ss,
-    json_int_t iteration, const char *now)
+    const char *prompt, const json_t *before, const char *outcome,
+    const json_t *ss, json_int_t iteration, const char *now)
 {
 	struct prompt_side	*ps = prompt_side_new(s);
 	const json_t		*f, *sec;
@@ -737,8 +741,8 @@ prompt_record_action(struct state_store *s, const char *role, json_t *res,
 		    "summary"), "hypotheses_count", json_object_get(
 		    json_object_get(ss, "debug"), "hypotheses_count"),
 		    "timestamp", now);
-	ps->history = prompt_action_event(role, res, prompt, outcome, ss,
-	    iteration);
+	ps->history = prompt_action_event(role, res, prompt, outcome, before,
+	    ss, iteration);
 	state_store_side(s, prompt_side_run, prompt_side_done, ps);
 }
 
