@@ -39,7 +39,7 @@ print(sum(1 for l in open(sys.argv[1]) if "prompt" in json.loads(l) and
 
 # --- export
 OUT=$T_TMP/rp-1.html
-"$SUP" state -C "$R" export rp-1 --html -o "$OUT" 2>"$T_TMP/exp.err"
+$WRAP "$SUP" state -C "$R" export rp-1 --html -o "$OUT" 2>"$T_TMP/exp.err"
 is "$?" 0 "state export --html -o FILE"
 python3 - "$OUT" "$SUMMARY" <<'PYEOF' >"$T_TMP/doc.out"
 import re, sys
@@ -50,31 +50,31 @@ print(d.count("</script>"), d.count("<!--"), d.count("<img"),
 PYEOF
 is "$(cat "$T_TMP/doc.out")" "2 0 0 True True" \
     "the data cannot end its block: 2 </script>, no <!--, no <img; a CSP meta tag"
-"$SUP" state -C "$R" export rp-1 >"$T_TMP/rp-1.json"
+$WRAP "$SUP" state -C "$R" export rp-1 >"$T_TMP/rp-1.json"
 is "$?" 0 "state export without --html: the JSON"
 is "$(jget "$T_TMP/rp-1.json" '[d["loop"]["status"], [e["event"] for e in d["history"]].count("action")]')" \
     '["completed",5]' "... the loop and its five actions"
-"$SUP" state -C "$R" export nope --html -o "$T_TMP/nope.html" 2>"$T_TMP/nope.err"
+$WRAP "$SUP" state -C "$R" export nope --html -o "$T_TMP/nope.html" 2>"$T_TMP/nope.err"
 is "$?" 1 "an unknown loop: exit 1"
 like "$(cat "$T_TMP/nope.err")" "state export: no loop 'nope'" "... saying so"
 [ ! -e "$T_TMP/nope.html" ]
 ok $? "... and no file"
-"$SUP" state -C "$R" export ../x --html 2>"$T_TMP/bad.err"
+$WRAP "$SUP" state -C "$R" export ../x --html 2>"$T_TMP/bad.err"
 is "$?" 2 "an invalid id: exit 2"
 like "$(cat "$T_TMP/bad.err")" "invalid loop id" "... saying so"
-"$SUP" state -C "$T_TMP/none" export rp-1 --html 2>"$T_TMP/none.err"
+$WRAP "$SUP" state -C "$T_TMP/none" export rp-1 --html 2>"$T_TMP/none.err"
 is "$?" 1 "no state directory: exit 1"
 like "$(cat "$T_TMP/none.err")" "state export" "... with a message"
-"$SUP" state --help | grep -q 'state export ID \[--html\] \[-o FILE\]'
+$WRAP "$SUP" state --help | grep -q 'state export ID \[--html\] \[-o FILE\]'
 ok $? "--help names state export"
 
 # --- a loop whose history is from before replay, its worker with usage
-"$SUP" state -C "$R" create "Old loop" --loop-id old-1 >/dev/null
+$WRAP "$SUP" state -C "$R" create "Old loop" --loop-id old-1 >/dev/null
 printf '%s\n' '{"event":"loop_started","mode":"auto","timestamp":"2026-01-01T00:00:00.000Z"}' \
     'not json' \
     '{"event":"action","action":"develop","agent_id":"agent-1","status":"success","summary":"old <b>x</b>","iteration":1,"usage":{"input_tokens":1000,"output_tokens":200,"cost_usd":0.0123},"duration_ms":1500,"timestamp":"2026-01-01T00:00:02.000Z"}' \
     >"$R/.loop/old-1.history.jsonl"
-"$SUP" state -C "$R" export old-1 --html -o "$T_TMP/old-1.html"
+$WRAP "$SUP" state -C "$R" export old-1 --html -o "$T_TMP/old-1.html"
 is "$?" 0 "an old history exports"
 grep -q '1 unreadable history lines skipped' "$T_TMP/old-1.html"
 ok $? "... noting the line it skipped"
