@@ -30,7 +30,7 @@
 
 #define PROMPT_MAX_FILE	(1 << 20)	/* bytes of a template at most */
 #define PROMPT_HISTORY_MAX (16 * 1024)	/* of a prompt kept in the history */
-#define PROMPT_CHANGES_MAX 200		/* state changes kept per action */
+#define PROMPT_CHANGES_MAX 64		/* state changes kept per action */
 
 /*
  * Placeholders, in a built-in or a project's template:
