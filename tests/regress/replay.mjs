@@ -8,14 +8,17 @@
 // violation on either.  One line per check: "ok DESCRIPTION" or
 // "not ok DESCRIPTION: WHY"; exit 0 once all ran.
 //
+// Screenshots of the file's step 2 at 1280x800 and 800x600 are kept as
+// PNG-1280x800.png and PNG-800x600.png (artifacts).
+//
 // Usage: node replay.mjs PW_DIR CHROMIUM FILE OLD_FILE PORT ID NSTEPS
-//        SUMMARY TITLE WAIT_MS
+//        SUMMARY TITLE WAIT_MS PNG
 import { createRequire } from "node:module";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 
 const [pwDir, chromium, file, oldFile, port, id, nArg, summary, title,
-    waitArg] = process.argv.slice(2);
+    waitArg, png] = process.argv.slice(2);
 const require = createRequire(pwDir + "/");
 const { chromium: browserType } = require("playwright-core");
 const base = "http://127.0.0.1:" + port;
@@ -154,6 +157,22 @@ try {
 	ok(loopInfo[4] === undefined && loopInfo[5] === 0 && loopInfo[6] === 2,
 	    "file: no markup from the data ran or was parsed (no img, " +
 	    "2 scripts)", loopInfo.slice(4).join(" "));
+	// usable at 800 px: nothing wider than the window; the focus shows
+	const wide = await page.evaluate(() =>
+	    document.documentElement.scrollWidth);
+	ok(wide <= 800, "file: no horizontal scrolling at 800 px", wide + " px");
+	await page.keyboard.press("Tab");
+	const ring = await page.evaluate(() => {
+		const e = document.activeElement;
+		const st = getComputedStyle(e);
+		return [e.tagName, st.outlineStyle, st.outlineWidth];
+	});
+	ok(ring[0] !== "BODY" && ring[1] !== "none" && ring[2] !== "0px",
+	    "file: the focused control shows its focus", ring.join(" "));
+	await page.screenshot({ path: png + "-800x600.png", fullPage: false });
+	await page.setViewportSize({ width: 1280, height: 800 });
+	await page.screenshot({ path: png + "-1280x800.png", fullPage: false });
+	await page.setViewportSize({ width: 800, height: 600 });
 	await axe(page, "the exported file");
 
 	// --- a history from before replay, with a worker's usage

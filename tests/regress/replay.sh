@@ -8,16 +8,27 @@
 # headless Chromium (playwright-core, as serve-page.sh) through the file
 # from file:// and through the served page: next/previous and keys, each
 # step's prompt, result, state change, time and cost, hostile data as
-# text, axe-core (@axe-core/playwright, SKIP when absent).  Without node,
+# text, usable at 800 px with a visible focus, axe-core
+# (@axe-core/playwright, SKIP when absent); screenshots at 1280x800 and
+# 800x600 kept as tests/regress/replay-SIZE.png.  Without node,
 # chromium or the npm registry the browser part is one SKIP.
-# CCW_PAGE_NPM_DIR: playwright-core's install elsewhere; CCW_CHROMIUM.
+# CCW_PAGE_NPM_DIR: playwright-core's and @axe-core/playwright's install
+# elsewhere (else tests/replay-npm in the build tree); CCW_CHROMIUM.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
 
-PW_DIR=${CCW_PAGE_NPM_DIR:-$top_builddir/tests/page-npm}
 PW_VERSION=1.65.1
 AXE_VERSION=4.14.0
+# CCW_PAGE_NPM_DIR when it holds both packages; else our own install
+# (never into serve-page.sh's: make -j2 check runs both at once, and an
+# npm install --no-save prunes what it did not name)
+PW_DIR=$top_builddir/tests/replay-npm
+[ -n "${CCW_PAGE_NPM_DIR:-}" ] &&
+    [ -f "$CCW_PAGE_NPM_DIR/node_modules/@axe-core/playwright/package.json" ] &&
+    PW_DIR=$CCW_PAGE_NPM_DIR
 CHROMIUM=${CCW_CHROMIUM:-$(command -v chromium || true)}
+PNG=$top_builddir/tests/regress/replay
+rm -f "$PNG"-*.png
 
 t_watchdog 60
 t_marker M replay
@@ -102,7 +113,9 @@ browser() {
 	[ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ] ||
 	    { skip_browser "no chromium"; return; }
 	if [ ! -f "$PW_DIR/node_modules/playwright-core/package.json" ] ||
-	    [ ! -f "$PW_DIR/node_modules/@axe-core/playwright/package.json" ]; then
+	    [ ! -f "$PW_DIR/node_modules/@axe-core/playwright/package.json" ] ||
+	    [ "$(jget "$PW_DIR/node_modules/playwright-core/package.json" \
+	    'd["version"]')" != "$PW_VERSION" ]; then
 		command -v npm >/dev/null 2>&1 || { skip_browser "no npm"; return; }
 		mkdir -p "$PW_DIR" && [ -f "$PW_DIR/package.json" ] ||
 		    echo '{"private": true}' >"$PW_DIR/package.json"
@@ -114,10 +127,12 @@ browser() {
 	fi
 	[ -f "$PW_DIR/node_modules/playwright-core/package.json" ] ||
 	    { skip_browser "npm install playwright-core failed"; return; }
+	T0=$(t_now_ms)
 	node "$srcdir/tests/regress/replay.mjs" "$PW_DIR" "$CHROMIUM" "$OUT" \
 	    "$T_TMP/old-1.html" "$SRV_PORT" rp-1 5 "$SUMMARY" "$TITLE" \
-	    "$(t_ms 10000)" >"$T_TMP/page.out" 2>&1
+	    "$(t_ms 10000)" "$PNG" >"$T_TMP/page.out" 2>&1
 	is "$?" 0 "the browser script ran to its end"
+	echo "# the browser part took $(( $(t_now_ms) - T0 )) ms (a figure, not a check)"
 	while IFS= read -r line; do
 		case $line in
 		"ok "*"# SKIP"*) t_skip "page: ${line#ok }" ;;
@@ -128,6 +143,10 @@ browser() {
 	done <"$T_TMP/page.out"
 	grep -q '^ok all steps ran' "$T_TMP/page.out"
 	ok $? "every browser step ran"
+	for size in 1280x800 800x600; do
+		[ "$(head -c 4 "$PNG-$size.png" 2>/dev/null | tail -c 3)" = PNG ]
+		ok $? "a screenshot at $size is kept: $PNG-$size.png"
+	done
 }
 browser
 
