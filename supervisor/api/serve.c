@@ -93,6 +93,7 @@ static const struct serve_route serve_routes[] = {
 	  SOP_RESUME },
 	{ HTTP_POST, "/api/loops/v2/:id/stop", serve_loops_action, 0,
 	  SOP_STOP },
+	{ HTTP_GET, "/loops/:id/replay", serve_replay, 0, SOP_NONE },
 	{ HTTP_POST, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
 	{ HTTP_GET, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },
 	{ HTTP_DELETE, "/mcp", serve_mcp, SERVE_RPC, SOP_NONE },

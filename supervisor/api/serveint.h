@@ -128,6 +128,9 @@ void	serve_tasks_delete(struct serve *, struct http_req *,
 void	serve_tasks_reorder(struct serve *, struct http_req *,
 	    const struct serve_match *);
 struct serve_root *serve_root_of(struct serve *, const char *);
+/* servereplay.c: a loop's replay page */
+void	serve_replay(struct serve *, struct http_req *,
+	    const struct serve_match *);
 void	serve_scan_dir(const char *, json_t *);
 /* servepage.c: the status page at / */
 void	serve_page(struct serve *, struct http_req *,

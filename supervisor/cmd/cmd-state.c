@@ -1,6 +1,6 @@
 /*
- * cmd-state.c: `ccw-supervisor state list|show|validate|rebuild|create`:
- * inspecting and repairing loop state files from the command line.  The
+ * cmd-state.c: `ccw-supervisor state VERB`, its verbs in state_verbs:
+ * inspecting, exporting and repairing loop state files.  The
  * reading, checking and writing are state.c's and progress.c's; this file
  * owns the options and what is printed.  A write takes the loop's run
  * lock (loopguard.c): never while a driver runs the loop.
@@ -25,6 +25,7 @@
 #include "loopguard.h"
 #include "progress.h"
 #include "state.h"
+#include "state-export.h"
 #include "state-wt.h"
 #include "sup.h"
 #include "workflows.h"
@@ -33,8 +34,9 @@
 struct state_opts {
 	const char	*state_dir, *root, *description, *loop_id;
 	char		*dir;		/* the state directory's path */
+	const char	*out;		/* export -o FILE */
 	int64_t		 max_iter;
-	int		 json;
+	int		 json, html;
 	int		 dirfd;
 };
 
@@ -49,6 +51,7 @@ state_usage(FILE *fp)
 "       ccw-supervisor state rebuild ID\n"
 "       ccw-supervisor state create TITLE [--description D]\n"
 "                                  [--max-iterations N] [--loop-id ID]\n"
+"       ccw-supervisor state export ID [--html] [-o FILE]\n"
 "options: [-C ROOT] [--state-dir DIR]\n"
 "rebuild and create refuse a loop a run (or agent, control) drives.\n"
 "Exit: 0 done (validate: valid), 1 not found, invalid, failed or driven\n"
@@ -177,7 +180,7 @@ state_list_line(const json_t *st)
 
 /* state list: every {id}.json in the directory, who drives each. */
 static int
-state_list(struct state_opts *so)
+state_list(struct state_opts *so, const char *none)
 {
 	struct dirent	*de;
 	DIR		*d;
@@ -186,6 +189,7 @@ state_list(struct state_opts *so)
 	size_t		 len, i;
 	int		 fd = dup(so->dirfd);
 
+	(void)none;
 	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
 		json_decref(all);
 		return state_fail("list", xstrdup(strerror(errno)));
@@ -456,6 +460,8 @@ state_parse(int argc, char **argv, struct state_opts *so)
 		{ "description", required_argument, NULL, 'd' },
 		{ "max-iterations", required_argument, NULL, 'n' },
 		{ "loop-id", required_argument, NULL, 'l' },
+		{ "html", no_argument, NULL, 'H' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -466,13 +472,15 @@ state_parse(int argc, char **argv, struct state_opts *so)
 	so->max_iter = 10;
 	so->dirfd = -1;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "C:ho:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'C': so->root = optarg; break;
 		case 's': so->state_dir = optarg; break;
 		case 'j': so->json = 1; break;
 		case 'd': so->description = optarg; break;
 		case 'l': so->loop_id = optarg; break;
+		case 'H': so->html = 1; break;
+		case 'o': so->out = optarg; break;
 		case 'n':
 			errno = 0;
 			so->max_iter = strtoll(optarg, &end, 10);
@@ -492,22 +500,46 @@ state_parse(int argc, char **argv, struct state_opts *so)
 	return -1;
 }
 
-/* One verb on an open state directory (validate opens its own). */
+/* state export: the loop's replay, as JSON or (--html) one document. */
 static int
-state_verb(struct state_opts *so, const char *verb, const char *arg)
+state_export_verb(struct state_opts *so, const char *id)
+{
+	return state_export(so->dirfd, id, so->html, so->out);
+}
+
+#define SV_NOARG	0x1	/* takes no argument (list) */
+#define SV_NOID		0x2	/* its argument is no loop id */
+#define SV_OWNDIR	0x4	/* opens its own directory (validate: a file) */
+#define SV_CREATE	0x8	/* may create the directory (--loop-id's) */
+#define SV_LOCK		0x10	/* writes: holds the loop's run lock */
+
+/* The verbs of `state`: what each takes and asks. */
+static const struct state_verb {
+	const char	*name;
+	int		(*fn)(struct state_opts *, const char *);
+	unsigned	 flags;
+} state_verbs[] = {
+	{ "list", state_list, SV_NOARG },
+	{ "show", state_show, 0 },
+	{ "validate", state_check, SV_NOID | SV_OWNDIR },
+	{ "rebuild", state_rebuild, SV_LOCK },
+	{ "create", state_make, SV_NOID | SV_CREATE },
+	{ "export", state_export_verb, 0 },
+};
+#define STATE_NVERBS	(sizeof state_verbs / sizeof state_verbs[0])
+
+/* One verb on an open state directory, under the run lock if it writes. */
+static int
+state_verb(struct state_opts *so, const struct state_verb *v, const char *arg)
 {
 	struct loop_guard	 guard;
 	int			 rc;
 
-	if (strcmp(verb, "list") == 0)
-		return state_list(so);
-	if (strcmp(verb, "show") == 0)
-		return state_show(so, arg);
-	if (strcmp(verb, "create") == 0)
-		return state_make(so, arg);
-	if ((rc = state_lock(so, verb, arg, &guard)) != 0)
+	if (!(v->flags & SV_LOCK))
+		return v->fn(so, arg);
+	if (state_lock(so, v->name, arg, &guard) != 0)
 		return EXIT_FAILED;
-	rc = state_rebuild(so, arg);
+	rc = v->fn(so, arg);
 	loopguard_close(&guard);
 	return rc;
 }
@@ -515,9 +547,11 @@ state_verb(struct state_opts *so, const char *verb, const char *arg)
 int
 cmd_state(int argc, char **argv)
 {
+	const struct state_verb	*v = NULL;
 	struct state_opts	 so;
 	const char		*verb, *arg;
 	char			*err = NULL;
+	size_t			 i;
 	int			 rc, nargs;
 
 	if ((rc = state_parse(argc, argv, &so)) != -1)
@@ -525,38 +559,34 @@ cmd_state(int argc, char **argv)
 	nargs = argc - optind;
 	verb = nargs > 0 ? argv[optind] : NULL;
 	arg = nargs > 1 ? argv[optind + 1] : NULL;
-	if (verb == NULL || nargs > 2 ||
-	    (strcmp(verb, "list") == 0) != (arg == NULL)) {
-		state_usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (strcmp(verb, "validate") == 0) {
-		rc = state_check(&so, arg);
-		if (so.dirfd >= 0)
-			close(so.dirfd);
-		free(so.dir);
-		return rc;
-	}
-	if (strcmp(verb, "list") != 0 && strcmp(verb, "create") != 0 &&
-	    !state_id_valid(arg)) {
-		fprintf(stderr, "ccw-supervisor state %s: invalid loop id '%s'\n",
-		    verb, arg);
-		return EXIT_USAGE;
-	}
-	if (strcmp(verb, "list") != 0 && strcmp(verb, "show") != 0 &&
-	    strcmp(verb, "rebuild") != 0 && strcmp(verb, "create") != 0) {
+	for (i = 0; verb != NULL && i < STATE_NVERBS; i++)
+		if (strcmp(verb, state_verbs[i].name) == 0)
+			v = &state_verbs[i];
+	if (verb != NULL && v == NULL) {
 		fprintf(stderr, "ccw-supervisor state: unknown verb '%s'\n", verb);
 		state_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (state_open(&so, strcmp(verb, "create") == 0 ? so.loop_id : arg,
-	    strcmp(verb, "create") == 0, &err) != 0) {
+	if (v == NULL || nargs > 2 || !(v->flags & SV_NOARG) != (arg != NULL)) {
+		state_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!(v->flags & (SV_NOARG | SV_NOID)) && !state_id_valid(arg)) {
+		fprintf(stderr, "ccw-supervisor state %s: invalid loop id '%s'\n",
+		    verb, arg);
+		return EXIT_USAGE;
+	}
+	if (!(v->flags & SV_OWNDIR) && state_open(&so, (v->flags &
+	    SV_CREATE) ? so.loop_id : arg, (v->flags & SV_CREATE) != 0,
+	    &err) != 0) {
 		free(so.dir);
 		return state_fail(verb, err);
 	}
-	state_clean_temps(so.dirfd, NULL);
-	rc = state_verb(&so, verb, arg);
-	close(so.dirfd);
+	if (!(v->flags & SV_OWNDIR))
+		state_clean_temps(so.dirfd, NULL);
+	rc = state_verb(&so, v, arg);
+	if (so.dirfd >= 0)
+		close(so.dirfd);
 	free(so.dir);
 	return rc;
 }

@@ -181,6 +181,7 @@ loop_take_one(struct loop *l, struct loop_run *r, const char *now)
 	const struct workflow *wf = l->wf;
 	const char	*role = loop_role(l, r->role);
 	const char	*outcome = wf->outcome(role, res);
+	json_t		*before = json_deep_copy(l->ss);	/* the history's */
 	char		*err = NULL;
 	int		 next;
 
@@ -190,8 +191,9 @@ loop_take_one(struct loop *l, struct loop_run *r, const char *now)
 		wf->merged(r->role, l->ss, res, l->cfg.dirfd, l->cfg.id, now);
 	if (wf->roles[r->role].flags & WORKFLOW_ITER)
 		l->iteration++;
-	prompt_record_action(l->store, role, res, outcome, l->ss, l->iteration,
-	    now);
+	prompt_record_action(l->store, role, res, r->prompt, before, outcome,
+	    l->ss, l->iteration, now);
+	json_decref(before);
 	if (next < 0 && l->cfg.mode != LOOP_INTERACTIVE &&
 	    loop_retry_lost(l, r->role, res)) {
 		loop_save(l, NULL, NULL, loop_saved);	/* the same role, later */
@@ -221,6 +223,7 @@ loop_take_batch(struct loop *l, const char *now)
 	const struct workflow	*wf = l->wf;
 	const json_t		*res[WORKFLOW_MAX_GROUP];
 	const char		*names[WORKFLOW_MAX_GROUP];
+	json_t			*before;
 	int			 i, failed = 0;
 
 	for (i = 0; i < l->ncur; i++) {
@@ -229,13 +232,16 @@ loop_take_batch(struct loop *l, const char *now)
 		failed += strcmp(wf->outcome(names[i], res[i]), "failed") == 0;
 	}
 	l->failures = failed == l->ncur ? l->failures + 1 : 0;
+	before = json_deep_copy(l->ss);		/* the history's */
 	wf->merge_group(l->ss, names, res, (size_t)l->ncur, now);
 	isolate_record(l->iso, l->ss, 0);	/* branches, git conflicts */
 	isolate_step_end(l->iso);
 	l->iteration++;
 	for (i = 0; i < l->ncur; i++)
 		prompt_record_action(l->store, names[i], l->cur[i]->result,
-		    wf->outcome(names[i], res[i]), l->ss, l->iteration, now);
+		    l->cur[i]->prompt, before, wf->outcome(names[i], res[i]),
+		    l->ss, l->iteration, now);
+	json_decref(before);
 	l->index = wf->group_next(l->ss);
 	loop_save(l, NULL, NULL, loop_saved);	/* a failed commit ends it */
 	if (l->failures > 0 && workflow_in_group(wf->parallel, l->index))
@@ -253,11 +259,13 @@ loop_take_resolve(struct loop *l, struct loop_run *r, const char *now)
 {
 	const char	*role = loop_role(l, r->role);
 	const char	*outcome = l->wf->outcome(role, r->result);
+	json_t		*before = json_deep_copy(l->ss);	/* the history's */
 	char		*what = NULL;
 
 	l->wf->merge(l->ss, role, r->result, now);
-	prompt_record_action(l->store, role, r->result, outcome, l->ss,
-	    l->iteration, now);
+	prompt_record_action(l->store, role, r->result, r->prompt, before,
+	    outcome, l->ss, l->iteration, now);
+	json_decref(before);
 	(void)isolate_resolved(l->iso, l->ss, strcmp(outcome, "failed") == 0,
 	    &what);
 	free(what);
@@ -873,6 +881,7 @@ loop_prune(struct loop *l)
 		json_decref(r->result);
 		free(r->tool);
 		free(r->extra);
+		free(r->prompt);
 		free(r);
 		pruned = 1;
 	}
@@ -1063,6 +1072,7 @@ loop_free(struct loop *l)
 		json_decref(r->result);
 		free(r->tool);
 		free(r->extra);
+		free(r->prompt);
 		if (r->ladder != NULL)
 			ladder_free(r->ladder);
 		free(r);
@@ -1292,7 +1302,8 @@ loop_begin(struct loop_run *r)
 		wait_ms = dl.timeout_ms;
 	r->a = agent_spawn(&l->sup, &req);
 	json_decref(req.options);
-	free(prompt);
+	free(r->prompt);	/* kept for the action's history (replay) */
+	r->prompt = prompt;
 	free(capsule);
 	loop_event(l, "worker_started", json_pack("{s:s, s:s, s:s, s:s,"
 	    " s:I}", "agent_id", r->a->id, "role", loop_role(l, r->role),

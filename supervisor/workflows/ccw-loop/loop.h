@@ -151,8 +151,8 @@ char		*prompt_state_summary(const json_t *);
 char		*prompt_builtin(const char *);
 char		*prompt_with_contract(const char *, const char *);
 void		 prompt_record_action(struct state_store *, const char *,
-		    json_t *, const char *, const json_t *, json_int_t,
-		    const char *);	/* queued on the store's side thread */
+		    json_t *, const char *, const json_t *, const char *,
+		    const json_t *, json_int_t, const char *);	/* queued on the store's side thread */
 void		 prompt_record(struct state_store *, json_t *);
 void		 prompt_warn(int, char *);
 

@@ -30,6 +30,7 @@ struct loop_run {
 	int			 role;
 	char			*tool;		/* its gate's provider */
 	char			*extra;		/* appended to the prompt */
+	char			*prompt;	/* what it was told: the history's */
 	uint64_t		 want_wait_ms, want_nudge_ms; /* 0: the role's */
 	struct gate_wait	*wait;		/* queued at the gate */
 	int			 gating;	/* not started yet */

@@ -19,6 +19,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "jsondiff.h"
 #include "capsule.h"
 #include "ccw-loop.h"
 #include "log.h"
@@ -28,6 +29,8 @@
 #include "xmalloc.h"
 
 #define PROMPT_MAX_FILE	(1 << 20)	/* bytes of a template at most */
+#define PROMPT_HISTORY_MAX (16 * 1024)	/* of a prompt kept in the history */
+#define PROMPT_CHANGES_MAX 64		/* state changes kept per action */
 
 /*
  * Placeholders, in a built-in or a project's template:
@@ -657,13 +660,64 @@ prompt_event(json_t *o)
 }
 
 /*
+ * The prompt as the history keeps it: at most PROMPT_HISTORY_MAX bytes,
+ * cut on a character's first byte (the history is read as JSON, UTF-8).
+ */
+static json_t *
+prompt_history_text(const char *prompt)
+{
+	size_t	n;
+
+	if (prompt == NULL)
+		return NULL;
+	if ((n = strlen(prompt)) <= PROMPT_HISTORY_MAX)
+		return json_string(prompt);
+	n = PROMPT_HISTORY_MAX;
+	while (n > 0 && (prompt[n] & 0xc0) == 0x80)
+		n--;
+	return json_sprintf("%.*s\n[... %zu bytes more]", (int)n, prompt,
+	    strlen(prompt) - n);
+}
+
+/*
+ * The history's event of one action: what replay shows of it (state
+ * export --html, GET /loops/:id/replay): the prompt the worker got, its
+ * result, its time and usage, and what its merge changed in skill_state
+ * (a parallel step's: the whole step's merge).
+ */
+static json_t *
+prompt_action_event(const char *role, const json_t *res, const char *prompt,
+    const char *outcome, const json_t *before, const json_t *ss,
+    json_int_t iteration)
+{
+	static const char *const keep[] = { "agent_id", "tool", "summary",
+	    "error_kind", "reason", "duration_ms", "usage", "files_changed",
+	    "exit_code", NULL };
+	json_t	*o = json_pack("{s:s, s:s, s:s, s:I}", "event", "action",
+		    "action", role, "status", outcome, "iteration", iteration);
+	const json_t *v;
+	size_t	 i;
+
+	for (i = 0; keep[i] != NULL; i++)
+		if ((v = json_object_get(res, keep[i])) != NULL &&
+		    !json_is_null(v))
+			json_object_set(o, keep[i], (json_t *)v);
+	if (before != NULL)
+		json_object_set_new(o, "changes", json_diff(before, ss,
+		    PROMPT_CHANGES_MAX));
+	if ((v = prompt_history_text(prompt)) != NULL)
+		json_object_set_new(o, "prompt", (json_t *)v);
+	return prompt_event(o);
+}
+
+/*
  * One action's side files: progress, output, changes, debug log,
  * history; queued on the store's side thread after the earlier ones.
  */
 void
 prompt_record_action(struct state_store *s, const char *role, json_t *res,
-    const char *outcome, const json_t *ss, json_int_t iteration,
-    const char *now)
+    const char *prompt, const json_t *before, const char *outcome,
+    const json_t *ss, json_int_t iteration, const char *now)
 {
 	struct prompt_side	*ps = prompt_side_new(s);
 	const json_t		*f, *sec;
@@ -687,10 +741,8 @@ prompt_record_action(struct state_store *s, const char *role, json_t *res,
 		    "summary"), "hypotheses_count", json_object_get(
 		    json_object_get(ss, "debug"), "hypotheses_count"),
 		    "timestamp", now);
-	ps->history = prompt_event(json_pack("{s:s, s:s, s:O?, s:s, s:O?, "
-	    "s:I}", "event", "action", "action", role, "agent_id",
-	    json_object_get(res, "agent_id"), "status", outcome, "summary",
-	    json_object_get(res, "summary"), "iteration", iteration));
+	ps->history = prompt_action_event(role, res, prompt, outcome, before,
+	    ss, iteration);
 	state_store_side(s, prompt_side_run, prompt_side_done, ps);
 }
 
