@@ -16,6 +16,7 @@ struct committer;
 struct gitrun;
 struct servemcp;
 struct sse;
+struct ws;
 
 #define SERVE_CAPTURES	2	/* ":id" segments a pattern may hold */
 #define SERVE_MCP_SESSIONS 64	/* /mcp sessions open at once; beyond: */
@@ -31,6 +32,7 @@ struct serve {
 	struct serve_cfg	 cfg;
 	struct http_server	*http;
 	struct sse		*sse;
+	struct ws		*ws;		/* /ws: sse's events, WebSocket */
 	struct committer	*io;		/* scans, deletes: off the loop */
 	struct servemcp		*mcp;		/* /mcp's sessions */
 	char			 listen_host[64]; /* --http's host: a name */
