@@ -613,18 +613,30 @@ http_server_stats(const struct http_server *srv, struct http_stats *st)
 	*st = srv->stats;
 }
 
-/* Closes the listener and every connection (their handlers told). */
+/*
+ * Closes the listener and every connection (their handlers told).  What
+ * each is still owed (a WebSocket's close frame: "going away") is
+ * written once if its socket takes it now; nothing waits for a client.
+ */
 void
 http_server_free(struct http_server *srv)
 {
+	struct http_conn	*c;
+	struct evbuffer		*out;
+
 	if (srv == NULL)
 		return;
 	lpause_free(srv->pause);
 	srv->pause = NULL;
 	if (srv->listener != NULL)
 		evconnlistener_free(srv->listener);
-	while (!TAILQ_EMPTY(&srv->conns))
-		http_conn_free(TAILQ_FIRST(&srv->conns));
+	while ((c = TAILQ_FIRST(&srv->conns)) != NULL) {
+		/* the bufferevent keeps its output's start frozen */
+		out = bufferevent_get_output(c->bev);
+		evbuffer_unfreeze(out, 1);
+		(void)evbuffer_write(out, bufferevent_getfd(c->bev));
+		http_conn_free(c);
+	}
 	free(srv);
 }
 

@@ -3,7 +3,7 @@
 # sockets for tests/regress/serve-ws.sh: the handshake and its refusals,
 # the events, the frames a server must refuse, pings, the close
 # handshake, fragments, a flood, many clients, a reader that stalls and
-# one that never answers.  Prints "ok 0 DESC" (passed) or "ok 1 DESC"
+# one that never answers.  Prints "ok 1 DESC" (passed) or "ok 0 DESC"
 # per check (t_probe_out), "ms TEXT" as diagnostics.  Every read is
 # bounded by a timeout; nothing sleeps a fixed time.
 import base64
@@ -21,7 +21,7 @@ TMO = float(os.environ.get("WS_PROBE_TIMEOUT", "20"))
 
 
 def say(good, desc):
-    print("ok %d %s" % (0 if good else 1, desc), flush=True)
+    print("ok %d %s" % (1 if good else 0, desc), flush=True)
 
 
 def key():
@@ -90,8 +90,8 @@ def frame(op, payload=b"", fin=True, mask=True, rsv=0, length=None):
 class Reader:
     """Server frames from a socket (they must come unmasked)."""
 
-    def __init__(self, s, rest=b""):
-        self.s, self.buf = s, rest
+    def __init__(self, s, rest=b"", pong=False):
+        self.s, self.buf, self.pong = s, rest, pong
 
     def need(self, n):
         while len(self.buf) < n:
@@ -116,6 +116,9 @@ class Reader:
         self.need(h + n)
         p = self.buf[h:h + n]
         self.buf = self.buf[h + n:]
+        if self.pong and b0 & 0x0F == 9:
+            self.s.sendall(frame(10, p))
+            return self.next()
         return bool(b0 & 0x80), b0 & 0x0F, p
 
     def until(self, op):
@@ -337,7 +340,7 @@ def wait_stats(key, want, sec=30):
 def case_slow():
     """A reader that stalls is dropped; one that reads gets every event."""
     a, ra = fresh()
-    ra = Reader(a, ra)
+    ra = Reader(a, ra, pong=True)
     b = handshake(rcvbuf=4096)[0]
     wait_stats("ws_clients", 2, 10)
     fill = "y" * 4000
@@ -395,6 +398,14 @@ def case_silent(ping_ms):
     s.close()
 
 
+def case_hold():
+    """Held open until the server stops: it says going away (1001)."""
+    s, rest = fresh()
+    print("ms ready", flush=True)
+    s.settimeout(None)
+    say(closed_with(s, rest, 1001), "a server stopping closes with 1001")
+
+
 TOKEN = ""
 if __name__ == "__main__":
     case = sys.argv[2]
@@ -405,6 +416,8 @@ if __name__ == "__main__":
         case_events()
     elif case == "protocol":
         case_protocol(int(sys.argv[3]))
+    elif case == "hold":
+        case_hold()
     elif case == "slow":
         case_slow()
     elif case == "silent":
