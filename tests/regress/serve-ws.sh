@@ -53,7 +53,15 @@ hs_start() {
 	rm -f "$T_TMP/port"
 	$WRAP "$HS" "$T_TMP/port" "$@" 2>"$T_TMP/hs.err" &
 	HPID=$!
-	t_wait_file "$T_TMP/port" "$(t_ms 10000)" && PORT=$(cat "$T_TMP/port")
+	local end
+	end=$(t_until "$(t_ms 10000)")
+	# the file is made, then its line written: wait for the line
+	until [ -n "$(cat "$T_TMP/port" 2>/dev/null)" ] ||
+	    [ "$(t_now_ms)" -ge "$end" ]; do
+		sleep 0.02
+	done
+	PORT=$(cat "$T_TMP/port" 2>/dev/null)
+	[ -n "$PORT" ]
 	ok $? "tests/http-serve $* listens (${PORT:-none})"
 }
 
