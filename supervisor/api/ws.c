@@ -56,27 +56,48 @@ ws_arm(struct ws *w)
 }
 
 /*
- * One frame to one client, header and payload in one write (so that a
- * client over its bound loses whole frames only).  0, or -1 when it has
- * fallen behind: http.c closes it and its on_close follows.
+ * A whole frame's bytes to one client in one write (so that a client
+ * over its bound loses whole frames only).  0, or -1 when it has fallen
+ * behind: http.c closes it and its on_close follows.
  */
 static int
-ws_send(struct ws_client *cl, int opcode, const void *p, size_t n)
+ws_write(struct ws_client *cl, const void *frame, size_t n)
+{
+	if (cl->behind)
+		return -1;
+	if (http_stream_write(cl->req, frame, n) != 0) {
+		cl->behind = 1;
+		cl->ws->st.dropped++;
+		return -1;
+	}
+	return 0;
+}
+
+/* A frame of the n bytes at p: header and payload in one buffer. */
+static uint8_t *
+ws_frame(int opcode, const void *p, size_t n, size_t *len)
 {
 	uint8_t	 hdr[WSFRAME_HDR_MAX], *buf;
 	size_t	 h = wsframe_header(hdr, opcode, n);
-	int	 rc;
 
-	if (cl->behind)
-		return -1;
 	buf = xmalloc(h + n);
 	memcpy(buf, hdr, h);
 	if (n > 0)
 		memcpy(buf + h, p, n);
-	if ((rc = http_stream_write(cl->req, buf, h + n)) != 0) {
-		cl->behind = 1;
-		cl->ws->st.dropped++;
-	}
+	*len = h + n;
+	return buf;
+}
+
+/* One frame to one client: ws_write's answer. */
+static int
+ws_send(struct ws_client *cl, int opcode, const void *p, size_t n)
+{
+	uint8_t	*buf;
+	size_t	 len;
+	int	 rc;
+
+	buf = ws_frame(opcode, p, n, &len);
+	rc = ws_write(cl, buf, len);
 	free(buf);
 	return rc;
 }
@@ -214,13 +235,17 @@ ws_tap(void *arg, uint64_t seq, const char *type, const json_t *fields)
 	struct ws		*w = arg;
 	struct ws_client	*cl;
 	char			*json;
+	uint8_t			*frame;
+	size_t			 len;
 
 	(void)seq;
 	if ((json = sse_json(type, fields)) == NULL)
 		return;
+	frame = ws_frame(WS_OP_TEXT, json, strlen(json), &len);
 	TAILQ_FOREACH(cl, &w->clients, entry)
-		if (ws_send(cl, WS_OP_TEXT, json, strlen(json)) == 0)
+		if (ws_write(cl, frame, len) == 0)
 			w->st.sent++;
+	free(frame);
 	free(json);
 }
 

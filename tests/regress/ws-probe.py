@@ -32,7 +32,7 @@ def accept_of(k):
     return base64.b64encode(hashlib.sha1(k.encode() + GUID).digest()).decode()
 
 
-def handshake(fields=None, drop=(), path="/ws", rcvbuf=0):
+def handshake(fields=None, drop=(), path="/ws", rcvbuf=0, behind=b""):
     """(sock, status, head fields lower-cased, the key, leftover bytes)"""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     if rcvbuf:
@@ -50,7 +50,7 @@ def handshake(fields=None, drop=(), path="/ws", rcvbuf=0):
         f.pop(d, None)
     req = "GET %s HTTP/1.1\r\n" % path + "".join(
         "%s: %s\r\n" % kv for kv in f.items()) + "\r\n"
-    s.sendall(req.encode())
+    s.sendall(req.encode() + behind)
     buf = b""
     while b"\r\n\r\n" not in buf:
         b = s.recv(65536)
@@ -288,6 +288,15 @@ def case_protocol(maxmsg):
     s.sendall(frame(8, struct.pack("!H", 1000) + b"bye"))
     say(closed_with(s, r.buf, 1000),
         "the close handshake: close 1000 echoed, then the connection closed")
+    s.close()
+    # a frame in the same write as the handshake is read after the 101
+    s, st, _, _, rest = handshake(behind=frame(9, b"early"))
+    try:
+        p = Reader(s, rest).until(10)
+    except (EOFError, OSError) as e:
+        p = repr(e)
+    say(st == 101 and p == b"early",
+        "a ping sent with the handshake is answered after the 101")
     s.close()
 
     cases = [
