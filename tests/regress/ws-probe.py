@@ -416,20 +416,11 @@ def case_hold():
 
 
 TOKEN = ""
+CASES = {"handshake": case_handshake, "events": case_events,
+         "protocol": case_protocol, "hold": case_hold, "slow": case_slow,
+         "silent": case_silent}
 if __name__ == "__main__":
-    case = sys.argv[2]
     TOKEN = os.environ.get("WS_TOKEN", "")
-    if case == "handshake":
-        case_handshake()
-    elif case == "events":
-        case_events()
-    elif case == "protocol":
-        case_protocol(int(sys.argv[3]))
-    elif case == "hold":
-        case_hold()
-    elif case == "slow":
-        case_slow()
-    elif case == "silent":
-        case_silent(int(sys.argv[3]))
-    else:
-        sys.exit("unknown case " + case)
+    if sys.argv[2] not in CASES:
+        sys.exit("unknown case " + sys.argv[2])
+    CASES[sys.argv[2]](*map(int, sys.argv[3:]))
