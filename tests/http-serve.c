@@ -2,7 +2,7 @@
  * http-serve.c: serve's HTTP server (supervisor/api/http.c) behind a few
  * test routes, for tests/regress/http-limits.sh.  Usage:
  *   http-serve PORTFILE [-c CONNS] [-r REQUEST_MS] [-i IDLE_MS] [-s STREAM]
- *       [-k KEEP]
+ *       [-k KEEP] [-w PING_MS]
  * Listens on 127.0.0.1, any port, written to PORTFILE once listening.
  *   GET  /health      {"ok":true}
  *   POST /echo        {"bytes":N,"sum":S} (S: the sum of the body's bytes)
@@ -12,6 +12,8 @@
  *   GET  /stats       the server's counters and how many waiting answers
  *                     and streams were told their client left
  *   GET  /events      the bus as Server-Sent Events (supervisor/api/sse.c)
+ *   GET  /ws          the same events as a WebSocket (supervisor/api/ws.c),
+ *                     pinging every PING_MS (-w; default ws.c's)
  *   POST /publish     [{"type": T, ...fields}, ...] onto the bus, in order
  * -k N: the bus keeps N events for replay (default 1024).
  * Every other path 404, a wrong method 405.  SIGTERM: frees all, exit 0.
@@ -31,6 +33,7 @@
 #include "bus.h"
 #include "http.h"
 #include "sse.h"
+#include "ws.h"
 #include "xmalloc.h"
 
 struct hs_pending {
@@ -46,6 +49,7 @@ struct hs {
 	struct http_server	*srv;
 	struct bus		*bus;
 	struct sse		*sse;
+	struct ws		*ws;
 	unsigned long		 told;		/* on_close calls */
 	unsigned long		 inflight;
 };
@@ -132,6 +136,7 @@ hs_handle(struct http_req *r, void *arg)
 	struct hs		*hs = arg;
 	const struct http_head	*h = http_req_head(r);
 	struct http_stats	 st;
+	struct ws_stats		 ws;
 	struct hs_pending	*p;
 	struct timeval		 tv = { 0, 100000 };
 	const char		*body;
@@ -143,7 +148,8 @@ hs_handle(struct http_req *r, void *arg)
 
 	want_get = strcmp(h->path, "/health") == 0 ||
 	    strcmp(h->path, "/later") == 0 || strcmp(h->path, "/stream") == 0 ||
-	    strcmp(h->path, "/stats") == 0 || strcmp(h->path, "/events") == 0;
+	    strcmp(h->path, "/stats") == 0 || strcmp(h->path, "/events") == 0 ||
+	    strcmp(h->path, "/ws") == 0;
 	if (!want_get && strcmp(h->path, "/echo") != 0 &&
 	    strcmp(h->path, "/publish") != 0) {
 		http_reply_error(r, 404, "no route %s", h->path);
@@ -175,11 +181,16 @@ hs_handle(struct http_req *r, void *arg)
 		json_decref(j);
 	} else if (strcmp(h->path, "/events") == 0) {
 		(void)sse_attach(hs->sse, r);
+	} else if (strcmp(h->path, "/ws") == 0) {
+		ws_attach(hs->ws, r);
 	} else if (strcmp(h->path, "/publish") == 0) {
 		hs_publish(hs, r);
 	} else if (strcmp(h->path, "/stats") == 0) {
 		http_server_stats(hs->srv, &st);
-		j = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		ws_stats(hs->ws, &ws);
+		j = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
+		    "s:I}", "ws_clients", (json_int_t)ws.clients, "ws_dropped",
+		    (json_int_t)ws.dropped, "ws_sent", (json_int_t)ws.sent,
 		    "accepted", (json_int_t)st.accepted, "refused",
 		    (json_int_t)st.refused, "requests", (json_int_t)st.requests,
 		    "open", (json_int_t)st.open, "streams",
@@ -227,10 +238,14 @@ main(int argc, char **argv)
 	FILE			*fp;
 	char			*err = NULL;
 	size_t			 keep = 1024;
+	uint64_t		 ping_ms = 0;
 	int			 c;
 
-	while ((c = getopt(argc, argv, "c:r:i:s:k:")) != -1) {
+	while ((c = getopt(argc, argv, "c:r:i:s:k:w:")) != -1) {
 		switch (c) {
+		case 'w':
+			ping_ms = strtoull(optarg, NULL, 10);
+			break;
 		case 'k':
 			keep = strtoul(optarg, NULL, 10);
 			break;
@@ -252,7 +267,7 @@ main(int argc, char **argv)
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "usage: http-serve PORTFILE [-c N] [-r MS] "
-		    "[-i MS] [-s BYTES] [-k N]\n");
+		    "[-i MS] [-s BYTES] [-k N] [-w MS]\n");
 		return 2;
 	}
 	/* a thousand idle clients need a thousand descriptors */
@@ -266,6 +281,7 @@ main(int argc, char **argv)
 	hs.srv = http_server_new(hs.base, &lim, hs_handle, &hs);
 	hs.bus = bus_new(keep);
 	hs.sse = sse_new(hs.base, hs.bus, 0, 0);
+	hs.ws = ws_new(hs.base, hs.sse, ping_ms, 0);
 	if (http_server_listen(hs.srv, "127.0.0.1:0", &err) != 0) {
 		fprintf(stderr, "http-serve: %s\n", err);
 		free(err);
@@ -278,6 +294,7 @@ main(int argc, char **argv)
 	term = evsignal_new(hs.base, SIGTERM, hs_term, hs.base);
 	evsignal_add(term, NULL);
 	event_base_dispatch(hs.base);
+	ws_free(hs.ws);
 	sse_free(hs.sse);
 	http_server_free(hs.srv);
 	bus_free(hs.bus);

@@ -59,6 +59,8 @@ struct http_req {
 	void			*on_close_arg;
 	http_shape_fn		 shape;		/* its JSON reply reshaped */
 	void			*shape_arg;
+	http_data_fn		 on_data;	/* an upgraded stream's input */
+	void			*on_data_arg;
 };
 
 struct http_conn {
@@ -95,14 +97,15 @@ static const struct {
 	int		 code;
 	const char	*text;
 } http_texts[] = {
-	{ 200, "OK" }, { 201, "Created" }, { 202, "Accepted" },
+	{ 101, "Switching Protocols" }, { 200, "OK" }, { 201, "Created" }, { 202, "Accepted" },
 	{ 204, "No Content" }, { 400, "Bad Request" },
 	{ 401, "Unauthorized" }, { 403, "Forbidden" }, { 404, "Not Found" },
 	{ 405, "Method Not Allowed" }, { 408, "Request Timeout" },
 	{ 409, "Conflict" }, { 411, "Length Required" },
 	{ 413, "Content Too Large" }, { 415, "Unsupported Media Type" },
 	{ 421, "Misdirected Request" },
-	{ 422, "Unprocessable Content" }, { 429, "Too Many Requests" },
+	{ 422, "Unprocessable Content" }, { 426, "Upgrade Required" },
+	{ 429, "Too Many Requests" },
 	{ 431, "Request Header Fields Too Large" },
 	{ 500, "Internal Server Error" }, { 501, "Not Implemented" },
 	{ 503, "Service Unavailable" }, { 505, "HTTP Version Not Supported" },
@@ -272,6 +275,28 @@ http_conn_head(struct http_conn *c)
 	http_conn_body(c);
 }
 
+/*
+ * An upgraded stream's input, to its reader: as many bytes as it takes
+ * are dropped (it keeps an incomplete frame for the next read; it bounds
+ * its own frames).  A reader that ended the stream has the rest dropped.
+ */
+static void
+http_conn_data(struct http_conn *c)
+{
+	struct evbuffer	*in = bufferevent_get_input(c->bev);
+	struct http_req	*r = c->req;
+	size_t		 len = evbuffer_get_length(in), used;
+	const void	*buf;
+
+	if (len == 0)
+		return;
+	buf = evbuffer_pullup(in, (ev_ssize_t)len);
+	used = r->on_data(r, buf, len, r->on_data_arg);
+	if (c->phase != HTTP_STREAM || used > len)
+		used = len;
+	evbuffer_drain(in, used);
+}
+
 /* Input: a request's head or body, or what a closing client still sends. */
 static void
 http_conn_read_cb(struct bufferevent *bev, void *arg)
@@ -287,8 +312,13 @@ http_conn_read_cb(struct bufferevent *bev, void *arg)
 	case HTTP_READ_BODY:
 		http_conn_body(c);
 		break;
-	case HTTP_CLOSING:
 	case HTTP_STREAM:
+		if (c->req != NULL && c->req->on_data != NULL) {
+			http_conn_data(c);
+			break;
+		}
+		/* FALLTHROUGH */
+	case HTTP_CLOSING:
 		/* nothing a client sends now means anything */
 		evbuffer_drain(in, evbuffer_get_length(in));
 		break;
@@ -585,18 +615,30 @@ http_server_stats(const struct http_server *srv, struct http_stats *st)
 	*st = srv->stats;
 }
 
-/* Closes the listener and every connection (their handlers told). */
+/*
+ * Closes the listener and every connection (their handlers told).  What
+ * each is still owed (a WebSocket's close frame: "going away") is
+ * written once if its socket takes it now; nothing waits for a client.
+ */
 void
 http_server_free(struct http_server *srv)
 {
+	struct http_conn	*c;
+	struct evbuffer		*out;
+
 	if (srv == NULL)
 		return;
 	lpause_free(srv->pause);
 	srv->pause = NULL;
 	if (srv->listener != NULL)
 		evconnlistener_free(srv->listener);
-	while (!TAILQ_EMPTY(&srv->conns))
-		http_conn_free(TAILQ_FIRST(&srv->conns));
+	while ((c = TAILQ_FIRST(&srv->conns)) != NULL) {
+		/* the bufferevent keeps its output's start frozen */
+		out = bufferevent_get_output(c->bev);
+		evbuffer_unfreeze(out, 1);
+		(void)evbuffer_write(out, bufferevent_getfd(c->bev));
+		http_conn_free(c);
+	}
 	free(srv);
 }
 
@@ -724,6 +766,38 @@ http_stream_begin(struct http_req *r, const char *ctype)
 	c->srv->stats.streams++;
 	/* reading on: a client's EOF is how it leaves a stream */
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	return 0;
+}
+
+/*
+ * Switches the connection to another protocol (a WebSocket): "101",
+ * the extra fields (each "Name: v\r\n", Upgrade and Connection
+ * included), then a stream both ways: what the client sends goes to
+ * fn, what the caller sends with http_stream_write under the same
+ * bound; it ends with http_stream_end or the client leaving (on_close).
+ * 0, or -1 if the request cannot (a HEAD request, a client gone).
+ */
+int
+http_upgrade(struct http_req *r, const char *extra, http_data_fn fn,
+    void *arg)
+{
+	struct http_conn	*c = r->conn;
+
+	if (c == NULL || r->head.method == HTTP_HEAD)
+		return -1;
+	c->keep_alive = 0;
+	evbuffer_add_printf(bufferevent_get_output(c->bev),
+	    "HTTP/1.1 101 %s\r\n%s\r\n", http_status_text(101), extra);
+	c->srv->stats.by_class[1]++;
+	c->phase = HTTP_STREAM;
+	c->srv->stats.streams++;
+	r->on_data = fn;
+	r->on_data_arg = arg;
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	/* what came right behind the request is read on the next turn */
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+		bufferevent_trigger(c->bev, EV_READ, BEV_TRIG_IGNORE_WATERMARKS |
+		    BEV_TRIG_DEFER_CALLBACKS);
 	return 0;
 }
 

@@ -38,6 +38,9 @@ typedef void	(*http_handler_fn)(struct http_req *, void *);
 typedef void	(*http_close_fn)(struct http_req *, void *);
 typedef json_t	*(*http_shape_fn)(struct http_req *, int, const json_t *,
 		    char **, void *);
+/* An upgraded stream's input: returns the bytes it used (the rest kept). */
+typedef size_t	(*http_data_fn)(struct http_req *, const void *, size_t,
+		    void *);
 
 /* Counters for /metrics. */
 struct http_stats {
@@ -71,6 +74,7 @@ void	http_reply_error(struct http_req *, int, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	http_stream_begin(struct http_req *, const char *);
 int	http_stream_write(struct http_req *, const void *, size_t);
+int	http_upgrade(struct http_req *, const char *, http_data_fn, void *);
 void	http_stream_end(struct http_req *);
 size_t	http_stream_queued(const struct http_req *);
 const char	*http_status_text(int);

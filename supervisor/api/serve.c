@@ -2,7 +2,7 @@
  * serve.c: serve's HTTP front end: the route table (path patterns with
  * ":id" captures, what each row asks), servehost.c's guard first, the
  * token (Bearer or its cookie), /health, /api/auth/token, /api/events,
- * /api/agents through the verb table, requests waiting for a reply.
+ * /ws, /api/agents through the verb table, requests waiting for a reply.
  */
 #include <config.h>
 
@@ -21,6 +21,7 @@
 #include "serveint.h"
 #include "sse.h"
 #include "sup.h"
+#include "ws.h"
 #include "xmalloc.h"
 
 /*
@@ -52,6 +53,8 @@ static void	serve_events(struct serve *, struct http_req *,
 		    const struct serve_match *);
 static void	serve_agents(struct serve *, struct http_req *,
 		    const struct serve_match *);
+static void	serve_ws(struct serve *, struct http_req *,
+		    const struct serve_match *);
 
 /* Every route; a path matching none is 404, a method not listed 405. */
 static const struct serve_route serve_routes[] = {
@@ -60,6 +63,7 @@ static const struct serve_route serve_routes[] = {
 	{ HTTP_GET, "/metrics", serve_metrics, SERVE_NOTOKEN, SOP_NONE },
 	{ HTTP_GET, "/api/auth/token", serve_token, SERVE_NOTOKEN, SOP_NONE },
 	{ HTTP_GET, "/api/events", serve_events, 0, SOP_NONE },
+	{ HTTP_GET, "/ws", serve_ws, 0, SOP_NONE },
 	{ HTTP_GET, "/api/agents", serve_agents, 0, SOP_LIST },
 	{ HTTP_POST, "/api/agents", serve_agents, 0, SOP_SPAWN },
 	{ HTTP_POST, "/api/agents/wait", serve_agents, 0, SOP_WAIT },
@@ -348,6 +352,14 @@ serve_events(struct serve *s, struct http_req *r, const struct serve_match *m)
 		http_reply_error(r, 400, "cannot stream this request");
 }
 
+/* GET /ws: the same events as a WebSocket (ws.c). */
+static void
+serve_ws(struct serve *s, struct http_req *r, const struct serve_match *m)
+{
+	(void)m;
+	ws_attach(s->ws, r);
+}
+
 /*
  * An agent verb's reply: as the table gives it, without the request id;
  * its status the kind's (errcode.c), 200 for a success.
@@ -423,6 +435,7 @@ serve_new(struct event_base *base, const struct serve_cfg *cfg, char **err)
 	}
 	s->http = http_server_new(base, &cfg->limits, serve_handle, s);
 	s->sse = sse_new(base, cfg->bus, 0, 0);
+	s->ws = ws_new(base, s->sse, 0, 0);
 	s->mcp = servemcp_new(s, SERVE_MCP_SESSIONS);
 	s->ccw = serveccw_new();
 	return s;
@@ -468,6 +481,7 @@ serve_free(struct serve *s)
 	s->freeing = 1;
 	servemcp_free(s->mcp);
 	committer_free(s->io);
+	ws_free(s->ws);
 	sse_free(s->sse);
 	http_server_free(s->http);
 	while ((c = TAILQ_FIRST(&s->calls)) != NULL) {

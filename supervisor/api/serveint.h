@@ -17,6 +17,7 @@ struct gitrun;
 struct servemcp;
 struct serveccw;
 struct sse;
+struct ws;
 
 #define SERVE_CAPTURES	2	/* ":id" segments a pattern may hold */
 #define SERVE_MCP_SESSIONS 64	/* /mcp sessions open at once; beyond: */
@@ -32,6 +33,7 @@ struct serve {
 	struct serve_cfg	 cfg;
 	struct http_server	*http;
 	struct sse		*sse;
+	struct ws		*ws;		/* /ws: sse's events, WebSocket */
 	struct committer	*io;		/* scans, deletes: off the loop */
 	struct servemcp		*mcp;		/* /mcp's sessions */
 	struct serveccw		*ccw;		/* CCW's CSRF tokens */

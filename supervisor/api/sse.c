@@ -55,6 +55,8 @@ struct sse {
 	uint64_t		 beat_ms;
 	uint64_t		 sent;		/* events written, all clients */
 	size_t			 nclients;
+	sse_tap_fn		 tap;		/* /ws: each event sent, once */
+	void			*tap_arg;
 };
 
 /*
@@ -93,14 +95,14 @@ sse_client_gone(struct http_req *r, void *arg)
 }
 
 /*
- * One event in SSE form.  The data is the fields with "type" first and a
- * "timestamp" when the event had none, as CCW's dashboard reads them.
+ * An event as CCW's dashboard reads it (SSE's data, /ws's text): the
+ * fields with "type" first and a "timestamp" when the event had none.
  */
-static char *
-sse_format(uint64_t seq, const char *type, const json_t *fields, size_t *len)
+char *
+sse_json(const char *type, const json_t *fields)
 {
 	json_t		*o = json_pack("{s:s}", "type", type);
-	char		*data, *out, ts[40];
+	char		*data, ts[40];
 
 	if (json_is_object(fields))
 		json_object_update(o, (json_t *)fields);
@@ -111,6 +113,15 @@ sse_format(uint64_t seq, const char *type, const json_t *fields, size_t *len)
 	}
 	data = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(o);
+	return data;
+}
+
+/* One event in SSE form: its id, its type, its data. */
+static char *
+sse_format(uint64_t seq, const char *type, const json_t *fields, size_t *len)
+{
+	char		*data = sse_json(type, fields), *out;
+
 	*len = (size_t)xasprintf(&out, "id: %" PRIu64 "\nevent: %s\ndata: %s"
 	    "\n\n", seq, type, data != NULL ? data : "{}");
 	free(data);
@@ -130,6 +141,8 @@ sse_write_all(struct sse *s, uint64_t seq, const char *type,
 	char			*buf = NULL;
 	size_t			 len = 0;
 
+	if (s->tap != NULL)
+		s->tap(s->tap_arg, seq, type, fields);
 	TAILQ_FOREACH(cl, &s->clients, entry) {
 		if (cl->last >= seq)
 			continue;
@@ -210,7 +223,7 @@ sse_bus_cb(void *arg, uint64_t seq, const char *type, const json_t *fields)
 	struct sse_slot	*sl;
 	const char	*loop, *agent;
 
-	if (s->nclients == 0)
+	if (s->nclients == 0 && s->tap == NULL)
 		return;
 	loop = json_string_value(json_object_get(fields, "loop_id"));
 	if (loop == NULL)
@@ -354,6 +367,18 @@ sse_attach(struct sse *s, struct http_req *r)
 		json_decref(o);
 	}
 	return 0;
+}
+
+/*
+ * Another stream of the same events (serve's /ws): fn gets each event as
+ * it is written to the SSE clients, coalesced alike, in the same order;
+ * fn NULL: none.  One tap at a time.
+ */
+void
+sse_tap(struct sse *s, sse_tap_fn fn, void *arg)
+{
+	s->tap = fn;
+	s->tap_arg = arg;
 }
 
 /* Streams open now. */

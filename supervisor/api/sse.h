@@ -9,10 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 struct bus;
 struct event_base;
 struct http_req;
 struct sse;
+
+/* A tap's view of one event: its bus seq, type and fields (borrowed). */
+typedef void	(*sse_tap_fn)(void *, uint64_t, const char *, const json_t *);
 
 #define SSE_FLUSH_MS		20	/* how long a coalesced event waits */
 #define SSE_HEARTBEAT_MS	15000	/* a comment line on a quiet stream */
@@ -26,5 +31,7 @@ uint64_t	 sse_sent(const struct sse *);
 size_t		 sse_queued_max(const struct sse *);
 size_t		 sse_pending(const struct sse *);
 int		 sse_coalesced_type(const char *);
+char		*sse_json(const char *, const json_t *);
+void		 sse_tap(struct sse *, sse_tap_fn, void *);
 
 #endif
