@@ -8,7 +8,9 @@
  * One concern in one file (it was four that called each other in a
  * circle): the step machine, each worker through its provider gate and
  * a rate-limited attempt run again, a step's questions and re-runs, and
- * what a change of the state file under the loop does.
+ * what a change of the state file under the loop does.  Best-of-N's
+ * pick (pick.c) and a step's worktrees and merge (isolate.c) are handed
+ * off through loopint.h; neither calls back.
  */
 #include <config.h>
 
@@ -291,82 +293,46 @@ loop_step_event(struct loop *l)
 }
 
 /*
- * An isolated step's writers merged into the loop's branch, in role
- * order, before the step is taken (their files_changed made exact); a
- * resolve step's failed run is not merged (it counts as unresolved).
- * Returns 1 while the merge runs, or when it failed (the loop ends).
+ * The isolate's answer to a hand-off (prepare, try, merge: a run of git,
+ * the kick called at its end): busy waits, failed ends the loop with
+ * *why (freed).  Returns 1 unless ready.
  */
 static int
-loop_merge(struct loop *l)
+loop_waits(struct loop *l, enum isolate_st st, char **why)
 {
-	struct isolate_item	 items[LOOP_MAX_RUNS];
-	size_t			 n = 0;
-	char			*why = NULL;
-	enum isolate_st		 st;
-	int			 i;
-
-	for (i = 0; i < l->ncur; i++)
-		if (l->cur[i]->a != NULL && l->cur[i]->result != NULL &&
-		    json_object_get(l->cur[i]->a->options, "worktree") !=
-		    NULL && !(l->resolving && strcmp(l->wf->outcome(loop_role(
-		    l, l->cur[i]->role), l->cur[i]->result), "failed") == 0)) {
-			items[n].role = loop_role(l, l->cur[i]->role);
-			items[n].agent = l->cur[i]->a->id;
-			items[n++].result = l->cur[i]->result;
-		}
-	if (n == 0 && !l->batch && !l->resolving)
-		return 0;	/* an isolated auto step's reader */
-	if ((st = isolate_merge(l->iso, items, n, &why)) == ISO_FAILED) {
-		loop_end(l, EXIT_FAILED, "failed", why);
-		free(why);
-	}
+	if (st == ISO_FAILED)
+		loop_end(l, EXIT_FAILED, "failed", *why);
+	free(*why);
+	*why = NULL;
 	return st != ISO_READY;
 }
 
 /*
- * Best-of-N: the step's attempts (att_role's runs) judged (try: the
- * check in each kept worktree, each diff), one picked by attempts.c's
- * rule; the losers leave cur (kept in runs), the winner stays in its
- * role's place, the only one merged and taken.  All N recorded.
+ * Best-of-N (pick.c): the step's attempts judged, the winner kept, told.
  * Returns 1 while try runs, or when it failed (the loop ends).
  */
 static int
 loop_pick(struct loop *l)
 {
-	const char	*agents[LOOP_MAX_RUNS];
-	const json_t	*res[LOOP_MAX_RUNS], *tried = NULL;
-	int		 ok[LOOP_MAX_RUNS], at[LOOP_MAX_RUNS], i, n = 0, k = 0;
-	const char	*role = loop_role(l, l->att_role);
+	json_t		*picked = NULL;
 	char		*why = NULL;
-	enum isolate_st	 st;
-	size_t		 w;
+	enum isolate_st	 st = pick_winner(l, &picked, &why);
 
-	for (i = 0; i < l->ncur; i++)
-		if (l->cur[i]->role == l->att_role) {
-			at[n] = i;
-			agents[n] = l->cur[i]->a->id;
-			res[n] = l->cur[i]->result;
-			ok[n] = strcmp(l->wf->outcome(role, res[n]), "failed") !=
-			    0;
-			n++;
-		}
-	st = isolate_try(l->iso, role, agents, (size_t)n, &tried, &why);
-	if (st == ISO_FAILED) {
-		loop_end(l, EXIT_FAILED, "failed", why);
-		free(why);
-	}
-	if (st != ISO_READY)
-		return 1;
-	w = attempts_pick(l->ss, role, res, ok, (size_t)n, tried);
-	loop_event(l, "attempts_picked", json_pack("{s:s, s:s, s:O}", "role",
-	    role, "agent_id", agents[w], "attempts", json_object_get(
-	    json_object_get(l->ss, role), "attempts")));
-	for (i = 0; i < l->ncur; i++)	/* the losers out, order kept */
-		if (l->cur[i]->role != l->att_role || i == at[w])
-			l->cur[k++] = l->cur[i];
-	l->ncur = k;
-	l->attempting = 0;
-	return 0;
+	if (picked != NULL)
+		loop_event(l, "attempts_picked", picked);
+	return loop_waits(l, st, &why);
+}
+
+/*
+ * An isolated step's writers merged (isolate.c), before the step is
+ * taken.  Returns 1 while the merge runs, or when it failed.
+ */
+static int
+loop_merge(struct loop *l)
+{
+	char	*why = NULL;
+
+	return loop_waits(l, isolate_merge_step(l, &why), &why);
 }
 
 /*
@@ -427,6 +393,23 @@ loop_step_runs(struct loop *l)
 	return 0;
 }
 
+/*
+ * Start n runs of a role into the step (wait_ms, nudge_ms: the batch's;
+ * 0: the role's own).  -1 when one could not start (the loop ends).
+ */
+static int
+loop_spawn_n(struct loop *l, int role, unsigned n, uint64_t wait_ms,
+    uint64_t nudge_ms)
+{
+	for (; n > 0; n--) {
+		if ((l->cur[l->ncur] = loop_spawn(l, role, NULL, wait_ms,
+		    nudge_ms, 0)) == NULL)
+			return -1;
+		l->ncur++;
+	}
+	return 0;
+}
+
 /* Start a single-worker action. */
 static void
 loop_start_one(struct loop *l, int role)
@@ -439,44 +422,17 @@ loop_start_one(struct loop *l, int role)
 }
 
 /*
- * Best-of-N: a role's attempts in this step, 1 unless the step is
- * isolated (not a git repository, isolation none: one run).  The first
- * role of a step with more than one is the step's att_role.
- */
-static unsigned
-loop_attempts(struct loop *l, int role)
-{
-	unsigned	n = attempts_count(l->cfg.config, &l->cfg.over,
-			    loop_role(l, role));
-
-	if (n < 2 || !isolate_active(l->iso) || (l->attempting &&
-	    l->att_role != role))
-		return 1;
-	l->attempting = 1;
-	l->att_role = role;
-	return n;
-}
-
-/*
  * A single role's step, best-of-N: its task n times at once, each in a
  * worktree of its own kept after its run (the check runs in it).
  */
 static void
 loop_start_attempts(struct loop *l, int role)
 {
-	unsigned	i, n;
-
 	l->ncur = 0;
 	l->batch = 0;
 	l->attempting = 0;
 	l->step_start = clock_mono_ms();
-	n = loop_attempts(l, role);
-	for (i = 0; i < n; i++) {
-		if ((l->cur[i] = loop_spawn(l, role, NULL, 0, 0, 0)) == NULL)
-			break;
-		l->ncur = (int)i + 1;
-	}
-	if (l->ncur != (int)n)
+	if (loop_spawn_n(l, role, pick_attempts(l, role), 0, 0) != 0)
 		l->ncur = 0;	/* loop_end closes what started */
 }
 
@@ -485,26 +441,18 @@ static void
 loop_start_batch(struct loop *l)
 {
 	const struct workflow_group	*g = l->wf->parallel;
-	int				 i, n = (int)g->nroles;
-	unsigned			 k;
+	size_t				 i;
 
 	l->ncur = 0;
 	l->batch = 1;
 	l->attempting = 0;
 	l->step_start = clock_mono_ms();
-	for (i = 0; i < n; i++) {
-		for (k = loop_attempts(l, g->roles[i]); k > 0; k--) {
-			if ((l->cur[l->ncur] = loop_spawn(l, g->roles[i], NULL,
-			    l->cfg.batch_ms, l->cfg.batch_nudge_ms, 0)) ==
-			    NULL)
-				break;
-			l->ncur++;
-		}
-		if (k > 0)
+	for (i = 0; i < g->nroles; i++)
+		if (loop_spawn_n(l, g->roles[i], pick_attempts(l, g->roles[i]),
+		    l->cfg.batch_ms, l->cfg.batch_nudge_ms) != 0) {
+			l->ncur = 0;	/* loop_end closes what started */
 			break;
-	}
-	if (i != n)
-		l->ncur = 0;	/* loop_end closes what started */
+		}
 }
 
 /*
@@ -541,14 +489,9 @@ loop_start_resolve(struct loop *l)
 static int
 loop_prepare(struct loop *l)
 {
-	char		*why = NULL;
-	enum isolate_st	 st = isolate_prepare(l->iso, l->ss, &why);
+	char	*why = NULL;
 
-	if (st == ISO_FAILED) {
-		loop_end(l, EXIT_FAILED, "failed", why);
-		free(why);
-	}
-	return st != ISO_READY;
+	return loop_waits(l, isolate_prepare(l->iso, l->ss, &why), &why);
 }
 
 /* The bound on iterations, checked before an iteration starts. */
@@ -1263,15 +1206,8 @@ loop_begin(struct loop_run *r)
 	rc = prompt_request(&l->cfg, &pr, &req, &dl, &prompt, &capsule,
 	    &err);
 	json_decref(view);
-	if (rc == 0 && (l->batch || l->resolving || l->cfg.mode ==
-	    LOOP_AUTO))		/* a worktree, or the loop's for a reader */
-		isolate_request(l->iso, pr.role, &req, l->resolving ?
-		    isolate_resolve_branch(l->ss) : NULL);
-	else if (rc == 0 && l->cfg.mode == LOOP_PARALLEL)
-		isolate_reader(l->iso, l->ss, pr.role, &req);
-	if (rc == 0 && l->attempting && r->role == l->att_role)	/* for try */
-		json_object_set_new(json_object_get(req.options, "worktree"),
-		    "keep", json_true());
+	if (rc == 0)	/* a worktree, or the loop's for a reader */
+		isolate_run(l, r, pr.role, &req);
 	/* a fresh agent-N.log, N above every id the loop has seen */
 	if (rc == 0 && l->cfg.guard != NULL &&
 	    loopguard_reserve(l->cfg.guard, &l->sup, &err) != 0) {

@@ -2,7 +2,8 @@
  * loopint.h: the run engine's insides, shared by loop.c (the driving of
  * steps, a worker's start through its tool's gate, its end, a
  * rate-limited run again, a step's runs that end short, the state file's
- * watch), hosted.c and loopphase.c (the phase machine).  Not for callers.
+ * watch), pick.c (the best-of-N step), isolate.c (a step's worktrees and
+ * merge), hosted.c and loopphase.c (the phase machine).  Not for callers.
  */
 #ifndef CCW_LOOPINT_H
 #define CCW_LOOPINT_H
@@ -11,11 +12,11 @@
 
 #include <event2/util.h>
 
+#include "isolate.h"
 #include "loop.h"
 #include "sup.h"
 
 struct gate_wait;
-struct isolate;
 
 #define LOOP_MAX_CLARIFY	3	/* answered re-runs of one action */
 #define LOOP_MAX_RUNS	(WORKFLOW_MAX_GROUP + CONFIG_MAX_ATTEMPTS - 1)
@@ -104,5 +105,14 @@ struct loop {
 /* loopphase.c */
 int		 loop_transition(struct loop *, enum loop_event, int);
 const char	*loop_phase_name(enum loop_phase);
+
+/* pick.c: the best-of-N step */
+unsigned	 pick_attempts(struct loop *, int);
+enum isolate_st	 pick_winner(struct loop *, json_t **, char **);
+
+/* isolate.c: the step's hand-offs to its worktrees and merge queue */
+void		 isolate_run(const struct loop *, const struct loop_run *,
+		    const char *, struct agent_req *);
+enum isolate_st	 isolate_merge_step(const struct loop *, char **);
 
 #endif
