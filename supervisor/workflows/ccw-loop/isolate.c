@@ -868,7 +868,7 @@ isolate_merge_step(const struct loop *l, char **why)
 
 	for (i = 0; i < l->ncur; i++) {
 		r = l->cur[i];
-		role = workflow_role_name(l->wf, r->role);
+		role = loop_role(l, r->role);
 		if (r->a != NULL && r->result != NULL && json_object_get(
 		    r->a->options, "worktree") != NULL && !(l->resolving &&
 		    strcmp(l->wf->outcome(role, r->result), "failed") == 0)) {

@@ -21,7 +21,7 @@ unsigned
 pick_attempts(struct loop *l, int role)
 {
 	unsigned	n = attempts_count(l->cfg.config, &l->cfg.over,
-			    workflow_role_name(l->wf, role));
+			    loop_role(l, role));
 
 	if (n < 2 || !isolate_active(l->iso) || (l->attempting &&
 	    l->att_role != role))
@@ -35,17 +35,17 @@ pick_attempts(struct loop *l, int role)
  * The step's attempts (att_role's runs) judged (try: the check in each
  * kept worktree, each diff), one picked by attempts.c's rule; the
  * losers leave cur (kept in runs), the winner stays in its role's
- * place, the only one merged and taken.  All N recorded; *picked is
- * the attempts_picked event once ready.  Busy while try runs; failed
- * with *why (the loop ends).
+ * place, the only one merged and taken.  All N recorded and told
+ * (attempts_picked).  Busy while try runs; failed with *why (the loop
+ * ends).
  */
 enum isolate_st
-pick_winner(struct loop *l, json_t **picked, char **why)
+pick_winner(struct loop *l, char **why)
 {
 	const char	*agents[LOOP_MAX_RUNS];
 	const json_t	*res[LOOP_MAX_RUNS], *tried = NULL;
 	int		 ok[LOOP_MAX_RUNS], at[LOOP_MAX_RUNS], i, n = 0, k = 0;
-	const char	*role = workflow_role_name(l->wf, l->att_role);
+	const char	*role = loop_role(l, l->att_role);
 	enum isolate_st	 st;
 	size_t		 w;
 
@@ -62,9 +62,9 @@ pick_winner(struct loop *l, json_t **picked, char **why)
 	if (st != ISO_READY)
 		return st;
 	w = attempts_pick(l->ss, role, res, ok, (size_t)n, tried);
-	*picked = json_pack("{s:s, s:s, s:O}", "role", role, "agent_id",
-	    agents[w], "attempts", json_object_get(json_object_get(l->ss,
-	    role), "attempts"));
+	loop_event(l, "attempts_picked", json_pack("{s:s, s:s, s:O}", "role",
+	    role, "agent_id", agents[w], "attempts", json_object_get(
+	    json_object_get(l->ss, role), "attempts")));
 	for (i = 0; i < l->ncur; i++)	/* the losers out, order kept */
 		if (l->cur[i]->role != l->att_role || i == at[w])
 			l->cur[k++] = l->cur[i];
