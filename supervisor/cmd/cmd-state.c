@@ -184,7 +184,7 @@ state_list(struct state_opts *so)
 	json_t		*all = json_array(), *st;
 	char		 id[STATE_ID_MAX + 8], *err = NULL;
 	size_t		 len, i;
-	int		 fd = dup(so->dirfd);
+	int		 fd = fcntl(so->dirfd, F_DUPFD_CLOEXEC, 0);
 
 	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
 		json_decref(all);
