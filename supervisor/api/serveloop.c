@@ -505,7 +505,7 @@ serve_scan_dir(const char *path, json_t *out)
 		free(err);
 		return;
 	}
-	if ((d = fdopendir(dup(fd))) == NULL) {
+	if ((d = fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 0))) == NULL) {
 		close(fd);
 		return;
 	}

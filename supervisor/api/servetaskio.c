@@ -175,7 +175,7 @@ serve_task_search(struct serve_task_job *j, const char *dir)
 	int		 fd, hit = 0, ok;
 
 	if ((fd = state_dir_open(dir, 0, &err)) < 0 ||
-	    (d = fdopendir(dup(fd))) == NULL) {
+	    (d = fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 0))) == NULL) {
 		free(err);
 		if (fd >= 0)
 			close(fd);

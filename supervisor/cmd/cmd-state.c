@@ -187,7 +187,7 @@ state_list(struct state_opts *so, const char *none)
 	json_t		*all = json_array(), *st;
 	char		 id[STATE_ID_MAX + 8], *err = NULL;
 	size_t		 len, i;
-	int		 fd = dup(so->dirfd);
+	int		 fd = fcntl(so->dirfd, F_DUPFD_CLOEXEC, 0);
 
 	(void)none;
 	if (fd < 0 || (d = fdopendir(fd)) == NULL) {

@@ -1,7 +1,8 @@
 /*
  * state-wt.c: the git worktrees a loop keeps (issue 27), for `state
  * show`: `git worktree list --porcelain` in the loop's repository,
- * filtered to the loop's <side>/wt, read without a shell.
+ * filtered to the loop's <side>/wt (skill_state.worktree read by
+ * wtclean_where), read without a shell.
  */
 #include <config.h>
 
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "state-wt.h"
+#include "wtclean.h"
 #include "xmalloc.h"
 
 extern char	**environ;
@@ -61,13 +63,11 @@ state_wt_porcelain(const char *repo)
 json_t *
 state_worktrees(const json_t *st)
 {
-	const json_t	*w = json_object_get(json_object_get(st,
-			    "skill_state"), "worktree");
-	const char	*repo = json_string_value(json_object_get(w, "repo"));
-	const char	*side = json_string_value(json_object_get(w, "side"));
+	const char	*repo, *side;
 	json_t		*list, *cur = NULL;
 	char		*out, *line, *save = NULL, *pre;
 
+	wtclean_where(st, &repo, &side, NULL);
 	if (repo == NULL || side == NULL)
 		return NULL;
 	list = json_array();

@@ -65,7 +65,11 @@ guard_scan_json(const json_t *j, unsigned *next)
 			guard_scan_json(v, next);
 }
 
-/* Every agent-N.* file an earlier driver of the loop left. */
+/*
+ * Every agent-N.* file an earlier driver of the loop left.  The copy of
+ * the directory's fd keeps close-on-exec (dup would drop it): a worker
+ * another thread spawns meanwhile must not inherit it.
+ */
 static void
 guard_scan_dir(int wfd, unsigned *next)
 {
@@ -73,7 +77,7 @@ guard_scan_dir(int wfd, unsigned *next)
 	DIR		*d;
 	int		 fd;
 
-	if ((fd = dup(wfd)) < 0)
+	if ((fd = fcntl(wfd, F_DUPFD_CLOEXEC, 0)) < 0)
 		return;
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);

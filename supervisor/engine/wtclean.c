@@ -13,6 +13,29 @@
 #include "wtclean.h"
 
 /*
+ * Where a loop's isolation lives, as isolate.c recorded it in
+ * skill_state.worktree: its repository, its side directory and its
+ * branch (each NULL when absent or not a string; any out-pointer may be
+ * NULL).  The one reader of that record for the delete's cleanup and
+ * `state show`'s worktree list, so both read the same fields.
+ */
+void
+wtclean_where(const json_t *state, const char **repo, const char **side,
+    const char **loop_branch)
+{
+	const json_t	*w = json_object_get(json_object_get(state,
+			    "skill_state"), "worktree");
+
+	if (repo != NULL)
+		*repo = json_string_value(json_object_get(w, "repo"));
+	if (side != NULL)
+		*side = json_string_value(json_object_get(w, "side"));
+	if (loop_branch != NULL)
+		*loop_branch = json_string_value(json_object_get(w,
+		    "loop_branch"));
+}
+
+/*
  * The cleanup of a loop's worktrees and every branch under ccw/<loop>, made
  * from the state as read before its file goes; NULL when the loop was
  * never isolated (no skill_state.worktree, or one without its repo,
@@ -21,13 +44,9 @@
 json_t *
 wtclean_request(const json_t *state)
 {
-	const json_t	*w = json_object_get(json_object_get(state,
-			    "skill_state"), "worktree");
-	const char	*repo = json_string_value(json_object_get(w, "repo"));
-	const char	*side = json_string_value(json_object_get(w, "side"));
-	const char	*br = json_string_value(json_object_get(w,
-			    "loop_branch"));
+	const char	*repo, *side, *br;
 
+	wtclean_where(state, &repo, &side, &br);
 	if (repo == NULL || side == NULL || br == NULL || *repo != '/' ||
 	    *side != '/' || strncmp(br, "ccw/", 4) != 0)
 		return NULL;

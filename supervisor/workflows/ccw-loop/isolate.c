@@ -20,6 +20,7 @@
 #include "isolate.h"
 #include "launch.h"
 #include "log.h"
+#include "loopint.h"
 #include "plan.h"
 #include "sup.h"
 #include "toolconfig.h"
@@ -828,4 +829,55 @@ isolate_finish(struct isolate *iso, json_t *ss, int code, int deleted)
 	if (iso->run == NULL)
 		iso->finished = 1;
 	return iso->run != NULL ? ISO_BUSY : ISO_READY;
+}
+
+/*
+ * A run's worktree, as its step wants it: its own for a parallel step's
+ * writer, a resolve step's run (on the conflicted merge) and an auto
+ * loop's step; the loop's as cwd for a parallel step's reader.  A
+ * best-of-N attempt's is kept after its run, for try.
+ */
+void
+isolate_run(const struct loop *l, const struct loop_run *r,
+    const char *role, struct agent_req *req)
+{
+	if (l->batch || l->resolving || l->cfg.mode == LOOP_AUTO)
+		isolate_request(l->iso, role, req, l->resolving ?
+		    isolate_resolve_branch(l->ss) : NULL);
+	else if (l->cfg.mode == LOOP_PARALLEL)
+		isolate_reader(l->iso, l->ss, role, req);
+	if (l->attempting && r->role == l->att_role)
+		json_object_set_new(json_object_get(req->options, "worktree"),
+		    "keep", json_true());
+}
+
+/*
+ * An isolated step's writers merged into the loop's branch, in role
+ * order, before the step is taken (their files_changed made exact); a
+ * resolve step's failed run is not merged (it counts as unresolved).
+ * Ready at once for an isolated auto step's reader.
+ */
+enum isolate_st
+isolate_merge_step(const struct loop *l, char **why)
+{
+	struct isolate_item	 items[LOOP_MAX_RUNS];
+	const struct loop_run	*r;
+	const char		*role;
+	size_t			 n = 0;
+	int			 i;
+
+	for (i = 0; i < l->ncur; i++) {
+		r = l->cur[i];
+		role = loop_role(l, r->role);
+		if (r->a != NULL && r->result != NULL && json_object_get(
+		    r->a->options, "worktree") != NULL && !(l->resolving &&
+		    strcmp(l->wf->outcome(role, r->result), "failed") == 0)) {
+			items[n].role = role;
+			items[n].agent = r->a->id;
+			items[n++].result = r->result;
+		}
+	}
+	if (n == 0 && !l->batch && !l->resolving)
+		return ISO_READY;	/* an isolated auto step's reader */
+	return isolate_merge(l->iso, items, n, why);
 }

@@ -5,10 +5,11 @@
  * own wait, nudge, wait, close; results merged and committed one action
  * at a time; clarifications answered; pause and stop from the state file
  * obeyed.  Roles, steps and rules come from the workflow's table.
- * One concern in one file (it was four that called each other in a
- * circle): the step machine, each worker through its provider gate and
- * a rate-limited attempt run again, a step's questions and re-runs, and
- * what a change of the state file under the loop does.
+ * The step machine, a step's questions and re-runs, and what a change
+ * of the state file under the loop does (it was four files that called
+ * each other in a circle).  Its workers (looprun.c), best-of-N's pick
+ * (pick.c) and a step's worktrees and merge (isolate.c) are handed off
+ * through loopint.h; none calls back into loop.c.
  */
 #include <config.h>
 
@@ -25,13 +26,10 @@
 #include "attempts.h"
 #include "ccw-loop.h"
 #include "chan.h"
-#include "gate.h"
 #include "isolate.h"
-#include "loopguard.h"
 #include "log.h"
 #include "loop.h"
 #include "loopint.h"
-#include "outcome.h"
 #include "progress.h"
 #include "retire.h"
 #include "state.h"
@@ -39,61 +37,16 @@
 #include "xmalloc.h"
 
 /* Defined below, in the order a run uses them. */
-static const char	*loop_role(const struct loop *, int);
-static int		 loop_run_done(const struct loop_run *);
-static void		 loop_event(struct loop *, const char *, json_t *);
-static struct loop_run	*loop_spawn(struct loop *, int, const char *, uint64_t,
-		    uint64_t, int);
-static void		 loop_kick(struct loop *);
-static void		 loop_end(struct loop *, int, const char *, const char *);
-
 /* the state file under the loop */
 static void		 loop_deleted(struct loop *);
 static int		 loop_file_gone(struct loop *);
 static void		 loop_watch_cb(const char *, const json_t *, void *);
-
-/* workers through their gates */
-static void		 loop_run_release(struct loop_run *);
-static void		 loop_unqueue(struct loop *);
-static int		 loop_requeue(struct loop *, int);
-static void		 loop_batch_left(const struct loop *, uint64_t *,
-		    uint64_t *);
 
 /* runs that end short */
 static int		 loop_clarify(struct loop *, int);
 static void		 loop_retry(struct loop *);
 static int		 loop_retry_lost(struct loop *, int, const json_t *);
 static void		 loop_retry_cb(evutil_socket_t, short, void *);
-
-/* a stop closes within this */
-#define LOOP_STOP_GRACE_MS	SUP_STOP_GRACE_MS
-
-
-/* An action's name, as the workflow's table spells it. */
-static const char *
-loop_role(const struct loop *l, int role)
-{
-	return workflow_role_name(l->wf, role);
-}
-
-/* Is the run over (out of its gate's queue, its ladder's done ran)? */
-static int
-loop_run_done(const struct loop_run *r)
-{
-	return !r->gating && (r->ladder == NULL ||
-	    ladder_phase(r->ladder) == LADDER_DONE);
-}
-
-
-/* Hand an event to the terminal side (NDJSON, status line). */
-static void
-loop_event(struct loop *l, const char *name, json_t *o)
-{
-	json_object_set_new(o, "loop_id", json_string(l->cfg.id));
-	if (l->cfg.hooks.event != NULL)
-		l->cfg.hooks.event(l->cfg.hooks.arg, name, o);
-	json_decref(o);
-}
 
 /*
  * A worker's PROGRESS: its line as a worker_progress event, so a front
@@ -299,82 +252,42 @@ loop_step_event(struct loop *l)
 }
 
 /*
- * An isolated step's writers merged into the loop's branch, in role
- * order, before the step is taken (their files_changed made exact); a
- * resolve step's failed run is not merged (it counts as unresolved).
- * Returns 1 while the merge runs, or when it failed (the loop ends).
+ * The isolate's answer to a hand-off (prepare, try, merge: a run of git,
+ * the kick called at its end): busy waits, failed ends the loop with
+ * *why (freed).  Returns 1 unless ready.
  */
 static int
-loop_merge(struct loop *l)
+loop_waits(struct loop *l, enum isolate_st st, char **why)
 {
-	struct isolate_item	 items[LOOP_MAX_RUNS];
-	size_t			 n = 0;
-	char			*why = NULL;
-	enum isolate_st		 st;
-	int			 i;
-
-	for (i = 0; i < l->ncur; i++)
-		if (l->cur[i]->a != NULL && l->cur[i]->result != NULL &&
-		    json_object_get(l->cur[i]->a->options, "worktree") !=
-		    NULL && !(l->resolving && strcmp(l->wf->outcome(loop_role(
-		    l, l->cur[i]->role), l->cur[i]->result), "failed") == 0)) {
-			items[n].role = loop_role(l, l->cur[i]->role);
-			items[n].agent = l->cur[i]->a->id;
-			items[n++].result = l->cur[i]->result;
-		}
-	if (n == 0 && !l->batch && !l->resolving)
-		return 0;	/* an isolated auto step's reader */
-	if ((st = isolate_merge(l->iso, items, n, &why)) == ISO_FAILED) {
-		loop_end(l, EXIT_FAILED, "failed", why);
-		free(why);
-	}
+	if (st == ISO_FAILED)
+		loop_end(l, EXIT_FAILED, "failed", *why);
+	free(*why);
+	*why = NULL;
 	return st != ISO_READY;
 }
 
 /*
- * Best-of-N: the step's attempts (att_role's runs) judged (try: the
- * check in each kept worktree, each diff), one picked by attempts.c's
- * rule; the losers leave cur (kept in runs), the winner stays in its
- * role's place, the only one merged and taken.  All N recorded.
+ * Best-of-N (pick.c): the step's attempts judged, the winner kept, told.
  * Returns 1 while try runs, or when it failed (the loop ends).
  */
 static int
 loop_pick(struct loop *l)
 {
-	const char	*agents[LOOP_MAX_RUNS];
-	const json_t	*res[LOOP_MAX_RUNS], *tried = NULL;
-	int		 ok[LOOP_MAX_RUNS], at[LOOP_MAX_RUNS], i, n = 0, k = 0;
-	const char	*role = loop_role(l, l->att_role);
-	char		*why = NULL;
-	enum isolate_st	 st;
-	size_t		 w;
+	char	*why = NULL;
 
-	for (i = 0; i < l->ncur; i++)
-		if (l->cur[i]->role == l->att_role) {
-			at[n] = i;
-			agents[n] = l->cur[i]->a->id;
-			res[n] = l->cur[i]->result;
-			ok[n] = strcmp(l->wf->outcome(role, res[n]), "failed") !=
-			    0;
-			n++;
-		}
-	st = isolate_try(l->iso, role, agents, (size_t)n, &tried, &why);
-	if (st == ISO_FAILED) {
-		loop_end(l, EXIT_FAILED, "failed", why);
-		free(why);
-	}
-	if (st != ISO_READY)
-		return 1;
-	w = attempts_pick(l->ss, role, res, ok, (size_t)n, tried);
-	loop_event(l, "attempts_picked", json_pack("{s:s, s:s, s:O}", "role",
-	    role, "agent_id", agents[w], "attempts", json_object_get(
-	    json_object_get(l->ss, role), "attempts")));
-	for (i = 0; i < l->ncur; i++)	/* the losers out, order kept */
-		if (l->cur[i]->role != l->att_role || i == at[w])
-			l->cur[k++] = l->cur[i];
-	l->ncur = k;
-	l->attempting = 0;
-	return 0;
+	return loop_waits(l, pick_winner(l, &why), &why);
+}
+
+/*
+ * An isolated step's writers merged (isolate.c), before the step is
+ * taken.  Returns 1 while the merge runs, or when it failed.
+ */
+static int
+loop_merge(struct loop *l)
+{
+	char	*why = NULL;
+
+	return loop_waits(l, isolate_merge_step(l, &why), &why);
 }
 
 /*
@@ -435,6 +348,23 @@ loop_step_runs(struct loop *l)
 	return 0;
 }
 
+/*
+ * Start n runs of a role into the step (wait_ms, nudge_ms: the batch's;
+ * 0: the role's own).  -1 when one could not start (the loop ends).
+ */
+static int
+loop_spawn_n(struct loop *l, int role, unsigned n, uint64_t wait_ms,
+    uint64_t nudge_ms)
+{
+	for (; n > 0; n--) {
+		if ((l->cur[l->ncur] = loop_spawn(l, role, NULL, wait_ms,
+		    nudge_ms, 0)) == NULL)
+			return -1;
+		l->ncur++;
+	}
+	return 0;
+}
+
 /* Start a single-worker action. */
 static void
 loop_start_one(struct loop *l, int role)
@@ -447,44 +377,17 @@ loop_start_one(struct loop *l, int role)
 }
 
 /*
- * Best-of-N: a role's attempts in this step, 1 unless the step is
- * isolated (not a git repository, isolation none: one run).  The first
- * role of a step with more than one is the step's att_role.
- */
-static unsigned
-loop_attempts(struct loop *l, int role)
-{
-	unsigned	n = attempts_count(l->cfg.config, &l->cfg.over,
-			    loop_role(l, role));
-
-	if (n < 2 || !isolate_active(l->iso) || (l->attempting &&
-	    l->att_role != role))
-		return 1;
-	l->attempting = 1;
-	l->att_role = role;
-	return n;
-}
-
-/*
  * A single role's step, best-of-N: its task n times at once, each in a
  * worktree of its own kept after its run (the check runs in it).
  */
 static void
 loop_start_attempts(struct loop *l, int role)
 {
-	unsigned	i, n;
-
 	l->ncur = 0;
 	l->batch = 0;
 	l->attempting = 0;
 	l->step_start = clock_mono_ms();
-	n = loop_attempts(l, role);
-	for (i = 0; i < n; i++) {
-		if ((l->cur[i] = loop_spawn(l, role, NULL, 0, 0, 0)) == NULL)
-			break;
-		l->ncur = (int)i + 1;
-	}
-	if (l->ncur != (int)n)
+	if (loop_spawn_n(l, role, pick_attempts(l, role), 0, 0) != 0)
 		l->ncur = 0;	/* loop_end closes what started */
 }
 
@@ -493,26 +396,18 @@ static void
 loop_start_batch(struct loop *l)
 {
 	const struct workflow_group	*g = l->wf->parallel;
-	int				 i, n = (int)g->nroles;
-	unsigned			 k;
+	size_t				 i;
 
 	l->ncur = 0;
 	l->batch = 1;
 	l->attempting = 0;
 	l->step_start = clock_mono_ms();
-	for (i = 0; i < n; i++) {
-		for (k = loop_attempts(l, g->roles[i]); k > 0; k--) {
-			if ((l->cur[l->ncur] = loop_spawn(l, g->roles[i], NULL,
-			    l->cfg.batch_ms, l->cfg.batch_nudge_ms, 0)) ==
-			    NULL)
-				break;
-			l->ncur++;
-		}
-		if (k > 0)
+	for (i = 0; i < g->nroles; i++)
+		if (loop_spawn_n(l, g->roles[i], pick_attempts(l, g->roles[i]),
+		    l->cfg.batch_ms, l->cfg.batch_nudge_ms) != 0) {
+			l->ncur = 0;	/* loop_end closes what started */
 			break;
-	}
-	if (i != n)
-		l->ncur = 0;	/* loop_end closes what started */
+		}
 }
 
 /*
@@ -549,14 +444,9 @@ loop_start_resolve(struct loop *l)
 static int
 loop_prepare(struct loop *l)
 {
-	char		*why = NULL;
-	enum isolate_st	 st = isolate_prepare(l->iso, l->ss, &why);
+	char	*why = NULL;
 
-	if (st == ISO_FAILED) {
-		loop_end(l, EXIT_FAILED, "failed", why);
-		free(why);
-	}
-	return st != ISO_READY;
+	return loop_waits(l, isolate_prepare(l->iso, l->ss, &why), &why);
 }
 
 /* The bound on iterations, checked before an iteration starts. */
@@ -790,39 +680,6 @@ loop_finish(struct loop *l)
 	    loop_finish_saved);
 }
 
-/*
- * End the loop: every live worker is closed (a stop within a second, a
- * pause with the role's grace), then loop_finish commits.  A stop
- * overrides an ending already under way; nothing else does.
- */
-static void
-loop_end(struct loop *l, int code, const char *to, const char *reason)
-{
-	struct loop_run	*r;
-	uint64_t	 g;
-
-	if (loop_transition(l, LE_END, code) != 0)
-		return;
-	evtimer_del(l->retry_ev);
-	isolate_cancel(l->iso);		/* a merge in flight: recovered later */
-	free(l->end_to);
-	free(l->end_reason);
-	l->end_to = to != NULL ? xstrdup(to) : NULL;
-	l->end_reason = reason != NULL ? xstrdup(reason) : NULL;
-	if (reason != NULL)
-		log_info("loop %s: %s", l->cfg.id, reason);
-	loop_unqueue(l);	/* never started: out of their gates */
-	TAILQ_FOREACH(r, &l->runs, entry) {
-		if (loop_run_done(r))
-			continue;
-		r->cancelled = 1;
-		g = code == EXIT_STOPPED && r->grace_ms > LOOP_STOP_GRACE_MS ?
-		    LOOP_STOP_GRACE_MS : r->grace_ms;
-		ladder_close(r->ladder, g);
-	}
-	loop_kick(l);
-}
-
 /* Stop now (a signal, another program's status): exit 4, status kept. */
 void
 loop_stop(struct loop *l, const char *why)
@@ -917,13 +774,6 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 		return;
 	loop_prune(l);
 	loop_next(l);
-}
-
-/* Decide on the next turn of the event loop, never from a callback. */
-static void
-loop_kick(struct loop *l)
-{
-	event_active(l->kick, EV_TIMEOUT, 0);
 }
 
 /* The isolate's hooks: a git run ended (decide again), an event. */
@@ -1081,338 +931,6 @@ loop_free(struct loop *l)
 	free(l->end_to);
 	free(l->end_reason);
 	free(l);
-}
-
-/*
- * A worker's start and end through its provider gate, its usage, a
- * rate-limited attempt held and run again.
- */
-
-/* The state as a worker should see it: the last commit with our fields. */
-static json_t *
-loop_view(struct loop *l)
-{
-	json_t	*st = json_deep_copy(state_store_get(l->store));
-
-	if (st == NULL)
-		st = json_object();
-	json_object_set(st, "skill_state", l->ss);
-	json_object_set_new(st, "current_iteration",
-	    json_integer(l->iteration));
-	return st;
-}
-
-/*
- * The role's tool, picked as plan_spawn picks it (the host's override,
- * the role's, the default): the provider the worker waits for.
- */
-static const char *
-loop_gate_tool(const struct loop *l, int role)
-{
-	const struct config	*c = l->cfg.config;
-	int			 ri = config_role_index(c, loop_role(l, role));
-
-	if (l->cfg.over.tool != NULL)
-		return l->cfg.over.tool;
-	if (ri >= 0 && c->roles[ri].tool != NULL)
-		return c->roles[ri].tool;
-	return c->default_tool != NULL ? c->default_tool : "";
-}
-
-/* The run's place at its gate, given back (queued or admitted). */
-static void
-loop_run_release(struct loop_run *r)
-{
-	if (r->wait != NULL)
-		gate_cancel(r->wait);
-	r->wait = NULL;
-	r->gating = 0;
-	if (r->slot)
-		gate_leave(r->l->cfg.gate, r->tool);
-	r->slot = 0;
-}
-
-/*
- * A loop pausing or ending starts nothing more: its runs still queued at
- * a gate leave the queue, interrupted (a pause redoes them on resume).
- */
-static void
-loop_unqueue(struct loop *l)
-{
-	struct loop_run	*r;
-
-	TAILQ_FOREACH(r, &l->runs, entry)
-		if (r->gating) {
-			r->cancelled = 1;
-			loop_run_release(r);
-		}
-}
-
-/* A worker's usage into skill_state.usage, the loop's total. */
-static void
-loop_usage_add(struct loop *l, const json_t *u)
-{
-	json_t		*t = json_object_get(l->ss, "usage");
-	const json_t	*c = json_object_get(u, "cost_usd");
-	const json_t	*tc;
-
-	if (!json_is_object(u))
-		return;
-	if (!json_is_object(t)) {
-		t = json_pack("{s:i, s:i, s:n}", "input_tokens", 0,
-		    "output_tokens", 0, "cost_usd");
-		json_object_set_new(l->ss, "usage", t);
-	}
-	json_object_set_new(t, "input_tokens", json_integer((json_int_t)(
-	    json_number_value(json_object_get(t, "input_tokens")) +
-	    json_number_value(json_object_get(u, "input_tokens")))));
-	json_object_set_new(t, "output_tokens", json_integer((json_int_t)(
-	    json_number_value(json_object_get(t, "output_tokens")) +
-	    json_number_value(json_object_get(u, "output_tokens")))));
-	tc = json_object_get(t, "cost_usd");
-	if (json_is_number(c))
-		json_object_set_new(t, "cost_usd", json_real(
-		    json_number_value(c) + (json_is_number(tc) ?
-		    json_number_value(tc) : 0.0)));
-}
-
-/*
- * A run's worker_result event.  A run the loop's end closed (a stop, a
- * signal, a session's end) is published too, so its outcome reaches the
- * events and the metrics: failed, cancelled, with the stop's why when
- * the worker gave none.  It is not merged into the state.
- */
-static json_t *
-loop_result_event(struct loop *l, const struct loop_run *r)
-{
-	json_t		*o = merge_event(loop_role(l, r->role), r->result);
-	const char	*st = json_string_value(json_object_get(o, "status"));
-
-	if (!r->cancelled || (st != NULL && strcmp(st, "success") == 0))
-		return o;
-	json_object_set_new(o, "status", json_string("failed"));
-	if (!json_is_string(json_object_get(o, "error_kind")))
-		json_object_set_new(o, "error_kind", json_string(
-		    outcome_name(OUTCOME_CANCELLED)));
-	if (!json_is_string(json_object_get(o, "reason")))
-		json_object_set_new(o, "reason", json_string(
-		    l->end_reason != NULL ? l->end_reason :
-		    "closed on request"));
-	return o;
-}
-
-/*
- * A run is done: its slot given back, its usage counted, its result
- * completed by the workflow from the worker's answer or log (ccw-loop:
- * the TAP of a validate run) unless the run was stopped; a rate limit
- * holds its provider, a clean result resets the provider's backoff.
- */
-static void
-loop_closed(struct agent *a, void *arg)
-{
-	struct loop_run	*r = arg;
-	struct loop	*l = r->l;
-	const char	*kind;
-	const json_t	*ra;
-
-	(void)a;
-	r->result = report_agent(r->a);
-	loop_run_release(r);
-	loop_usage_add(l, json_object_get(r->result, "usage"));
-	if (!r->cancelled && l->wf->collect != NULL)
-		l->wf->collect(r->role, r->result, r->a->tool, r->a->log_path,
-		    r->a->result.type == MSG_RESULT ?
-		    r->a->result.u.result.log_tail : NULL, r->a->id);
-	kind = json_string_value(json_object_get(r->result, "error_kind"));
-	if (!r->cancelled && l->cfg.gate != NULL &&
-	    (outcome_at(outcome_find(kind))->flags & OUTCOME_GATED)) {
-		/* absent or null: unknown, the gate backs off */
-		ra = json_object_get(r->result, "retry_after_ms");
-		r->rate_limited = 1;
-		gate_hold(l->cfg.gate, r->tool, json_is_number(ra) &&
-		    json_number_value(ra) > 0 ? (uint64_t)json_number_value(ra) :
-		    0);
-	} else if (!r->cancelled && (kind == NULL ||
-	    (outcome_at(outcome_find(kind))->flags & OUTCOME_SUPERVISOR)))
-		gate_ok(l->cfg.gate, r->tool);
-	loop_event(l, "worker_result", loop_result_event(l, r));
-	loop_kick(l);
-}
-
-/*
- * The run's worker, started now that its gate let it in.  -1 (the loop
- * ends failed) when the prompt or the role's tool cannot be set up.
- */
-static int
-loop_begin(struct loop_run *r)
-{
-	struct loop		*l = r->l;
-	struct prompt_req	 pr;
-	struct agent_req	 req;
-	struct plan_deadlines	 dl;
-	json_t			*view;
-	char			*prompt, *capsule, *err = NULL;
-	char			 now[32];
-	uint64_t		 wait_ms = r->want_wait_ms;
-	int			 rc;
-
-	r->gating = 0;
-	if (l->wf->refresh != NULL) {	/* before the prompt is built */
-		clock_iso(NULL, 1, now, sizeof now);
-		l->wf->refresh(r->role, l->ss, l->cfg.dirfd, l->cfg.id, now);
-	}
-	view = loop_view(l);
-	memset(&pr, 0, sizeof pr);
-	pr.state = view;
-	pr.state_dir = l->cfg.state_dir;
-	pr.loop_id = l->cfg.id;
-	pr.role = loop_role(l, r->role);
-	pr.mode = loop_mode_name(l->cfg.mode);
-	pr.extra = r->extra;
-	pr.force_capsule = l->cfg.resumed;
-	rc = prompt_request(&l->cfg, &pr, &req, &dl, &prompt, &capsule,
-	    &err);
-	json_decref(view);
-	if (rc == 0 && (l->batch || l->resolving || l->cfg.mode ==
-	    LOOP_AUTO))		/* a worktree, or the loop's for a reader */
-		isolate_request(l->iso, pr.role, &req, l->resolving ?
-		    isolate_resolve_branch(l->ss) : NULL);
-	else if (rc == 0 && l->cfg.mode == LOOP_PARALLEL)
-		isolate_reader(l->iso, l->ss, pr.role, &req);
-	if (rc == 0 && l->attempting && r->role == l->att_role)	/* for try */
-		json_object_set_new(json_object_get(req.options, "worktree"),
-		    "keep", json_true());
-	/* a fresh agent-N.log, N above every id the loop has seen */
-	if (rc == 0 && l->cfg.guard != NULL &&
-	    loopguard_reserve(l->cfg.guard, &l->sup, &err) != 0) {
-		json_decref(req.options);
-		free(prompt);
-		free(capsule);
-		rc = -1;
-	}
-	if (rc != 0) {
-		loop_run_release(r);
-		loop_end(l, EXIT_FAILED, "failed", err);
-		free(err);
-		return -1;
-	}
-	r->nudge_ms = r->want_nudge_ms != 0 ? r->want_nudge_ms : dl.nudge_ms;
-	r->grace_ms = dl.grace_ms;
-	if (wait_ms == 0)
-		wait_ms = dl.timeout_ms;
-	r->a = agent_spawn(&l->sup, &req);
-	json_decref(req.options);
-	free(r->prompt);	/* kept for the action's history (replay) */
-	r->prompt = prompt;
-	free(capsule);
-	loop_event(l, "worker_started", json_pack("{s:s, s:s, s:s, s:s,"
-	    " s:I}", "agent_id", r->a->id, "role", loop_role(l, r->role),
-	    "tool", r->a->tool, "log_path", r->a->log_path, "timeout_ms",
-	    (json_int_t)wait_ms));
-	/* the deadlines count from now, not from before a slow write */
-	event_base_update_cache_time(l->base);
-	r->ladder = ladder_start(l->verbs, r->a, wait_ms, r->nudge_ms,
-	    r->grace_ms, loop_closed, r);
-	return 0;
-}
-
-/*
- * The gate let the run in.  A loop pausing or ending meanwhile starts
- * nothing: the run counts as interrupted (redone on resume).
- */
-static void
-loop_admitted(void *arg)
-{
-	struct loop_run	*r = arg;
-
-	r->wait = NULL;
-	r->slot = 1;
-	if (r->l->phase != LP_RUNNING) {
-		r->cancelled = 1;
-		loop_run_release(r);
-		loop_kick(r->l);
-		return;
-	}
-	(void)loop_begin(r);
-}
-
-/*
- * Start one worker for a role once its tool's gate lets it in.  wait_ms
- * 0: the role's own deadlines; else the parallel batch's.  NULL (the
- * loop ends failed) when, started at once (no gate), the prompt or the
- * role's tool cannot be set up.
- */
-static struct loop_run *
-loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
-    uint64_t nudge_ms, int rounds)
-{
-	struct loop_run	*r = xcalloc(1, sizeof *r);
-
-	r->l = l;
-	r->role = role;
-	r->rounds = rounds;
-	r->extra = extra != NULL ? xstrdup(extra) : NULL;
-	r->want_wait_ms = wait_ms;
-	r->want_nudge_ms = nudge_ms;
-	r->tool = xstrdup(loop_gate_tool(l, role));
-	r->gating = 1;
-	TAILQ_INSERT_TAIL(&l->runs, r, entry);
-	if ((r->wait = gate_enter(l->cfg.gate, r->tool, loop_admitted, r)) !=
-	    NULL)
-		return r;
-	return loop_begin(r) == 0 ? r : NULL;
-}
-
-/* What is left of the parallel batch's deadline for a run started now. */
-static void
-loop_batch_left(const struct loop *l, uint64_t *left, uint64_t *nudge)
-{
-	uint64_t	spent = clock_mono_ms() - l->step_start;
-
-	*left = *nudge = 0;
-	if (!l->batch)
-		return;
-	*left = l->cfg.batch_ms > spent + 1000 ? l->cfg.batch_ms - spent :
-	    1000;
-	*nudge = l->cfg.batch_nudge_ms;
-}
-
-/*
- * A run ended rate limited: the same action goes again once its
- * provider's gate opens.  Not a failure: written down in
- * skill_state.errors and the history, told as step_requeued.  Returns 1
- * when the slot runs again (or the loop ended trying).
- */
-static int
-loop_requeue(struct loop *l, int slot)
-{
-	struct loop_run	*r = l->cur[slot], *n;
-	const char	*role = loop_role(l, r->role);
-	json_t		*errs = json_object_get(l->ss, "errors");
-	char		 now[40], *msg;
-	uint64_t	 left, nudge;
-
-	if (!r->rate_limited || l->phase != LP_RUNNING)
-		return 0;
-	clock_iso(NULL, 1, now, sizeof now);
-	xasprintf(&msg, "rate limited on %s (%s): requeued after the "
-	    "provider's hold", r->tool, r->a->id);
-	if (json_is_array(errs))
-		state_error_push(l->ss, json_pack("{s:s, s:s, s:s}",
-		    "action", role, "message", msg, "timestamp", now));
-	free(msg);
-	prompt_record(l->store, json_pack("{s:s, s:s, s:s, s:s}", "event",
-	    "step_requeued", "role", role, "tool", r->tool, "agent_id",
-	    r->a->id));
-	loop_event(l, "step_requeued", json_pack("{s:s, s:s, s:s, s:s, "
-	    "s:O?}", "role", role, "tool", r->tool, "agent_id", r->a->id,
-	    "reason", outcome_name(outcome_find(json_string_value(
-	    json_object_get(r->result, "error_kind")))), "retry_after_ms",
-	    json_object_get(r->result, "retry_after_ms")));
-	loop_batch_left(l, &left, &nudge);
-	n = loop_spawn(l, r->role, r->extra, left, nudge, r->rounds);
-	l->cur[slot] = n != NULL ? n : r;
-	return 1;
 }
 
 /*

@@ -1,21 +1,24 @@
 /*
  * loopint.h: the run engine's insides, shared by loop.c (the driving of
- * steps, a worker's start through its tool's gate, its end, a
- * rate-limited run again, a step's runs that end short, the state file's
- * watch), hosted.c and loopphase.c (the phase machine).  Not for callers.
+ * steps, a step's runs that end short, the state file's watch),
+ * looprun.c (a worker's start through its tool's gate, its end, a
+ * rate-limited run again, all closed at the loop's end), pick.c (the
+ * best-of-N step), isolate.c (a step's worktrees and merge), hosted.c
+ * and loopphase.c (the phase machine).  Not for callers.
  */
 #ifndef CCW_LOOPINT_H
 #define CCW_LOOPINT_H
 
 #include <sys/queue.h>
 
+#include <event2/event.h>
 #include <event2/util.h>
 
+#include "isolate.h"
 #include "loop.h"
 #include "sup.h"
 
 struct gate_wait;
-struct isolate;
 
 #define LOOP_MAX_CLARIFY	3	/* answered re-runs of one action */
 #define LOOP_MAX_RUNS	(WORKFLOW_MAX_GROUP + CONFIG_MAX_ATTEMPTS - 1)
@@ -105,5 +108,48 @@ struct loop {
 /* loopphase.c */
 int		 loop_transition(struct loop *, enum loop_event, int);
 const char	*loop_phase_name(enum loop_phase);
+
+/* looprun.c: the loop's workers */
+int		 loop_run_done(const struct loop_run *);
+struct loop_run	*loop_spawn(struct loop *, int, const char *, uint64_t,
+		    uint64_t, int);
+void		 loop_run_release(struct loop_run *);
+void		 loop_unqueue(struct loop *);
+int		 loop_requeue(struct loop *, int);
+void		 loop_batch_left(const struct loop *, uint64_t *, uint64_t *);
+void		 loop_end(struct loop *, int, const char *, const char *);
+
+/* pick.c: the best-of-N step */
+unsigned	 pick_attempts(struct loop *, int);
+enum isolate_st	 pick_winner(struct loop *, char **);
+
+/* isolate.c: the step's hand-offs to its worktrees and merge queue */
+void		 isolate_run(const struct loop *, const struct loop_run *,
+		    const char *, struct agent_req *);
+enum isolate_st	 isolate_merge_step(const struct loop *, char **);
+
+/* An action's name, as the workflow's table spells it. */
+static inline const char *
+loop_role(const struct loop *l, int role)
+{
+	return workflow_role_name(l->wf, role);
+}
+
+/* Hand an event to the terminal side (NDJSON, status line). */
+static inline void
+loop_event(struct loop *l, const char *name, json_t *o)
+{
+	json_object_set_new(o, "loop_id", json_string(l->cfg.id));
+	if (l->cfg.hooks.event != NULL)
+		l->cfg.hooks.event(l->cfg.hooks.arg, name, o);
+	json_decref(o);
+}
+
+/* Decide on the next turn of the event loop, never from a callback. */
+static inline void
+loop_kick(struct loop *l)
+{
+	event_active(l->kick, EV_TIMEOUT, 0);
+}
 
 #endif

@@ -51,7 +51,7 @@ tunefix_parent(int dfd, const char *path, int mk, const char **base,
 {
 	const char	*s = path, *e;
 	char		*part;
-	int		 fd = dup(dfd), nfd;
+	int		 fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0), nfd;
 
 	while (fd != -1 && (e = strchr(s, '/')) != NULL) {
 		part = xstrndup(s, (size_t)(e - s));
