@@ -341,7 +341,7 @@ serve_log_list(void *arg)
 	struct serve_log_job	*j = arg;
 	struct dirent		*e;
 	json_t			*agents = json_array(), *outs = json_object();
-	json_t			**v, *a;
+	json_t			**v, *a, *o;
 	DIR			*d;
 	size_t			 i, n;
 	int			 wfd;
@@ -362,8 +362,9 @@ serve_log_list(void *arg)
 		v[i] = a;
 	qsort(v, n, sizeof *v, serve_log_by_agent);
 	for (i = 0; i < n; i++) {
-		json_object_set(v[i], "output", json_object_get(outs,
-		    json_string_value(json_object_get(v[i], "agent"))));
+		o = json_object_get(outs, json_string_value(json_object_get(
+		    v[i], "agent")));
+		json_object_set(v[i], "output", o != NULL ? o : json_null());
 		json_array_append(json_object_get(j->data, "workers"), v[i]);
 	}
 	free(v);
