@@ -9,8 +9,8 @@
 # a finished parallel loop's workers with a crashed one's outcome kind
 # and reason, each writer's branch and diff, the merge record, the
 # capsule, the raw state and the replay link; a 300 KiB log shown as its
-# last 256 KiB; axe-core (npm @axe-core/playwright: its checks SKIP if it
-# cannot be installed) finds no serious or critical violation.
+# last 256 KiB; axe-core (npm @axe-core/playwright: its check SKIPs if
+# it cannot be installed) finds no serious or critical violation.
 # Screenshots at 1280x800 and 800x600 are kept in the build tree
 # (tests/regress/serve-loop-page-{1280,800}.png).  Without node, chromium
 # or the npm registry the whole test is one SKIP.
