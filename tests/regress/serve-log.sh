@@ -115,5 +115,5 @@ is "$(jr 'd["status"]')" 404 "workers of a missing loop: 404"
 
 kill -TERM "$SRV_PID"
 t_wait_pid "$SRV_PID" 10000
-ok $? "serve exits on SIGTERM"
+is "$T_RC" 4 "serve exits 4 on SIGTERM (no leak, no error under a wrapper)"
 t_done

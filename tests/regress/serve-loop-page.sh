@@ -139,5 +139,5 @@ t_wait_gone "$M" 10000
 ok $? "the stop closed the workers"
 kill -TERM "$SRV_PID"
 t_wait_pid "$SRV_PID" 10000
-ok $? "serve exits on SIGTERM"
+is "$T_RC" 4 "serve exits 4 on SIGTERM (no leak, no error under a wrapper)"
 t_done
