@@ -1,8 +1,8 @@
 #!/bin/bash
 # serve-loop-page.sh: serve's page of one loop (GET /loops/:id,
 # servepageloop.c) in a real browser: Debian's chromium, headless, driven
-# by playwright-core from npm (installed into the build tree,
-# tests/page-npm, as serve-page.sh does) through serve-loop-page.mjs: a
+# by playwright-core from npm (page-npm.sh: installed into the build
+# tree's tests/page-npm) through serve-loop-page.mjs: a
 # running loop's tasks shown, one added, one edited and one moved from
 # the page (the API agrees); its develop worker's log lines arriving live
 # (one written after the page opened, read across a stale token cookie);
@@ -18,10 +18,8 @@
 # CCW_CHROMIUM: another browser binary.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
+. "$(dirname "$0")/page-npm.sh"
 
-PW_DIR=${CCW_PAGE_NPM_DIR:-$top_builddir/tests/page-npm}
-PW_VERSION=1.65.1
-AXE_VERSION=4.14.0
 CHROMIUM=${CCW_CHROMIUM:-$(command -v chromium || true)}
 PNG=$top_builddir/tests/regress/serve-loop-page
 
@@ -30,29 +28,11 @@ skip() {
 	echo "1..0 # SKIP $1"
 	exit 0
 }
-# pkg_is NAME VERSION: node_modules holds NAME at VERSION.
-pkg_is() {
-	[ -f "$PW_DIR/node_modules/$1/package.json" ] &&
-	    [ "$(jget "$PW_DIR/node_modules/$1/package.json" 'd["version"]')" = "$2" ]
-}
 command -v node >/dev/null 2>&1 || skip "node is not installed"
 [ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ] ||
     skip "chromium is not installed (apt-get install chromium)"
-if ! pkg_is playwright-core "$PW_VERSION" ||
-    ! pkg_is @axe-core/playwright "$AXE_VERSION"; then
-	command -v npm >/dev/null 2>&1 || skip "npm is not installed"
-	mkdir -p "$PW_DIR" && echo '{"private": true}' >"$PW_DIR/package.json"
-	# both at once: npm drops what one install of the other left out
-	(cd "$PW_DIR" && timeout 300 npm install --no-audit --no-fund \
-	    --no-update-notifier --no-save --loglevel=error \
-	    "playwright-core@$PW_VERSION" \
-	    "@axe-core/playwright@$AXE_VERSION" >install.log 2>&1) ||
-	    (cd "$PW_DIR" && timeout 300 npm install --no-audit --no-fund \
-	    --no-update-notifier --no-save --loglevel=error \
-	    "playwright-core@$PW_VERSION" >install.log 2>&1)
-	pkg_is playwright-core "$PW_VERSION" ||
-	    skip "npm install playwright-core failed (no registry access?): $(tail -n 2 "$PW_DIR/install.log" | tr '\n' ' ')"
-fi
+command -v flock >/dev/null 2>&1 || skip "flock is not installed"
+page_npm || skip "$PAGE_NPM_WHY"
 
 t_watchdog 90
 t_valgrind_worker
