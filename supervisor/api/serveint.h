@@ -134,6 +134,14 @@ struct serve_root *serve_root_of(struct serve *, const char *);
 void	serve_replay(struct serve *, struct http_req *,
 	    const struct serve_match *);
 void	serve_scan_dir(const char *, json_t *);
+/* servelog.c: a loop's workers and their logs, for the loop page */
+void	serve_loop_log(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_loop_workers(struct serve *, struct http_req *,
+	    const struct serve_match *);
+/* servepageloop.c: the loop page at /loops/:id */
+void	serve_page_loop(struct serve *, struct http_req *,
+	    const struct serve_match *);
 /* servepage.c: the status page at / */
 void	serve_page(struct serve *, struct http_req *,
 	    const struct serve_match *);
