@@ -12,20 +12,11 @@
 # (@axe-core/playwright, SKIP when absent); screenshots at 1280x800 and
 # 800x600 kept as tests/regress/replay-SIZE.png.  Without node,
 # chromium or the npm registry the browser part is one SKIP.
-# CCW_PAGE_NPM_DIR: playwright-core's and @axe-core/playwright's install
-# elsewhere (else tests/replay-npm in the build tree); CCW_CHROMIUM.
+# playwright-core and @axe-core/playwright: page-npm.sh's; CCW_CHROMIUM.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
 
-PW_VERSION=1.65.1
-AXE_VERSION=4.14.0
-# CCW_PAGE_NPM_DIR when it holds both packages; else our own install
-# (never into serve-page.sh's: make -j2 check runs both at once, and an
-# npm install --no-save prunes what it did not name)
-PW_DIR=$top_builddir/tests/replay-npm
-[ -n "${CCW_PAGE_NPM_DIR:-}" ] &&
-    [ -f "$CCW_PAGE_NPM_DIR/node_modules/@axe-core/playwright/package.json" ] &&
-    PW_DIR=$CCW_PAGE_NPM_DIR
+. "$(dirname "$0")/page-npm.sh"	# $PW_DIR: playwright-core, axe
 CHROMIUM=${CCW_CHROMIUM:-$(command -v chromium || true)}
 PNG=$top_builddir/tests/regress/replay
 rm -f "$PNG"-*.png
@@ -112,21 +103,7 @@ browser() {
 	command -v node >/dev/null 2>&1 || { skip_browser "no node"; return; }
 	[ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ] ||
 	    { skip_browser "no chromium"; return; }
-	if [ ! -f "$PW_DIR/node_modules/playwright-core/package.json" ] ||
-	    [ ! -f "$PW_DIR/node_modules/@axe-core/playwright/package.json" ] ||
-	    [ "$(jget "$PW_DIR/node_modules/playwright-core/package.json" \
-	    'd["version"]')" != "$PW_VERSION" ]; then
-		command -v npm >/dev/null 2>&1 || { skip_browser "no npm"; return; }
-		mkdir -p "$PW_DIR" && [ -f "$PW_DIR/package.json" ] ||
-		    echo '{"private": true}' >"$PW_DIR/package.json"
-		# both at once: an install --no-save prunes what it did not name
-		(cd "$PW_DIR" && timeout 300 npm install --no-audit --no-fund \
-		    --no-update-notifier --no-save --loglevel=error \
-		    "playwright-core@$PW_VERSION" \
-		    "@axe-core/playwright@$AXE_VERSION" >install.log 2>&1)
-	fi
-	[ -f "$PW_DIR/node_modules/playwright-core/package.json" ] ||
-	    { skip_browser "npm install playwright-core failed"; return; }
+	page_npm || { skip_browser "$PAGE_NPM_WHY"; return; }
 	T0=$(t_now_ms)
 	node "$srcdir/tests/regress/replay.mjs" "$PW_DIR" "$CHROMIUM" "$OUT" \
 	    "$T_TMP/old-1.html" "$SRV_PORT" rp-1 5 "$SUMMARY" "$TITLE" \
