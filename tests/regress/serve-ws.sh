@@ -5,8 +5,8 @@
 # the token or its cookie, a foreign Origin refused), a loop's event
 # reaching 20 clients as CCW's JSON, ping and pong, fragments, a flood,
 # the close handshake, every frame a server must refuse (1002, 1007,
-# 1009), Chromium's own WebSocket with the cookie (serve-ws.mjs, when
-# serve-page.sh's playwright-core is there), the close on SIGTERM
+# 1009), Chromium's own WebSocket with the cookie (serve-ws.mjs,
+# playwright-core from page-npm.sh), the close on SIGTERM
 # (1001); then behind tests/http-serve with small bounds: a reader that
 # stalls dropped while another is served, a client that never answers a
 # ping dropped.
@@ -37,18 +37,19 @@ probe events
 probe protocol 65536
 
 # Chromium's own WebSocket, as CCW's dashboard opens it (the cookie
-# alone), where serve-page.sh's playwright-core and a chromium are there
-PW_DIR=${CCW_PAGE_NPM_DIR:-$top_builddir/tests/page-npm}
+# alone): playwright-core from page-npm.sh (installed if need be)
+. "$(dirname "$0")/page-npm.sh"
 CHROMIUM=${CCW_CHROMIUM:-$(command -v chromium || true)}
-if command -v node >/dev/null && [ -n "$CHROMIUM" ] &&
-    [ -f "$PW_DIR/node_modules/playwright-core/package.json" ]; then
+if ! command -v node >/dev/null || [ -z "$CHROMIUM" ]; then
+	t_skip "chromium's WebSocket: no node or no chromium"
+elif ! page_npm && [ ! -f "$PW_DIR/node_modules/playwright-core/package.json" ]; then
+	t_skip "chromium's WebSocket: $PAGE_NPM_WHY"
+else
 	PW_DIR=$PW_DIR CHROMIUM=$CHROMIUM timeout 60 node \
 	    "$srcdir/tests/regress/serve-ws.mjs" "$PORT" "$(t_ms 10000)" \
 	    >"$T_TMP/br.out" 2>"$T_TMP/br.err"
 	ok $? "serve-ws.mjs ran" || sed 's/^/#   /' "$T_TMP/br.err"
 	t_probe_out "$T_TMP/br.out" "chromium: "
-else
-	echo "# no chromium with playwright-core (serve-page.sh installs it): the browser's check not run"
 fi
 
 # a client held open while serve stops: told 1001, serve exits cleanly
