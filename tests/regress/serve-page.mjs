@@ -509,7 +509,6 @@ try {
 	    why + " " + JSON.stringify(x));
 
 	await clickTo(page, "pause", "paused");
-	await page.screenshot({ path: png });
 	await clickTo(page, "resume", "running");
 	// serve restarted: the page's cookie names a former token.  Its next
 	// request is 401: it fetches the token again (a new cookie) and goes
@@ -555,6 +554,7 @@ try {
 	    left + " left");
 	await crashShown(page);
 	await mergeShown(page);
+	await page.screenshot({ path: png });
 	const fid = await formCreate(page);
 	await filters(page, fid);
 	await deleteRow(page, fid);

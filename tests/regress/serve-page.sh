@@ -7,9 +7,14 @@
 # agrees), a title holding <script> stays text, the running loop says
 # the pid that drives it and one whose `run` was killed -9 shows
 # interrupted, a crashed worker's kind is shown, a parallel loop's
-# merge record (each writer's branch, diff stat, outcome) is shown.  The screenshot is kept
-# as tests/regress/serve-page.png in the build tree.  Without node,
-# chromium or the npm registry the whole test is one SKIP.
+# merge record (each writer's branch, diff stat, outcome) is shown; the
+# loop list of issue 28 (a failed loop's reason, iteration of max, times,
+# buttons named with their loop, start, the create form, filters,
+# delete, axe-core, focus, 800 px) and serve restarted on its port under
+# the open page (restart.sh below).  Screenshots at 1280x800 and 800x600
+# are kept as tests/regress/serve-page{,-800}.png in the build tree.
+# Without node, chromium or the npm registry the whole test is one SKIP;
+# without @axe-core/playwright only the axe checks SKIP.
 # CCW_PAGE_NPM_DIR: playwright-core's install elsewhere (CI keeps one);
 # CCW_CHROMIUM: another browser binary.
 . "$(dirname "$0")/lib.sh"
