@@ -132,6 +132,8 @@ t_wait_pid "$PID" 10000
 # serve's restart for the browser script: "stop" ends this serve
 # (SIGTERM, waited for), "start" starts a new one on the same port and
 # roots (a new token) and waits until it listens; its pid in srv.pid.
+# Its socket's name holds the marker M2: a test cut short kills it too.
+t_marker M2 srvr
 echo "$SRV_PID" >"$T_TMP/srv.pid"
 cat >"$T_TMP/restart.sh" <<EOF
 #!/bin/bash
@@ -146,7 +148,7 @@ if [ "\$1" = stop ]; then
 	done
 	exit 0
 fi
-o=$(printf %q "$T_TMP/srv2")
+o=$(printf %q "$T_TMP/srv2-$M2")
 : >"\$o"
 $WRAP $(printf %q "$SUP") -v serve -C $(printf %q "$R") -C $(printf %q "$G") \\
     --socket "\$o.sock" --http 127.0.0.1:$SRV_PORT >"\$o" 2>"\$o.err" &
