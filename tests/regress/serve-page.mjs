@@ -200,15 +200,18 @@ async function clickTo(page, verb, status) {
 	return d;
 }
 
-// The create form: title, description, max iterations; the new
-// loop's row appears (created, "0 of 7") and the API has what was typed.
-// Its id.
+// The create form: title, description, max iterations and root (the
+// parallel loop's, not serve's first); the new loop's row appears
+// (created, "0 of 7") and the API has what was typed.  Its id and root.
 async function formCreate(page) {
 	const ft = "Form loop";
+	const root = await page.evaluate((l) => document.querySelector(
+	    "tr[data-loop=\"" + l + "\"]").dataset.root, mid);
 	await page.getByLabel("title", { exact: true }).fill(ft);
 	await page.getByLabel("description", { exact: true })
 	    .fill("made by the form");
 	await page.getByLabel("max iterations", { exact: true }).fill("7");
+	await page.locator("#c-root").fill(root || "");
 	await page.getByRole("button", { name: "Create loop", exact: true })
 	    .click({ timeout: waitMs });
 	let fid = null, why = "";
@@ -230,15 +233,16 @@ async function formCreate(page) {
 	ok(fid !== null && why === "",
 	    "a loop created from the form shows as created, 0 of 7", why);
 	const d = fid !== null ? await apiLoop(fid) : {};
-	const got = [d.status, d.title, d.description, d.max_iterations];
-	ok(JSON.stringify(got) === JSON.stringify(["created", ft,
-	    "made by the form", 7]),
-	    "the API has the form's title, description and max",
+	const got = [d.status, d.title, d.description, d.max_iterations,
+	    d.root];
+	ok(typeof root === "string" && JSON.stringify(got) ===
+	    JSON.stringify(["created", ft, "made by the form", 7, root]),
+	    "the API has the form's title, description, max and root",
 	    JSON.stringify(got));
 	const left = await page.getByLabel("title", { exact: true })
 	    .inputValue();
 	ok(left === "", "the form is cleared after creating", left);
-	return fid;
+	return [fid, root];
 }
 
 // The rows shown (not hidden by the filters).
@@ -249,8 +253,9 @@ function shown(page) {
 }
 
 // The search keeps the rows whose id, title or description hold it;
-// the status filter those of that status.
-async function filters(page, fid) {
+// the status filter those of that status, the root filter those of
+// that root.
+async function filters(page, fid, root) {
 	await page.getByLabel("search", { exact: true }).fill("BY THE FORM");
 	let v = await shown(page);
 	ok(v.length === 1 && v[0][0] === fid,
@@ -262,6 +267,12 @@ async function filters(page, fid) {
 	    v.some((r) => r[0] === id),
 	    "the status filter shows only failed loops", JSON.stringify(v));
 	await page.getByLabel("status", { exact: true }).selectOption("");
+	await page.locator("#f-root").selectOption(root);
+	v = await shown(page);
+	ok(JSON.stringify(v.map((r) => r[0]).sort()) ===
+	    JSON.stringify([fid, mid].sort()),
+	    "the root filter shows only that root's loops", JSON.stringify(v));
+	await page.locator("#f-root").selectOption("");
 	v = await shown(page);
 	ok(v.length >= 5, "all loops again without a filter",
 	    JSON.stringify(v));
@@ -555,8 +566,8 @@ try {
 	await crashShown(page);
 	await mergeShown(page);
 	await page.screenshot({ path: png });
-	const fid = await formCreate(page);
-	await filters(page, fid);
+	const [fid, froot] = await formCreate(page);
+	await filters(page, fid, froot);
 	await deleteRow(page, fid);
 	await a11y(page, "at 1280 px");
 	await focusShown(page);

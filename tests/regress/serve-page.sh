@@ -112,6 +112,10 @@ req POST /api/loops/v2 "{\"title\": \"$TITLE\"}"
 ID=$(jr 'd["body"]["data"]["loop_id"]')
 req POST "/api/loops/v2/$ID/start"
 is "$(jr 'd["status"]')" 200 "the loop started"
+req POST /api/loops/v2 '{"title": "Nowhere", "root": "/no/such/root"}'
+is "$(jr '[d["status"], d["body"]["error"]]')" \
+    '[400,"root must be one of serve'"'"'s roots"]' \
+    "create naming a root serve does not hold: 400"
 XTITLE='<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
 req POST /api/loops/v2 "$(python3 -c 'import json,sys; print(json.dumps({"title": sys.argv[1]}))' "$XTITLE")"
 XID=$(jr 'd["body"]["data"]["loop_id"]')
