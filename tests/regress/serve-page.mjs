@@ -343,15 +343,15 @@ async function focusShown(page) {
 	    JSON.stringify(seen));
 }
 
-// At 800 px: no horizontal scroll, every row's buttons within the width.
-async function narrow(page) {
+// At WIDTH px: no horizontal scroll, every row's buttons within it.
+async function narrow(page, width) {
 	const r = await page.evaluate(() => ({ sw:
 	    document.documentElement.scrollWidth, w: window.innerWidth,
 	    out: Array.from(document.querySelectorAll("tr[data-loop] button"))
 	    .filter((b) => b.getBoundingClientRect().right > window.innerWidth)
 	    .length }));
-	ok(r.sw <= r.w && r.out === 0,
-	    "at 800 px wide: no horizontal scroll, every button within reach",
+	ok(r.sw <= r.w && r.out === 0, "at " + width + " px wide: no " +
+	    "horizontal scroll, every button within reach",
 	    JSON.stringify(r));
 }
 
@@ -571,8 +571,9 @@ try {
 	await deleteRow(page, fid);
 	await a11y(page, "at 1280 px");
 	await focusShown(page);
+	await narrow(page, 1280);
 	await page.setViewportSize({ width: 800, height: 600 });
-	await narrow(page);
+	await narrow(page, 800);
 	await a11y(page, "at 800 px");
 	await page.screenshot({ path: png800 });
 	await restarted(page);
