@@ -362,7 +362,7 @@ async function narrow(page, width) {
 async function restarted(page) {
 	ok(await apiPost("/api/loops/v2/" + oid + "/stop") === 200,
 	    "the interrupted loop is stopped before the restart", "refused");
-	const n = n401, before = errors.length;
+	const n = n401, before = errors.length, nres = resumes.length;
 	const conn = () => page.evaluate(() => {
 		const c = document.getElementById("conn");
 		return [c.getAttribute("role"), c.textContent,
@@ -393,6 +393,10 @@ async function restarted(page) {
 	c = await conn();
 	ok(why === "" && !c[2], "after the restart: the status clears by " +
 	    "itself", why + " " + JSON.stringify(c));
+	const res = resumes.slice(nres);
+	ok(res.length > 0 && res.every((v) => /^[1-9][0-9]*$/.test(v)),
+	    "after the restart: the stream resumed with Last-Event-ID",
+	    JSON.stringify(res));
 	const tk = (await (await fetch(base + "/api/auth/token")).json()).token;
 	const r = await fetch(base + "/api/loops/v2", { method: "POST",
 	    headers: { Authorization: "Bearer " + tk,
@@ -428,6 +432,7 @@ async function restarted(page) {
 const errors = [];
 const dialogs = [];
 let n401 = 0;
+const resumes = [];	// each /api/events request's Last-Event-ID
 const browser = await browserType.launch({ executablePath: chromium,
     headless: true, args: ["--no-sandbox", "--disable-gpu",
     "--disable-dev-shm-usage"] });
@@ -437,6 +442,10 @@ try {
 	const page = await ctx.newPage();
 	page.on("dialog", (d) => { dialogs.push(d.message()); d.accept(); });
 	page.on("response", (r) => { if (r.status() === 401) n401++; });
+	page.on("request", (r) => {
+		if (new URL(r.url()).pathname === "/api/events")
+			resumes.push(r.headers()["last-event-id"]);
+	});
 	page.on("console", (m) => {
 		if (m.type() === "error") errors.push(m.text());
 	});
