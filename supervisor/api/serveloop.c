@@ -127,6 +127,17 @@ serve_publish_state(struct serve *s, const json_t *loop)
 	    now));
 }
 
+/* The reply's loop says which of serve's roots holds it (the page
+   filters by root). */
+static void
+serve_loop_rooted(struct serve_call *c, json_t *reply)
+{
+	json_t	*loop = json_object_get(reply, "loop");
+
+	if (json_is_object(loop))
+		json_object_set_new(loop, "root", json_string(c->root->root));
+}
+
 /* The last step of a route: the loop as it is now, with a message. */
 static void
 serve_loop_final(struct serve_call *c, json_t *reply)
@@ -137,6 +148,7 @@ serve_loop_final(struct serve_call *c, json_t *reply)
 		serve_verb_error(c, reply, c->body);
 		return;
 	}
+	serve_loop_rooted(c, reply);
 	extra = json_pack("{s:O}", "data", json_object_get(reply, "loop"));
 	if (c->op != SOP_NONE) {
 		if (!c->body)	/* PATCH answers {success, data} */
@@ -388,6 +400,7 @@ static void
 serve_loop_written(struct serve_call *c, json_t *reply)
 {
 	c->s->writes++;
+	serve_loop_rooted(c, reply);
 	serve_publish_state(c->s, json_object_get(reply, "loop"));
 	serve_ok(c->r, json_pack("{s:O}", "data", json_object_get(reply,
 	    "loop")));
@@ -405,13 +418,28 @@ serve_loop_created(struct serve_call *c, json_t *reply)
 	serve_loop_written(c, reply);
 }
 
-/* POST /api/loops/v2 {title, description?, max_iterations?} */
+/* The root a create names ("root": one of serve's -C), or NULL. */
+static struct serve_root *
+serve_root_named(struct serve *s, const json_t *name)
+{
+	size_t	i;
+
+	if (name == NULL)
+		return &s->cfg.roots[0];
+	for (i = 0; json_is_string(name) && i < s->cfg.nroots; i++)
+		if (strcmp(s->cfg.roots[i].root, json_string_value(name)) == 0)
+			return &s->cfg.roots[i];
+	return NULL;
+}
+
+/* POST /api/loops/v2 {title, description?, max_iterations?, root?} */
 void
 serve_loops_create(struct serve *s, struct http_req *r,
     const struct serve_match *m)
 {
-	json_t		*b, *req, *mi, *d;
-	const char	*t;
+	struct serve_root	*root;
+	json_t			*b, *req, *mi, *d;
+	const char		*t;
 
 	(void)m;
 	if ((b = serve_body(r, 0)) == NULL)
@@ -427,11 +455,14 @@ serve_loops_create(struct serve *s, struct http_req *r,
 		serve_ccw_error(r, 400, 1, "max_iterations must be >= 1");
 	else if (d != NULL && !json_is_string(d))
 		serve_ccw_error(r, 400, 1, "description must be a string");
+	else if ((root = serve_root_named(s, json_object_get(b,
+	    "root"))) == NULL)
+		serve_ccw_error(r, 400, 1, "root must be one of serve's roots");
 	else {
 		req = json_pack("{s:s,s:s,s:O?,s:O?}", "verb", "loop_open",
 		    "title", t, "description", d, "max_iterations", mi);
-		serve_call_api(serve_call_new(s, r, &s->cfg.roots[0], NULL),
-		    req, serve_loop_created);
+		serve_call_api(serve_call_new(s, r, root, NULL), req,
+		    serve_loop_created);
 	}
 	json_decref(b);
 }
@@ -538,10 +569,16 @@ static void
 serve_list_run(void *arg)
 {
 	struct serve_job	*j = arg;
-	size_t			 i;
+	size_t			 i, k, n = 0;
 
-	for (i = 0; i < j->c->s->cfg.nroots; i++)
+	for (i = 0; i < j->c->s->cfg.nroots; i++) {
 		serve_scan_dir(j->c->s->cfg.roots[i].state_dir, j->loops);
+		/* which root holds each (the page filters by root) */
+		for (k = n; k < json_array_size(j->loops); k++)
+			json_object_set_new(json_array_get(j->loops, k), "root",
+			    json_string(j->c->s->cfg.roots[i].root));
+		n = json_array_size(j->loops);
+	}
 }
 
 /* Newest update first (ISO 8601 strings sort as times). */
