@@ -15,14 +15,12 @@
 # are kept as tests/regress/serve-page{,-800}.png in the build tree.
 # Without node, chromium or the npm registry the whole test is one SKIP;
 # without @axe-core/playwright only the axe checks SKIP.
-# CCW_PAGE_NPM_DIR: playwright-core's install elsewhere (CI keeps one);
+# CCW_PAGE_NPM_DIR: page-npm.sh's install elsewhere (CI keeps one);
 # CCW_CHROMIUM: another browser binary.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/serve-lib.sh"
 
-PW_DIR=${CCW_PAGE_NPM_DIR:-$top_builddir/tests/page-npm}
-PW_VERSION=1.65.1
-AXE_VERSION=4.14.0
+. "$(dirname "$0")/page-npm.sh"	# $PW_DIR: playwright-core, axe
 CHROMIUM=${CCW_CHROMIUM:-$(command -v chromium || true)}
 PNG=$top_builddir/tests/regress/serve-page.png
 PNG800=$top_builddir/tests/regress/serve-page-800.png
@@ -35,28 +33,9 @@ skip() {
 command -v node >/dev/null 2>&1 || skip "node is not installed"
 [ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ] ||
     skip "chromium is not installed (apt-get install chromium)"
-# playwright-core and @axe-core/playwright, installed together (npm
-# prunes what one install does not name); without axe only its checks
-# SKIP.
-pw_have() {
-	[ -f "$PW_DIR/node_modules/playwright-core/package.json" ] &&
-	    [ "$(jget "$PW_DIR/node_modules/playwright-core/package.json" \
-	    'd["version"]')" = "$PW_VERSION" ]
-}
-axe_have() {
-	[ -f "$PW_DIR/node_modules/@axe-core/playwright/package.json" ]
-}
-if ! pw_have || ! axe_have; then
-	command -v npm >/dev/null 2>&1 || pw_have || skip "npm is not installed"
-	mkdir -p "$PW_DIR" && echo '{"private": true}' >"$PW_DIR/package.json"
-	(cd "$PW_DIR" && timeout 300 npm install --no-audit --no-fund \
-	    --no-update-notifier --no-save --loglevel=error \
-	    "playwright-core@$PW_VERSION" "@axe-core/playwright@$AXE_VERSION" \
-	    >install.log 2>&1)
-	pw_have ||
-	    skip "npm install playwright-core failed (no registry access?): $(tail -n 2 "$PW_DIR/install.log" | tr '\n' ' ')"
-fi
-
+# playwright-core and @axe-core/playwright (page-npm.sh: one install,
+# under a lock); without axe only its checks SKIP.
+page_npm || skip "$PAGE_NPM_WHY"
 t_watchdog 60
 t_valgrind_worker
 t_marker M srvp
