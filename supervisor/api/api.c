@@ -548,6 +548,27 @@ api_idle(const struct api *api)
 }
 
 /*
+ * The words an AT_ONE_OF argument of verb takes ("auto parallel"), or
+ * NULL: a front end offering the choice (serve's page) reads them here,
+ * so the list is written once, in the table.
+ */
+const char *
+api_arg_words(const char *verb, const char *arg)
+{
+	const struct api_arg	*a;
+	size_t			 i;
+
+	for (i = 0; i < sizeof api_table / sizeof api_table[0]; i++) {
+		if (strcmp(api_table[i].name, verb) != 0)
+			continue;
+		for (a = api_table[i].args; a->name != NULL; a++)
+			if (a->type == AT_ONE_OF && strcmp(a->name, arg) == 0)
+				return a->words;
+	}
+	return NULL;
+}
+
+/*
  * The front end is going (end of input, a signal): every agent not yet
  * closed gets the close ladder (TERM, grace, KILL), and a loop verb
  * waiting for a lock another program holds gives up.

@@ -85,5 +85,6 @@ json_t		*api_error_new(const json_t *, enum err_code, const char *,
 		    ...) __attribute__((format(printf, 3, 4)));
 enum err_code	 api_reply_code(const json_t *);	/* ERR_NONE: "ok" */
 extern const char api_verb_names[];	/* for --help: "spawn, wait, ..." */
+const char	*api_arg_words(const char *, const char *);	/* "a b" */
 
 #endif

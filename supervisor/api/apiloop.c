@@ -442,10 +442,12 @@ api_loop_open(struct api_pending *p, const json_t *req)
 		free(gen);
 		return;
 	}
+	/* a created loop keeps its mode (skill_state.mode) for its start */
 	if (json_object_get(req, "task") != NULL ||
-	    json_object_get(req, "mode") != NULL) {
+	    (json_object_get(req, "mode") != NULL && title == NULL)) {
 		api_fail(p, ERR_INVALID, "loop_open: \"task\" and \"mode\" go "
-		    "with \"start\": true (else give \"title\")");
+		    "with \"start\": true (\"mode\" also with a new loop's "
+		    "\"title\")");
 		return;
 	}
 	if (title != NULL && *title == '\0') {
@@ -464,6 +466,9 @@ api_loop_open(struct api_pending *p, const json_t *req)
 		st = state_new(workflow_default()->state, id, title,
 		    json_string_value(json_object_get(req, "description")),
 		    json_is_integer(mi) ? json_integer_value(mi) : 10);
+	if (st != NULL && json_object_get(req, "mode") != NULL)
+		json_object_set(json_object_get(st, "skill_state"), "mode",
+		    json_object_get(req, "mode"));
 	if (title != NULL && st == NULL)
 		api_fail(p, ERR_INVALID, "Invalid loop ID format: '%.*s'",
 		    STATE_ID_MAX, id);

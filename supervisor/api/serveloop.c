@@ -432,7 +432,10 @@ serve_root_named(struct serve *s, const json_t *name)
 	return NULL;
 }
 
-/* POST /api/loops/v2 {title, description?, max_iterations?, root?} */
+/*
+ * POST /api/loops/v2 {title, description?, max_iterations?, mode?,
+ * root?}: mode is kept for the loop's start (the verb table's words).
+ */
 void
 serve_loops_create(struct serve *s, struct http_req *r,
     const struct serve_match *m)
@@ -459,8 +462,9 @@ serve_loops_create(struct serve *s, struct http_req *r,
 	    "root"))) == NULL)
 		serve_ccw_error(r, 400, 1, "root must be one of serve's roots");
 	else {
-		req = json_pack("{s:s,s:s,s:O?,s:O?}", "verb", "loop_open",
-		    "title", t, "description", d, "max_iterations", mi);
+		req = json_pack("{s:s,s:s,s:O?,s:O?,s:O*}", "verb",
+		    "loop_open", "title", t, "description", d,
+		    "max_iterations", mi, "mode", json_object_get(b, "mode"));
 		serve_call_api(serve_call_new(s, r, root, NULL), req,
 		    serve_loop_created);
 	}

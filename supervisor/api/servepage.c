@@ -5,6 +5,11 @@
  */
 #include <config.h>
 
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "api.h"
 #include "http.h"
 #include "serveint.h"
 
@@ -17,7 +22,7 @@
 static const char serve_page_csp[] =
     "Content-Security-Policy: "
     "default-src 'none'; "
-    "script-src 'sha256-9kK/Kj73jnyo/IDejL2bwOFDIxFB2rSlznvtvpRxJkM='; "
+    "script-src 'sha256-UYjC9UbxBsvtgejjPWGKhD10SXD2wjNOKe3fhOPqFRk='; "
     "style-src 'sha256-q6Za/9cWVeaLrPJr5NBoMsASImQN+oqq3xzBcARdrls='; "
     "connect-src 'self'; "
     "base-uri 'none'; "
@@ -36,6 +41,9 @@ static const char serve_page_csp[] =
  * loop; filters, a search and a create form.  Data reaches the DOM by
  * textContent only.
  */
+/* Where serve_page puts the create form's modes (an HTML comment). */
+#define SERVE_PAGE_MODES	"<!--modes-->"
+
 static const char serve_page_html[] =
 	"<!DOCTYPE html>\n"
 	"<html lang=\"en\">\n"
@@ -105,6 +113,7 @@ static const char serve_page_html[] =
 	"<div class=\"field\"><label for=\"c-title\">title</label><input id=\"c-title\" name=\"title\" required></div>\n"
 	"<div class=\"field\"><label for=\"c-desc\">description</label><textarea id=\"c-desc\" name=\"description\"></textarea></div>\n"
 	"<div class=\"field\"><label for=\"c-max\">max iterations</label><input id=\"c-max\" name=\"max_iterations\" type=\"number\" min=\"1\" placeholder=\"10\"></div>\n"
+	"<div class=\"field\"><label for=\"c-mode\">mode</label><select id=\"c-mode\" name=\"mode\"><option value=\"\">default</option>" SERVE_PAGE_MODES "</select></div>\n"
 	"<div class=\"field\"><label for=\"c-root\">root</label><input id=\"c-root\" name=\"root\" list=\"roots\" placeholder=\"serve's first -C\" size=\"24\"></div>\n"
 	"<datalist id=\"roots\"></datalist>\n"
 	"<button type=\"submit\">Create loop</button>\n"
@@ -561,6 +570,7 @@ static const char serve_page_html[] =
 	"\tif (e.description.value !== \"\") body.description = e.description.value;\n"
 	"\tif (e.max_iterations.value !== \"\")\n"
 	"\t\tbody.max_iterations = Number(e.max_iterations.value);\n"
+	"\tif (e.mode.value !== \"\") body.mode = e.mode.value;\n"
 	"\tif (e.root.value.trim() !== \"\") body.root = e.root.value.trim();\n"
 	"\tsay(\"\");\n"
 	"\ttry {\n"
@@ -589,8 +599,30 @@ static const char serve_page_html[] =
 void
 serve_page(struct serve *s, struct http_req *r, const struct serve_match *m)
 {
+	const char	*modes = api_arg_words("loop_open", "mode");
+	const char	*at = strstr(serve_page_html, SERVE_PAGE_MODES), *w;
+	struct evbuffer	*b = evbuffer_new();
+	size_t		 n;
+
 	(void)s;
 	(void)m;
+	if (at == NULL || b == NULL) {	/* never: the marker is ours */
+		if (b != NULL)
+			evbuffer_free(b);
+		http_reply(r, 200, "text/html; charset=utf-8", serve_page_csp,
+		    serve_page_html, sizeof serve_page_html - 1);
+		return;
+	}
+	/* the create form's modes: the loop_open verb's words, each an option */
+	evbuffer_add(b, serve_page_html, (size_t)(at - serve_page_html));
+	for (w = modes != NULL ? modes : ""; *w != '\0'; w += n) {
+		w += strspn(w, " ");
+		if ((n = strcspn(w, " ")) > 0)
+			evbuffer_add_printf(b, "<option>%.*s</option>", (int)n, w);
+	}
+	evbuffer_add(b, at + strlen(SERVE_PAGE_MODES),
+	    strlen(at + strlen(SERVE_PAGE_MODES)));
 	http_reply(r, 200, "text/html; charset=utf-8", serve_page_csp,
-	    serve_page_html, sizeof serve_page_html - 1);
+	    (const char *)evbuffer_pullup(b, -1), evbuffer_get_length(b));
+	evbuffer_free(b);
 }

@@ -200,7 +200,8 @@ async function clickTo(page, verb, status) {
 	return d;
 }
 
-// The create form: title, description, max iterations and root (the
+// The create form: title, description, max iterations, mode (the
+// loop_open verb's words, as serve renders them) and root (the
 // parallel loop's, not serve's first); the new loop's row appears
 // (created, "0 of 7") and the API has what was typed.  Its id and root.
 async function formCreate(page) {
@@ -211,6 +212,7 @@ async function formCreate(page) {
 	await page.getByLabel("description", { exact: true })
 	    .fill("made by the form");
 	await page.getByLabel("max iterations", { exact: true }).fill("7");
+	await page.getByLabel("mode", { exact: true }).selectOption("parallel");
 	await page.locator("#c-root").fill(root || "");
 	await page.getByRole("button", { name: "Create loop", exact: true })
 	    .click({ timeout: waitMs });
@@ -234,10 +236,11 @@ async function formCreate(page) {
 	    "a loop created from the form shows as created, 0 of 7", why);
 	const d = fid !== null ? await apiLoop(fid) : {};
 	const got = [d.status, d.title, d.description, d.max_iterations,
-	    d.root];
+	    d.skill_state ? d.skill_state.mode : null, d.root];
 	ok(typeof root === "string" && JSON.stringify(got) ===
-	    JSON.stringify(["created", ft, "made by the form", 7, root]),
-	    "the API has the form's title, description, max and root",
+	    JSON.stringify(["created", ft, "made by the form", 7, "parallel",
+	    root]),
+	    "the API has the form's title, description, max, mode and root",
 	    JSON.stringify(got));
 	const left = await page.getByLabel("title", { exact: true })
 	    .inputValue();

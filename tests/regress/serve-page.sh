@@ -95,6 +95,12 @@ req POST /api/loops/v2 '{"title": "Nowhere", "root": "/no/such/root"}'
 is "$(jr '[d["status"], d["body"]["error"]]')" \
     '[400,"root must be one of serve'"'"'s roots"]' \
     "create naming a root serve does not hold: 400"
+req POST /api/loops/v2 '{"title": "Odd mode", "mode": "sideways"}'
+is "$(jr 'd["status"]')" 400 "create with a mode loop_open does not take: 400"
+like "$(jr 'd["body"]["error"]')" 'auto parallel' "... naming the modes it takes"
+noauth GET /
+like "$(jr 'd["body"]')" '<select id="c-mode" name="mode"><option value="">default</option><option>auto</option><option>parallel</option></select>' \
+    "the form offers loop_open's modes"
 XTITLE='<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
 req POST /api/loops/v2 "$(python3 -c 'import json,sys; print(json.dumps({"title": sys.argv[1]}))' "$XTITLE")"
 XID=$(jr 'd["body"]["data"]["loop_id"]')
