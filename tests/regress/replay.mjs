@@ -14,7 +14,7 @@
 // Usage: node replay.mjs PW_DIR CHROMIUM FILE OLD_FILE PORT ID NSTEPS
 //        SUMMARY TITLE WAIT_MS PNG
 import { createRequire } from "node:module";
-import { createHash } from "node:crypto";
+import { cspChecks } from "./page-lib.mjs";
 import { readFileSync } from "node:fs";
 
 const [pwDir, chromium, file, oldFile, port, id, nArg, summary, title,
@@ -67,17 +67,7 @@ async function axe(page, what) {
 
 // The policy names the inline script's and style's hashes.
 function hashes(html, csp, what) {
-	for (const tag of ["script", "style"]) {
-		const m = html.match(new RegExp("<" + tag + ">([^]*?)</" + tag +
-		    ">"));
-		const want = "'sha256-" + createHash("sha256").update(m ? m[1] :
-		    "").digest("base64") + "'";
-		ok(csp.includes(tag + "-src " + want), what + ": the CSP allows " +
-		    "the inline " + tag + " by its hash", "replay.c's policy " +
-		    "needs " + tag + "-src " + want);
-	}
-	ok(/default-src 'none'/.test(csp) && !/unsafe/.test(csp),
-	    what + ": the CSP allows nothing else", csp);
+	cspChecks(ok, html, csp, what + ": ", "replay.c");
 }
 
 const errors = [];
