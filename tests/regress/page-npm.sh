@@ -1,5 +1,5 @@
-# page-npm.sh: sourced by the browser tests (serve-loop-page.sh; meant
-# for serve-page.sh too) after lib.sh: playwright-core and
+# page-npm.sh: sourced by the browser tests (serve-page.sh,
+# serve-loop-page.sh, replay.sh, serve-ws.sh) after lib.sh: playwright-core and
 # @axe-core/playwright, pinned, in one node_modules ($PW_DIR: the build
 # tree's tests/page-npm, or CCW_PAGE_NPM_DIR).  Both are installed by one
 # npm command (npm drops what an install of the other left out), under a
@@ -42,4 +42,21 @@ page_npm() {
 	page_npm_has playwright-core "$PW_VERSION" && return 0
 	PAGE_NPM_WHY="npm install playwright-core failed (no registry access?): $(tail -n 2 "$PW_DIR/install.log" 2>/dev/null | tr '\n' ' ')"
 	return 1
+}
+
+# page_browser: $CHROMIUM, node and both packages (installed if need
+# be), or the whole test is one SKIP (automake counts it as such).
+page_browser() {
+	CHROMIUM=${CCW_CHROMIUM:-$(command -v chromium || true)}
+	command -v node >/dev/null 2>&1 || page_skip "node is not installed"
+	[ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ] ||
+	    page_skip "chromium is not installed (apt-get install chromium)"
+	command -v flock >/dev/null 2>&1 || page_skip "flock is not installed"
+	page_npm || page_skip "$PAGE_NPM_WHY"
+}
+
+# page_skip WHY: the whole test, one SKIP.
+page_skip() {
+	echo "1..0 # SKIP $1"
+	exit 0
 }

@@ -20,19 +20,9 @@
 . "$(dirname "$0")/serve-lib.sh"
 . "$(dirname "$0")/page-npm.sh"
 
-CHROMIUM=${CCW_CHROMIUM:-$(command -v chromium || true)}
 PNG=$top_builddir/tests/regress/serve-loop-page
 
-# skip WHY: the whole test is one SKIP (automake counts it as such).
-skip() {
-	echo "1..0 # SKIP $1"
-	exit 0
-}
-command -v node >/dev/null 2>&1 || skip "node is not installed"
-[ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ] ||
-    skip "chromium is not installed (apt-get install chromium)"
-command -v flock >/dev/null 2>&1 || skip "flock is not installed"
-page_npm || skip "$PAGE_NPM_WHY"
+page_browser	# $CHROMIUM, node, playwright-core and axe; else SKIP
 
 t_watchdog 90
 t_valgrind_worker

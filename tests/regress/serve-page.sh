@@ -21,21 +21,10 @@
 . "$(dirname "$0")/serve-lib.sh"
 
 . "$(dirname "$0")/page-npm.sh"	# $PW_DIR: playwright-core, axe
-CHROMIUM=${CCW_CHROMIUM:-$(command -v chromium || true)}
 PNG=$top_builddir/tests/regress/serve-page.png
 PNG800=$top_builddir/tests/regress/serve-page-800.png
 
-# skip WHY: the whole test is one SKIP (automake counts it as such).
-skip() {
-	echo "1..0 # SKIP $1"
-	exit 0
-}
-command -v node >/dev/null 2>&1 || skip "node is not installed"
-[ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ] ||
-    skip "chromium is not installed (apt-get install chromium)"
-# playwright-core and @axe-core/playwright (page-npm.sh: one install,
-# under a lock); without axe only its checks SKIP.
-page_npm || skip "$PAGE_NPM_WHY"
+page_browser	# $CHROMIUM, node, playwright-core and axe; else SKIP
 t_watchdog 60
 t_valgrind_worker
 t_marker M srvp
