@@ -27,6 +27,7 @@
 #include "serveint.h"
 #include "sock.h"
 #include "sse.h"
+#include "ws.h"
 #include "xmalloc.h"
 
 #define METRICS_NSTATUS	(AS_SHUTDOWN + 1)	/* enum agent_status */
@@ -497,6 +498,31 @@ metrics_sock(struct serve *s, struct evbuffer *b)
 	    st.pending);
 }
 
+/* /ws: its clients, its handshakes, what it sent, whom it closed. */
+static void
+metrics_ws(struct serve *s, struct evbuffer *b)
+{
+	struct ws_stats	st;
+
+	ws_stats(s->ws, &st);
+	metrics_one(b, "ccw_ws_clients", "gauge",
+	    "WebSocket clients on /ws now.", st.clients);
+	metrics_one(b, "ccw_ws_opened_total", "counter",
+	    "/ws handshakes accepted.", st.opened);
+	metrics_one(b, "ccw_ws_refused_total", "counter",
+	    "/ws handshakes refused (400, 426).", st.refused);
+	metrics_one(b, "ccw_ws_events_sent_total", "counter",
+	    "Events written to /ws clients, each client's copy counted.",
+	    st.sent);
+	metrics_family(b, "ccw_ws_closed_total", "counter",
+	    "/ws clients serve closed: a protocol error (1002, 1007, 1009), "
+	    "or dropped (fallen behind, or silent past two pings).");
+	metrics_sample(b, "ccw_ws_closed_total", "reason", "protocol",
+	    st.failed);
+	metrics_sample(b, "ccw_ws_closed_total", "reason", "dropped",
+	    st.dropped);
+}
+
 /* /mcp's sessions: open, the cap, the idle time, how they ended. */
 static void
 metrics_mcp(struct serve *s, struct evbuffer *b)
@@ -530,6 +556,7 @@ metrics_live(struct serve *s, struct evbuffer *b)
 	static const char *const cls[] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
 	struct sock_stats	 ss;
 	struct http_stats	 st;
+	struct ws_stats		 wst;
 	uint64_t		 commits = 0;
 	size_t			 i;
 
@@ -551,11 +578,13 @@ metrics_live(struct serve *s, struct evbuffer *b)
 	    "Events published on the bus.", bus_last(s->cfg.bus));
 	metrics_family(b, "ccw_event_subscribers", "gauge",
 	    "Event subscribers: /api/events streams, control socket "
-	    "subscriptions.");
+	    "subscriptions, /ws clients.");
 	metrics_sample(b, "ccw_event_subscribers", "via", "sse",
 	    sse_nclients(s->sse));
 	metrics_sample(b, "ccw_event_subscribers", "via", "socket",
 	    ss.subscribers);
+	ws_stats(s->ws, &wst);
+	metrics_sample(b, "ccw_event_subscribers", "via", "ws", wst.clients);
 	metrics_one(b, "ccw_sse_subscribers", "gauge",
 	    "Clients streaming /api/events.", sse_nclients(s->sse));
 	metrics_one(b, "ccw_sse_events_sent_total", "counter",
@@ -572,6 +601,7 @@ metrics_live(struct serve *s, struct evbuffer *b)
 	metrics_one(b, "ccw_jobs_refused_total", "counter",
 	    "Starts (503) and start-up resumes refused for want of a "
 	    "--jobs slot; serve queues none.", s->jobs_refused);
+	metrics_ws(s, b);
 	metrics_mcp(s, b);
 	metrics_sock(s, b);
 	http_server_stats(s->http, &st);

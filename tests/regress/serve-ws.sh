@@ -36,6 +36,22 @@ probe handshake
 probe events
 probe protocol 65536
 
+# /metrics counts what the probes did: 20 and more handshakes accepted,
+# the bad ones refused, each client's copy of an event, the 13 refused
+# frames closed for a protocol error
+noauth GET /metrics
+jr 'd["body"]' >"$T_TMP/metrics"
+metric() {
+	awk -v k="$1" '$1 == k { print $2 }' "$T_TMP/metrics"
+}
+for m in ccw_ws_opened_total:20 ccw_ws_refused_total:1 \
+    ccw_ws_events_sent_total:20 'ccw_ws_closed_total{reason="protocol"}:13'; do
+	n=$(metric "${m%:*}")
+	ok $(( ${n:-0} < ${m##*:} )) "/metrics: ${m%:*} at least ${m##*:} (${n:-none})"
+done
+like "$(cat "$T_TMP/metrics")" 'ccw_event_subscribers\{via="ws"\} [0-9]+' \
+    "/metrics: /ws among the event subscribers"
+
 # Chromium's own WebSocket, as CCW's dashboard opens it (the cookie
 # alone): playwright-core from page-npm.sh (installed if need be)
 . "$(dirname "$0")/page-npm.sh"
