@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #define GUARD_MAX_SKIP	100000	/* agent-N.log names tried at one spawn */
 #define GUARD_LOCK_TRIES	5	/* flocks of a run lock a reader probes */
 #define GUARD_LOCK_US	2000	/* between them */
+#define GUARD_DEAD_MS	2000	/* a dead holder's fd copies close within */
 
 /* Raise *next past an "agent-N" id or file name (agent-N, agent-N.*). */
 static void
@@ -110,6 +112,35 @@ guard_flock(int fd)
 }
 
 /*
+ * The pid a run lock names is gone: its holder is a copy of the dead
+ * driver's fd in a child caught between fork and exec (the fd is
+ * close-on-exec, but a child writes its cgroup first), or one still
+ * exiting.  Either lets go within moments, so wait for it, bounded:
+ * without this a run restarted right after a kill -9 is refused.
+ */
+static int
+guard_dead_holder(int fd)
+{
+	char	buf[32];
+	ssize_t	n;
+	long	pid;
+	int	waited;
+
+	for (waited = 0; waited < GUARD_DEAD_MS; waited += 5) {
+		n = pread(fd, buf, sizeof buf - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		pid = strtol(buf, NULL, 10);
+		if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			break;		/* alive, or unknown: really held */
+		usleep(5000);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+	}
+	errno = EWOULDBLOCK;
+	return -1;
+}
+
+/*
  * Take the run lock: held (flock) until we exit, so a kill -9 frees it
  * and a stale pid in the file never blocks.  1: another process holds
  * it, and the message names its pid.
@@ -134,7 +165,8 @@ guard_lock(struct loop_guard *g, char **err)
 		free(name);
 		return -1;
 	}
-	if (guard_flock(fd) != 0) {
+	if (guard_flock(fd) != 0 && (errno != EWOULDBLOCK ||
+	    guard_dead_holder(fd) != 0)) {
 		n = errno == EWOULDBLOCK ? pread(fd, buf, sizeof buf - 1, 0) :
 		    -1;
 		buf[n > 0 ? n : 0] = '\0';

@@ -112,6 +112,25 @@ like "$(cat "$R/.loop/kill8.run.lock")" "^$PID" \
 : >"$GO"
 t_loop_run "$R" kill8
 is "$RC" 0 "kill: a new run of the loop proceeds and completes"
+# the dead holder's fd outlives it a moment (a child between fork and
+# exec holds a copy): the lock names a dead pid but is still held.  A
+# new run waits for that copy to close instead of being refused.
+true & DEAD=$!
+wait "$DEAD"
+printf '%s\n' "$DEAD" >"$R/.loop/kill8.run.lock"
+flock -x "$R/.loop/kill8.run.lock" sleep 0.5 &
+HOLD=$!
+end=$(t_until 5000)
+while flock -n "$R/.loop/kill8.run.lock" true && [ "$(t_now_ms)" -lt "$end" ]
+do
+	sleep 0.01
+done
+! flock -n "$R/.loop/kill8.run.lock" true
+ok $? "copy: the lock is held by a process other than the dead pid"
+t_run_config "$R" "$OK" "$OK" "$OK" "$OK" "$OK"
+t_loop_run "$R" kill8
+wait "$HOLD"
+is "$RC" 0 "copy: a run waits for a dead holder's copy, and completes"
 
 # --- (9) a symlinked ID.workers is refused, nothing written through it
 S=$T_TMP/s9
