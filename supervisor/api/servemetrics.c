@@ -105,6 +105,25 @@ metrics_one(struct evbuffer *b, const char *name, const char *type,
 	metrics_sample(b, name, NULL, NULL, n);
 }
 
+/* An unlabelled family and its value, for a listener's rows. */
+struct metrics_row {
+	const char		*name;
+	const char		*type;
+	const char		*help;
+	unsigned long long	 n;
+};
+
+/* Each of n rows as a family of one unlabelled sample. */
+static void
+metrics_rows(struct evbuffer *b, const struct metrics_row *rows, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		metrics_one(b, rows[i].name, rows[i].type, rows[i].help,
+		    rows[i].n);
+}
+
 /* A label value and its count, for a counter by reason. */
 struct metrics_reason {
 	const char		*reason;
@@ -505,22 +524,19 @@ metrics_ws(struct serve *s, struct evbuffer *b)
 	struct ws_stats	st;
 
 	ws_stats(s->ws, &st);
-	metrics_one(b, "ccw_ws_clients", "gauge",
-	    "WebSocket clients on /ws now.", st.clients);
-	metrics_one(b, "ccw_ws_opened_total", "counter",
-	    "/ws handshakes accepted.", st.opened);
-	metrics_one(b, "ccw_ws_refused_total", "counter",
-	    "/ws handshakes refused (400, 426).", st.refused);
-	metrics_one(b, "ccw_ws_events_sent_total", "counter",
-	    "Events written to /ws clients, each client's copy counted.",
-	    st.sent);
-	metrics_family(b, "ccw_ws_closed_total", "counter",
-	    "/ws clients serve closed: a protocol error (1002, 1007, 1009), "
-	    "or dropped (fallen behind, or silent past two pings).");
-	metrics_sample(b, "ccw_ws_closed_total", "reason", "protocol",
-	    st.failed);
-	metrics_sample(b, "ccw_ws_closed_total", "reason", "dropped",
-	    st.dropped);
+	metrics_rows(b, (struct metrics_row[]){
+	    { "ccw_ws_clients", "gauge", "WebSocket clients on /ws now.",
+	      st.clients },
+	    { "ccw_ws_opened_total", "counter", "/ws handshakes accepted.",
+	      st.opened },
+	    { "ccw_ws_refused_total", "counter",
+	      "/ws handshakes refused (400, 426).", st.refused },
+	    { "ccw_ws_events_sent_total", "counter", "Events written to /ws "
+	      "clients, each client's copy counted.", st.sent } }, 4);
+	metrics_reasons(b, "ccw_ws_closed_total", "/ws clients serve "
+	    "closed: a protocol error (1002, 1007, 1009), or dropped (fallen "
+	    "behind, or silent past two pings).", (struct metrics_reason[]){
+	    { "protocol", st.failed }, { "dropped", st.dropped } }, 2);
 }
 
 /* /mcp's sessions: open, the cap, the idle time, how they ended. */
