@@ -64,6 +64,7 @@ struct host_loop {
 	int			 code;
 	struct logfeed		*feed;		/* LOOP_LOG_ENTRY; NULL: none */
 	uint64_t		 t_run;		/* its run started (mono ms) */
+	int			 notify_waited;	/* its last notifications */
 };
 TAILQ_HEAD(host_loops, host_loop);
 
@@ -430,6 +431,15 @@ host_loop_ended(void *arg, int code)
 	event_active(hl->done_ev, EV_TIMEOUT, 0);
 }
 
+/* The loop's notifications ended: its end goes on (done_ev again). */
+static void
+host_loop_notified(void *arg)
+{
+	struct host_loop	*hl = arg;
+
+	event_active(hl->done_ev, EV_TIMEOUT, 0);
+}
+
 /*
  * Outside the driver's hook: the loop leaves the host, its engine is
  * freed and its lock released, then the observer hears the end.
@@ -442,6 +452,10 @@ host_loop_done_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
+	/* its notifications first: a one-loop command exits after done */
+	if (!hl->refused && !hl->notify_waited++ && h->notify != NULL &&
+	    notify_wait(h->notify, hl->id, host_loop_notified, hl))
+		return;
 	TAILQ_REMOVE(&h->loops, hl, entry);
 	h->nloops--;
 	if (hl->refused) {

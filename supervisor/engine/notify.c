@@ -62,6 +62,15 @@ struct ndeliv {
 };
 TAILQ_HEAD(ndelivs, ndeliv);
 
+/* Who waits for a loop's deliveries to end (its host, at its end). */
+struct nwait {
+	TAILQ_ENTRY(nwait)	 entry;
+	char			*loop_id;
+	void			(*cb)(void *);
+	void			*arg;
+};
+TAILQ_HEAD(nwaits, nwait);
+
 struct notify {
 	struct notify_env	 env;
 	char			*dead;		/* the dead-letter log's path */
@@ -73,7 +82,9 @@ struct notify {
 	size_t			 ndeb;
 	struct ntimers		 timers;
 	struct ndelivs		 delivs;
+	struct nwaits		 waits;
 	struct bus_observer	*obs;
+	int			 own_bus;	/* notify_solo's */
 };
 
 /* A kind's bit in the masks (its row in the table). */
@@ -185,6 +196,71 @@ notify_deliv_free(struct ndeliv *d)
 }
 
 /*
+ * The waiters of loop_id (NULL: all) told, once no delivery of that
+ * loop is under way.
+ */
+static void
+notify_waiters(struct notify *n, const char *loop_id)
+{
+	struct nwait	*w, *next;
+	struct ndeliv	*d;
+
+	if (loop_id != NULL)
+		TAILQ_FOREACH(d, &n->delivs, entry)
+			if (d->loop_id != NULL && strcmp(d->loop_id, loop_id)
+			    == 0)
+				return;
+	for (w = TAILQ_FIRST(&n->waits); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, entry);
+		if (loop_id != NULL && strcmp(w->loop_id, loop_id) != 0)
+			continue;
+		TAILQ_REMOVE(&n->waits, w, entry);
+		w->cb(w->arg);
+		free(w->loop_id);
+		free(w);
+	}
+}
+
+/*
+ * A loop ended: are its notifications still on their way?  1: cb is
+ * called once they all ended (or the notifier goes), so a one-loop
+ * command does not exit from under its last delivery; 0: none.
+ */
+int
+notify_wait(struct notify *n, const char *loop_id, void (*cb)(void *),
+    void *arg)
+{
+	struct ndeliv	*d;
+	struct nwait	*w;
+
+	TAILQ_FOREACH(d, &n->delivs, entry)
+		if (d->loop_id != NULL && strcmp(d->loop_id, loop_id) == 0)
+			break;
+	if (d == NULL)
+		return 0;
+	w = xcalloc(1, sizeof *w);
+	w->loop_id = xstrdup(loop_id);
+	w->cb = cb;
+	w->arg = arg;
+	TAILQ_INSERT_TAIL(&n->waits, w, entry);
+	return 1;
+}
+
+/* A delivery ended: its record gone, its loop's waiters maybe told. */
+static void
+notify_deliv_end(struct ndeliv *d)
+{
+	struct notify	*n = d->n;
+	char		*loop_id = d->loop_id;
+
+	d->loop_id = NULL;
+	notify_deliv_free(d);
+	if (loop_id != NULL)
+		notify_waiters(n, loop_id);
+	free(loop_id);
+}
+
+/*
  * A sink's done: sent is counted; failed is counted, dead-lettered and
  * published (notify_failed).  The loop never hears of it.
  */
@@ -199,7 +275,7 @@ notify_done(void *arg, int ok, const char *error, unsigned attempts)
 	if (ok) {
 		if (n->env.meter != NULL)
 			meter_count(n->env.meter, METER_NOTIFY_SENT, lv);
-		notify_deliv_free(d);
+		notify_deliv_end(d);
 		return;
 	}
 	if (n->env.meter != NULL)
@@ -213,7 +289,7 @@ notify_done(void *arg, int ok, const char *error, unsigned attempts)
 	    "s:s, s:I}", "sink", d->sink->name, "kind", d->k->name, "loop_id",
 	    d->loop_id, "error", error != NULL ? error : "failed", "attempts",
 	    (json_int_t)attempts));
-	notify_deliv_free(d);
+	notify_deliv_end(d);
 }
 
 /*
@@ -258,11 +334,15 @@ notify_body(const struct notify_kind *k, const char *loop_id,
 {
 	const char	*batch = json_string_value(json_object_get(ev,
 			    "batch_id"));
-	char		 at[40], *text, *s;
+	char		 at[40], *text, *s, *who = NULL;
 	json_t		*o;
 
 	clock_iso(NULL, 1, at, sizeof at);
-	text = notify_kind_text(k, loop_id != NULL ? loop_id : batch, ev);
+	if (loop_id != NULL || batch != NULL)
+		xasprintf(&who, "%s %s", loop_id != NULL ? "loop" : "batch",
+		    loop_id != NULL ? loop_id : batch);
+	text = notify_kind_text(k, who, ev);
+	free(who);
 	o = json_pack("{s:s, s:s?, s:s?, s:s, s:O, s:s}", "kind", k->name,
 	    "loop_id", loop_id, "batch_id", batch, "at", at, "event", ev,
 	    "text", text);
@@ -437,7 +517,7 @@ notify_bus_cb(void *arg, uint64_t seq, const char *name, const json_t *f)
 		return;
 	if (loop_id != NULL)
 		notify_stuck_track(n, loop_id, name);
-	else if (strcmp(name, "provider_hold") == 0 ||
+	if (strcmp(name, "provider_hold") == 0 ||
 	    strcmp(name, "provider_open") == 0)
 		notify_held_track(n, name, f);
 	if ((k = notify_kind_of(name, f)) != NULL)
@@ -460,6 +540,7 @@ notify_new(const struct notify_env *env, const json_t *conf, char **err)
 	n->env = *env;
 	TAILQ_INIT(&n->timers);
 	TAILQ_INIT(&n->delivs);
+	TAILQ_INIT(&n->waits);
 	xasprintf(&n->dead, "%s/%s", env->state_dir, NOTIFY_DEAD_FILE);
 	n->debounce_ms = notify_ms(conf, "debounce_ms", NOTIFY_DEBOUNCE_MS);
 	n->stuck_ms = notify_ms(conf, "stuck_ms", NOTIFY_STUCK_MS);
@@ -471,6 +552,45 @@ notify_new(const struct notify_env *env, const json_t *conf, char **err)
 	if (n->want != 0)
 		n->obs = bus_observe(env->bus, notify_bus_cb, n);
 	return n;
+}
+
+/*
+ * A notifier for a front end without a host (run: one loop, its own
+ * reaper): a bus of its own, fed by notify_feed.  NULL without conf.
+ */
+struct notify *
+notify_solo(struct event_base *base, struct children *ch, const json_t *conf,
+    const char *state_dir, char **err)
+{
+	struct notify_env	 env;
+	struct notify		*n;
+
+	memset(&env, 0, sizeof env);
+	env.base = base;
+	env.children = ch;
+	env.bus = bus_new(16);
+	env.state_dir = state_dir;
+	env.lead = 1;
+	if ((n = notify_new(&env, conf, err)) == NULL)
+		bus_free(env.bus);
+	else
+		n->own_bus = 1;
+	return n;
+}
+
+/* notify_solo's event of loop_id (its fields borrowed; NULL n: none). */
+void
+notify_feed(struct notify *n, const char *loop_id, const char *name,
+    const json_t *fields)
+{
+	json_t	*o;
+
+	if (n == NULL || n->obs == NULL)
+		return;
+	o = json_is_object(fields) ? json_deep_copy(fields) : json_object();
+	if (json_object_get(o, "loop_id") == NULL)
+		json_object_set_new(o, "loop_id", json_string(loop_id));
+	bus_publish(n->env.bus, name, o);
 }
 
 /* Sinks first (what is in flight cancelled, no done), then the rest. */
@@ -489,6 +609,7 @@ notify_free(struct notify *n)
 	}
 	while (!TAILQ_EMPTY(&n->delivs))
 		notify_deliv_free(TAILQ_FIRST(&n->delivs));
+	notify_waiters(n, NULL);	/* nothing is under way now */
 	while (!TAILQ_EMPTY(&n->timers))
 		notify_timer_free(TAILQ_FIRST(&n->timers));
 	for (i = 0; i < n->ndeb; i++)
@@ -496,5 +617,7 @@ notify_free(struct notify *n)
 	free(n->deb);
 	free(n->sinks);
 	free(n->dead);
+	if (n->own_bus)
+		bus_free(n->env.bus);
 	free(n);
 }

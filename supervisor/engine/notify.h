@@ -91,5 +91,11 @@ int		 notify_conf_apply(const char *, const json_t *, json_t **,
 struct notify	*notify_new(const struct notify_env *, const json_t *,
 		    char **);
 void		 notify_free(struct notify *);
+struct notify	*notify_solo(struct event_base *, struct children *,
+		    const json_t *, const char *, char **);
+void		 notify_feed(struct notify *, const char *, const char *,
+		    const json_t *);
+int		 notify_wait(struct notify *, const char *, void (*)(void *),
+		    void *);
 
 #endif

@@ -99,8 +99,8 @@ notify_kind_list(void)
 
 /*
  * The body's one line for people: "loop L failed: why" (the event's
- * reason, question or budget, when it has one), who being the loop or
- * batch id (NULL: the provider's hold).
+ * reason, question or budget, when it has one), who being "loop L" or
+ * "batch B" (NULL: a provider's hold).
  */
 char *
 notify_kind_text(const struct notify_kind *k, const char *who,
