@@ -683,6 +683,42 @@ run_ui_notified(void *arg)
 	event_base_loopbreak(((struct run_ui *)arg)->base);
 }
 
+/*
+ * The config's notify (issue 29): its sinks' children on a reaper made
+ * here, which the loop shares (a process has one).
+ */
+static void
+run_notify_new(struct run_ui *ui, struct loop_cfg *cfg)
+{
+	char	*err = NULL;
+
+	if (cfg->config->notify != NULL && (ui->children = cfg->children =
+	    children_new(ui->base, &err)) != NULL)
+		ui->notify = notify_solo(ui->base, ui->children,
+		    cfg->config->notify, cfg->state_dir, &err);
+	if (err != NULL)
+		fprintf(stderr, "ccw-supervisor run: notify: %s\n", err);
+	free(err);
+}
+
+/* The loop ended: its notifications delivered (or at their deadlines). */
+static void
+run_notify_wait(struct run_ui *ui)
+{
+	if (ui->notify != NULL && notify_wait(ui->notify, ui->id,
+	    run_ui_notified, ui))
+		event_base_dispatch(ui->base);
+}
+
+/* The notifier, then the reaper (it kills and reaps what is left). */
+static void
+run_notify_free(struct run_ui *ui, struct loop_cfg *cfg)
+{
+	notify_free(ui->notify);
+	children_free(ui->children);
+	cfg->children = NULL;
+}
+
 /* Run the engine with the terminal side around it. */
 static int
 run_drive(struct run_args *ra, struct event_base *base,
@@ -713,15 +749,7 @@ run_drive(struct run_args *ra, struct event_base *base,
 	ui.base = base;
 	ui.store = store;
 	ui.code = -1;
-	/* notify (issue 29): its sinks' children on the run's one reaper */
-	if (cfg->config->notify != NULL && (ui.children = cfg->children =
-	    children_new(base, &err)) != NULL)
-		ui.notify = notify_solo(base, ui.children, cfg->config->notify,
-		    cfg->state_dir, &err);
-	if (err != NULL)
-		fprintf(stderr, "ccw-supervisor run: notify: %s\n", err);
-	free(err);
-	err = NULL;
+	run_notify_new(&ui, cfg);
 	if ((ui.l = loop_new(base, store, cfg, &err)) == NULL) {
 		fprintf(stderr, "ccw-supervisor run: %s\n", err);
 		free(err);
@@ -754,9 +782,7 @@ run_drive(struct run_args *ra, struct event_base *base,
 	/* the base ran dry before the loop ended: a bug, never a hang */
 	code = ui.code >= 0 ? ui.code : EXIT_INTERNAL;
 	run_report(&ui, store, code);
-	if (ui.notify != NULL && notify_wait(ui.notify, ui.id,
-	    run_ui_notified, &ui))
-		event_base_dispatch(base);	/* its last notifications */
+	run_notify_wait(&ui);
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
 	if (ui.tick != NULL)
@@ -767,9 +793,7 @@ run_drive(struct run_args *ra, struct event_base *base,
 out:
 	gate_free(cfg->gate);	/* after the loop: its runs leave it */
 	cfg->gate = NULL;
-	notify_free(ui.notify);
-	children_free(ui.children);
-	cfg->children = NULL;
+	run_notify_free(&ui, cfg);
 	evbuffer_free(ui.in);
 	json_decref(ui.seen);
 	json_decref(ui.qs);

@@ -74,12 +74,15 @@ const struct notify_kind *notify_kind_of(const char *, const json_t *);
 const struct notify_kind *notify_kind_at(size_t);
 size_t		 notify_kind_count(void);
 char		*notify_kind_list(void);
+char		*notify_join(const char *(*)(size_t), size_t);
 char		*notify_kind_text(const struct notify_kind *, const char *,
 		    const json_t *);
 
 /* notifysink.c */
 const struct notify_sink_type *notify_sink_find(const char *);
 char		*notify_sink_list(void);
+int		 notify_keys(const json_t *, const char *, const char *const *,
+		    char **);
 int		 notify_sink_parse(const json_t *, const char *,
 		    const struct notify_sink_type **, void **, char **);
 

@@ -39,23 +39,16 @@ notify_conf_keys(const json_t *n, char **msg)
 					    "rules", NULL };
 	const char			*key;
 	json_t				*v;
-	size_t				 i;
 
-	json_object_foreach((json_t *)n, key, v) {
-		for (i = 0; known[i] != NULL; i++)
-			if (strcmp(key, known[i]) == 0)
-				break;
-		if (known[i] == NULL) {
-			xasprintf(msg, "notify.%s: unknown key", key);
-			return -1;
-		}
-		if (i < 3 && (!json_is_integer(v) ||
-		    json_integer_value(v) < 0)) {
+	if (notify_keys(n, "notify", known, msg) != 0)
+		return -1;
+	json_object_foreach((json_t *)n, key, v)
+		if (strcmp(key, "sinks") != 0 && strcmp(key, "rules") != 0 &&
+		    (!json_is_integer(v) || json_integer_value(v) < 0)) {
 			xasprintf(msg, "notify.%s: expected a non-negative "
 			    "integer", key);
 			return -1;
 		}
-	}
 	return 0;
 }
 
@@ -116,10 +109,11 @@ notify_conf_on(const json_t *on, size_t r, char **msg)
 static int
 notify_conf_rules(const json_t *rules, const json_t *sinks, char **msg)
 {
-	const json_t	*rule, *sink;
-	const char	*key;
-	json_t		*v;
-	size_t		 i;
+	static const char *const	 known[] = { "on", "sink", NULL };
+	const json_t			*rule, *sink;
+	char				*path;
+	size_t				 i;
+	int				 rc;
 
 	if (rules != NULL && !json_is_array(rules)) {
 		xasprintf(msg, "notify.rules: expected an array");
@@ -131,12 +125,11 @@ notify_conf_rules(const json_t *rules, const json_t *sinks, char **msg)
 			    "object", i);
 			return -1;
 		}
-		json_object_foreach((json_t *)rule, key, v)
-			if (strcmp(key, "on") != 0 && strcmp(key, "sink") != 0) {
-				xasprintf(msg, "notify.rules[%zu].%s: unknown "
-				    "key", i, key);
-				return -1;
-			}
+		xasprintf(&path, "notify.rules[%zu]", i);
+		rc = notify_keys(rule, path, known, msg);
+		free(path);
+		if (rc != 0)
+			return -1;
 		if (notify_conf_on(json_object_get(rule, "on"), i, msg) != 0)
 			return -1;
 		sink = json_object_get(rule, "sink");

@@ -81,20 +81,33 @@ notify_kind_of(const char *event, const json_t *fields)
 	return NULL;
 }
 
-/* "a, b, c": the kinds, for a config error's "one of". */
+/* "a, b, c" of n words: the kinds' and the sink types' "one of" lists. */
 char *
-notify_kind_list(void)
+notify_join(const char *(*word)(size_t), size_t n)
 {
 	char	*s = xstrdup(""), *t;
 	size_t	 i;
 
-	for (i = 0; i < NOTIFY_NKINDS; i++) {
-		xasprintf(&t, "%s%s%s", s, i > 0 ? ", " : "",
-		    notify_kinds[i].name);
+	for (i = 0; i < n; i++) {
+		xasprintf(&t, "%s%s%s", s, i > 0 ? ", " : "", word(i));
 		free(s);
 		s = t;
 	}
 	return s;
+}
+
+/* The i-th kind's word. */
+static const char *
+notify_kind_word(size_t i)
+{
+	return notify_kinds[i].name;
+}
+
+/* "a, b, c": the kinds, for a config error's "one of". */
+char *
+notify_kind_list(void)
+{
+	return notify_join(notify_kind_word, NOTIFY_NKINDS);
 }
 
 /*

@@ -49,20 +49,42 @@ notify_sink_find(const char *type)
 	return NULL;
 }
 
+/* The i-th sink type's word. */
+static const char *
+notify_sink_word(size_t i)
+{
+	return notify_sinks[i]->type;
+}
+
 /* "command, webhook, desktop": for a config error's "one of". */
 char *
 notify_sink_list(void)
 {
-	char	*s = xstrdup(""), *t;
-	size_t	 i;
+	return notify_join(notify_sink_word, NOTIFY_NSINKS);
+}
 
-	for (i = 0; i < NOTIFY_NSINKS; i++) {
-		xasprintf(&t, "%s%s%s", s, i > 0 ? ", " : "",
-		    notify_sinks[i]->type);
-		free(s);
-		s = t;
+/*
+ * A key of obj not in known: an error naming it (PATH.KEY: a typo would
+ * lose a setting); 0 when all are known.  For notify's and a sink's keys.
+ */
+int
+notify_keys(const json_t *obj, const char *path, const char *const *known,
+    char **err)
+{
+	const char	*key;
+	json_t		*v;
+	size_t		 i;
+
+	json_object_foreach((json_t *)obj, key, v) {
+		for (i = 0; known[i] != NULL; i++)
+			if (strcmp(key, known[i]) == 0)
+				break;
+		if (known[i] == NULL) {
+			xasprintf(err, "%s.%s: unknown key", path, key);
+			return -1;
+		}
 	}
-	return s;
+	return 0;
 }
 
 /*
@@ -110,33 +132,25 @@ TAILQ_HEAD(ncmd_runs, ncmd_run);
 /* A command (or desktop) sink: argv, deadline, its deliveries. */
 struct ncmd {
 	char			**argv;		/* NULL-ended; desktop: none */
-	size_t			 argc;
+	size_t			 nargv;
 	uint64_t		 timeout_ms;
 	int			 desktop;
 	struct children		*children;
 	struct ncmd_runs	 runs;
 };
 
-/* A key a sink does not know: the path named (a typo loses a setting). */
+/* A key a sink does not know: notify.sinks.NAME.KEY named. */
 static int
 ncmd_keys(const json_t *conf, const char *name, const char *const *known,
     char **err)
 {
-	const char	*key;
-	json_t		*v;
-	size_t		 i;
+	char	*path;
+	int	 rc;
 
-	json_object_foreach((json_t *)conf, key, v) {
-		for (i = 0; known[i] != NULL; i++)
-			if (strcmp(key, known[i]) == 0)
-				break;
-		if (known[i] == NULL) {
-			xasprintf(err, "notify.sinks.%s.%s: unknown key", name,
-			    key);
-			return -1;
-		}
-	}
-	return 0;
+	xasprintf(&path, "notify.sinks.%s", name);
+	rc = notify_keys(conf, path, known, err);
+	free(path);
+	return rc;
 }
 
 /* The sink's deadline: a positive integer, default NOTIFY_TIMEOUT_MS. */
@@ -163,7 +177,7 @@ ncmd_clear(struct ncmd *s)
 {
 	size_t	i;
 
-	for (i = 0; i < s->argc; i++)
+	for (i = 0; i < s->nargv; i++)
 		free(s->argv[i]);
 	free(s->argv);
 	free(s);
@@ -197,7 +211,7 @@ ncmd_parse(const json_t *conf, const char *name, void **sink, char **err)
 			ncmd_clear(s);
 			return -1;
 		}
-		s->argv[s->argc++] = xstrdup(json_string_value(v));
+		s->argv[s->nargv++] = xstrdup(json_string_value(v));
 	}
 	if (ncmd_timeout(conf, name, &s->timeout_ms, err) != 0) {
 		ncmd_clear(s);
