@@ -3,7 +3,8 @@
  * and bus: the kinds table's mapping, the config's errors naming the key,
  * debounce per (loop, kind) through a real command sink, a failing and a
  * hanging command dead-lettered (notify_failed, the meter), the desktop
- * sink without a session bus, stuck on a silent loop.
+ * sink without a session bus, stuck on a silent loop, held on a hold
+ * not lifted in time.
  */
 #include <config.h>
 
@@ -201,6 +202,40 @@ count(struct rig *r, enum meter_table t, const char *a, const char *b)
 	return w.n;
 }
 
+/* Turn the base until a (sink, kind) was sent n times (15 s). */
+static int
+spin_sent(struct rig *r, const char *sink, const char *kind,
+    unsigned long long n)
+{
+	struct timeval	 tv = { 0, 50000 };
+	uint64_t	 end = clock_mono_ms() + 15000;
+
+	while (count(r, METER_NOTIFY_SENT, sink, kind) < n) {
+		if (clock_mono_ms() >= end)
+			return 0;
+		event_base_loopexit(r->base, &tv);
+		event_base_dispatch(r->base);
+	}
+	return 1;
+}
+
+/* Does a file of dir hold text? */
+static int
+grep(const char *name, const char *text)
+{
+	char	 path[256], buf[8192];
+	FILE	*f;
+	int	 found = 0;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (!found && fgets(buf, sizeof buf, f) != NULL)
+		found = strstr(buf, text) != NULL;
+	fclose(f);
+	return found;
+}
+
 /* A loop's end on the bus. */
 static void
 ended(struct rig *r, const char *loop, const char *status)
@@ -224,8 +259,7 @@ test_debounce(struct rig *r)
 	tap_ok(spin(r, "got", 2, 0), "two deliveries");
 	tap_is_int(count(r, METER_NOTIFY_DEBOUNCED, "failed", NULL), 1,
 	    "one debounced");
-	tap_ok(spin(r, NULL, 0, 0) && count(r, METER_NOTIFY_SENT, "f",
-	    "failed") == 2, "two sent");
+	tap_ok(spin_sent(r, "f", "failed", 2), "two sent");
 	tap_is_int(lines("got"), 2, "no third (a pause notifies nobody)");
 }
 
@@ -277,6 +311,26 @@ test_stuck(struct rig *r)
 	tap_ok(spin(r, "stuck", 1, 0), "stuck told");
 }
 
+/* held: a hold not lifted within held_ms is told; one lifted is not. */
+static void
+test_held(struct rig *r)
+{
+	rig_notify(r, "{\"notify\": {\"held_ms\": 150, \"sinks\": {\"h\": "
+	    "{\"type\": \"command\", \"argv\": [\"/bin/sh\", \"-c\", \"cat >> "
+	    "%s/held; echo >> %s/held\"]}}, \"rules\": [{\"on\": "
+	    "[\"held\"], \"sink\": \"h\"}]}}");
+	bus_publish(r->bus, "provider_hold", json_pack("{s:s, s:I}",
+	    "provider", "codex", "hold_ms", (json_int_t)60000));
+	bus_publish(r->bus, "provider_open", json_pack("{s:s}", "provider",
+	    "codex"));
+	bus_publish(r->bus, "provider_hold", json_pack("{s:s, s:I}",
+	    "provider", "claude", "hold_ms", (json_int_t)60000));
+	tap_ok(spin(r, "held", 1, 0), "held told");
+	tap_ok(spin_sent(r, "h", "held", 1), "held: sent");
+	tap_ok(lines("held") == 1 && grep("held", "\"provider\":\"claude\""),
+	    "held: once, claude's: the hold lifted in time is not told");
+}
+
 int
 main(void)
 {
@@ -297,6 +351,7 @@ main(void)
 	test_failures(&r);
 	test_desktop(&r);
 	test_stuck(&r);
+	test_held(&r);
 	notify_free(r.n);
 	bus_free(r.bus);
 	meter_free(r.meter);
