@@ -146,6 +146,16 @@ host_notify_set(struct host *h, const struct config *c)
 }
 
 /*
+ * The command is ending: 1 and cb later, once the notifications under
+ * way ended (the caller dispatches its base until then); 0: none.
+ */
+int
+host_notify_wait(struct host *h, void (*cb)(void *), void *arg)
+{
+	return notify_wait(h->notify, NULL, cb, arg);
+}
+
+/*
  * The host on the caller's base: the reaper made unless the caller has
  * the process's one, the bus, the meter; the state directory waits for
  * the first loop (host_dir).

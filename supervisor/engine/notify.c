@@ -195,24 +195,31 @@ notify_deliv_free(struct ndeliv *d)
 	free(d);
 }
 
+/* Is a delivery of loop_id (NULL: of any loop or none) under way? */
+static int
+notify_pending(const struct notify *n, const char *loop_id)
+{
+	const struct ndeliv	*d;
+
+	TAILQ_FOREACH(d, &n->delivs, entry)
+		if (loop_id == NULL || (d->loop_id != NULL &&
+		    strcmp(d->loop_id, loop_id) == 0))
+			return 1;
+	return 0;
+}
+
 /*
- * The waiters of loop_id (NULL: all) told, once no delivery of that
- * loop is under way.
+ * The waiters whose deliveries all ended told (all of them when the
+ * notifier goes: nothing is under way then).
  */
 static void
-notify_waiters(struct notify *n, const char *loop_id)
+notify_waiters(struct notify *n, int all)
 {
 	struct nwait	*w, *next;
-	struct ndeliv	*d;
 
-	if (loop_id != NULL)
-		TAILQ_FOREACH(d, &n->delivs, entry)
-			if (d->loop_id != NULL && strcmp(d->loop_id, loop_id)
-			    == 0)
-				return;
 	for (w = TAILQ_FIRST(&n->waits); w != NULL; w = next) {
 		next = TAILQ_NEXT(w, entry);
-		if (loop_id != NULL && strcmp(w->loop_id, loop_id) != 0)
+		if (!all && notify_pending(n, w->loop_id))
 			continue;
 		TAILQ_REMOVE(&n->waits, w, entry);
 		w->cb(w->arg);
@@ -222,42 +229,35 @@ notify_waiters(struct notify *n, const char *loop_id)
 }
 
 /*
- * A loop ended: are its notifications still on their way?  1: cb is
- * called once they all ended (or the notifier goes), so a one-loop
- * command does not exit from under its last delivery; 0: none.
+ * A loop ended (loop_id), or the command is ending (NULL: every
+ * delivery): are notifications still on their way?  1: cb is called
+ * once they all ended (or the notifier goes), so a command does not
+ * exit from under its last delivery; 0: none.
  */
 int
 notify_wait(struct notify *n, const char *loop_id, void (*cb)(void *),
     void *arg)
 {
-	struct ndeliv	*d;
 	struct nwait	*w;
 
-	TAILQ_FOREACH(d, &n->delivs, entry)
-		if (d->loop_id != NULL && strcmp(d->loop_id, loop_id) == 0)
-			break;
-	if (d == NULL)
+	if (n == NULL || !notify_pending(n, loop_id))
 		return 0;
 	w = xcalloc(1, sizeof *w);
-	w->loop_id = xstrdup(loop_id);
+	w->loop_id = loop_id != NULL ? xstrdup(loop_id) : NULL;
 	w->cb = cb;
 	w->arg = arg;
 	TAILQ_INSERT_TAIL(&n->waits, w, entry);
 	return 1;
 }
 
-/* A delivery ended: its record gone, its loop's waiters maybe told. */
+/* A delivery ended: its record gone, its waiters maybe told. */
 static void
 notify_deliv_end(struct ndeliv *d)
 {
 	struct notify	*n = d->n;
-	char		*loop_id = d->loop_id;
 
-	d->loop_id = NULL;
 	notify_deliv_free(d);
-	if (loop_id != NULL)
-		notify_waiters(n, loop_id);
-	free(loop_id);
+	notify_waiters(n, 0);
 }
 
 /*
@@ -609,7 +609,7 @@ notify_free(struct notify *n)
 	}
 	while (!TAILQ_EMPTY(&n->delivs))
 		notify_deliv_free(TAILQ_FIRST(&n->delivs));
-	notify_waiters(n, NULL);	/* nothing is under way now */
+	notify_waiters(n, 1);	/* nothing is under way now */
 	while (!TAILQ_EMPTY(&n->timers))
 		notify_timer_free(TAILQ_FIRST(&n->timers));
 	for (i = 0; i < n->ndeb; i++)

@@ -104,6 +104,22 @@ t_wait_gone "$M" 5000
 ok $? "hang: the sink's processes are gone"
 is "$(stat -c %a "$D")" 600 "hang: the dead-letter log is mode 0600"
 
+# --- batch (its loops on a host): the item's completed and the batch's
+# batch_completed, both delivered before batch exits
+R=$T_TMP/batch
+ncfg "$R" "$OK" "$OK" "$OK" "$OK" "$OK" \
+    "$(rules '["completed", "batch_completed"]' "{\"type\": \"command\", \"argv\": [\"$SINK\", \"$R.got\"]}")"
+t_batch_items "$R.items" 1
+timeout -k 2 60 $WRAP "$SUP" batch "$R.items" -C "$R" >"$R.out" 2>"$R.err"
+is "$?" 0 "batch: exit 0"
+BID=$(t_batch_id "$R.err")
+is "$(python3 -c '
+import json, sys
+print(sorted((d["kind"], bool(d["loop_id"]), d["batch_id"] or "") for d in
+    (json.loads(l) for l in open(sys.argv[1]) if l.strip())))' "$R.got" 2>&1)" \
+    "[('batch_completed', False, '$BID'), ('completed', True, '')]" \
+    "batch: the loop's completed and the batch's batch_completed"
+
 # --- bad configs: refused, the key named, non-zero exit
 bad() {
 	R=$T_TMP/bad
