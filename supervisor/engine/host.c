@@ -135,8 +135,8 @@ host_notify_set(struct host *h, const struct config *c)
 				    h->own_children || h->own_gate };
 	char			*err = NULL;
 
-	if (h->notify != NULL && c != h->cfg.config &&
-	    json_equal(c->notify, h->cfg.config->notify))
+	if (h->notify != NULL && (c == h->cfg.config ||
+	    json_equal(c->notify, h->cfg.config->notify)))
 		return;
 	notify_free(h->notify);
 	h->notify = notify_new(&env, c->notify, &err);

@@ -133,12 +133,16 @@ notify_conf_rules(const json_t *rules, const json_t *sinks, char **msg)
 		if (notify_conf_on(json_object_get(rule, "on"), i, msg) != 0)
 			return -1;
 		sink = json_object_get(rule, "sink");
-		if (!json_is_string(sink) || json_object_get(sinks,
+		if (!json_is_string(sink)) {
+			xasprintf(msg, "notify.rules[%zu].sink: expected the "
+			    "name of a sink (a key of notify.sinks)", i);
+			return -1;
+		}
+		if (json_object_get(sinks,
 		    json_string_value(sink)) == NULL) {
 			xasprintf(msg, "notify.rules[%zu].sink: unknown sink "
 			    "'%s' (not a key of notify.sinks)", i,
-			    json_is_string(sink) ? json_string_value(sink) :
-			    "");
+			    json_string_value(sink));
 			return -1;
 		}
 	}
