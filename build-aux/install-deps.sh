@@ -17,9 +17,12 @@ libjansson-dev groff-base valgrind tmux parallel strace jq"
 # git-worktree.sh drives real git worktrees and merges, and
 # run-worktree.sh a parallel loop's worktrees and merge queue;
 # batch-worktree.sh runs batch items in git worktrees, and
-# run-attempts.sh runs best-of-N attempts in worktrees.
+# run-attempts.sh runs best-of-N attempts in worktrees;
+# notify-command.sh sends desktop notifications (notify-send) to a
+# notification server of its own (python3-dbus, python3-gi) on a
+# private dbus-daemon session bus.
 TEST_PKGS="chromium openssh-server slurm-wlm munge clang libclang-rt-dev \
-prometheus strace gdb git"
+prometheus strace gdb git libnotify-bin dbus-daemon python3-dbus python3-gi"
 
 missing=""
 for p in $PKGS; do

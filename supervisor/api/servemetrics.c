@@ -272,9 +272,12 @@ metrics_meter_family(struct evbuffer *b, struct meter *m,
 	static const char *const	 worker[] = { "role", "tool", "outcome" };
 	static const char *const	 loop[] = { "status" };
 	static const char *const	 tool[] = { "tool" };
+	static const char *const	 sent[] = { "sink", "kind" };
+	static const char *const	 kind[] = { "kind" };
 	struct metrics_rows		 w = { b, t, name, t == METER_WORKERS ?
-	    worker : t == METER_LOOPS ? loop : tool, t == METER_WORKERS ? 3 :
-	    1, what };
+	    worker : t == METER_LOOPS ? loop : t == METER_TOOLS ? tool :
+	    t == METER_NOTIFY_DEBOUNCED ? kind : sent, t == METER_WORKERS ? 3 :
+	    t == METER_NOTIFY_SENT || t == METER_NOTIFY_FAILED ? 2 : 1, what };
 
 	metrics_family(b, name, type, help);
 	meter_walk(m, t, metrics_meter_row, &w);
@@ -314,6 +317,15 @@ metrics_meters(struct serve *s, struct evbuffer *b)
 	metrics_meter_family(b, m, METER_LOOPS, METRICS_ROW_COUNT,
 	    "ccw_loops_ended_total", "counter", "Loop runs ended, by final "
 	    "status.");
+	metrics_meter_family(b, m, METER_NOTIFY_SENT, METRICS_ROW_COUNT,
+	    "ccw_notify_sent_total", "counter", "Notifications delivered, by "
+	    "sink and kind (the config's notify).");
+	metrics_meter_family(b, m, METER_NOTIFY_FAILED, METRICS_ROW_COUNT,
+	    "ccw_notify_failed_total", "counter", "Notifications whose "
+	    "delivery failed (dead-lettered), by sink and kind.");
+	metrics_meter_family(b, m, METER_NOTIFY_DEBOUNCED, METRICS_ROW_COUNT,
+	    "ccw_notify_debounced_total", "counter", "Notifications not sent: "
+	    "the same loop and kind within debounce_ms, by kind.");
 	metrics_one(b, "ccw_processes_leaked_total", "counter", "Processes "
 	    "found outliving their worker and ended (each also a "
 	    "processes_leaked warning event naming the agent).",

@@ -151,6 +151,10 @@ batch_cmd_event(void *arg, const char *name, const json_t *fields)
 {
 	struct batch_cmd	*bc = arg;
 
+	/* the batch's own events on the bus too: its hosts notify them */
+	if (json_object_get(fields, "batch_id") != NULL &&
+	    json_object_get(fields, "loop_id") == NULL)
+		bus_publish(bc->bus, name, json_deep_copy(fields));
 	if (bc->view != NULL)
 		batch_view_event(bc->view, name, fields);
 	if (bc->json)
@@ -174,6 +178,13 @@ batch_cmd_bus(void *arg, uint64_t seq, const char *name, const json_t *fields)
 	if (strcmp(name, "provider_hold") == 0 ||
 	    strcmp(name, "provider_open") == 0)
 		batch_cmd_event(arg, name, fields);
+}
+
+/* The batch's last notifications ended: on to the exit. */
+static void
+batch_cmd_notified(void *arg)
+{
+	event_base_loopbreak(((struct batch_cmd *)arg)->base);
 }
 
 static void
@@ -533,6 +544,9 @@ batch_cmd_run(struct batch_cmd *bc, const struct batch_args *ba,
 	bc->code = EXIT_INTERNAL;
 	batch_start(bc->b);
 	event_base_dispatch(bc->base);
+	if (bc->roots.n > 0 && host_notify_wait(bc->roots.r[0].host,
+	    batch_cmd_notified, bc))
+		event_base_dispatch(bc->base);	/* its last notifications */
 	batch_cmd_unisolate(bc, cfg);
 	batch_view_end(bc->view);
 	items = batch_cmd_items(batch_state(bc->b));

@@ -22,12 +22,14 @@
 #include <event2/event.h>
 
 #include "chan.h"
+#include "children.h"
 #include "clock.h"
 #include "cmdutil.h"
 #include "gate.h"
 #include "log.h"
 #include "loop.h"
 #include "loopdriver.h"
+#include "notify.h"
 #include "run.h"
 #include "state.h"
 #include "sigfd.h"
@@ -57,6 +59,8 @@ struct run_ui {
 	struct event_base *base;
 	struct state_store *store;	/* the loop's: a signal's why */
 	int		 code;		/* hooks.done's; -1 until then */
+	struct notify	*notify;	/* config.notify's; NULL: none */
+	struct children	*children;	/* made here for notify's sinks */
 };
 
 /* --- the terminal */
@@ -95,6 +99,7 @@ run_ui_event(void *arg, const char *name, const json_t *o)
 {
 	struct run_ui	*ui = arg;
 
+	notify_feed(ui->notify, ui->id, name, o);
 	/* run's own tick reports progress (once a second, on change) */
 	if (strcmp(name, "worker_progress") == 0)
 		return;
@@ -671,6 +676,49 @@ run_ui_done(void *arg, int code)
 	event_base_loopbreak(ui->base);
 }
 
+/* The loop's last notifications ended: the run goes on to its exit. */
+static void
+run_ui_notified(void *arg)
+{
+	event_base_loopbreak(((struct run_ui *)arg)->base);
+}
+
+/*
+ * The config's notify (issue 29): its sinks' children on a reaper made
+ * here, which the loop shares (a process has one).
+ */
+static void
+run_notify_new(struct run_ui *ui, struct loop_cfg *cfg)
+{
+	char	*err = NULL;
+
+	if (cfg->config->notify != NULL && (ui->children = cfg->children =
+	    children_new(ui->base, &err)) != NULL)
+		ui->notify = notify_solo(ui->base, ui->children,
+		    cfg->config->notify, cfg->state_dir, &err);
+	if (err != NULL)
+		fprintf(stderr, "ccw-supervisor run: notify: %s\n", err);
+	free(err);
+}
+
+/* The loop ended: its notifications delivered (or at their deadlines). */
+static void
+run_notify_wait(struct run_ui *ui)
+{
+	if (ui->notify != NULL && notify_wait(ui->notify, ui->id,
+	    run_ui_notified, ui))
+		event_base_dispatch(ui->base);
+}
+
+/* The notifier, then the reaper (it kills and reaps what is left). */
+static void
+run_notify_free(struct run_ui *ui, struct loop_cfg *cfg)
+{
+	notify_free(ui->notify);
+	children_free(ui->children);
+	cfg->children = NULL;
+}
+
 /* Run the engine with the terminal side around it. */
 static int
 run_drive(struct run_args *ra, struct event_base *base,
@@ -701,6 +749,7 @@ run_drive(struct run_args *ra, struct event_base *base,
 	ui.base = base;
 	ui.store = store;
 	ui.code = -1;
+	run_notify_new(&ui, cfg);
 	if ((ui.l = loop_new(base, store, cfg, &err)) == NULL) {
 		fprintf(stderr, "ccw-supervisor run: %s\n", err);
 		free(err);
@@ -733,6 +782,7 @@ run_drive(struct run_args *ra, struct event_base *base,
 	/* the base ran dry before the loop ended: a bug, never a hang */
 	code = ui.code >= 0 ? ui.code : EXIT_INTERNAL;
 	run_report(&ui, store, code);
+	run_notify_wait(&ui);
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
 	if (ui.tick != NULL)
@@ -743,6 +793,7 @@ run_drive(struct run_args *ra, struct event_base *base,
 out:
 	gate_free(cfg->gate);	/* after the loop: its runs leave it */
 	cfg->gate = NULL;
+	run_notify_free(&ui, cfg);
 	evbuffer_free(ui.in);
 	json_decref(ui.seen);
 	json_decref(ui.qs);

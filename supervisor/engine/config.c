@@ -98,6 +98,9 @@
  *
  * isolation, worktree, merge  a parallel step's writers in git worktrees
  *		and the merge queue: configgit.c.
+ * notify	notification rules: event kinds to sinks (command,
+ *		webhook, desktop), debounce_ms, stuck_ms, held_ms:
+ *		notifyconf.c.
  *
  * Strings are non-empty strings or null (null: the default); the *_ms
  * keys and log_max_bytes are non-negative integers.  Unknown top-level
@@ -134,6 +137,7 @@
 
 #include "adapter.h"
 #include "cgroup.h"
+#include "notify.h"
 #include "outcome.h"
 #include "retire.h"
 #include "toolconfig.h"
@@ -242,6 +246,7 @@ config_free(struct config *cfg)
 	free(cfg->test_command);
 	free(cfg->containment);
 	config_git_free(&cfg->git);
+	json_decref(cfg->notify);
 	launch_clear(&cfg->launch);
 	memset(cfg, 0, sizeof *cfg);
 }
@@ -751,6 +756,8 @@ config_apply(struct cload *ld, struct config *cfg, json_t *root)
 		return config_error(ld, "containment: expected \"cgroup\", "
 		    "\"sweep\" or \"auto\"");
 	if (config_git_apply(ld->file, root, &cfg->git, ld->err) != 0)
+		return -1;
+	if (notify_conf_apply(ld->file, root, &cfg->notify, ld->err) != 0)
 		return -1;
 	if ((sec = json_object_get(root, "tools")) != NULL) {
 		if (!json_is_object(sec))

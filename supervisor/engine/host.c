@@ -4,7 +4,8 @@
  * (loopopen.c), handed to its workflow's driver, its events numbered on
  * the bus, its end reported by callback and its memory freed after; the
  * provider gate (gate.c) every loop's workers start through; the meter
- * (meter.c) every worker result and loop end passes, for /metrics.
+ * (meter.c) every worker result and loop end passes, for /metrics; the
+ * notifier (notify.c) of the config's `notify`, on the bus.
  */
 #include <config.h>
 
@@ -25,8 +26,10 @@
 #include "gate.h"
 #include "host.h"
 #include "loopdriver.h"
+#include "log.h"
 #include "logfeed.h"
 #include "meter.h"
+#include "notify.h"
 #include "state.h"
 #include "sup.h"
 #include "toolconfig.h"
@@ -61,6 +64,7 @@ struct host_loop {
 	int			 code;
 	struct logfeed		*feed;		/* LOOP_LOG_ENTRY; NULL: none */
 	uint64_t		 t_run;		/* its run started (mono ms) */
+	int			 notify_waited;	/* its last notifications */
 };
 TAILQ_HEAD(host_loops, host_loop);
 
@@ -79,6 +83,7 @@ struct host {
 	size_t			 nloops;
 	uint64_t		 commits;	/* of the loops gone */
 	struct meter		*meter;		/* results and ends, counted */
+	struct notify		*notify;	/* config.notify's; NULL: none */
 };
 
 /* The gate's provider_hold and provider_open, numbered on the bus. */
@@ -107,6 +112,47 @@ host_leak(struct host *h, const char *loop_id, const char *agent_id,
     unsigned n, const char *how)
 {
 	leak_report(h->meter, h->bus, loop_id, agent_id, n, how);
+}
+
+/* Is this loop one of ours?  (The notifier, on a bus hosts share.) */
+static int
+host_notify_mine(void *arg, const char *loop_id)
+{
+	return host_loop_find(arg, loop_id) != NULL;
+}
+
+/*
+ * The notifier of config c's `notify`, made again only when it changed
+ * (a re-read config must not cancel deliveries under way); it takes
+ * events of no loop when the bus, reaper or gate is this host's.
+ */
+static void
+host_notify_set(struct host *h, const struct config *c)
+{
+	struct notify_env	 env = { h->base, h->children, h->bus,
+				    h->meter, h->cfg.state_dir,
+				    host_notify_mine, h, h->own_bus ||
+				    h->own_children || h->own_gate };
+	char			*err = NULL;
+
+	if (h->notify != NULL && (c == h->cfg.config ||
+	    json_equal(c->notify, h->cfg.config->notify)))
+		return;
+	notify_free(h->notify);
+	h->notify = notify_new(&env, c->notify, &err);
+	if (err != NULL)
+		log_warnx("notify: %s", err);
+	free(err);
+}
+
+/*
+ * The command is ending: 1 and cb later, once the notifications under
+ * way ended (the caller dispatches its base until then); 0: none.
+ */
+int
+host_notify_wait(struct host *h, void (*cb)(void *), void *arg)
+{
+	return notify_wait(h->notify, NULL, cb, arg);
 }
 
 /*
@@ -155,6 +201,7 @@ host_new(struct event_base *base, const struct host_cfg *cfg, char **err)
 		h->own_gate = 1;
 	}
 	gate_set_caps(h->gate, cfg->config);	/* tools.NAME.max_workers */
+	host_notify_set(h, cfg->config);
 	return h;
 }
 
@@ -206,6 +253,7 @@ host_free(struct host *h)
 		return;
 	/* opens under way end first (host_loop_free), their outcome dropped */
 	h->freeing = 1;
+	notify_free(h->notify);
 	if (h->children != NULL)
 		children_off_leak(h->children, h);
 	while ((hl = TAILQ_FIRST(&h->loops)) != NULL) {
@@ -261,6 +309,7 @@ host_nloops(const struct host *h)
 void
 host_set_config(struct host *h, const struct config *c)
 {
+	host_notify_set(h, c);
 	h->cfg.config = c;
 	gate_set_caps(h->gate, c);
 }
@@ -392,6 +441,15 @@ host_loop_ended(void *arg, int code)
 	event_active(hl->done_ev, EV_TIMEOUT, 0);
 }
 
+/* The loop's notifications ended: its end goes on (done_ev again). */
+static void
+host_loop_notified(void *arg)
+{
+	struct host_loop	*hl = arg;
+
+	event_active(hl->done_ev, EV_TIMEOUT, 0);
+}
+
 /*
  * Outside the driver's hook: the loop leaves the host, its engine is
  * freed and its lock released, then the observer hears the end.
@@ -404,6 +462,10 @@ host_loop_done_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
+	/* its notifications first: a one-loop command exits after done */
+	if (!hl->refused && !hl->notify_waited++ && h->notify != NULL &&
+	    notify_wait(h->notify, hl->id, host_loop_notified, hl))
+		return;
 	TAILQ_REMOVE(&h->loops, hl, entry);
 	h->nloops--;
 	if (hl->refused) {

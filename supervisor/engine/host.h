@@ -145,6 +145,7 @@ void		 host_agents(const struct host *, host_agent_fn, void *);
 struct meter	*host_meter(struct host *);
 void		 host_leak(struct host *, const char *, const char *, unsigned,
 		    const char *);
+int		 host_notify_wait(struct host *, void (*)(void *), void *);
 
 struct host_loop *host_loop_open(struct host *, const struct loop_spec *,
 		    const struct workflow *, const struct host_observer *,

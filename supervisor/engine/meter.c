@@ -13,7 +13,7 @@
 #include "meter.h"
 #include "xmalloc.h"
 
-#define METER_NTABLES	3
+#define METER_NTABLES	6
 #define METER_NLABELS	3	/* the most labels a table has */
 
 struct meter_series {
@@ -56,7 +56,8 @@ meter_bounds(enum meter_table t, size_t *n)
 static size_t
 meter_nlabels(enum meter_table t)
 {
-	return t == METER_WORKERS ? 3 : 1;
+	return t == METER_WORKERS ? 3 : t == METER_NOTIFY_SENT ||
+	    t == METER_NOTIFY_FAILED ? 2 : 1;
 }
 
 /* An empty registry: its owner feeds it and frees it. */
@@ -305,4 +306,16 @@ meter_leaked_total(struct meter *m)
 	n = m->leaked;
 	pthread_mutex_unlock(&m->mu);
 	return n;
+}
+
+/*
+ * One more of a counting table's row (the notifications': sink and
+ * kind, or kind), by its label values.
+ */
+void
+meter_count(struct meter *m, enum meter_table t, const char *const *lv)
+{
+	pthread_mutex_lock(&m->mu);
+	meter_row(m, t, lv)->count++;
+	pthread_mutex_unlock(&m->mu);
 }

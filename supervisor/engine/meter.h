@@ -2,7 +2,8 @@
  * meter.h: a host's counts of what its loops did, for serve's /metrics:
  * every worker result by role, tool and outcome (a duration histogram),
  * tokens and cost by tool, every ended loop by final status (a duration
- * histogram), processes that outlived their worker (leak.c).  Fed from
+ * histogram), processes that outlived their worker (leak.c), notifications
+ * sent, failed and debounced (notify.c).  Fed from
  * the host's event path, read under its own lock.
  */
 #ifndef CCW_METER_H
@@ -19,8 +20,10 @@
 
 struct meter;
 
-/* The tables: labels role, tool, outcome; status; tool. */
-enum meter_table { METER_WORKERS, METER_LOOPS, METER_TOOLS };
+/* The tables: labels role, tool, outcome; status; tool; notifications
+   sent and failed by sink, kind; debounced by kind (notify.c). */
+enum meter_table { METER_WORKERS, METER_LOOPS, METER_TOOLS,
+	METER_NOTIFY_SENT, METER_NOTIFY_FAILED, METER_NOTIFY_DEBOUNCED };
 
 /* One row: a histogram (workers, loops) or usage sums (tools). */
 struct meter_row {
@@ -47,6 +50,8 @@ void		 meter_walk(struct meter *, enum meter_table, meter_fn, void *);
 const double	*meter_bounds(enum meter_table, size_t *);
 const char	*meter_outcome(const json_t *);
 void		 meter_leaked(struct meter *, unsigned);
+void		 meter_count(struct meter *, enum meter_table,
+		    const char *const *);
 uint64_t	 meter_leaked_total(struct meter *);
 
 #endif

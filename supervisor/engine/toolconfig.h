@@ -116,6 +116,7 @@ struct config {
 	char		*containment;	/* cgroup, sweep, auto; NULL unset */
 	uint64_t	 keep_agents;	/* finished agents kept (retire.c) */
 	struct git_cfg	 git;		/* isolation, worktree, merge */
+	json_t		*notify;	/* notifyconf.c's, checked; NULL */
 };
 
 int		 config_load(const struct workflow *, const char *,
