@@ -501,7 +501,7 @@ web_attempt(struct webdel *d)
 {
 	struct webhook		*wh = d->wh;
 	struct evhttp_request	*req;
-	struct timeval		 tv = { wh->timeout_ms / 1000,
+	struct timeval		 tv = { wh->timeout_ms / 1000 + 1,
 				    (wh->timeout_ms % 1000) * 1000 };
 	int			 rc;
 
@@ -522,6 +522,7 @@ web_attempt(struct webdel *d)
 		web_failed(d, 1, 0, "cannot start a connection");
 		return;
 	}
+	/* evhttp's own (an idle time) a second after ours (the total) */
 	evhttp_connection_set_timeout_tv(d->conn, &tv);
 	req = evhttp_request_new(web_response_cb, d);
 	evhttp_request_set_chunked_cb(req, web_chunk_cb);
