@@ -22,34 +22,28 @@ PORT=$(cat "$D/port")
 URL=http://127.0.0.1:$PORT
 TMO=$(t_ms 1000)
 
-# drive CASE SINK-JSON [DRIVER-OPTIONS]: the driver's output in $OUT, its
-# exit status in $RC, the body {"case": CASE} (the receiver's records of
-# it: recs CASE).
+# drive CASE SINK-JSON [DRIVER-OPTIONS]: the driver's output in $OUT (its
+# lines joined by "; "), its exit status in $RC, the body {"case": CASE}.
 drive() {
 	local c=$1 conf=$2
 	shift 2
 	OUT=$(timeout -k 2 60 $WRAP "$DRV" "$@" "$conf" "{\"case\":\"$c\"}" \
 	    2>"$T_TMP/drv.err")
 	RC=$?
+	OUT=${OUT//$'\n'/; }
 }
-recs() {
-	python3 -c 'import json,sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if json.loads(r["body"]).get("case") == sys.argv[2]:
-        print(json.dumps(r))' "$D/log.jsonl" "$1"
-}
-# field CASE EXPR: a python expression over rs (the case's records)
+# field CASE EXPR: a python expression over rs, the receiver's records of
+# the case's body
 field() {
-	recs "$1" | python3 -c 'import json,sys
-rs = [json.loads(l) for l in sys.stdin]
-print(eval(sys.argv[1]))' "$2"
+	python3 -c 'import json,sys
+rs = [r for r in map(json.loads, open(sys.argv[1]))
+      if json.loads(r["body"]).get("case") == sys.argv[2]]
+print(eval(sys.argv[3]))' "$D/log.jsonl" "$1" "$2"
 }
 
 # signed, first try
 drive signed "{\"url\":\"$URL/ok\",\"secret_file\":\"$T_TMP/secret\",\"timeout_ms\":$TMO}"
-is "$RC/$OUT" "0/sent 1
-done ok=1 attempts=1 error=-" "a 200 is a delivery, in one attempt"
+is "$RC/$OUT" "0/sent 1; done ok=1 attempts=1 error=-" "a 200 is a delivery, in one attempt"
 is "$(field signed '[r["sig_ok"] for r in rs]')" "[True]" \
     "the receiver verifies X-CCW-Signature (HMAC-SHA256 of the body)"
 like "$(field signed 'rs[0]["ua"] + " " + rs[0]["ct"]')" \
@@ -63,46 +57,39 @@ is "$RC/$(field unsigned '[r["sig"] for r in rs]')" "0/[None]" \
 
 # two 500s, then a 200: three attempts, one delivery id, each signed
 drive twofail "{\"url\":\"$URL/fail/2\",\"secret_file\":\"$T_TMP/secret\",\"backoff_ms\":10,\"timeout_ms\":$TMO}"
-is "$RC/$OUT" "0/sent 1
-done ok=1 attempts=3 error=-" "2 failures then ok: attempts 3"
+is "$RC/$OUT" "0/sent 1; done ok=1 attempts=3 error=-" "2 failures then ok: attempts 3"
 is "$(field twofail 'len(rs), len(set(r["delivery"] for r in rs)), all(r["sig_ok"] for r in rs)')" \
     "(3, 1, True)" "every retry carries the same delivery id and signature"
 
 # always 500: retries + 1 attempts, then failed
 drive always500 "{\"url\":\"$URL/fail/99\",\"retries\":2,\"backoff_ms\":10,\"timeout_ms\":$TMO}"
-like "$RC/$OUT" '^1/sent 1
-done ok=0 attempts=3 error=HTTP 500: receiver says 500 x+$' \
+like "$RC/$OUT" '^1/sent 1; done ok=0 attempts=3 error=HTTP 500: receiver says 500 x+$' \
     "always 500: failed after retries+1 attempts, the body's start in the error"
 is "$(field always500 'len(rs)')" 3 "the receiver saw 3 tries"
 
 # 400 is the receiver's final word
 drive bad400 "{\"url\":\"$URL/status/400\",\"backoff_ms\":10,\"timeout_ms\":$TMO}"
-like "$RC/$OUT" '^1/sent 1
-done ok=0 attempts=1 error=HTTP 400: ' "400: failed, no retry"
+like "$RC/$OUT" '^1/sent 1; done ok=0 attempts=1 error=HTTP 400: ' "400: failed, no retry"
 is "$(field bad400 'len(rs)')" 1 "the receiver saw 1 try"
 
 # a hang: the deadline ends the attempt, the retry gets through
-drive hang "{\"url\":\"$URL/hang/1\",\"timeout_ms\":$TMO,\"backoff_ms\":10}"
-is "$RC/$OUT" "0/sent 1
-done ok=1 attempts=2 error=-" "a hung receiver: timeout, then a retry"
+drive hang "{\"url\":\"$URL/hang/1\",\"timeout_ms\":$(t_ms 500),\"backoff_ms\":10}"
+is "$RC/$OUT" "0/sent 1; done ok=1 attempts=2 error=-" "a hung receiver: timeout, then a retry"
 
 # a hang on every try: failed with the deadline's message
 drive hangall "{\"url\":\"$URL/hang/9\",\"timeout_ms\":300,\"retries\":1,\"backoff_ms\":10}"
-is "$RC/$OUT" "1/sent 1
-done ok=0 attempts=2 error=timeout after 300 ms" "always hung: timeout"
+is "$RC/$OUT" "1/sent 1; done ok=0 attempts=2 error=timeout after 300 ms" "always hung: timeout"
 
 # 429 with Retry-After: 1 waits at least that second
 drive r429 "{\"url\":\"$URL/r429/1\",\"timeout_ms\":$TMO,\"backoff_ms\":10}"
-is "$RC/$OUT" "0/sent 1
-done ok=1 attempts=2 error=-" "429 is retried"
+is "$RC/$OUT" "0/sent 1; done ok=1 attempts=2 error=-" "429 is retried"
 gap=$(field r429 'rs[1]["at_ms"] - rs[0]["at_ms"]')
 ok $(( gap < 1000 )) "429's Retry-After: 1 honoured (the retry came ${gap} ms later)"
 
 # nobody listening: connect failures are retried, then failed
 FREE=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 drive refused "{\"url\":\"http://127.0.0.1:$FREE/x\",\"retries\":1,\"backoff_ms\":10,\"timeout_ms\":$TMO}"
-like "$RC/$OUT" '^1/sent 1
-done ok=0 attempts=2 error=connection' "connect failure: retried, then failed"
+like "$RC/$OUT" '^1/sent 1; done ok=0 attempts=2 error=connection' "connect failure: retried, then failed"
 
 # two deliveries at once, each its own id
 drive two "{\"url\":\"$URL/ok\",\"timeout_ms\":$TMO}" -n 2
@@ -111,8 +98,7 @@ is "$RC/$(field two 'len(set(r["delivery"] for r in rs))')" "0/2" \
 
 # free while in flight: no done after it, nothing left on the loop
 drive freed "{\"url\":\"$URL/hang/9\",\"timeout_ms\":$(t_ms 20000)}" -c 300
-is "$RC/$OUT" "3/sent 1
-freed" "freed mid-flight: no done, the loop runs dry"
+is "$RC/$OUT" "3/sent 1; freed" "freed mid-flight: no done, the loop runs dry"
 
 # the config's refusals, each naming its key
 drive x '{"url":"https://127.0.0.1/x"}'
