@@ -51,6 +51,17 @@ struct webhook {
 	struct webdel		*inflight;
 };
 
+/*
+ * What a delivery's one timer is for: the wait before a try, the try's
+ * deadline, or the try's answer, acted on from the loop and not inside
+ * evhttp's callback (which goes on using the connection after it).
+ */
+enum web_phase {
+	WEB_WAIT,
+	WEB_TRY,
+	WEB_ANSWERED,
+};
+
 /* One delivery: the body, its id and signature, the attempt in flight. */
 struct webdel {
 	struct webhook			*wh;
@@ -65,8 +76,10 @@ struct webdel {
 	unsigned			 attempts;
 	struct evhttp_connection	*conn;		/* the attempt in flight */
 	struct event			*timer;		/* its deadline, or the wait */
-	int				 waiting;	/* timer is the backoff */
-	int				 starting;	/* in evhttp_make_request */
+	enum web_phase			 phase;		/* what the timer is for */
+	int				 code;		/* the answer's status, or 0 */
+	unsigned			 retry_after_s;
+	char				 msg[WEB_SNIPPET + 64];	/* why it failed */
 	int				 neterr;	/* an evhttp error was seen */
 	enum evhttp_request_error	 err;
 	char				 snippet[WEB_SNIPPET + 1];
@@ -295,13 +308,13 @@ web_hex(const uint8_t *p, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-/* Arms the delivery's one timer: an attempt's deadline or a wait. */
+/* Arms the delivery's one timer for what comes next. */
 static void
-web_timer_set(struct webdel *d, unsigned ms, int waiting)
+web_timer_set(struct webdel *d, unsigned ms, enum web_phase phase)
 {
 	struct timeval	tv = { ms / 1000, (ms % 1000) * 1000 };
 
-	d->waiting = waiting;
+	d->phase = phase;
 	evtimer_add(d->timer, &tv);
 }
 
@@ -367,10 +380,26 @@ web_failed(struct webdel *d, int retry, unsigned retry_after_s,
 		web_finish(d, 0, error);
 		return;
 	}
-	web_timer_set(d, web_backoff(d, retry_after_s), 1);
+	web_timer_set(d, web_backoff(d, retry_after_s), WEB_WAIT);
 }
 
-/* The timer: the wait is over (try again) or the attempt took too long. */
+/*
+ * The try's answer, on the loop's turn after evhttp gave it (so its
+ * connection can go now): 2xx is done; 5xx, 429 and no response at all
+ * are tried again; any other status is the receiver's final word.
+ */
+static void
+web_answered(struct webdel *d)
+{
+	web_drop_conn(d);
+	if (d->code >= 200 && d->code < 300)
+		web_finish(d, 1, NULL);
+	else
+		web_failed(d, d->code <= 0 || d->code == 429 || d->code >= 500,
+		    d->retry_after_s, d->msg);
+}
+
+/* The timer: try again, act on an answer, or give up on a slow try. */
 static void
 web_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -378,8 +407,12 @@ web_timer_cb(evutil_socket_t fd, short what, void *arg)
 	char		 msg[64];
 
 	(void)fd, (void)what;
-	if (d->waiting) {
+	if (d->phase == WEB_WAIT) {
 		web_attempt(d);
+		return;
+	}
+	if (d->phase == WEB_ANSWERED) {
+		web_answered(d);
 		return;
 	}
 	web_drop_conn(d);
@@ -441,39 +474,27 @@ web_retry_after(struct evhttp_request *req)
 }
 
 /*
- * The attempt's end: 2xx is done; 5xx, 429 and no response at all are
- * tried again; any other status is the receiver's final word.  The
- * connection frees itself after this (free_on_completion).
+ * The try's end as evhttp tells it (req NULL or status 0: no answer),
+ * kept for web_answered on the loop's next turn.
  */
 static void
 web_response_cb(struct evhttp_request *req, void *arg)
 {
 	struct webdel	*d = arg;
-	int		 code = req != NULL ? evhttp_request_get_response_code(req) : 0;
-	char		 msg[WEB_SNIPPET + 64];
 
-	d->conn = NULL;
-	if (d->starting)
-		return;		/* failed at once: web_attempt goes on */
-	evtimer_del(d->timer);
-	if (code >= 200 && code < 300) {
-		web_finish(d, 1, NULL);
-		return;
-	}
-	if (code <= 0) {
-		snprintf(msg, sizeof msg, "%s", !d->neterr ?
+	d->code = req != NULL ? evhttp_request_get_response_code(req) : 0;
+	d->retry_after_s = d->code == 429 ? web_retry_after(req) : 0;
+	if (d->code > 0)
+		snprintf(d->msg, sizeof d->msg, "HTTP %d%s%s", d->code,
+		    d->snip > 0 ? ": " : "", d->snippet);
+	else
+		snprintf(d->msg, sizeof d->msg, "%s", !d->neterr ?
 		    "connection failed, no response" :
 		    d->err == EVREQ_HTTP_TIMEOUT ? "timeout" :
 		    d->err == EVREQ_HTTP_EOF ? "connection failed or closed "
 		    "before a response" : d->err == EVREQ_HTTP_INVALID_HEADER ?
 		    "an invalid response" : "connection error");
-		web_failed(d, 1, 0, msg);
-		return;
-	}
-	snprintf(msg, sizeof msg, "HTTP %d%s%s", code, d->snip > 0 ? ": " : "",
-	    d->snippet);
-	web_failed(d, code == 429 || code >= 500, code == 429 ?
-	    web_retry_after(req) : 0, msg);
+	web_timer_set(d, 0, WEB_ANSWERED);
 }
 
 /* The request's headers: the receiver's dedupe id and the signature. */
@@ -489,6 +510,24 @@ web_headers(struct webdel *d, struct evhttp_request *req)
 	evhttp_add_header(h, "X-CCW-Delivery", d->id);
 	if (d->wh->secret != NULL)
 		evhttp_add_header(h, "X-CCW-Signature", d->sig);
+}
+
+/*
+ * The resolver of names: /etc/resolv.conf and /etc/hosts, read once a
+ * sink.  It must not keep the loop alive while idle, and the flag that
+ * says so must come first: evdns_base_new(INITIALIZE_NAMESERVERS) left
+ * the nameserver's socket as a persistent event (libevent 2.1.12).
+ */
+static struct evdns_base *
+web_dns_new(struct event_base *base)
+{
+	struct evdns_base	*dns;
+
+	dns = evdns_base_new(base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+	if (dns != NULL)
+		(void)evdns_base_resolv_conf_parse(dns, DNS_OPTIONS_ALL,
+		    "/etc/resolv.conf");
+	return dns;
 }
 
 /*
@@ -514,9 +553,7 @@ web_attempt(struct webdel *d)
 		return;
 	}
 	if (wh->dns == NULL)
-		wh->dns = evdns_base_new(wh->base,
-		    EVDNS_BASE_INITIALIZE_NAMESERVERS |
-		    EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+		wh->dns = web_dns_new(wh->base);
 	if (wh->dns == NULL || (d->conn = evhttp_connection_base_new(wh->base,
 	    wh->dns, wh->host, (unsigned short)wh->port)) == NULL) {
 		web_failed(d, 1, 0, "cannot start a connection");
@@ -529,17 +566,17 @@ web_attempt(struct webdel *d)
 	evhttp_request_set_error_cb(req, web_error_cb);
 	web_headers(d, req);
 	evbuffer_add(evhttp_request_get_output_buffer(req), d->body, d->len);
-	evhttp_connection_free_on_completion(d->conn);
-	d->starting = 1;
+	/* a connect refused at once calls web_response_cb in here */
+	d->phase = WEB_TRY;
 	rc = evhttp_make_request(d->conn, req, EVHTTP_REQ_POST, wh->path);
-	d->starting = 0;
-	if (rc == -1)
+	if (d->phase != WEB_TRY)
+		return;
+	if (rc == -1) {
 		web_drop_conn(d);
-	if (d->conn == NULL) {	/* evhttp failed it (and freed what it had) */
-		web_failed(d, 1, 0, "connection failed");
+		web_failed(d, 1, 0, "cannot start a request");
 		return;
 	}
-	web_timer_set(d, wh->timeout_ms, 0);
+	web_timer_set(d, wh->timeout_ms, WEB_TRY);
 }
 
 /*
@@ -577,7 +614,7 @@ web_send(void *sink, struct event_base *base, const char *body, size_t len,
 	if (d->next != NULL)
 		d->next->prevp = &d->next;
 	wh->inflight = d;
-	web_timer_set(d, 0, 1);
+	web_timer_set(d, 0, WEB_WAIT);
 }
 
 /* Cancels every delivery (no done after this) and frees the sink. */

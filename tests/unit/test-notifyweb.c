@@ -1,10 +1,18 @@
 /*
- * test-notifyweb.c: notify-webhook.sh's driver of the webhook sink: it
+ * test-notifyweb.c: the webhook sink.  Without arguments, TAP checks
+ * that need no receiver (the config's refusals, a refused connection
+ * retried, a free mid-flight); with them, notify-webhook.sh's driver: it
  * parses a sink object, sends a body (or several at once) on an event
- * base, and prints each delivery's end; or frees the sink mid-flight.
+ * base, and prints each delivery's end, or frees the sink mid-flight.
  */
 #include <config.h>
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <netinet/in.h>
+
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +21,7 @@
 #include <event2/event.h>
 
 #include "notify.h"
+#include "tap.h"
 
 /* What the run waits for: the deliveries still to end. */
 struct run {
@@ -48,6 +57,175 @@ cancel_cb(evutil_socket_t fd, short what, void *arg)
 	fflush(stdout);
 }
 
+/* parse of a sink object given as JSON text: 0 or -1 with *err. */
+static int
+try_parse(const char *text, char **err)
+{
+	json_t	*conf = json_loads(text, 0, NULL);
+	void	*sink = NULL;
+	int	 rc;
+
+	free(*err);
+	*err = NULL;
+	rc = notify_webhook.parse(conf, "h", &sink, err);
+	notify_webhook.free(sink);
+	json_decref(conf);
+	return rc;
+}
+
+/* A refusal whose message names key and says why. */
+static void
+check_refused(const char *text, const char *want, const char *desc)
+{
+	char	*err = NULL;
+	int	 rc = try_parse(text, &err);
+
+	tap_ok(rc == -1 && err != NULL && strstr(err, want) != NULL,
+	    "%s: %s", desc, err != NULL ? err : "(accepted)");
+	free(err);
+}
+
+/* The config: what is taken, what is refused, each naming its key. */
+static void
+check_config(const char *dir)
+{
+	char	 path[512], conf[1024], *err = NULL;
+	FILE	*f;
+
+	tap_ok(try_parse("{\"type\":\"webhook\",\"url\":\"http://h/x\"}",
+	    &err) == 0, "a URL alone is a sink (the defaults)");
+	free(err);
+	check_refused("{\"url\":\"https://h/x\"}",
+	    "notify.sinks.h.url: https is not supported", "https");
+	check_refused("{\"url\":\"ftp://h/x\"}", "notify.sinks.h.url: ", "ftp");
+	check_refused("{}", "notify.sinks.h.url: ", "no url");
+	check_refused("{\"url\":\"http://u:p@h/x\"}", "no user info",
+	    "user info");
+	check_refused("{\"url\":\"http://h/\",\"retry\":1}",
+	    "notify.sinks.h.retry: unknown key", "an unknown key");
+	check_refused("{\"url\":\"http://h/\",\"retries\":-1}",
+	    "notify.sinks.h.retries: ", "negative retries");
+	check_refused("{\"url\":\"http://h/\",\"timeout_ms\":0}",
+	    "notify.sinks.h.timeout_ms: ", "a zero timeout");
+	check_refused("{\"url\":\"http://h/\",\"backoff_ms\":\"1\"}",
+	    "notify.sinks.h.backoff_ms: ", "a string backoff");
+	snprintf(path, sizeof path, "%s/secret", dir);
+	f = fopen(path, "w");
+	fputs("s3cret\n", f);
+	fclose(f);
+	snprintf(conf, sizeof conf, "{\"url\":\"http://h/\","
+	    "\"secret_file\":\"%s\"}", path);
+	chmod(path, 0644);
+	check_refused(conf, "notify.sinks.h.secret_file: ", "a secret of mode 0644");
+	chmod(path, 0600);
+	tap_ok(try_parse(conf, &err) == 0, "a secret of mode 0600");
+	free(err);
+	snprintf(path, sizeof path, "%s/fifo", dir);
+	mkfifo(path, 0600);
+	snprintf(conf, sizeof conf, "{\"url\":\"http://h/\","
+	    "\"secret_file\":\"%s\"}", path);
+	check_refused(conf, "regular file", "a FIFO (and the open not blocked)");
+	snprintf(path, sizeof path, "%s/empty", dir);
+	close(open(path, O_WRONLY | O_CREAT, 0600));
+	snprintf(conf, sizeof conf, "{\"url\":\"http://h/\","
+	    "\"secret_file\":\"%s\"}", path);
+	check_refused(conf, "empty", "an empty secret");
+}
+
+/* A port nobody listens on: bound, then closed. */
+static int
+closed_port(void)
+{
+	struct sockaddr_in	sa = { .sin_family = AF_INET };
+	socklen_t		len = sizeof sa;
+	int			fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	bind(fd, (struct sockaddr *)&sa, sizeof sa);
+	getsockname(fd, (struct sockaddr *)&sa, &len);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+/* A delivery's end, for the TAP checks. */
+static void
+tap_done_cb(void *arg, int ok, const char *error, unsigned attempts)
+{
+	int	*got = arg;
+
+	got[0]++;
+	got[1] = ok;
+	got[2] = (int)attempts;
+	tap_diag("done: ok=%d attempts=%u %s", ok, attempts,
+	    error != NULL ? error : "");
+}
+
+/* Sends on a loop: a refused connection retried, a free mid-flight. */
+static void
+check_send(void)
+{
+	struct event_base	*base = event_base_new();
+	char			 conf[256], *err = NULL;
+	void			*sink = NULL;
+	json_t			*j;
+	int			 got[3] = { 0, -1, 0 };
+
+	snprintf(conf, sizeof conf, "{\"url\":\"http://127.0.0.1:%d/x\","
+	    "\"retries\":2,\"backoff_ms\":1}", closed_port());
+	j = json_loads(conf, 0, NULL);
+	notify_webhook.parse(j, "h", &sink, &err);
+	json_decref(j);
+	notify_webhook.send(sink, base, "{}", 2, tap_done_cb, got);
+	tap_ok(got[0] == 0, "done is not called before send returns");
+	event_base_dispatch(base);
+	tap_ok(got[0] == 1 && got[1] == 0 && got[2] == 3,
+	    "connection refused: tried 3 times, then failed (%d %d %d)",
+	    got[0], got[1], got[2]);
+	notify_webhook.free(sink);
+	snprintf(conf, sizeof conf, "{\"url\":\"http://localhost:%d/x\","
+	    "\"retries\":0}", closed_port());
+	j = json_loads(conf, 0, NULL);
+	notify_webhook.parse(j, "h", &sink, &err);
+	json_decref(j);
+	got[0] = 0;
+	notify_webhook.send(sink, base, "{}", 2, tap_done_cb, got);
+	tap_ok(event_base_dispatch(base) == 1 && got[0] == 1 && got[1] == 0,
+	    "a name (resolved by evdns) refused: failed, the resolver idle");
+	got[0] = 0;
+	notify_webhook.send(sink, base, "{}", 2, tap_done_cb, got);
+	notify_webhook.send(sink, base, "{}", 2, tap_done_cb, got);
+	notify_webhook.free(sink);
+	tap_ok(event_base_dispatch(base) == 1 && got[0] == 0,
+	    "freed with two in flight: no done, nothing left on the loop");
+	event_base_free(base);
+	free(err);
+}
+
+/* The TAP run: in a temp directory of its own. */
+static int
+check_all(void)
+{
+	const char	*t = getenv("TMPDIR");
+	char		 dir[256], path[300];
+
+	snprintf(dir, sizeof dir, "%s/notifyweb.XXXXXX", t != NULL ? t : "/tmp");
+	if (mkdtemp(dir) == NULL) {
+		printf("Bail out! mkdtemp\n");
+		return 1;
+	}
+	check_config(dir);
+	check_send();
+	snprintf(path, sizeof path, "%s/secret", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/fifo", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/empty", dir);
+	unlink(path);
+	rmdir(dir);
+	return tap_done();
+}
+
 /*
  * test-notifyweb [-c MS] [-n N] SINK-JSON BODY: exit 0 when every
  * delivery ended ok, 1 when one failed, 2 on a parse error or bad usage,
@@ -66,6 +244,8 @@ main(int argc, char **argv)
 	long		 cancel_ms = -1;
 	int		 c, i, n = 1;
 
+	if (argc == 1)
+		return check_all();
 	while ((c = getopt(argc, argv, "c:n:")) != -1) {
 		if (c == 'c')
 			cancel_ms = atol(optarg);
