@@ -1,8 +1,7 @@
 /*
- * notifyweb.c: the webhook notification sink: its config (an http URL,
- * a 0600 secret file, timeout, retries, backoff) and one delivery as a
- * POST on the caller's event base, signed with HMAC-SHA256, retried
- * with jittered backoff on 5xx, 429, connect failure and timeout.
+ * notifyweb.c: the webhook notification sink: its config (an http URL, a
+ * 0600 secret file, the retry policy) and each delivery, a POST signed
+ * with HMAC-SHA256 on the caller's base, retried with jittered backoff.
  */
 #include <config.h>
 

@@ -1,9 +1,7 @@
 /*
- * test-notifyweb.c: the webhook sink.  Without arguments, TAP checks
- * that need no receiver (the config's refusals, a refused connection
- * retried, a free mid-flight); with them, notify-webhook.sh's driver: it
- * parses a sink object, sends a body (or several at once) on an event
- * base, and prints each delivery's end, or frees the sink mid-flight.
+ * test-notifyweb.c: the webhook sink.  Alone, TAP checks that need no
+ * receiver (config refusals, refused connects, a free mid-flight); with
+ * arguments, notify-webhook.sh's driver of one sink on an event base.
  */
 #include <config.h>
 
