@@ -635,6 +635,10 @@ web_free(void *sink)
 	web_free_conf(wh);
 }
 
+/* Named members: notify.h's row may grow optional ones (NULL here). */
 const struct notify_sink_type notify_webhook = {
-	"webhook", web_parse, web_send, web_free,
+	.type = "webhook",
+	.parse = web_parse,
+	.send = web_send,
+	.free = web_free,
 };
