@@ -24,6 +24,4 @@ struct notify_sink_type {
 	void	(*free)(void *sink);
 };
 
-extern const struct notify_sink_type notify_webhook;
-
 #endif

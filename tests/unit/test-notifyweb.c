@@ -21,6 +21,8 @@
 #include "notify.h"
 #include "tap.h"
 
+extern const struct notify_sink_type notify_webhook;	/* notifyweb.c */
+
 /* What the run waits for: the deliveries still to end. */
 struct run {
 	struct event_base	*base;
