@@ -199,6 +199,12 @@ web_conf_secret(struct webhook *wh, const json_t *v, char **err)
 		    "be a regular file of mode 0600 owned by uid %u",
 		    json_string_value(v), (unsigned)geteuid());
 	}
+	if (st.st_size > WEB_SECRET_MAX + 2) {	/* + "\r\n" */
+		close(fd);
+		return web_conf_error(err, wh->name, "secret_file", "%s: "
+		    "longer than %d bytes", json_string_value(v),
+		    WEB_SECRET_MAX);
+	}
 	wh->secret = xmalloc(WEB_SECRET_MAX + 1);
 	while ((r = read(fd, wh->secret + n, WEB_SECRET_MAX + 1 - n)) > 0 &&
 	    (n += (size_t)r) <= WEB_SECRET_MAX)
@@ -212,7 +218,7 @@ web_conf_secret(struct webhook *wh, const json_t *v, char **err)
 	if (r < 0 || n == 0 || n > WEB_SECRET_MAX)
 		return web_conf_error(err, wh->name, "secret_file", "%s: %s",
 		    json_string_value(v), r < 0 ? strerror(errno) : n == 0 ?
-		    "empty" : "longer than 4096 bytes");
+		    "empty" : "longer than the limit");
 	return 0;
 }
 

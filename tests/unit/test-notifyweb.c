@@ -91,6 +91,7 @@ check_config(const char *dir)
 {
 	char	 path[512], conf[1024], *err = NULL;
 	FILE	*f;
+	int	 i;
 
 	tap_ok(try_parse("{\"type\":\"webhook\",\"url\":\"http://h/x\"}",
 	    &err) == 0, "a URL alone is a sink (the defaults)");
@@ -130,6 +131,16 @@ check_config(const char *dir)
 	snprintf(conf, sizeof conf, "{\"url\":\"http://h/\","
 	    "\"secret_file\":\"%s\"}", path);
 	check_refused(conf, "empty", "an empty secret");
+	snprintf(path, sizeof path, "%s/long", dir);
+	f = fopen(path, "w");
+	for (i = 0; i < 5000; i++)
+		fputc(i == 4096 ? '\n' : 'k', f);
+	fclose(f);
+	chmod(path, 0600);
+	snprintf(conf, sizeof conf, "{\"url\":\"http://h/\","
+	    "\"secret_file\":\"%s\"}", path);
+	check_refused(conf, "longer than 4096 bytes", "a secret too long");
+	unlink(path);
 }
 
 /* A port nobody listens on: bound, then closed. */
