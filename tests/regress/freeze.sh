@@ -90,8 +90,11 @@ freeze_once() {
 	local mode=$1 R=$T_TMP/$1 c1 t0 el
 	t_run_config "$R" "$OK" "$(tick "$R.count")" "$OK" "$OK" "$OK" \
 	    "{\"grace_ms\": 500, \"timeout_ms\": $TMO, \"nudge_ms\": $NUDGE}"
-	t_loop_start "$R" "f-$mode" --containment "$mode" \
-	    --pause-policy freeze "Freeze me"
+	# -v: the ladder's "nudging" and "timed out" lines on stderr
+	$WRAP "$SUP" -v run -C "$R" --loop-id "f-$mode" --containment "$mode" \
+	    --pause-policy freeze "Freeze me" >"$R.out" 2>"$R.err" &
+	PID=$!
+	F=$R/.loop/f-$mode.json
 	wait_for 20000 above "$R.count" 2
 	ok $? "$mode: develop is counting"
 	t0=$(t_now_ms)
@@ -121,6 +124,8 @@ freeze_once() {
 	    "$mode: completed, every action done"
 	is "$(jget "$R/.loop/f-$mode.workers/develop.output.json" 'd["summary"]')" \
 	    dev "$mode: develop succeeded (its own result)"
+	grep -q 'held (paused by a front end)' "$R.err"
+	ok $? "$mode: run -v says the loop was held"
 	ok $(grep -q 'nudging\|timed out\|deadline of' "$R.err"; echo $(( ! $? ))) \
 	    "$mode: develop was never nudged nor timed out"
 	is "$(grep -o '"event": *"loop_[a-z]*' "$R/.loop/f-$mode.history.jsonl" |
