@@ -138,43 +138,40 @@ freeze_once() {
 	echo "# $mode: paused to completed $el ms"
 }
 
+# held MODE WHAT: a loop started in ROOT $T_TMP/WHAT-MODE, develop
+# ticking until paused, held, its tool frozen; $R, $PID, $F
+held() {
+	R=$T_TMP/$2-$1
+	t_run_config "$R" "$OK" "$(tick "$R.count")" "$OK" "$OK" "$OK" \
+	    '{"grace_ms": 500}'
+	t_loop_start "$R" "$2-$1" --containment "$1" --pause-policy freeze \
+	    "Hold me"
+	wait_for 20000 above "$R.count" 1
+	ok $? "$1: $2: develop is counting"
+	status "$F" paused
+	wait_for 10000 frozen "$1" "$R" "$M"
+	ok $? "$1: $2: develop's tool is frozen"
+}
+
 # stop_held MODE: a stop of a held loop thaws and closes its workers
 stop_held() {
-	local mode=$1 R=$T_TMP/stop-$1
-	t_run_config "$R" "$OK" "$(tick "$R.count")" "$OK" "$OK" \
-	    "$OK" '{"grace_ms": 500}'
-	t_loop_start "$R" "s-$mode" --containment "$mode" \
-	    --pause-policy freeze "Stop me held"
-	wait_for 20000 above "$R.count" 1
-	ok $? "$mode: stop: develop is counting"
-	status "$F" paused
-	wait_for 10000 frozen "$mode" "$R" "$M"
-	ok $? "$mode: stop: develop's tool is frozen"
+	held "$1" stop
 	status "$F" failed
 	t_wait_pid "$PID" 10000
-	is "$T_RC" 4 "$mode: stop: the run exits 4"
+	is "$T_RC" 4 "$1: stop: the run exits 4"
 	t_wait_gone "$M" 5000
-	ok $? "$mode: stop: nothing of develop is left"
-	is "$(jget "$F" 'd["status"]')" failed "$mode: stop: the file says failed"
+	ok $? "$1: stop: nothing of develop is left"
+	is "$(jget "$F" 'd["status"]')" failed "$1: stop: the file says failed"
 }
 
 # kill_held MODE: SIGKILL of the run while held: the guard thaws what
 # was frozen, the worker finds its channel closed and ends its tool
 kill_held() {
-	local mode=$1 R=$T_TMP/kill-$1
-	t_run_config "$R" "$OK" "$(tick "$R.count")" "$OK" "$OK" \
-	    "$OK" '{"grace_ms": 500}'
-	t_loop_start "$R" "k-$mode" --containment "$mode" \
-	    --pause-policy freeze "Kill me held"
-	wait_for 20000 above "$R.count" 1
-	ok $? "$mode: kill: develop is counting"
-	status "$F" paused
-	wait_for 10000 frozen "$mode" "$R" "$M"
-	ok $? "$mode: kill: develop's tool is frozen"
+	held "$1" kill
 	kill -KILL "$PID"
 	t_wait_pid "$PID" 5000
 	t_wait_gone "$M" 10000
-	ok $? "$mode: kill: nothing of develop is left frozen behind the dead run"
+	ok $? "$1: kill: nothing of develop is left frozen behind the dead run"
 }
 
 # the v2 hierarchy and our cgroup in it (as contain-cgroup.sh finds them)
