@@ -440,7 +440,7 @@ run_usage(FILE *fp)
 	fprintf(fp,
 "usage: ccw-supervisor run [-m auto|parallel|interactive] [-n MAX_ITER]\n"
 "           [-C ROOT] [--config F] [--tool T] [--model M] [--state-dir DIR]\n"
-"           [--on-clarify recommended|fail] [--pause-policy finish|interrupt]\n"
+"           [--on-clarify recommended|fail] [--pause-policy finish|interrupt|freeze]\n"
 "           [--timeout-ms N] [--nudge-ms N] [--grace-ms N] [--batch-ms N]\n"
 "           [--batch-nudge-ms N] [--log-max BYTES] [--json] [--quiet]\n"
 "           [--loop-id ID] [--launcher WORDS [--remote-worker PATH]]\n"
@@ -466,6 +466,10 @@ run_usage(FILE *fp)
 "for you; --land fast-forwards your branch to it at the end when your\n"
 "checkout is clean.  A checkout with uncommitted changes is refused at\n"
 "the start unless --from-worktree (the loop starts from them).\n"
+"--pause-policy: what status paused (a front end's) does: the step in\n"
+"flight finishes (finish, the default) or is closed (interrupt), then\n"
+"exit 3; freeze holds the loop, its workers frozen (their deadlines too)\n"
+"until status running again, where it was.\n"
 "--attempts N (1 to 8, config roles.develop.attempts): develop's task run\n"
 "N times at once, each in a worktree of its own; the check runs in each\n"
 "and one is picked (tests passed, then the smallest diff, then the\n"
@@ -520,7 +524,8 @@ static int
 run_option(struct run_args *ra, int ch, const char *arg)
 {
 	static const char *const clarify[] = { "recommended", "fail", NULL };
-	static const char *const policy[] = { "finish", "interrupt", NULL };
+	static const char *const policy[] = { "finish", "interrupt", "freeze",
+	    NULL };
 	static const char *const iso[] = { "worktree", "none", NULL };
 	long long	 v;
 	int		 w = 0;
@@ -538,6 +543,7 @@ run_option(struct run_args *ra, int ch, const char *arg)
 	case 'p':
 		w = run_word("--pause-policy", arg, policy);
 		ra->interrupt = w == 1;
+		ra->freeze = w == 2;
 		break;
 	case 'n':
 	case 'B':

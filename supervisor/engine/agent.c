@@ -96,6 +96,7 @@ agent_end_kind(struct agent *a, enum outcome_kind k, const char *fmt, ...)
 void
 agent_kill_now(struct agent *a)
 {
+	agent_thaw(a);
 	spawn_signal_tool(a, SIGKILL);
 	spawn_signal_worker_group(a, SIGKILL);
 	spawn_signal_worker(a, SIGKILL);
@@ -455,6 +456,7 @@ agent_reaped(pid_t pid, int st, void *arg)
 	unsigned	 n;
 
 	(void)agent_transition(a, AE_REAPED);
+	agent_thaw(a);	/* died frozen (killed from outside): its deadlines go on */
 	/* what its tool left, in its cgroup or come to us: ended, a leak */
 	if ((n = agent_cgroup_end(a)) > 0)
 		leak_agent(a, n, "left in its cgroup");
@@ -505,6 +507,7 @@ sup_init(struct sup *s, struct event_base *base, struct children *ch,
 static void
 agent_free(struct sup *s, struct agent *a)
 {
+	agent_thaw(a);
 	if (!agent_final(a))
 		agent_kill_now(a);
 	(void)agent_cgroup_end(a);
@@ -517,6 +520,9 @@ agent_free(struct sup *s, struct agent *a)
 		chan_free(a->chan);
 	if (a->kill_ev != NULL)
 		event_free(a->kill_ev);
+	if (a->freeze_ev != NULL)
+		event_free(a->freeze_ev);
+	free(a->frozen_why);
 	agent_heartbeat_stop(a);
 	if (a->launch_err_fd >= 0)
 		close(a->launch_err_fd);
@@ -701,6 +707,7 @@ agent_spawn(struct sup *s, const struct agent_req *r)
 	launch_copy(&a->launch, r->launch);
 	a->limits = r->limits != NULL ? json_deep_copy(r->limits) : NULL;
 	a->launch_err_fd = -1;
+	a->freeze_guard = -1;
 	xasprintf(&a->log_path, "%s/%s.workers/%s.log", s->state_dir,
 	    s->loop_id, a->id);
 	a->turns = 1;
@@ -797,6 +804,7 @@ agent_close(struct agent *a, uint64_t grace_ms, char **err)
 	}
 	if (a->phase == AP_CLOSED)
 		return 0;	/* it had ended: nothing left to stop */
+	agent_thaw(a);	/* a stopped tool keeps a SIGTERM pending */
 	a->grace_ms = grace_ms;
 	if (a->chan != NULL && a->hello) {
 		msg_init(&m, MSG_CLOSE);

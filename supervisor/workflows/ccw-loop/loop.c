@@ -754,8 +754,9 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (l->phase == LP_DONE)
-		return;
+	if (l->phase == LP_DONE || (l->held && l->phase != LP_ENDING))
+		return;		/* held: nothing decided till unhold */
+	loop_admit_held(l);	/* starts a hold kept back */
 	if (l->phase == LP_PAUSING)	/* a held start is not waited for */
 		loop_unqueue(l);
 	if (l->phase != LP_ENDING && l->ncur > 0 && loop_step_runs(l))
@@ -930,6 +931,7 @@ loop_free(struct loop *l)
 	json_decref(l->ss);
 	free(l->end_to);
 	free(l->end_reason);
+	free(l->held_why);
 	free(l);
 }
 
@@ -1179,7 +1181,8 @@ loop_file_gone(struct loop *l)
 
 /*
  * Another program changed the status: paused stops new workers (and
- * with --pause-policy interrupt closes the running ones); running again
+ * with --pause-policy interrupt closes the running ones; with freeze
+ * holds the loop, its workers frozen: hold.c); running again
  * cancels a pause not yet done; anything else is a stop, the loop's
  * last save and LOOP_COMPLETED saying that status and its reason.
  */
@@ -1193,6 +1196,17 @@ loop_watch_cb(const char *status, const json_t *st, void *arg)
 		return;
 	}
 	log_info("loop %s: status is now %s", l->cfg.id, status);
+	if (loop_held(l) && strcmp(status, "paused") == 0)
+		return;		/* held: paused is what the file says */
+	if (loop_held(l) && strcmp(status, "running") == 0) {
+		loop_unhold(l);	/* on where it was */
+		return;
+	}
+	if (l->cfg.pause_freeze && strcmp(status, "paused") == 0 &&
+	    l->phase == LP_RUNNING) {
+		(void)loop_hold(l, "paused by a front end");
+		return;
+	}
 	if (strcmp(status, "running") == 0) {
 		if (loop_transition(l, LE_RESUME, 0) == 0)
 			loop_kick(l);

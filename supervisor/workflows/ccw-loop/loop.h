@@ -59,6 +59,7 @@ struct loop_cfg {
 	int			 ask_always;	/* hooks.ask in every mode (a
 						   host's observer answers) */
 	int			 pause_interrupt; /* --pause-policy interrupt */
+	int			 pause_freeze;	/* --pause-policy freeze (hold.c) */
 	int			 resumed;	/* it has history */
 	uint64_t		 batch_ms;	/* parallel batch wait */
 	uint64_t		 batch_nudge_ms; /* then after the nudge */
@@ -86,6 +87,11 @@ void		 loop_stop_as(struct loop *, const char *, const char *,
 void		 loop_choose(struct loop *, const char *);	/* the menu */
 void		 loop_answer(struct loop *, const json_t *);	/* NULL: none */
 json_t		*loop_live(struct loop *);	/* the running workers */
+
+/* --- hold.c: a loop held, its workers frozen (a budget, a person) */
+int		 loop_hold(struct loop *, const char *);	/* -1: not held */
+void		 loop_unhold(struct loop *);
+int		 loop_held(const struct loop *);
 
 /* --- merge.c: a role's result into skill_state, in place */
 /*
