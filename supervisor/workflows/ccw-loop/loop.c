@@ -955,6 +955,7 @@ loop_clarify_fail(struct loop *l, const char *role, const json_t *qs,
 {
 	char	*reason = clarify_reason(role, qs, why);
 
+	questions_drop(l);	/* nobody will answer them now */
 	loop_end(l, EXIT_FAILED, "failed", reason);
 	free(reason);
 }
@@ -1190,12 +1191,12 @@ loop_resume_asked(struct loop *l, int role)
 		return 1;
 	}
 	tmo = loop_ask_timeout(l, role, &policy);
-	questions_rearm(l, tmo);
-	if (loop_ask_file(l, 0, tmo) != 0)
+	if (tmo == 0) {		/* no queue: the step is redone, as it was */
+		questions_drop(l);
 		return 0;
-	if (tmo == 0)	/* no wait now: the policy at once */
-		loop_ask_cb(-1, 0, l);
-	return 1;
+	}
+	questions_rearm(l, tmo);
+	return loop_ask_file(l, 0, tmo) == 0;
 }
 
 /* Interactive answers came (NULL: none, the loop fails). */

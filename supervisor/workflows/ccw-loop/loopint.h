@@ -137,6 +137,7 @@ void		 questions_set(struct loop *, const json_t *, const char *,
 void		 questions_expire(struct loop *, const char *);
 json_t		*questions_worker(struct loop *);
 void		 questions_rearm(struct loop *, uint64_t);
+void		 questions_drop(struct loop *);
 
 /* pick.c: the best-of-N step */
 unsigned	 pick_attempts(struct loop *, int);

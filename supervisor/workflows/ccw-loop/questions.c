@@ -229,6 +229,29 @@ questions_expire(struct loop *l, const char *policy)
 	questions_each(l, questions_expire_one, (void *)policy);
 }
 
+/* questions_drop's walk. */
+static void
+questions_drop_one(struct loop *l, json_t *q, size_t i, void *arg)
+{
+	(void)l;
+	(void)i;
+	(void)arg;
+	if (question_is_open(q))
+		question_expire(q);
+}
+
+/*
+ * The questions asked will never be answered (the loop fails on them,
+ * or their step is run afresh and asks anew): expired, so that no front
+ * end lists them as waiting.
+ */
+void
+questions_drop(struct loop *l)
+{
+	questions_each(l, questions_drop_one, NULL);
+	json_object_del(l->ss, "asking");
+}
+
 /* questions_worker's walk: a record as the worker's question. */
 static void
 questions_as_worker(struct loop *l, json_t *q, size_t i, void *arg)
