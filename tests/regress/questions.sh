@@ -49,7 +49,7 @@ hist() {
 # --- (a) answered through the answers file while the loop waits
 R=$T_TMP/file
 cfg "$R" 60000 fail
-t_loop_start "$R" file-1 "Store the users"
+t_loop_start "$R" file-1 --json "Store the users"
 QID=$(open_q "$F" 20000)
 ok $? "file: the question is open in the state"
 like "$QID" '^q-[0-9a-f]{12}$' "file: its id is q- and 12 hex"
@@ -66,6 +66,16 @@ is "$(jget "$F" "$Q")" '[["answered","postgres","alice","http"]]' \
 is "$(hist "$R/.loop/file-1.history.jsonl")" \
     '[[true,null,null],[true,"http",null],[false,null,"fresh"]]' \
     "file: the history: asked, answered via http, re-run fresh (no session)"
+is "$(python3 -c '
+import json, sys
+for e in map(json.loads, open(sys.argv[1])):
+    if e["event"] == "question_asked":
+        print(e["event"], e["loop_id"], e["question"]["id"] == sys.argv[2], e["question"]["status"])
+    elif e["event"].startswith("question_"):
+        print(e["event"], e["loop_id"], e["question_id"] == sys.argv[2], e["answer"], e["by"], e["via"])' "$R.out" "$QID")" \
+    "question_asked file-1 True open
+question_answered file-1 True postgres alice http" \
+    "file: --json: question_asked with the record, question_answered with by and via"
 
 # --- (b) nobody answers: the recommended option, via policy
 R=$T_TMP/rec

@@ -1093,6 +1093,17 @@ loop_ask_cb(evutil_socket_t fd, short ev, void *arg)
 	loop_ask_expired(l, role, policy);
 }
 
+/* The questions are in the file: now a front end may answer them. */
+static void
+loop_asked_saved(struct state_store *s, int rc, const char *err, void *arg)
+{
+	struct loop	*l = arg;
+
+	loop_saved(s, rc, err, arg);
+	if (rc == 0 && l->phase == LP_ASKING)
+		questions_tell(l);
+}
+
 /* Wait for the answers file up to timeout_ms (ASKING the slot). */
 static int
 loop_ask_file(struct loop *l, int slot, uint64_t timeout_ms)
@@ -1103,7 +1114,7 @@ loop_ask_file(struct loop *l, int slot, uint64_t timeout_ms)
 		return -1;
 	l->ask_deadline = clock_mono_ms() + timeout_ms;
 	event_add(l->ask_ev, &tv);
-	loop_save(l, NULL, NULL, loop_saved);	/* the file shows them */
+	loop_save(l, NULL, NULL, loop_asked_saved);	/* then told */
 	return 0;
 }
 
@@ -1123,14 +1134,17 @@ loop_clarify(struct loop *l, int slot)
 	const char	*role = loop_role(l, r->role);
 	json_t		*ans = NULL, *shown;
 	char		*why = NULL;
-	int		 may, policy;
+	int		 may, hook, policy;
 	uint64_t	 tmo = loop_ask_timeout(l, r->role, &policy);
 
 	may = !l->cfg.clarify_fail && r->rounds < LOOP_MAX_CLARIFY;
+	hook = may && l->cfg.hooks.ask != NULL && (l->cfg.mode ==
+	    LOOP_INTERACTIVE || l->cfg.ask_always);
 	clarify_questions(l->ss, role, qs, NULL);
 	questions_ask(l, slot, tmo);
-	if (may && l->cfg.hooks.ask != NULL && (l->cfg.mode ==
-	    LOOP_INTERACTIVE || l->cfg.ask_always)) {
+	if (hook || !may || tmo == 0)
+		questions_tell(l);	/* answered here and now */
+	if (hook) {
 		/* pausing: not asked now; the step is redone on resume */
 		if (loop_transition(l, LE_ASK, slot) != 0)
 			return 0;

@@ -130,6 +130,7 @@ void		 loop_end(struct loop *, int, const char *, const char *);
 
 /* questions.c: a worker's questions as the queue's records */
 void		 questions_ask(struct loop *, int, uint64_t);
+void		 questions_tell(struct loop *);
 int		 questions_take(struct loop *);
 json_t		*questions_answers(struct loop *);
 void		 questions_set(struct loop *, const json_t *, const char *,

@@ -63,7 +63,8 @@ questions_trim(json_t *qs)
 /*
  * The worker of slot asked (its result's questions): a record each,
  * skill_state.asking saying who asked (role, session, round), an event
- * and a history line each.  timeout_ms 0: no deadline.
+ * and a history line each (the events: questions_tell).  timeout_ms 0:
+ * no deadline.
  */
 void
 questions_ask(struct loop *l, int slot, uint64_t timeout_ms)
@@ -87,13 +88,33 @@ questions_ask(struct loop *l, int slot, uint64_t timeout_ms)
 		    json_object_get(rec, "id"), "role", loop_role(l, r->role),
 		    "question", json_string_value(json_object_get(rec,
 		    "question"))));
-		loop_event(l, "question_asked", json_pack("{s:o}", "question",
-		    rec));
+		json_decref(rec);
 	}
 	json_object_set_new(l->ss, "asking", json_pack("{s:s, s:i, s:O?, "
 	    "s:o}", "role", loop_role(l, r->role), "rounds", r->rounds,
 	    "session_id", json_is_string(sid) ? sid : NULL, "ids", ids));
 	questions_trim(questions_all(l));
+}
+
+/* questions_tell's walk. */
+static void
+questions_tell_one(struct loop *l, json_t *q, size_t i, void *arg)
+{
+	(void)i;
+	(void)arg;
+	if (question_is_open(q))
+		loop_event(l, "question_asked", json_pack("{s:O}", "question",
+		    q));
+}
+
+/*
+ * question_asked for each question now asked and open: told once the
+ * state file shows them (a front end answering at once finds them).
+ */
+void
+questions_tell(struct loop *l)
+{
+	questions_each(l, questions_tell_one, NULL);
 }
 
 /* One record answered: set, told, written in the history. */
