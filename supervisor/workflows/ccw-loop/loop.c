@@ -982,7 +982,7 @@ loop_ask_timeout(const struct loop *l, int role, int *policy)
 static void
 loop_rerun(struct loop *l, int slot, const json_t *answers)
 {
-	const json_t	*ask = json_object_get(l->ss, "asking");
+	json_t		*ask = json_incref(json_object_get(l->ss, "asking"));
 	const char	*sid = json_string_value(json_object_get(ask,
 			    "session_id"));
 	int		 role = workflow_role_index(l->wf, json_string_value(
@@ -996,6 +996,7 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
 	json_object_del(l->ss, "asking");
 	if (l->phase == LP_PAUSING || l->phase == LP_ENDING || role < 0) {
 		json_decref(qs);
+		json_decref(ask);
 		return;		/* the step is redone on resume */
 	}
 	text = clarify_answer_text(qs, answers);
@@ -1008,6 +1009,7 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
 	n = loop_spawn_resume(l, role, text, left, nudge, (int)json_integer_value(
 	    json_object_get(ask, "rounds")) + 1, sid);
 	free(text);
+	json_decref(ask);	/* sid was its */
 	if (n != NULL)
 		l->cur[slot] = n;
 	if (l->ncur <= slot && n != NULL)
