@@ -1047,8 +1047,8 @@ loop_ask_expired(struct loop *l, int role, int policy)
 	} else if (policy == QP_PAUSE) {
 		xasprintf(&reason, "%s: a question was not answered in time "
 		    "(on_question_timeout pause)", loop_role(l, role));
-		state_store_update(l->store, json_pack("{s:s}", "pause_reason",
-		    reason));
+		ans = json_pack("{s:s}", "pause_reason", reason);
+		state_store_update(l->store, ans);	/* borrowed */
 		loop_end(l, EXIT_PAUSED, "pause", reason);
 		free(reason);
 	} else {
