@@ -522,6 +522,7 @@ loop_next(struct loop *l)
 	}
 	if (l->cfg.mode == LOOP_PARALLEL &&
 	    workflow_in_group(wf->parallel, i)) {
+		questions_drop(l);	/* a group's questions: asked anew */
 		if (!loop_bounded(l) && !loop_prepare(l))
 			loop_start_batch(l);
 		return;
@@ -1191,7 +1192,7 @@ loop_resume_asked(struct loop *l, int role)
 	if (l->cfg.mode == LOOP_INTERACTIVE || strcmp(loop_role(l, role),
 	    json_string_value(json_object_get(ask, "role")) != NULL ?
 	    json_string_value(json_object_get(ask, "role")) : "") != 0) {
-		json_object_del(l->ss, "asking");	/* another step now */
+		questions_drop(l);	/* another step now: never answered */
 		return 0;
 	}
 	(void)questions_take(l);
