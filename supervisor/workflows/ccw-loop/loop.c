@@ -23,6 +23,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "askwatch.h"
 #include "attempts.h"
 #include "ccw-loop.h"
 #include "chan.h"
@@ -47,6 +48,7 @@ static void		 loop_watch_cb(const char *, const json_t *, void *);
 static int		 loop_clarify(struct loop *, int);
 static int		 loop_resume_asked(struct loop *, int);
 static void		 loop_ask_cb(evutil_socket_t, short, void *);
+static void		 loop_ask_stop(struct loop *);
 static void		 loop_retry(struct loop *);
 static int		 loop_retry_lost(struct loop *, int, const json_t *);
 static void		 loop_retry_cb(evutil_socket_t, short, void *);
@@ -926,6 +928,7 @@ loop_free(struct loop *l)
 		event_free(l->retry_ev);
 	if (l->ask_ev != NULL)
 		event_free(l->ask_ev);
+	askwatch_free(l->ask_watch);
 	while ((r = TAILQ_FIRST(&l->runs)) != NULL) {
 		TAILQ_REMOVE(&l->runs, r, entry);
 		loop_run_release(r);
@@ -1021,7 +1024,7 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
 static void
 loop_answered(struct loop *l, const json_t *answers)
 {
-	evtimer_del(l->ask_ev);
+	loop_ask_stop(l);
 	if (loop_transition(l, LE_ANSWER, 0) != 0)
 		return;
 	loop_rerun(l, l->ask_slot, answers);
@@ -1077,7 +1080,7 @@ loop_ask_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	if (l->phase != LP_ASKING || l->ask_slot < 0) {
-		evtimer_del(l->ask_ev);
+		loop_ask_stop(l);
 		return;
 	}
 	if (questions_take(l) > 0)
@@ -1089,11 +1092,27 @@ loop_ask_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 	if (clock_mono_ms() < l->ask_deadline)
 		return;
-	evtimer_del(l->ask_ev);
+	loop_ask_stop(l);
 	role = workflow_role_index(l->wf, json_string_value(json_object_get(
 	    json_object_get(l->ss, "asking"), "role")));
 	(void)loop_ask_timeout(l, role, &policy);
 	loop_ask_expired(l, role, policy);
+}
+
+/* No longer waiting on the answers file: its poll and watch end. */
+static void
+loop_ask_stop(struct loop *l)
+{
+	evtimer_del(l->ask_ev);
+	askwatch_free(l->ask_watch);	/* from its own callback too */
+	l->ask_watch = NULL;
+}
+
+/* The answers file was written (askwatch.c): look now. */
+static void
+loop_ask_kick(void *arg)
+{
+	loop_ask_cb(-1, 0, arg);
 }
 
 /* The questions are in the file: now a front end may answer them. */
@@ -1107,7 +1126,11 @@ loop_asked_saved(struct state_store *s, int rc, const char *err, void *arg)
 		questions_tell(l);
 }
 
-/* Wait for the answers file up to timeout_ms (ASKING the slot). */
+/*
+ * Wait for the answers file up to timeout_ms (ASKING the slot): told of
+ * its writes by inotify, the timer then only the deadline's; polled
+ * every LOOP_ASK_POLL_MS without it.
+ */
 static int
 loop_ask_file(struct loop *l, int slot, uint64_t timeout_ms)
 {
@@ -1116,6 +1139,13 @@ loop_ask_file(struct loop *l, int slot, uint64_t timeout_ms)
 	if (loop_transition(l, LE_ASK, slot) != 0)
 		return -1;
 	l->ask_deadline = clock_mono_ms() + timeout_ms;
+	if (!l->cfg.watch_poll && l->ask_watch == NULL)
+		l->ask_watch = askwatch_new(l->base, l->cfg.dirfd, l->cfg.id,
+		    loop_ask_kick, l);
+	if (l->ask_watch != NULL) {
+		tv.tv_sec = (time_t)(timeout_ms / 1000);
+		tv.tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000;
+	}
 	event_add(l->ask_ev, &tv);
 	loop_save(l, NULL, NULL, loop_asked_saved);	/* then told */
 	return 0;
@@ -1235,7 +1265,7 @@ loop_answer_via(struct loop *l, const json_t *answers, const char *by,
 
 	if (loop_transition(l, LE_ANSWER, 0) != 0)
 		return;		/* no question is open (or the loop ends) */
-	evtimer_del(l->ask_ev);
+	loop_ask_stop(l);
 	r = l->cur[l->ask_slot];
 	if (answers == NULL)
 		loop_clarify_fail(l, loop_role(l, r->role), json_object_get(
