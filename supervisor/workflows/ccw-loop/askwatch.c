@@ -20,6 +20,7 @@
 #include "askwatch.h"
 #include "log.h"
 #include "question.h"
+#include "state.h"
 #include "xmalloc.h"
 
 #define ASKWATCH_MASK	(IN_CLOSE_WRITE | IN_MODIFY | IN_CREATE | IN_MOVED_TO)
@@ -33,37 +34,18 @@ struct askwatch {
 };
 
 /*
- * The queue drained; the answers file among the names: the callback,
- * last (it may free the watch).
+ * The queue drained (statewatch.c's way); the answers file among the
+ * names: the callback, last (it may free the watch).
  */
 static void
 askwatch_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct askwatch			*w = arg;
-	char				 buf[4096]
-	    __attribute__((aligned(__alignof__(struct inotify_event))));
-	const struct inotify_event	*ev;
-	ssize_t				 n;
-	size_t				 off;
-	int				 hit = 0;
+	struct askwatch	*w = arg;
+	int		 gone = 0;
 
 	(void)fd;
 	(void)what;
-	for (;;) {
-		n = read(w->ifd, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		for (off = 0; off + sizeof *ev <= (size_t)n;
-		    off += sizeof *ev + ev->len) {
-			ev = (const struct inotify_event *)(buf + off);
-			if ((ev->mask & IN_Q_OVERFLOW) || (ev->len > 0 &&
-			    strcmp(ev->name, w->name) == 0))
-				hit = 1;
-		}
-	}
-	if (hit)
+	if (state_watch_drain(w->ifd, w->name, &gone))
 		w->cb(w->arg);
 }
 
