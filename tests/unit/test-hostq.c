@@ -85,23 +85,6 @@ qrun_event(struct hostfix_loop *x, const char *name, const json_t *o)
 		q->told++;
 }
 
-/* The summary of a role's last output ({id}.workers/ROLE.output.json). */
-static char *
-qrun_summary(struct hostfix *h, const char *id, const char *role)
-{
-	json_t	*o;
-	char	*path, *out;
-
-	xasprintf(&path, "%s/%s.workers/%s.output.json", h->state_dir, id,
-	    role);
-	o = json_load_file(path, 0, NULL);
-	free(path);
-	out = xstrdup(json_string_value(json_object_get(o, "summary")) !=
-	    NULL ? json_string_value(json_object_get(o, "summary")) : "");
-	json_decref(o);
-	return out;
-}
-
 /* The stored loop's file functions, the loop ended. */
 static void
 qrun_files(struct hostfix *h, const struct qrun *q, const char *id)
@@ -179,7 +162,7 @@ main(void)
 	    "asked, %d listed, %d answered)", q.nasked, q.listed, q.answered);
 	tap_ok(q.told == 5, "question_answered said by alice via http (%d)",
 	    q.told);
-	s = qrun_summary(&h, "hq-1", "develop");
+	s = hostfix_summary(&h, "hq-1", "develop");
 	tap_ok(strcmp(s, "used postgres") == 0, "the worker's re-run got "
 	    "the answer given through the host (%s)", s);
 	free(s);
