@@ -151,6 +151,28 @@ hostfix_init_cmd(struct hostfix *h, const char *tag, int ms, int step,
 }
 
 /*
+ * hostfix_init whose every role asks once (CLARIFICATION_NEEDED: which
+ * database?), then says in its summary which one it was told ("used X").
+ */
+int
+hostfix_init_asking(struct hostfix *h, const char *tag)
+{
+	char	cwd[PATH_MAX], *cmd;
+	int	rc;
+
+	if (getcwd(cwd, sizeof cwd) == NULL)
+		fatal("getcwd");
+	xasprintf(&cmd, "p=$(timeout 0.5 cat); case \"$p\" in "
+	    "*'Which database? -> '*) db=${p##*Which database? -> }; "
+	    "db=${db%%%%[!a-z]*}; exec '%s/tests/fake-agent' result success "
+	    "\"used $db\";; *) exec '%s/tests/fake-agent' clarify;; esac",
+	    cwd, cwd);
+	rc = hostfix_init_cmd(h, tag, 0, 0, cmd);
+	free(cmd);
+	return rc;
+}
+
+/*
  * Create one loop and start it on the host: its open runs on the host's
  * thread, the loop on dispatch; 0, -1 (refused at once).
  */
@@ -184,6 +206,23 @@ hostfix_open(struct hostfix *h, struct hostfix_loop *x, const char *id,
 		return -1;
 	}
 	return 0;
+}
+
+/* The summary of a role's last output ({id}.workers/ROLE.output.json). */
+char *
+hostfix_summary(struct hostfix *h, const char *id, const char *role)
+{
+	json_t	*o;
+	char	*path, *out;
+
+	xasprintf(&path, "%s/%s.workers/%s.output.json", h->state_dir, id,
+	    role);
+	o = json_load_file(path, 0, NULL);
+	free(path);
+	out = xstrdup(json_string_value(json_object_get(o, "summary")) !=
+	    NULL ? json_string_value(json_object_get(o, "summary")) : "");
+	json_decref(o);
+	return out;
 }
 
 /* The host, and its directory unless CCW_TEST_KEEP is set. */

@@ -128,43 +128,15 @@ asked_get(struct hostfix *h, const char *id, const char *k1, const char *k2)
 	return out;
 }
 
-/* The summary of a role's last output ({id}.workers/ROLE.output.json). */
-static char *
-asked_summary(struct hostfix *h, const char *id, const char *role)
-{
-	json_t	*o;
-	char	*path, *out;
-
-	xasprintf(&path, "%s/%s.workers/%s.output.json", h->state_dir, id,
-	    role);
-	o = json_load_file(path, 0, NULL);
-	free(path);
-	out = xstrdup(json_string_value(json_object_get(o, "summary")) !=
-	    NULL ? json_string_value(json_object_get(o, "summary")) : "");
-	json_decref(o);
-	return out;
-}
-
 int
 main(void)
 {
 	struct hostfix	 h;
 	struct asked	 a, b, c;
-	char		 cwd[PATH_MAX], *cmd, *s;
+	char		*s;
 
-	if (getcwd(cwd, sizeof cwd) == NULL)
-		fatal("getcwd");
-	/* every role asks once, then says which database it was told */
-	xasprintf(&cmd, "p=$(timeout 0.5 cat); case \"$p\" in "
-	    "*'Which database? -> '*) db=${p##*Which database? -> }; "
-	    "db=${db%%%%[!a-z]*}; exec '%s/tests/fake-agent' result success "
-	    "\"used $db\";; *) exec '%s/tests/fake-agent' clarify;; esac",
-	    cwd, cwd);
-	if (hostfix_init_cmd(&h, "hostask", 0, 0, cmd) != 0) {
-		free(cmd);
+	if (hostfix_init_asking(&h, "hostask") != 0)
 		return 0;
-	}
-	free(cmd);
 
 	memset(&a, 0, sizeof a);
 	a.answer = "postgres";
@@ -177,7 +149,7 @@ main(void)
 	s = asked_get(&h, "ask-yes", "status", NULL);
 	tap_ok(strcmp(s, "completed") == 0, "its state: completed (%s)", s);
 	free(s);
-	s = asked_summary(&h, "ask-yes", "develop");
+	s = hostfix_summary(&h, "ask-yes", "develop");
 	tap_ok(strcmp(s, "used postgres") == 0, "the worker's re-run got the "
 	    "observer's answer, not the Recommended one (%s)", s);
 	free(s);
@@ -197,7 +169,7 @@ main(void)
 	tap_ok(c.code == EXIT_OK && c.nask == 0, "no ask hook: the loop takes "
 	    "the Recommended option itself (exit %d, %d asks)", c.code,
 	    c.nask);
-	s = asked_summary(&h, "ask-off", "develop");
+	s = hostfix_summary(&h, "ask-off", "develop");
 	tap_ok(strcmp(s, "used sqlite") == 0, "and its worker got sqlite (%s)",
 	    s);
 	free(s);
