@@ -108,18 +108,15 @@ struct loop {
 	int			 exit_code;	/* set by LE_END */
 	int			 deleted;	/* the owner deleted the file */
 	char			*end_to, *end_reason;
-<<<<<<< HEAD
 	/* held (hold.c): workers frozen, none started */
 	int			 held;
 	uint64_t		 held_at;	/* clock_mono_ms */
 	char			*held_why;
-=======
 	off_t			 ans_off;	/* answers file read up to */
 	struct event		*ask_ev;	/* ASKING a slot: the answers
 						   file's poll, or deadline */
 	struct askwatch		*ask_watch;	/* its inotify; NULL: polled */
 	uint64_t		 ask_deadline;	/* mono ms; 0: none */
->>>>>>> i29-qcore
 };
 
 /* loopphase.c */
