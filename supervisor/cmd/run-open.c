@@ -60,6 +60,7 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 {
 	struct loop_spec	 spec;
 	enum loopopen_status	 s;
+	json_t			*budget = NULL;
 	char			*err = NULL;
 
 	memset(&spec, 0, sizeof spec);
@@ -68,6 +69,8 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 	spec.mode = loop_mode_name(ra->mode);
 	spec.max_iterations = ra->have_max ? ra->max_iter : 0;
 	spec.state = ra->o.cfg.wf->state;
+	if (budget_any(ra->budget))
+		spec.budget = budget = budget_json(ra->budget);
 	s = loopopen_open(o, base, dirfd, ra->o.state_dir, &spec, &err);
 	if (o->found) {
 		run_open_notes(ra, o, id);
@@ -83,6 +86,7 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 	else if (s != LOOPOPEN_RUN)
 		fprintf(stderr, "ccw-supervisor run: %s\n", err);
 	free(err);
+	json_decref(budget);
 	return loopopen_exit(s);
 }
 

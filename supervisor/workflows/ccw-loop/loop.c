@@ -55,6 +55,7 @@ static void		 loop_retry_cb(evutil_socket_t, short, void *);
 static void
 loop_progress(struct agent *a, void *arg)
 {
+	loop_budget_check(arg);
 	loop_event(arg, "worker_progress", json_pack("{s:s, s:s?, s:s?, "
 	    "s:s?}", "agent_id", a->id, "role", a->role, "tool", a->tool,
 	    "text", a->last_progress));
@@ -113,6 +114,7 @@ loop_save(struct loop *l, const char *to, const char *reason,
 	json_t		*patch;
 
 	json_object_set_new(l->ss, "action_index", json_integer(l->index));
+	loop_budget_note(l);
 	patch = json_pack("{s:O, s:I}", "skill_state", l->ss,
 	    "current_iteration", l->iteration);
 	state_store_update(l->store, patch);
@@ -853,6 +855,7 @@ loop_new(struct event_base *base, struct state_store *store,
 	l->sup.progress_arg = l;
 	l->kick = event_new(base, -1, 0, loop_kick_cb, l);
 	l->retry_ev = evtimer_new(base, loop_retry_cb, l);
+	l->budget = loop_budget_new(l);
 	if ((l->watch = state_watch_new(base, store, cfg->watch_poll ?
 	    STATE_WATCH_POLL : STATE_WATCH_INOTIFY, loop_watch_cb, l,
 	    err)) == NULL) {
@@ -875,6 +878,7 @@ loop_start(struct loop *l)
 	    "action_index", l->index));
 	loop_event(l, "LOOP_STATE_UPDATE", merge_state_event(
 	    state_store_get(l->store), NULL, 0));
+	loop_budget_check(l);
 	loop_kick(l);
 }
 
@@ -912,6 +916,7 @@ loop_free(struct loop *l)
 	if (l->sup_ok)
 		sup_free(&l->sup);
 	state_watch_free(l->watch);
+	loop_budget_free(l->budget);
 	if (l->kick != NULL)
 		event_free(l->kick);
 	if (l->retry_ev != NULL)
@@ -1194,6 +1199,8 @@ loop_watch_cb(const char *status, const json_t *st, void *arg)
 	}
 	log_info("loop %s: status is now %s", l->cfg.id, status);
 	if (strcmp(status, "running") == 0) {
+		if (loop_budget_resumed(l, st))
+			return;
 		if (loop_transition(l, LE_RESUME, 0) == 0)
 			loop_kick(l);
 	} else if (strcmp(status, "paused") == 0) {

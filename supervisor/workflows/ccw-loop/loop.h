@@ -87,6 +87,11 @@ void		 loop_choose(struct loop *, const char *);	/* the menu */
 void		 loop_answer(struct loop *, const json_t *);	/* NULL: none */
 json_t		*loop_live(struct loop *);	/* the running workers */
 
+/* --- hold.c: a loop held, its workers frozen (a budget, a person) */
+int		 loop_hold(struct loop *, const char *);	/* -1: not held */
+void		 loop_unhold(struct loop *);
+int		 loop_held(const struct loop *);
+
 /* --- merge.c: a role's result into skill_state, in place */
 /*
  * A result is the object report_agent() gives, plus "tap" (tap_parse_*)

@@ -2,7 +2,8 @@
  * loopint.h: the run engine's insides, shared by loop.c (the driving of
  * steps, a step's runs that end short, the state file's watch),
  * looprun.c (a worker's start through its tool's gate, its end, a
- * rate-limited run again, all closed at the loop's end), pick.c (the
+ * rate-limited run again, all closed at the loop's end), budget.c (the
+ * loop's budget held against its usage), pick.c (the
  * best-of-N step), isolate.c (a step's worktrees and merge), hosted.c
  * and loopphase.c (the phase machine).  Not for callers.
  */
@@ -103,6 +104,7 @@ struct loop {
 	int			 exit_code;	/* set by LE_END */
 	int			 deleted;	/* the owner deleted the file */
 	char			*end_to, *end_reason;
+	struct loop_budget	*budget;	/* budget.c: its limits, usage */
 };
 
 /* loopphase.c */
@@ -118,6 +120,13 @@ void		 loop_unqueue(struct loop *);
 int		 loop_requeue(struct loop *, int);
 void		 loop_batch_left(const struct loop *, uint64_t *, uint64_t *);
 void		 loop_end(struct loop *, int, const char *, const char *);
+
+/* budget.c: the loop's budget, checked as it is used */
+struct loop_budget *loop_budget_new(struct loop *);
+void		 loop_budget_free(struct loop_budget *);
+void		 loop_budget_check(struct loop *);
+int		 loop_budget_resumed(struct loop *, const json_t *);
+void		 loop_budget_note(struct loop *);
 
 /* pick.c: the best-of-N step */
 unsigned	 pick_attempts(struct loop *, int);

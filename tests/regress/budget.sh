@@ -1,0 +1,113 @@
+#!/bin/bash
+# budget.sh: a loop's budget pauses instead of killing (issue 29).  A wall
+# budget (--max-time 1500) on a develop that counts for 4 s: warnings at
+# 50 and 80 % and budget_reached on --json, status paused with
+# pause_reason and the budget in the state, develop frozen where it is
+# (its counter stands still) while run stays up; status running with
+# the budget not raised pauses it again at once; running with a raised
+# budget (one front-end write) thaws it: the counter goes on, develop
+# succeeds and the loop completes.  Bad budget options are usage errors.
+. "$(dirname "$0")/lib.sh"
+t_watchdog 150
+t_valgrind_worker
+t_marker M budget
+t_slack
+
+OK="exec '$FAKE' --marker $M result success"
+
+# front FILE STATUS [MAX_WALL_MS]: a front end's one write of the state:
+# the status and, when given, a raised budget.
+front() {
+	python3 - "$@" <<'EOF2'
+import json, sys
+path, status = sys.argv[1], sys.argv[2]
+d = json.load(open(path))
+d["status"] = status
+if len(sys.argv) > 3:
+    d["budget"] = {"max_wall_ms": int(sys.argv[3])}
+with open(path, "w") as f:
+    f.write(json.dumps(d, indent=2))
+EOF2
+}
+
+# until_json FILE EXPR WANT MS: poll FILE until jget EXPR prints WANT.
+until_json() {
+	local end
+	end=$(t_until "$4")
+	until [ "$(jget "$1" "$2" 2>/dev/null)" = "$3" ]; do
+		[ "$(t_now_ms)" -ge "$end" ] && return 1
+		sleep 0.02
+	done
+}
+
+# events OUT: the budget events of run --json's stdout, in order.
+events() {
+	python3 - "$1" <<'EOF2'
+import json, sys
+out = []
+for line in open(sys.argv[1]):
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue
+    if e.get("event") == "budget_warning":
+        out.append("warn %s %d" % (e["budget"], e["percent"]))
+    elif e.get("event") == "budget_reached":
+        out.append("reached %s" % e["budget"])
+print(", ".join(out))
+EOF2
+}
+
+R=$T_TMP/wall
+C=$R.count
+DEV="i=0; while [ \$i -lt 80 ]; do i=\$((i + 1)); echo \$i >'$C'; sleep 0.05; done; exec '$FAKE' --marker $M result success counted"
+t_run_config "$R" "$OK" "$DEV" "$OK" "$OK" "$OK" '{"grace_ms": 500}'
+t_loop_start "$R" wall-1 --max-time 1500 --json "Count to 80"
+until_json "$F" 'd["status"]' paused "$(t_ms 15000)"
+ok $? "wall: the loop is paused at its budget"
+is "$(jget "$F" 'd["budget"]')" '{"max_wall_ms":1500}' "wall: the budget in the state"
+like "$(jget "$F" 'd["pause_reason"]')" \
+    '^budget: 1[0-9]{3,} ms of running time reached --max-time 1500$' \
+    "wall: pause_reason says which budget"
+is "$(events "$R.out")" "warn wall_ms 50, warn wall_ms 80, reached wall_ms" \
+    "wall: budget_warning at 50 and 80 %, then budget_reached, once each"
+n1=$(cat "$C")
+sleep 0.6	# the counter steps every 50 ms: twelve steps if it ran
+n2=$(cat "$C")
+ok $([ -n "$n1" ] && [ "$n1" = "$n2" ] && [ "$n1" -lt 80 ]; echo $?) \
+    "wall: develop is frozen where it was (counter $n1, then $n2)"
+ok $(kill -0 "$PID" 2>/dev/null; echo $?) "wall: run is still up"
+
+# running again, the budget not raised: paused again at once
+front "$F" running
+until_json "$F" '[d["status"], d.get("pause_reason", "")[:6]]' \
+    '["paused","budget"]' "$(t_ms 10000)"
+ok $? "still reached: paused again at once with the reason"
+end=$(t_until "$(t_ms 5000)")
+until [ "$(grep -c '"budget_reached"' "$R.out")" -ge 2 ] ||
+    [ "$(t_now_ms)" -ge "$end" ]; do
+	sleep 0.02
+done
+is "$(grep -c '"budget_reached"' "$R.out")" 2 "still reached: budget_reached again"
+is "$(cat "$C")" "$n2" "still reached: the counter still stands"
+
+# running with a raised budget: thawed, develop goes on, the loop ends
+front "$F" running 60000
+t_wait_pid "$PID" "$(t_ms 30000)"
+is "$T_RC" 0 "raised: run exits 0"
+is "$(cat "$C")" 80 "raised: the counter went on to 80"
+is "$(jget "$F" '[d["status"], d["skill_state"]["completed_actions"], "pause_reason" in d]')" \
+    '["completed",["init","develop","debug","validate","complete"],false]' \
+    "raised: completed, develop included; no pause_reason left"
+is "$(jget "$R/.loop/wall-1.workers/develop.output.json" 'd["summary"]')" counted \
+    "raised: develop succeeded"
+like "$(cat "$R/.loop/wall-1.history.jsonl")" '"event":"budget_reached"' \
+    "raised: the history has the budget's pause"
+
+# --- bad budgets: usage errors
+for a in "--max-time 0" "--max-cost-usd x" "--max-tokens -5"; do
+	$WRAP "$SUP" run -C "$T_TMP/bad" $a "task" >/dev/null 2>"$T_TMP/bad.err"
+	is "$?" 2 "usage: run $a exits 2"
+done
+
+t_done
