@@ -96,6 +96,7 @@ agent_end_kind(struct agent *a, enum outcome_kind k, const char *fmt, ...)
 void
 agent_kill_now(struct agent *a)
 {
+	agent_thaw(a);
 	spawn_signal_tool(a, SIGKILL);
 	spawn_signal_worker_group(a, SIGKILL);
 	spawn_signal_worker(a, SIGKILL);
@@ -458,6 +459,7 @@ agent_reaped(pid_t pid, int st, void *arg)
 	unsigned	 n;
 
 	(void)agent_transition(a, AE_REAPED);
+	agent_thaw(a);	/* died frozen (killed from outside): its deadlines go on */
 	/* what its tool left, in its cgroup or come to us: ended, a leak */
 	if ((n = agent_cgroup_end(a)) > 0)
 		leak_agent(a, n, "left in its cgroup");
@@ -520,6 +522,9 @@ agent_free(struct sup *s, struct agent *a)
 		chan_free(a->chan);
 	if (a->kill_ev != NULL)
 		event_free(a->kill_ev);
+	if (a->freeze_ev != NULL)
+		event_free(a->freeze_ev);
+	free(a->frozen_why);
 	agent_heartbeat_stop(a);
 	if (a->launch_err_fd >= 0)
 		close(a->launch_err_fd);
@@ -800,6 +805,7 @@ agent_close(struct agent *a, uint64_t grace_ms, char **err)
 	}
 	if (a->phase == AP_CLOSED)
 		return 0;	/* it had ended: nothing left to stop */
+	agent_thaw(a);	/* a stopped tool keeps a SIGTERM pending */
 	a->grace_ms = grace_ms;
 	if (a->chan != NULL && a->hello) {
 		msg_init(&m, MSG_CLOSE);

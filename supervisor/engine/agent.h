@@ -142,6 +142,12 @@ struct agent {
 	unsigned		 cg_left;	/* processes that outlived the
 						   worker in it, every turn */
 	struct cgroup_usage	 cg_usage;	/* the last turn's */
+	/* frozen (freeze.c): its deadlines stand still meanwhile */
+	int			 frozen;
+	uint64_t		 t_frozen;	/* since when, clock_mono_ms */
+	uint64_t		 frozen_ms;	/* past freezes' length, summed */
+	char			*frozen_why;
+	struct event		*freeze_ev;	/* cgroup.events, till frozen */
 };
 
 TAILQ_HEAD(agent_list, agent);
@@ -151,6 +157,8 @@ struct sup_hooks {
 	void	(*done)(struct agent *, void *);
 	void	(*input_ack)(struct agent *, uint64_t, const char *,
 		    const char *, void *);
+	/* frozen (1) or thawed (0): deadlines stop and go on (freeze.c) */
+	void	(*frozen)(struct agent *, int, void *);
 };
 
 struct sup {
@@ -215,6 +223,11 @@ void		 spawn_signal_worker_group(struct agent *, int);
 void		 spawn_tool_adopt(struct agent *, pid_t);
 unsigned	 spawn_sweep(struct agent *, pid_t, char *, size_t);
 void		 spawn_signal_tool(struct agent *, int);
+
+/* supervisor/engine/freeze.c: a worker stopped where it is, then on */
+int		 agent_freeze(struct agent *, const char *);
+void		 agent_thaw(struct agent *);
+uint64_t	 agent_frozen_ms(const struct agent *);
 
 /* supervisor/engine/turn.c: follow-up turns */
 int		 turn_follow_up(struct agent *, const char *, uint64_t *,

@@ -68,7 +68,7 @@ cgroup_read_line(const char *dir, const char *file)
 }
 
 /* Write a short string to DIR/FILE (cgroup.kill, cgroup.freeze). */
-static int
+int
 cgroup_write(const char *dir, const char *file, const char *s)
 {
 	char	path[PATH_MAX];

@@ -50,6 +50,7 @@ int		 cgroup_procs_open(const char *);
 unsigned	 cgroup_end(const char *, int, pid_t, struct cgroup_usage *);
 void		 cgroup_release(const struct containment *, const char *);
 char		*cgroup_read_line(const char *, const char *);
+int		 cgroup_write(const char *, const char *, const char *);
 int		 cgroup_limit_known(const char *);
 char		*cgroup_limits_apply(const struct containment *, const char *,
 		    const json_t *);

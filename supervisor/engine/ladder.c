@@ -26,6 +26,7 @@ struct ladder {
 	void			*arg;
 	struct event		*idle_ev;	/* idle_ms check, when set */
 	uint64_t		 quiet_since;	/* idle measured from here too */
+	uint64_t		 quiet_frozen;	/* agent_frozen_ms() then */
 	int			 stale;		/* waits to ignore (preempted) */
 	int			 idled;		/* this step is the idle check's */
 	int			 idle_nudge;	/* and so was the nudge */
@@ -159,6 +160,7 @@ ladder_step(struct ladder *l, int timed_out)
 		l->phase = LADDER_NUDGE;
 		l->idle_nudge = l->idled;
 		l->quiet_since = clock_mono_ms();
+		l->quiet_frozen = agent_frozen_ms(l->a);
 		l->a->nudge = "sent";
 		log_info("%s (%s): no result yet, nudging", l->a->id,
 		    l->a->role);
@@ -202,10 +204,13 @@ ladder_idle_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (l->phase != LADDER_WAIT && l->phase != LADDER_NUDGE)
+	if ((l->phase != LADDER_WAIT && l->phase != LADDER_NUDGE) ||
+	    l->a->frozen)	/* frozen: silence is not its own */
 		return;
-	last = l->a->t_activity > l->quiet_since ? l->a->t_activity :
-	    l->quiet_since;
+	/* time frozen since quiet_since is not silence (t_activity moves) */
+	last = l->quiet_since + (agent_frozen_ms(l->a) - l->quiet_frozen);
+	if (l->a->t_activity > last)
+		last = l->a->t_activity;
 	if (now - last < l->a->idle_ms || agent_final(l->a) ||
 	    agent_setting_up(l->a) > 0)	/* silent in git or its setup */
 		return;
@@ -251,6 +256,7 @@ ladder_start(struct verbs *v, struct agent *a, uint64_t timeout_ms,
 	l->done = done;
 	l->arg = arg;
 	l->quiet_since = clock_mono_ms();
+	l->quiet_frozen = agent_frozen_ms(a);
 	if (a->idle_ms > 0 && !agent_final(a))
 		ladder_idle_arm(l);
 	ladder_wait(l, timeout_ms, 0);

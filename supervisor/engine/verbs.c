@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "chan.h"
+#include "clock.h"
 #include "log.h"
 #include "retire.h"
 #include "sup.h"
@@ -25,6 +26,9 @@ struct req {
 	struct verbs		*v;
 	enum req_kind		 kind;
 	struct event		*timer;
+	uint64_t		 due;		/* its timer's, clock_mono_ms */
+	uint64_t		 left;		/* stood still: what it had left */
+	int			 still;		/* a target is frozen */
 	void			*arg;
 	/* wait */
 	struct strv		 targets;
@@ -139,12 +143,67 @@ verbs_timer_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 }
 
-/* Arm a request's timer. */
+/* Is an agent the request is about frozen (freeze.c)? */
+static int
+verbs_frozen(const struct req *r)
+{
+	struct agent	*a;
+	size_t		 i;
+
+	if (r->kind == REQ_INPUT)
+		return (a = agent_find(r->v->sup, r->agent_id)) != NULL &&
+		    a->frozen;
+	for (i = 0; r->kind == REQ_WAIT && i < r->targets.n; i++)
+		if ((a = agent_find(r->v->sup, r->targets.v[i])) != NULL &&
+		    a->frozen)
+			return 1;
+	return 0;
+}
+
+/*
+ * A request's timer stands still while an agent it is about is frozen,
+ * what it had left kept, and runs on with that once none is: a frozen
+ * worker's deadlines are not spent while it cannot work.
+ */
+static void
+verbs_still(struct req *r)
+{
+	uint64_t	now = clock_mono_ms();
+	int		still = verbs_frozen(r);
+
+	if (r->timer == NULL || still == r->still)
+		return;
+	r->still = still;
+	if (still) {
+		r->left = r->due > now ? r->due - now : 0;
+		event_del(r->timer);
+		return;
+	}
+	r->due = now + r->left;
+	chan_arm_ms(r->timer, r->left);
+}
+
+/* Arm a request's timer (standing still if its agent is frozen). */
 static void
 verbs_arm(struct req *r, uint64_t ms)
 {
 	r->timer = evtimer_new(r->v->sup->base, verbs_timer_cb, r);
+	r->due = clock_mono_ms() + ms;
 	chan_arm_ms(r->timer, ms);
+	verbs_still(r);
+}
+
+/* An agent was frozen or thawed: the timers of its requests follow. */
+static void
+verbs_on_frozen(struct agent *a, int frozen, void *arg)
+{
+	struct verbs	*v = arg;
+	struct req	*r;
+
+	(void)a;
+	(void)frozen;
+	TAILQ_FOREACH(r, &v->reqs, entry)
+		verbs_still(r);
 }
 
 /* An agent became DONE: answer waits and closes that it satisfies. */
@@ -206,6 +265,7 @@ verbs_new(struct sup *s)
 	TAILQ_INIT(&v->reqs);
 	s->hooks.done = verbs_on_done;
 	s->hooks.input_ack = verbs_on_ack;
+	s->hooks.frozen = verbs_on_frozen;
 	s->hooks_arg = v;
 	return v;
 }
@@ -218,6 +278,7 @@ verbs_free(struct verbs *v)
 		req_free(TAILQ_FIRST(&v->reqs));
 	v->sup->hooks.done = NULL;
 	v->sup->hooks.input_ack = NULL;
+	v->sup->hooks.frozen = NULL;
 	free(v);
 }
 

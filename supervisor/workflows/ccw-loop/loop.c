@@ -756,8 +756,8 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (l->phase == LP_DONE)
-		return;
+	if (l->phase == LP_DONE || (l->held && l->phase != LP_ENDING))
+		return;		/* held: nothing decided till unhold */
 	if (l->phase == LP_PAUSING)	/* a held start is not waited for */
 		loop_unqueue(l);
 	if (l->phase != LP_ENDING && l->ncur > 0 && loop_step_runs(l))
@@ -935,6 +935,7 @@ loop_free(struct loop *l)
 	json_decref(l->ss);
 	free(l->end_to);
 	free(l->end_reason);
+	free(l->held_why);
 	free(l);
 }
 

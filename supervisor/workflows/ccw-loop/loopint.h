@@ -45,6 +45,7 @@ struct loop_run {
 	uint64_t		 nudge_ms, grace_ms;
 	int			 cancelled;	/* closed by a pause or stop */
 	int			 rounds;	/* answered questions before */
+	int			 held_start;	/* admitted while held (hold.c) */
 	json_t			*result;	/* once done */
 };
 TAILQ_HEAD(loop_runs, loop_run);
@@ -105,6 +106,10 @@ struct loop {
 	int			 deleted;	/* the owner deleted the file */
 	char			*end_to, *end_reason;
 	struct loop_budget	*budget;	/* budget.c: its limits, usage */
+	/* held (hold.c): workers frozen, none started */
+	int			 held;
+	uint64_t		 held_at;	/* clock_mono_ms */
+	char			*held_why;
 };
 
 /* loopphase.c */
@@ -120,6 +125,7 @@ void		 loop_unqueue(struct loop *);
 int		 loop_requeue(struct loop *, int);
 void		 loop_batch_left(const struct loop *, uint64_t *, uint64_t *);
 void		 loop_end(struct loop *, int, const char *, const char *);
+void		 loop_admit_held(struct loop *);
 
 /* budget.c: the loop's budget, checked as it is used */
 struct loop_budget *loop_budget_new(struct loop *);

@@ -210,6 +210,7 @@ loop_end(struct loop *l, int code, const char *to, const char *reason)
 	if (reason != NULL)
 		log_info("loop %s: %s", l->cfg.id, reason);
 	loop_unqueue(l);	/* never started: out of their gates */
+	loop_unhold(l);		/* thawed: the ladder's close can work */
 	TAILQ_FOREACH(r, &l->runs, entry) {
 		if (loop_run_done(r))
 			continue;
@@ -302,6 +303,10 @@ loop_admitted(void *arg)
 
 	r->wait = NULL;
 	r->slot = 1;
+	if (r->l->held && r->l->phase == LP_RUNNING) {
+		r->held_start = 1;	/* its slot kept: started on unhold */
+		return;
+	}
 	if (r->l->phase != LP_RUNNING) {
 		r->cancelled = 1;
 		loop_run_release(r);
@@ -309,6 +314,19 @@ loop_admitted(void *arg)
 		return;
 	}
 	(void)loop_begin(r);
+}
+
+/* The loop is no longer held: the runs the gate let in meanwhile start. */
+void
+loop_admit_held(struct loop *l)
+{
+	struct loop_run	*r;
+
+	TAILQ_FOREACH(r, &l->runs, entry)
+		if (r->held_start && r->gating) {
+			r->held_start = 0;
+			loop_admitted(r);
+		}
 }
 
 /*
