@@ -96,8 +96,8 @@ budget_measure(struct loop_budget *lb)
 	    "output_tokens"));
 	lb->b.used[BUDGET_WALL] = (double)wall;
 	TAILQ_FOREACH(r, &l->runs, entry) {
-		if (loop_run_done(r) || r->a == NULL)
-			continue;
+		if (r->a == NULL || r->result != NULL)
+			continue;	/* not started, or counted in usage */
 		lb->b.used[BUDGET_COST] += r->a->live_cost;
 		lb->b.used[BUDGET_TOKENS] += (double)(r->a->live_in +
 		    r->a->live_out);
@@ -179,8 +179,8 @@ budget_hold(struct loop_budget *lb, int k)
 }
 
 /*
- * The usage against the budget, now: after a PROGRESS, a run's end, the
- * wall time's mark, a resume.  Held already: nothing more to do.
+ * The usage against the budget, now: after a PROGRESS, at each decision
+ * (a run's end kicks one), the wall time's mark, a resume.  Held already: nothing more to do.
  */
 void
 loop_budget_check(struct loop *l)

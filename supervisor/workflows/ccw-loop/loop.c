@@ -756,6 +756,7 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
+	loop_budget_check(l);	/* a run's usage counted: held at 100 % */
 	if (l->phase == LP_DONE || (l->held && l->phase != LP_ENDING))
 		return;		/* held: nothing decided till unhold */
 	if (l->phase == LP_PAUSING)	/* a held start is not waited for */

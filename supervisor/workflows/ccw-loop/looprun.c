@@ -167,7 +167,6 @@ loop_closed(struct agent *a, void *arg)
 	r->result = report_agent(r->a);
 	loop_run_release(r);
 	loop_usage_add(l, json_object_get(r->result, "usage"));
-	loop_budget_check(l);
 	if (!r->cancelled && l->wf->collect != NULL)
 		l->wf->collect(r->role, r->result, r->a->tool, r->a->log_path,
 		    r->a->result.type == MSG_RESULT ?
