@@ -435,7 +435,7 @@ run_usage(FILE *fp)
 	fprintf(fp,
 "usage: ccw-supervisor run [-m auto|parallel|interactive] [-n MAX_ITER]\n"
 "           [-C ROOT] [--config F] [--tool T] [--model M] [--state-dir DIR]\n"
-"           [--on-clarify recommended|fail] [--pause-policy finish|interrupt]\n"
+"           [--on-clarify recommended|fail] [--pause-policy finish|interrupt|freeze]\n"
 "           [--timeout-ms N] [--nudge-ms N] [--grace-ms N] [--batch-ms N]\n"
 "           [--batch-nudge-ms N] [--log-max BYTES] [--json] [--quiet]\n"
 "           [--loop-id ID] [--launcher WORDS [--remote-worker PATH]]\n"
@@ -524,7 +524,8 @@ static int
 run_option(struct run_args *ra, int ch, const char *arg)
 {
 	static const char *const clarify[] = { "recommended", "fail", NULL };
-	static const char *const policy[] = { "finish", "interrupt", NULL };
+	static const char *const policy[] = { "finish", "interrupt", "freeze",
+	    NULL };
 	static const char *const iso[] = { "worktree", "none", NULL };
 	long long	 v;
 	int		 w = 0;
@@ -542,6 +543,7 @@ run_option(struct run_args *ra, int ch, const char *arg)
 	case 'p':
 		w = run_word("--pause-policy", arg, policy);
 		ra->interrupt = w == 1;
+		ra->freeze = w == 2;
 		break;
 	case 'n':
 	case 'B':

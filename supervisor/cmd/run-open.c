@@ -102,6 +102,7 @@ run_loop_cfg(struct run_args *ra, struct loop_opened *o, int dirfd,
 	cfg->mode = ra->mode;
 	cfg->clarify_fail = ra->clarify_fail;
 	cfg->pause_interrupt = ra->interrupt;
+	cfg->pause_freeze = ra->freeze;
 	cfg->resumed = o->resumed;
 	cfg->batch_ms = ra->batch_ms;
 	cfg->batch_nudge_ms = ra->batch_nudge_ms;

@@ -24,6 +24,7 @@ struct run_args {
 	enum loop_mode	 mode;
 	long long	 max_iter;
 	int		 have_max, json, clarify_fail, interrupt, quiet;
+	int		 freeze;	/* --pause-policy freeze */
 	uint64_t	 batch_ms, batch_nudge_ms;
 	const char	*isolation;	/* --isolation worktree|none */
 	int		 from_worktree, land;

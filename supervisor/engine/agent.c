@@ -510,6 +510,7 @@ sup_init(struct sup *s, struct event_base *base, struct children *ch,
 static void
 agent_free(struct sup *s, struct agent *a)
 {
+	agent_thaw(a);
 	if (!agent_final(a))
 		agent_kill_now(a);
 	(void)agent_cgroup_end(a);
@@ -709,6 +710,7 @@ agent_spawn(struct sup *s, const struct agent_req *r)
 	launch_copy(&a->launch, r->launch);
 	a->limits = r->limits != NULL ? json_deep_copy(r->limits) : NULL;
 	a->launch_err_fd = -1;
+	a->freeze_guard = -1;
 	xasprintf(&a->log_path, "%s/%s.workers/%s.log", s->state_dir,
 	    s->loop_id, a->id);
 	a->turns = 1;

@@ -19,6 +19,7 @@
 
 struct event;
 struct event_base;
+struct freeze_tree;
 struct chan;
 struct children;
 struct sup;
@@ -148,6 +149,8 @@ struct agent {
 	uint64_t		 frozen_ms;	/* past freezes' length, summed */
 	char			*frozen_why;
 	struct event		*freeze_ev;	/* cgroup.events, till frozen */
+	struct freeze_tree	*frozen_tree;	/* what SIGSTOP stopped, or NULL */
+	int			 freeze_guard;	/* its guard's pipe, -1 none */
 };
 
 TAILQ_HEAD(agent_list, agent);

@@ -20,6 +20,7 @@
 #include "agent.h"
 #include "chan.h"
 #include "clock.h"
+#include "freeze.h"
 #include "log.h"
 #include "reap.h"
 #include "xmalloc.h"
@@ -28,13 +29,6 @@
 #define FREEZE_ROUNDS	20	/* walks while new processes turn up */
 #define FREEZE_POLL_MS	20	/* cgroup.events read this often */
 #define FREEZE_SLOW_MS	2000	/* not frozen by then: said once */
-
-/* A worker's processes, as /proc shows them under it. */
-struct freeze_tree {
-	pid_t			*pid;
-	unsigned long long	*start;
-	int			 n;
-};
 
 /* Is (pid, start) one of the tree's already? */
 static int
@@ -77,13 +71,13 @@ freeze_signal(pid_t pid, unsigned long long start, int sig)
 
 /*
  * One walk from the worker down (breadth first: a parent before its
- * children), each process not signalled yet given sig and added.  The
- * worker is a child subreaper: whatever its tools abandon stays under
- * it.  How many were new.
+ * children), each running process not stopped yet given SIGSTOP and
+ * recorded; one its tool stopped itself is left as it is (and so is
+ * left stopped by the thaw).  The worker is a child subreaper: whatever
+ * its tools abandon stays under it.  How many were new.
  */
 static int
-freeze_walk(struct freeze_tree *t, pid_t worker, unsigned long long wstart,
-    int sig)
+freeze_walk(struct freeze_tree *t, pid_t worker, unsigned long long wstart)
 {
 	struct reap_stat	st;
 	pid_t			kids[256], *q;
@@ -95,8 +89,9 @@ freeze_walk(struct freeze_tree *t, pid_t worker, unsigned long long wstart,
 		if (reap_stat(q[i], &st) != 0 || st.state == 'Z' ||
 		    (i == 0 && st.start != wstart))
 			continue;
-		if (!freeze_has(t, q[i], st.start) && t->n < FREEZE_MAX) {
-			freeze_signal(q[i], st.start, sig);
+		if (st.state != 'T' && st.state != 't' &&
+		    !freeze_has(t, q[i], st.start) && t->n < FREEZE_MAX) {
+			freeze_signal(q[i], st.start, SIGSTOP);
 			t->pid[t->n] = q[i];
 			t->start[t->n++] = st.start;
 			added++;
@@ -110,27 +105,34 @@ freeze_walk(struct freeze_tree *t, pid_t worker, unsigned long long wstart,
 }
 
 /*
- * Every process of the worker signalled: SIGSTOP walks again while new
- * ones turn up (forked before they were stopped); SIGCONT needs one walk
- * of a stopped tree.  How many were signalled.
+ * Every process of the worker stopped, walking again while new ones
+ * turn up (forked before they were stopped): what was stopped.
  */
-static int
-freeze_signal_tree(const struct agent *a, int sig)
+static struct freeze_tree *
+freeze_stop_tree(const struct agent *a)
 {
-	struct freeze_tree	t;
-	int			round, n;
+	struct freeze_tree	*t = xcalloc(1, sizeof *t);
+	int			 round;
 
-	t.pid = xcalloc(FREEZE_MAX, sizeof *t.pid);
-	t.start = xcalloc(FREEZE_MAX, sizeof *t.start);
-	t.n = 0;
+	t->pid = xcalloc(FREEZE_MAX, sizeof *t->pid);
+	t->start = xcalloc(FREEZE_MAX, sizeof *t->start);
 	for (round = 0; round < FREEZE_ROUNDS; round++)
-		if (freeze_walk(&t, a->pid, a->start, sig) == 0 ||
-		    sig != SIGSTOP)
+		if (freeze_walk(t, a->pid, a->start) == 0)
 			break;
-	n = t.n;
-	free(t.start);
-	free(t.pid);
-	return n;
+	return t;
+}
+
+/* What a freeze stopped goes on, the worker last; the record freed. */
+static void
+freeze_cont_tree(struct freeze_tree *t)
+{
+	int	i;
+
+	for (i = t->n - 1; i >= 0; i--)
+		freeze_signal(t->pid[i], t->start[i], SIGCONT);
+	free(t->start);
+	free(t->pid);
+	free(t);
 }
 
 /* cgroup.events says frozen 1 (or the cgroup is gone). */
@@ -208,18 +210,22 @@ agent_freeze(struct agent *a, const char *why)
 			    freeze_check_cb, a);
 		chan_arm_ms(a->freeze_ev, 0);
 		log_info("%s: freezing its cgroup: %s", a->id, a->frozen_why);
-	} else
+	} else {
+		a->frozen_tree = freeze_stop_tree(a);
 		log_info("%s: %d processes stopped: %s", a->id,
-		    freeze_signal_tree(a, SIGSTOP), a->frozen_why);
+		    a->frozen_tree->n, a->frozen_why);
+	}
+	/* should we die now, the guard lets them go on (and end) */
+	a->freeze_guard = freeze_guard_start(a->frozen_tree, a->frozen_tree ==
+	    NULL ? a->cg_path : NULL);
 	if (a->sup->hooks.frozen != NULL)
 		a->sup->hooks.frozen(a, 1, a->sup->hooks_arg);
 	return 0;
 }
 
 /*
- * Let a frozen worker go on, its deadlines with what they had left.
- * Both ways are undone (a cgroup made after a stop, or gone): a thaw
- * never leaves a process stopped.
+ * Let a frozen worker go on, its deadlines with what they had left:
+ * its cgroup thawed, or what the freeze stopped continued.
  */
 void
 agent_thaw(struct agent *a)
@@ -234,10 +240,13 @@ agent_thaw(struct agent *a)
 	a->t_activity += held;	/* silence counts running time only */
 	if (a->freeze_ev != NULL)
 		event_del(a->freeze_ev);
-	if (a->cg_path != NULL)
+	if (a->frozen_tree != NULL)
+		freeze_cont_tree(a->frozen_tree);
+	else if (a->cg_path != NULL)
 		(void)cgroup_write(a->cg_path, "cgroup.freeze", "0");
-	if (a->pid > 0 && !a->reaped)
-		(void)freeze_signal_tree(a, SIGCONT);
+	a->frozen_tree = NULL;
+	freeze_guard_end(a->freeze_guard);
+	a->freeze_guard = -1;
 	log_info("%s: thawed after %llu ms", a->id, (unsigned long long)held);
 	if (a->sup->hooks.frozen != NULL)
 		a->sup->hooks.frozen(a, 0, a->sup->hooks_arg);

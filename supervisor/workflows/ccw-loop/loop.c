@@ -1186,7 +1186,8 @@ loop_file_gone(struct loop *l)
 
 /*
  * Another program changed the status: paused stops new workers (and
- * with --pause-policy interrupt closes the running ones); running again
+ * with --pause-policy interrupt closes the running ones; with freeze
+ * holds the loop, its workers frozen: hold.c); running again
  * cancels a pause not yet done; anything else is a stop, the loop's
  * last save and LOOP_COMPLETED saying that status and its reason.
  */
@@ -1200,6 +1201,17 @@ loop_watch_cb(const char *status, const json_t *st, void *arg)
 		return;
 	}
 	log_info("loop %s: status is now %s", l->cfg.id, status);
+	if (loop_held(l) && strcmp(status, "paused") == 0)
+		return;		/* held: paused is what the file says */
+	if (loop_held(l) && strcmp(status, "running") == 0) {
+		loop_unhold(l);	/* on where it was */
+		return;
+	}
+	if (l->cfg.pause_freeze && strcmp(status, "paused") == 0 &&
+	    l->phase == LP_RUNNING) {
+		(void)loop_hold(l, "paused by a front end");
+		return;
+	}
 	if (strcmp(status, "running") == 0) {
 		if (loop_budget_resumed(l, st))
 			return;

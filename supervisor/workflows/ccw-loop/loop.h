@@ -59,6 +59,7 @@ struct loop_cfg {
 	int			 ask_always;	/* hooks.ask in every mode (a
 						   host's observer answers) */
 	int			 pause_interrupt; /* --pause-policy interrupt */
+	int			 pause_freeze;	/* --pause-policy freeze (hold.c) */
 	int			 resumed;	/* it has history */
 	uint64_t		 batch_ms;	/* parallel batch wait */
 	uint64_t		 batch_nudge_ms; /* then after the nudge */
