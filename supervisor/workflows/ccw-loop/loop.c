@@ -1201,6 +1201,9 @@ loop_watch_cb(const char *status, const json_t *st, void *arg)
 		return;
 	}
 	log_info("loop %s: status is now %s", l->cfg.id, status);
+	/* a budget's hold: thawed if raised enough, else paused again */
+	if (strcmp(status, "running") == 0 && loop_budget_resumed(l, st))
+		return;
 	if (loop_held(l) && strcmp(status, "paused") == 0)
 		return;		/* held: paused is what the file says */
 	if (loop_held(l) && strcmp(status, "running") == 0) {
@@ -1213,8 +1216,6 @@ loop_watch_cb(const char *status, const json_t *st, void *arg)
 		return;
 	}
 	if (strcmp(status, "running") == 0) {
-		if (loop_budget_resumed(l, st))
-			return;
 		if (loop_transition(l, LE_RESUME, 0) == 0)
 			loop_kick(l);
 	} else if (strcmp(status, "paused") == 0) {
