@@ -7,7 +7,10 @@
 # the budget not raised pauses it again at once; running with a raised
 # budget (one front-end write) thaws it: the counter goes on, develop
 # succeeds and the loop completes.  Bad budget options are usage errors.
+# serve: a create body's budget pauses the loop the same way; the resume
+# route's body raises it and the loop completes.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve-lib.sh"
 t_watchdog 150
 t_valgrind_worker
 t_marker M budget
@@ -103,6 +106,32 @@ is "$(jget "$R/.loop/wall-1.workers/develop.output.json" 'd["summary"]')" counte
     "raised: develop succeeded"
 like "$(cat "$R/.loop/wall-1.history.jsonl")" '"event":"budget_reached"' \
     "raised: the history has the budget's pause"
+
+# --- serve: the budget in the create body, raised by the resume body
+R=$T_TMP/srv
+C=$R.count
+DEV="i=0; while [ \$i -lt 40 ]; do i=\$((i + 1)); echo \$i >'$C'; sleep 0.05; done; exec '$FAKE' --marker $M result success counted"
+t_run_config "$R" "$OK" "$DEV" "$OK" "$OK" "$OK" '{"grace_ms": 500}'
+srv_start "$T_TMP/s" -C "$R"
+ok $? "serve: listens"
+req POST /api/loops/v2 '{"title": "Count to 40", "budget": {"max_wall_ms": 1000}}'
+ID=$(jr 'd["body"]["data"]["loop_id"]')
+req POST "/api/loops/v2/$ID/start"
+srv_wait_status "$ID" paused "$(t_ms 15000)"
+ok $? "serve: paused at the create body's budget"
+F=$R/.loop/$ID.json
+like "$(jget "$F" 'd["pause_reason"]')" 'reached --max-time 1000$' \
+    "serve: pause_reason in the state"
+req POST /api/loops/v2 '{"title": "Bad", "budget": {"max_tokens": "lots"}}'
+is "$(jr 'd["status"]')" 400 "serve: a bad budget is refused (400)"
+req POST "/api/loops/v2/$ID/resume" '{"budget": {"max_wall_ms": 60000}}'
+is "$(jr 'd["status"]')" 200 "serve: resume with a raised budget"
+srv_wait_status "$ID" completed "$(t_ms 20000)"
+ok $? "serve: the loop completes"
+is "$(cat "$C")" 40 "serve: develop counted on to 40"
+is "$(jget "$F" 'd["budget"]')" '{"max_wall_ms":60000}' "serve: the raised budget saved"
+kill -TERM "$SRV_PID"
+t_wait_pid "$SRV_PID" 10000
 
 # --- bad budgets: usage errors
 for a in "--max-time 0" "--max-cost-usd x" "--max-tokens -5"; do
