@@ -79,6 +79,18 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 		    loop_mode_parse(o->mode, &ra->mode) != 0)
 			ra->mode = LOOP_AUTO;
 	}
+	if (s == LOOPOPEN_BUSY && spec.budget != NULL && ra->task == NULL) {
+		/* its driver holds it: the budget (and a resume) go there */
+		free(err);
+		err = NULL;
+		if (loopopen_budget(dirfd, &spec, 1, &err) == 0) {
+			fprintf(stderr, "ccw-supervisor run: loop %s: budget "
+			    "set for its driver (a loop its budget paused goes "
+			    "on there)\n", id);
+			json_decref(budget);
+			return EXIT_OK;
+		}
+	}
 	if (s == LOOPOPEN_NOENT && ra->o.state_dir_opt == NULL)
 		fprintf(stderr, "ccw-supervisor run: %s (looked in "
 		    "%s/.workflow/.loop and %s/.loop)\n", err, ra->o.cwd,

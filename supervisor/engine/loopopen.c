@@ -169,10 +169,13 @@ open_start(struct state_store *store, const char *id, char **err)
 
 /*
  * A found loop's budget raised or set as a front end would (the kinds
- * given replace the saved ones; the others stay), before it is resumed.
+ * given replace the saved ones; the others stay), before it is resumed;
+ * with resume, paused -> running in the same commit (a loop another
+ * process drives, held by its budget, goes on there).
  */
-static int
-open_budget(int dirfd, const struct loop_spec *spec, char **err)
+int
+loopopen_budget(int dirfd, const struct loop_spec *spec, int resume,
+    char **err)
 {
 	struct state_commit_req	 req;
 	json_t			*st = NULL, *b, *front;
@@ -187,6 +190,10 @@ open_budget(int dirfd, const struct loop_spec *spec, char **err)
 	memset(&req, 0, sizeof req);
 	req.front = front;
 	req.ws = spec->state;
+	if (resume) {
+		req.to[0] = "unpause";
+		req.nto = 1;
+	}
 	rc = state_commit_run(dirfd, spec->id, &req, NULL, NULL, err);
 	json_decref(front);
 	json_decref(st);
@@ -237,7 +244,7 @@ loopopen_open(struct loop_opened *o, struct event_base *base, int dirfd,
 	if ((s = open_load(o, dirfd, spec, err)) != LOOPOPEN_RUN)
 		return s;
 	if (o->found && spec->budget != NULL &&
-	    open_budget(dirfd, spec, err) != 0)
+	    loopopen_budget(dirfd, spec, 0, err) != 0)
 		return LOOPOPEN_ERROR;
 	if (loopguard_workers(&o->guard, NULL, err) != 0) {
 		char	*e = *err;

@@ -57,6 +57,7 @@ struct loop_opened {
 enum loopopen_status loopopen_open(struct loop_opened *, struct event_base *,
 		    int, const char *, const struct loop_spec *, char **);
 void		 loopopen_close(struct loop_opened *);
+int		 loopopen_budget(int, const struct loop_spec *, int, char **);
 char		*loopopen_title(const char *);
 int		 loopopen_exit(enum loopopen_status);
 enum err_code	 loopopen_code(enum loopopen_status);	/* the api's kind */

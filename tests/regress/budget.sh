@@ -4,9 +4,10 @@
 # 50 and 80 % and budget_reached on --json, status paused with
 # pause_reason and the budget in the state, develop frozen where it is
 # (its counter stands still) while run stays up; status running with
-# the budget not raised pauses it again at once; running with a raised
-# budget (one front-end write) thaws it: the counter goes on, develop
-# succeeds and the loop completes.  Bad budget options are usage errors.
+# the budget not raised pauses it again at once; `run --loop-id
+# --max-time` of the loop the first run drives (its budget raised and
+# running, one commit) thaws it: the counter goes on, develop succeeds
+# and the loop completes.  Bad budget options are usage errors.
 # serve: a create body's budget pauses the loop the same way; the resume
 # route's body raises it and the loop completes.
 . "$(dirname "$0")/lib.sh"
@@ -18,16 +19,13 @@ t_slack
 
 OK="exec '$FAKE' --marker $M result success"
 
-# front FILE STATUS [MAX_WALL_MS]: a front end's one write of the state:
-# the status and, when given, a raised budget.
+# front FILE STATUS: a front end's one write of the state's status.
 front() {
 	python3 - "$@" <<'EOF2'
 import json, sys
 path, status = sys.argv[1], sys.argv[2]
 d = json.load(open(path))
 d["status"] = status
-if len(sys.argv) > 3:
-    d["budget"] = {"max_wall_ms": int(sys.argv[3])}
 with open(path, "w") as f:
     f.write(json.dumps(d, indent=2))
 EOF2
@@ -94,13 +92,17 @@ done
 is "$(grep -c '"budget_reached"' "$R.out")" 2 "still reached: budget_reached again"
 is "$(cat "$C")" "$n2" "still reached: the counter still stands"
 
-# running with a raised budget: thawed, develop goes on, the loop ends
-front "$F" running 60000
+# running with a raised budget, by the CLI (run --loop-id of a loop
+# another run drives writes the budget and the resume for it): thawed,
+# develop goes on, the loop ends
+$WRAP "$SUP" run -C "$R" --loop-id wall-1 --max-time 60000 >/dev/null 2>"$R.raise"
+is "$?" 0 "raised: run --loop-id --max-time for the driving run exits 0"
+like "$(cat "$R.raise")" "budget set for its driver" "raised: it says so"
 t_wait_pid "$PID" "$(t_ms 30000)"
 is "$T_RC" 0 "raised: run exits 0"
 is "$(cat "$C")" 80 "raised: the counter went on to 80"
-is "$(jget "$F" '[d["status"], d["skill_state"]["completed_actions"], "pause_reason" in d]')" \
-    '["completed",["init","develop","debug","validate","complete"],false]' \
+is "$(jget "$F" '[d["status"], d["skill_state"]["completed_actions"], "pause_reason" in d, d["budget"]]')" \
+    '["completed",["init","develop","debug","validate","complete"],false,{"max_wall_ms":60000}]' \
     "raised: completed, develop included; no pause_reason left"
 is "$(jget "$R/.loop/wall-1.workers/develop.output.json" 'd["summary"]')" counted \
     "raised: develop succeeded"
