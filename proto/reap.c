@@ -170,12 +170,12 @@ reap_add(struct reap_set *s, pid_t pid, unsigned long long start)
 
 /*
  * Signal the process pid if it is still the one that started at start,
- * then SIGCONT it (a stopped process gets no SIGTERM until continued).
- * Through a pidfd when there is one, opened before the check, so a pid
- * reused after the check cannot be reached.  -1 if it is gone.
+ * then (then not 0) send it then too.  Through a pidfd when there is
+ * one, opened before the check, so a pid reused after the check cannot
+ * be reached.  -1 if it is gone.
  */
-static int
-reap_kill(pid_t pid, unsigned long long start, int sig)
+int
+reap_signal(pid_t pid, unsigned long long start, int sig, int then)
 {
 	struct reap_stat	st;
 	int			fd = -1;
@@ -193,7 +193,8 @@ reap_kill(pid_t pid, unsigned long long start, int sig)
 #ifdef SYS_pidfd_send_signal
 	if (fd >= 0) {
 		(void)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
-		(void)syscall(SYS_pidfd_send_signal, fd, SIGCONT, NULL, 0);
+		if (then != 0)
+			(void)syscall(SYS_pidfd_send_signal, fd, then, NULL, 0);
 		close(fd);
 		return 0;
 	}
@@ -201,8 +202,17 @@ reap_kill(pid_t pid, unsigned long long start, int sig)
 	if (fd >= 0)
 		close(fd);
 	kill(pid, sig);
-	kill(pid, SIGCONT);
+	if (then != 0)
+		kill(pid, then);
 	return 0;
+}
+
+/* Signal it, then SIGCONT it (a stopped process gets no SIGTERM until
+ * continued). */
+static int
+reap_kill(pid_t pid, unsigned long long start, int sig)
+{
+	return reap_signal(pid, start, sig, SIGCONT);
 }
 
 /*

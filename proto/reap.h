@@ -20,6 +20,7 @@ struct reap_stat {
 };
 
 int		reap_stat(pid_t, struct reap_stat *);
+int		reap_signal(pid_t, unsigned long long, int, int);
 int		reap_children(pid_t, pid_t *, int);
 int		reap_list(pid_t *, int);
 void		reap_sweep(pid_t, int *, int *);

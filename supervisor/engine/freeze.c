@@ -6,10 +6,8 @@
  */
 #include <config.h>
 
-#include <sys/syscall.h>
 #include <sys/types.h>
 
-#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,33 +41,6 @@ freeze_has(const struct freeze_tree *t, pid_t pid, unsigned long long start)
 }
 
 /*
- * Signal pid if it is still the process that started at start: through
- * a pidfd opened before the check, so a reused pid is never reached.
- */
-static void
-freeze_signal(pid_t pid, unsigned long long start, int sig)
-{
-	struct reap_stat	st;
-	int			fd = -1;
-
-#ifdef SYS_pidfd_open
-	fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (fd < 0 && errno == ESRCH)
-		return;
-#endif
-	if (reap_stat(pid, &st) != 0 || st.start != start || st.state == 'Z')
-		;
-#ifdef SYS_pidfd_send_signal
-	else if (fd >= 0)
-		(void)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
-#endif
-	else
-		kill(pid, sig);
-	if (fd >= 0)
-		close(fd);
-}
-
-/*
  * One walk from the worker down (breadth first: a parent before its
  * children), each running process not stopped yet given SIGSTOP and
  * recorded; one its tool stopped itself is left as it is (and so is
@@ -91,7 +62,7 @@ freeze_walk(struct freeze_tree *t, pid_t worker, unsigned long long wstart)
 			continue;
 		if (st.state != 'T' && st.state != 't' &&
 		    !freeze_has(t, q[i], st.start) && t->n < FREEZE_MAX) {
-			freeze_signal(q[i], st.start, SIGSTOP);
+			(void)reap_signal(q[i], st.start, SIGSTOP, 0);
 			t->pid[t->n] = q[i];
 			t->start[t->n++] = st.start;
 			added++;
@@ -129,7 +100,7 @@ freeze_cont_tree(struct freeze_tree *t)
 	int	i;
 
 	for (i = t->n - 1; i >= 0; i--)
-		freeze_signal(t->pid[i], t->start[i], SIGCONT);
+		(void)reap_signal(t->pid[i], t->start[i], SIGCONT, 0);
 	free(t->start);
 	free(t->pid);
 	free(t);

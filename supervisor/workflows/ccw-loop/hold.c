@@ -34,7 +34,7 @@ loop_hold(struct loop *l, const char *reason)
 	free(l->held_why);
 	l->held_why = xstrdup(reason != NULL ? reason : "held");
 	TAILQ_FOREACH(r, &l->runs, entry)
-		if (!loop_run_done(r) && r->a != NULL && !agent_final(r->a) &&
+		if (r->a != NULL && !agent_final(r->a) &&
 		    agent_freeze(r->a, l->held_why) == 0)
 			n++;
 	log_info("loop %s: held (%s): %d worker%s frozen", l->cfg.id,
@@ -48,7 +48,8 @@ loop_hold(struct loop *l, const char *reason)
 
 /*
  * Let a held loop go on: its workers thawed (their deadlines with what
- * they had left), the starts it held back made, the next decision taken.
+ * they had left); the kick makes the starts it held back (loop.c) and
+ * takes the next decision.
  */
 void
 loop_unhold(struct loop *l)
@@ -69,7 +70,6 @@ loop_unhold(struct loop *l)
 	    "loop_thawed", "reason", l->held_why, "held_ms", (json_int_t)ms));
 	loop_event(l, "loop_thawed", json_pack("{s:I}", "held_ms",
 	    (json_int_t)ms));
-	loop_admit_held(l);
 	loop_kick(l);
 }
 

@@ -759,6 +759,7 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 	loop_budget_check(l);	/* a run's usage counted: held at 100 % */
 	if (l->phase == LP_DONE || (l->held && l->phase != LP_ENDING))
 		return;		/* held: nothing decided till unhold */
+	loop_admit_held(l);	/* starts a hold kept back */
 	if (l->phase == LP_PAUSING)	/* a held start is not waited for */
 		loop_unqueue(l);
 	if (l->phase != LP_ENDING && l->ncur > 0 && loop_step_runs(l))
