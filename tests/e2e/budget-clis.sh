@@ -74,17 +74,8 @@ flow() {
 	{
 		echo "paused=1"
 		echo "reason=$(jget "$st" 'd.get("pause_reason")')"
-		echo "frozen=$(python3 -c '
-import json, sys
-n = 0
-for l in open(sys.argv[1]):
-    try:
-        e = json.loads(l)
-    except ValueError:
-        continue
-    if e.get("event") == "loop_held":
-        n = e.get("frozen", 0)
-print(n)' "$o")"
+		echo "frozen=$(grep '"event":"loop_held"' "$o" | tail -n 1 |
+		    jget - 'd.get("frozen", 0)')"
 	} >"$res"
 	n0=$(wc -l <"$E2E_LOG")
 	c0=$(cat "$p/count.txt" 2>/dev/null)

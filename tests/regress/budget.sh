@@ -59,9 +59,15 @@ print(", ".join(out))
 EOF2
 }
 
+# counting FILE N: develop's command: count to N into FILE, 50 ms a
+# step, then succeed.
+counting() {
+	echo "i=0; while [ \$i -lt $2 ]; do i=\$((i + 1)); echo \$i >'$1'; sleep 0.05; done; exec '$FAKE' --marker $M result success counted"
+}
+
 R=$T_TMP/wall
 C=$R.count
-DEV="i=0; while [ \$i -lt 80 ]; do i=\$((i + 1)); echo \$i >'$C'; sleep 0.05; done; exec '$FAKE' --marker $M result success counted"
+DEV=$(counting "$C" 80)
 t_run_config "$R" "$OK" "$DEV" "$OK" "$OK" "$OK" '{"grace_ms": 500}'
 t_loop_start "$R" wall-1 --max-time 1500 --json "Count to 80"
 until_json "$F" 'd["status"]' paused "$(t_ms 15000)"
@@ -112,7 +118,7 @@ like "$(cat "$R/.loop/wall-1.history.jsonl")" '"event":"budget_reached"' \
 # --- serve: the budget in the create body, raised by the resume body
 R=$T_TMP/srv
 C=$R.count
-DEV="i=0; while [ \$i -lt 40 ]; do i=\$((i + 1)); echo \$i >'$C'; sleep 0.05; done; exec '$FAKE' --marker $M result success counted"
+DEV=$(counting "$C" 40)
 t_run_config "$R" "$OK" "$DEV" "$OK" "$OK" "$OK" '{"grace_ms": 500}'
 srv_start "$T_TMP/s" -C "$R"
 ok $? "serve: listens"
