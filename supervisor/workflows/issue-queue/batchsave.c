@@ -324,6 +324,9 @@ batch_budget(struct batch *b)
 	b->warned = bu.warned;
 	if (k >= 0 && b->end == BE_NONE) {
 		why = budget_reason(&bu, k);
+		/* the loops' event too (notifications take it) */
+		batch_emit(b, "budget_reached", budget_reached_event(&bu, k,
+		    why));
 		batch_stop_all(b, BE_BUDGET, why);
 		free(why);
 	}
