@@ -24,6 +24,13 @@
 #include "reap.h"
 #include "xmalloc.h"
 
+#ifndef SYS_pidfd_open		/* older headers: refused at run time */
+#define SYS_pidfd_open		434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal	424
+#endif
+
 #define GUARD_MAX_FDS	256	/* processes a guard can continue */
 #define GUARD_CLOSE_MAX	65536	/* without close_range: fds closed */
 
@@ -54,14 +61,23 @@ guard_close_range(int lo, int hi)
 		(void)close(fd);
 }
 
+/* A process to continue: its pidfd (-1: none here) and its pid. */
+struct guard_target {
+	int	fd;
+	pid_t	pid;
+};
+
 /*
  * The guard itself, in the forked child of a threaded process: system
- * calls only.  Every fd but the kept ones closed (a listening socket,
- * the run's stdout must not outlive us in it), out of our session (a
- * signal to our group must not take it along), then the wait.
+ * calls only.  Every fd but the kept ones (keep, sorted) closed: a
+ * listening socket, the run's stdout must not outlive us in it; out of
+ * our session (a signal to our group must not take it along); then the
+ * wait.  A target without a pidfd (none under valgrind) is signalled by
+ * its pid: stopped, it cannot have ended on its own.
  */
 static void
-guard_child(int rfd, const int *keep, int nkeep, int nfds, int cgfd)
+guard_child(int rfd, int cgfd, const int *keep, int nkeep,
+    const struct guard_target *t, int nt)
 {
 	char	b;
 	ssize_t	n;
@@ -80,32 +96,34 @@ guard_child(int rfd, const int *keep, int nkeep, int nfds, int cgfd)
 	if (n == 0) {	/* the supervisor died: let them go on */
 		if (cgfd >= 0 && write(cgfd, "0", 1) != 1)
 			cgfd = -1;
-		for (i = nfds - 1; i >= 0; i--)
-			if (keep[i] != rfd && keep[i] != cgfd)
-				(void)syscall(SYS_pidfd_send_signal, keep[i],
-				    SIGCONT, NULL, 0);
+		for (i = nt - 1; i >= 0; i--)
+			if (t[i].fd < 0 || syscall(SYS_pidfd_send_signal,
+			    t[i].fd, SIGCONT, NULL, 0) != 0)
+				(void)kill(t[i].pid, SIGCONT);
 	}
 	_exit(0);
 }
 
 /*
- * A pidfd of each process the freeze stopped (still the one that
- * started then), into fds; how many.
+ * Each process the freeze stopped (still the one that started then),
+ * with a pidfd where the system gives one; how many.
  */
 static int
-guard_pidfds(const struct freeze_tree *t, int *fds)
+guard_targets(const struct freeze_tree *t, struct guard_target *g)
 {
 	struct reap_stat	st;
-	int			i, fd, n = 0;
+	int			i, n = 0;
 
 	for (i = 0; t != NULL && i < t->n && n < GUARD_MAX_FDS; i++) {
-		fd = (int)syscall(SYS_pidfd_open, t->pid[i], 0);
-		if (fd < 0)
+		g[n].pid = t->pid[i];
+		g[n].fd = (int)syscall(SYS_pidfd_open, t->pid[i], 0);
+		if (reap_stat(t->pid[i], &st) != 0 ||
+		    st.start != t->start[i]) {
+			if (g[n].fd >= 0)
+				close(g[n].fd);
 			continue;
-		if (reap_stat(t->pid[i], &st) != 0 || st.start != t->start[i])
-			close(fd);
-		else
-			fds[n++] = fd;
+		}
+		n++;
 	}
 	return n;
 }
@@ -118,43 +136,40 @@ guard_pidfds(const struct freeze_tree *t, int *fds)
 int
 freeze_guard_start(const struct freeze_tree *t, const char *cg)
 {
-#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
-	int	 p[2], *fds, n, cgfd = -1, i;
-	char	 path[4096];
-	pid_t	 pid;
+	struct guard_target	*g;
+	int			 p[2], *keep, n, nkeep = 0, cgfd = -1, i;
+	char			 path[4096];
+	pid_t			 pid;
 
 	if (pipe2(p, O_CLOEXEC) != 0) {
 		log_warn("freeze guard: pipe");
 		return -1;
 	}
-	fds = xcalloc(GUARD_MAX_FDS + 2, sizeof *fds);
-	n = guard_pidfds(t, fds);
+	g = xcalloc(GUARD_MAX_FDS, sizeof *g);
+	keep = xcalloc(GUARD_MAX_FDS + 2, sizeof *keep);
+	n = guard_targets(t, g);
+	for (i = 0; i < n; i++)
+		if (g[i].fd >= 0)
+			keep[nkeep++] = g[i].fd;
 	if (cg != NULL) {
 		snprintf(path, sizeof path, "%s/cgroup.freeze", cg);
-		cgfd = open(path, O_WRONLY | O_CLOEXEC);
+		if ((cgfd = open(path, O_WRONLY | O_CLOEXEC)) >= 0)
+			keep[nkeep++] = cgfd;
 	}
-	if (cgfd >= 0)
-		fds[n++] = cgfd;
-	fds[n++] = p[0];
-	guard_sort(fds, n);
+	keep[nkeep++] = p[0];
+	guard_sort(keep, nkeep);
 	if ((pid = fork()) == 0)
-		guard_child(p[0], fds, n, n, cgfd);
-	for (i = 0; i < n; i++)
-		close(fds[i]);
-	free(fds);
+		guard_child(p[0], cgfd, keep, nkeep, g, n);
+	for (i = 0; i < nkeep; i++)
+		close(keep[i]);
+	free(keep);
+	free(g);
 	if (pid < 0) {
 		log_warn("freeze guard: fork");
 		close(p[1]);
 		return -1;
 	}
 	return p[1];
-#else
-	(void)t;
-	(void)cg;
-	log_warnx("freeze guard: no pidfds here: a frozen worker stays "
-	    "frozen should the supervisor die");
-	return -1;
-#endif
 }
 
 /* The supervisor thawed them itself: the guard goes, touching nothing. */

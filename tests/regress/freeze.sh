@@ -9,7 +9,7 @@
 # freeze's guard thaws them, the worker sees its channel closed).  Under
 # both containment modes when a cgroup v2 can be made (else sweep only).
 . "$(dirname "$0")/lib.sh"
-t_watchdog 90
+t_watchdog 120
 t_valgrind_worker
 t_marker M freeze
 t_slack
@@ -83,6 +83,22 @@ tick() {
 sleep 0.05; done; : $M; $OK dev"
 }
 
+# start ROOT ID MODE: run -v (the ladder's "nudging", "timed out" and
+# the hold's lines on stderr) of loop ID in ROOT, containment MODE, with
+# --pause-policy freeze, in the background; $PID, $F
+start() {
+	$WRAP "$SUP" -v run -C "$1" --loop-id "$2" --containment "$3" \
+	    --pause-policy freeze "Hold me" >"$1.out" 2>"$1.err" &
+	PID=$!
+	F=$1/.loop/$2.json
+}
+
+# held_said ROOT: run -v said the loop is held (every freeze done, each
+# with its guard)
+held_said() {
+	grep -q 'held (paused by a front end)' "$1.err"
+}
+
 # freeze_once MODE HOLD: hold a loop in the middle of develop for HOLD
 # ms (past develop's deadline), resume it, and it completes with develop
 # succeeded: develop's own time, without the hold, is well within it.
@@ -90,11 +106,7 @@ freeze_once() {
 	local mode=$1 R=$T_TMP/$1 c1 t0 el
 	t_run_config "$R" "$OK" "$(tick "$R.count")" "$OK" "$OK" "$OK" \
 	    "{\"grace_ms\": 500, \"timeout_ms\": $TMO, \"nudge_ms\": $NUDGE}"
-	# -v: the ladder's "nudging" and "timed out" lines on stderr
-	$WRAP "$SUP" -v run -C "$R" --loop-id "f-$mode" --containment "$mode" \
-	    --pause-policy freeze "Freeze me" >"$R.out" 2>"$R.err" &
-	PID=$!
-	F=$R/.loop/f-$mode.json
+	start "$R" "f-$mode" "$mode"
 	wait_for 20000 above "$R.count" 2
 	ok $? "$mode: develop is counting"
 	t0=$(t_now_ms)
@@ -124,7 +136,7 @@ freeze_once() {
 	    "$mode: completed, every action done"
 	is "$(jget "$R/.loop/f-$mode.workers/develop.output.json" 'd["summary"]')" \
 	    dev "$mode: develop succeeded (its own result)"
-	grep -q 'held (paused by a front end)' "$R.err"
+	held_said "$R"
 	ok $? "$mode: run -v says the loop was held"
 	ok $(grep -q 'nudging\|timed out\|deadline of' "$R.err"; echo $(( ! $? ))) \
 	    "$mode: develop was never nudged nor timed out"
@@ -144,13 +156,14 @@ held() {
 	R=$T_TMP/$2-$1
 	t_run_config "$R" "$OK" "$(tick "$R.count")" "$OK" "$OK" "$OK" \
 	    '{"grace_ms": 500}'
-	t_loop_start "$R" "$2-$1" --containment "$1" --pause-policy freeze \
-	    "Hold me"
+	start "$R" "$2-$1" "$1"
 	wait_for 20000 above "$R.count" 1
 	ok $? "$1: $2: develop is counting"
 	status "$F" paused
 	wait_for 10000 frozen "$1" "$R" "$M"
 	ok $? "$1: $2: develop's tool is frozen"
+	wait_for 10000 held_said "$R"
+	ok $? "$1: $2: the loop is held"
 }
 
 # stop_held MODE: a stop of a held loop thaws and closes its workers
