@@ -19,6 +19,13 @@ for c in claude codex; do
 		exit 0
 	fi
 done
+# E2E_CASES: unset, "all" or a list naming "budget" run it; "none" (the
+# valgrind and sanitizer builds) or another list skip it.
+case " ${E2E_CASES:-budget} " in
+*" budget "* | " all ") ;;
+*)	echo "1..0 # SKIP E2E_CASES=${E2E_CASES} does not name budget"
+	exit 0 ;;
+esac
 e2e_begin claude $(( 600 + E2E_HOLD_S ))
 
 # The script: develop (a writing role) makes its fix, then counts to
