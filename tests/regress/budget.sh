@@ -1,6 +1,6 @@
 #!/bin/bash
 # budget.sh: a loop's budget pauses instead of killing (issue 29).  A wall
-# budget (--max-time 1500, more under valgrind) on a develop that counts
+# budget (--max-time 3000, more under valgrind) on a develop that counts
 # until told: warnings at 50 and 80 % and budget_reached on --json, status paused with
 # pause_reason and the budget in the state, develop frozen where it is
 # (its counter stands still) while run stays up; status running with
@@ -81,7 +81,7 @@ counts_on() {
 	return $rc
 }
 
-B=$(t_ms 1500)
+B=$(t_ms 3000)
 R=$T_TMP/wall
 C=$R.count
 DEV=$(counting "$C")
@@ -140,13 +140,13 @@ DEV=$(counting "$C")
 t_run_config "$R" "$OK" "$DEV" "$OK" "$OK" "$OK" '{"grace_ms": 500}'
 srv_start "$T_TMP/s" -C "$R"
 ok $? "serve: listens"
-req POST /api/loops/v2 "{\"title\": \"Count\", \"budget\": {\"max_wall_ms\": $(t_ms 1000)}}"
+req POST /api/loops/v2 "{\"title\": \"Count\", \"budget\": {\"max_wall_ms\": $(t_ms 2000)}}"
 ID=$(jr 'd["body"]["data"]["loop_id"]')
 req POST "/api/loops/v2/$ID/start"
 srv_wait_status "$ID" paused "$(t_ms 15000)"
 ok $? "serve: paused at the create body's budget"
 F=$R/.loop/$ID.json
-like "$(jget "$F" 'd["pause_reason"]')" "reached --max-time $(t_ms 1000)\$" \
+like "$(jget "$F" 'd["pause_reason"]')" "reached --max-time $(t_ms 2000)\$" \
     "serve: pause_reason in the state"
 req POST /api/loops/v2 '{"title": "Bad", "budget": {"max_tokens": "lots"}}'
 is "$(jr 'd["status"]')" 400 "serve: a bad budget is refused (400)"

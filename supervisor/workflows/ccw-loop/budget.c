@@ -76,8 +76,9 @@ budget_usage(struct loop *l)
 
 /*
  * What the loop used: the finished runs' sum, each live worker's last
- * PROGRESS, the running time; the time goes into usage.wall_ms (a later
- * run goes on from it) while a budget is set.
+ * PROGRESS, the running time (not while held, by the budget or by a
+ * person); the time goes into usage.wall_ms (a later run goes on from
+ * it) while a budget is set.
  */
 static void
 budget_measure(struct loop_budget *lb)
@@ -85,10 +86,17 @@ budget_measure(struct loop_budget *lb)
 	struct loop	*l = lb->l;
 	const json_t	*u = json_object_get(l->ss, "usage");
 	struct loop_run	*r;
-	uint64_t	 wall = lb->wall;
+	uint64_t	 wall, now = clock_mono_ms();
 
+	/* held by a person (hold.c): the clock stands from the hold on */
+	if (loop_held(l) && !lb->held && lb->since != 0) {
+		lb->wall += l->held_at > lb->since ? l->held_at - lb->since : 0;
+		lb->since = 0;
+	} else if (!loop_held(l) && !lb->held && lb->since == 0)
+		lb->since = now;
+	wall = lb->wall;
 	if (lb->since != 0)
-		wall += clock_mono_ms() - lb->since;
+		wall += now - lb->since;
 	lb->b.used[BUDGET_COST] = json_number_value(json_object_get(u,
 	    "cost_usd"));
 	lb->b.used[BUDGET_TOKENS] = json_number_value(json_object_get(u,
@@ -117,8 +125,8 @@ budget_arm(struct loop_budget *lb)
 	size_t		i;
 
 	evtimer_del(lb->tick);
-	if (lim <= 0 || lb->held)
-		return;
+	if (lim <= 0 || lb->held || loop_held(lb->l))
+		return;		/* held: the clock stands, till unhold's kick */
 	used = lb->b.used[BUDGET_WALL];
 	for (i = 0; i < sizeof marks / sizeof marks[0]; i++) {
 		if ((at = marks[i] * lim) <= used)
