@@ -4,7 +4,8 @@
 # processes in state T, or its cgroup frozen) and its counter with it;
 # the role's deadline does not run while frozen (held past it, develop
 # still succeeds, never nudged); running again goes on where it was.
-# A stop of a held loop closes its workers (nothing left); a run killed
+# A stop of a held loop closes its workers (nothing left); a worker
+# killed from outside while frozen is reaped as usual; a run killed
 # with SIGKILL while held does not leave them stopped for ever (the
 # freeze's guard thaws them, the worker sees its channel closed).  Under
 # both containment modes when a cgroup v2 can be made (else sweep only).
@@ -187,6 +188,21 @@ kill_held() {
 	ok $? "$1: kill: nothing of develop is left frozen behind the dead run"
 }
 
+# worker_killed MODE: the worker SIGKILLed from outside while held is
+# reaped as usual: its stopped tool swept, not left stopped; resumed,
+# the loop takes develop's failure and ends
+worker_killed() {
+	local w
+	held "$1" wk
+	w=$(ps -o ppid= -p "$(t_marked "$M" | head -n 1)" | tr -d ' ')
+	kill -KILL "$w"
+	t_wait_gone "$M" 10000
+	ok $? "$1: worker killed: its stopped tool was swept"
+	status "$F" running
+	t_wait_pid "$PID" 20000
+	is "$T_RC" 1 "$1: worker killed: resumed, the loop ends failed (exit 1)"
+}
+
 # the v2 hierarchy and our cgroup in it (as contain-cgroup.sh finds them)
 V2=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") {
     if ($(i + 1) == "cgroup2") { print $5; exit } ; break } }' \
@@ -206,8 +222,12 @@ HOLD=$((TMO + NUDGE + 500))
 for mode in $MODES; do
 	freeze_once "$mode" "$HOLD"
 	HOLD=300
-	# a stop is the loop's, whatever froze its workers: once
-	[ "$mode" = sweep ] && stop_held "$mode"
+	# a stop and a worker's death are the loop's and the agent's,
+	# whatever froze the workers: once
+	if [ "$mode" = sweep ]; then
+		stop_held "$mode"
+		worker_killed "$mode"
+	fi
 	kill_held "$mode"
 done
 t_done
