@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "apiint.h"
+#include "budget.h"
 #include "committer.h"
 #include "log.h"
 #include "retire.h"
@@ -29,6 +30,7 @@ enum api_type {
 	AT_POS,		/* an integer >= 1 */
 	AT_TAGS,	/* an array (maybe empty) of at most max strings */
 	AT_COUNT,	/* an integer from 1 to max */
+	AT_BUDGET,	/* the state's budget object (engine/budget.c) */
 };
 
 struct api_arg {
@@ -99,6 +101,13 @@ static const struct api_arg open_args[] = {
 	{ "start", AT_BOOL, 0, 0, NULL },
 	{ "task", AT_STR, 0, API_TEXT_MAX, NULL },
 	{ "mode", AT_ONE_OF, 0, 0, "auto parallel" },
+	{ "budget", AT_BUDGET, 0, 0, NULL },
+	ARG_END
+};
+/* loop_resume: a raised budget goes in the same commit as running */
+static const struct api_arg resume_args[] = {
+	{ "loop_id", AT_STR, 1, API_NAME_MAX, NULL },
+	{ "budget", AT_BUDGET, 0, 0, NULL },
 	ARG_END
 };
 
@@ -124,7 +133,7 @@ static const struct api_verb api_table[] = {
 	{ "loop_open", api_loop_open, open_args },
 	{ "loop_status", api_loop_status, loop_args },
 	{ "loop_pause", api_loop_pause, loop_args },
-	{ "loop_resume", api_loop_resume, loop_args },
+	{ "loop_resume", api_loop_resume, resume_args },
 	{ "loop_stop", api_loop_stop, loop_args },
 	{ "loop_update", api_loop_update, update_args },
 };
@@ -154,6 +163,8 @@ api_type_name(const struct api_arg *a)
 		return "an integer >= 1";
 	case AT_COUNT:
 		return "an integer from 1 to";
+	case AT_BUDGET:
+		return "a budget object";
 	}
 	return "?";
 }
@@ -176,6 +187,7 @@ api_word_in(const char *w, const char *words)
 static const char *
 api_check_arg(const struct api_arg *a, const json_t *v, char **buf)
 {
+	double	lim[BUDGET_NKINDS];
 	size_t	i;
 
 	switch (a->type) {
@@ -202,6 +214,8 @@ api_check_arg(const struct api_arg *a, const json_t *v, char **buf)
 		return *buf;
 	case AT_BOOL:
 		return json_is_boolean(v) ? NULL : api_type_name(a);
+	case AT_BUDGET:
+		return budget_parse(v, lim, buf) == 0 ? NULL : *buf;
 	case AT_ONE_OF:
 		if (json_is_string(v) && api_word_in(json_string_value(v),
 		    a->words))

@@ -37,7 +37,8 @@ struct api_loop_job {
 	char			*id_json;	/* {id}.json */
 	const char		*to;		/* a transition (static) */
 	json_t			*create;	/* loop_open: the new state; */
-						/* loop_update: the fields */
+						/* loop_update: the fields; */
+						/* loop_resume: {budget} */
 	int			 created;
 	int			 rc;
 	enum err_code		 code;		/* rc != 0: its kind */
@@ -179,6 +180,24 @@ api_loop_update_run(struct api_loop_job *j, struct api *api)
 }
 
 /*
+ * A resume's budget (j->create) over the saved one (the kinds given
+ * replace theirs), as the commit's front-end fields; NULL: none given.
+ */
+static json_t *
+api_loop_budget(const struct api_loop_job *j)
+{
+	const json_t	*b;
+	json_t		*m;
+
+	if (j->create == NULL)
+		return NULL;
+	b = json_object_get(j->state, "budget");
+	m = json_is_object(b) ? json_deep_copy(b) : json_object();
+	json_object_update(m, json_object_get(j->create, "budget"));
+	return json_pack("{s:o}", "budget", m);
+}
+
+/*
  * On the committer thread: read; create (loop_open with a title, the file
  * absent); or check the status is the transition's source and commit it
  * with nothing of ours but the status (skill_state comes from disk).
@@ -230,7 +249,9 @@ api_loop_run(void *arg)
 	req.to[0] = j->to;
 	req.reason[0] = strcmp(j->to, "stop") == 0 ? API_STOP_REASON : NULL;
 	req.nto = 1;
+	req.front = api_loop_budget(j);	/* a resume's raised budget */
 	api_loop_commit(j, api, &req);
+	json_decref((json_t *)req.front);
 	if (j->rc != 0)
 		return;
 	st = json_string_value(json_object_get(j->state, "status"));
@@ -399,6 +420,7 @@ api_loop_start(struct api_pending *p, const json_t *req, const char *id)
 		spec.task = json_string_value(json_object_get(req, "title"));
 	spec.mode = json_string_value(json_object_get(req, "mode"));
 	spec.max_iterations = json_is_integer(mi) ? json_integer_value(mi) : 0;
+	spec.budget = json_object_get(req, "budget");
 	as = xcalloc(1, sizeof *as);
 	as->api = api;
 	as->p = p;
@@ -469,6 +491,8 @@ api_loop_open(struct api_pending *p, const json_t *req)
 	if (st != NULL && json_object_get(req, "mode") != NULL)
 		json_object_set(json_object_get(st, "skill_state"), "mode",
 		    json_object_get(req, "mode"));
+	if (st != NULL && json_object_get(req, "budget") != NULL)
+		json_object_set(st, "budget", json_object_get(req, "budget"));
 	if (title != NULL && st == NULL)
 		api_fail(p, ERR_INVALID, "Invalid loop ID format: '%.*s'",
 		    STATE_ID_MAX, id);
@@ -500,8 +524,11 @@ api_loop_pause(struct api_pending *p, const json_t *req)
 void
 api_loop_resume(struct api_pending *p, const json_t *req)
 {
+	const json_t	*b = json_object_get(req, "budget");
+
 	api_loop_submit(p, LOP_TRANSITION, json_string_value(json_object_get(
-	    req, "loop_id")), "unpause", NULL);
+	    req, "loop_id")), "unpause", b != NULL ? json_pack("{s:O}",
+	    "budget", b) : NULL);
 }
 
 /* loop_stop: created|running|paused -> failed; a driver closes all, exit 4. */

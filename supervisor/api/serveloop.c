@@ -203,6 +203,27 @@ serve_loop_launch(struct serve_call *c, json_t *reply)
 }
 
 /*
+ * loop_resume for a resume route: its body's "budget" (a raised one, in
+ * the same commit as running: a loop its budget paused goes on).
+ */
+static json_t *
+serve_resume_verb(struct serve_call *c)
+{
+	json_t		*req = serve_verb("loop_resume", c->id), *b;
+	const char	*body;
+	size_t		 len;
+
+	body = c->r != NULL ? http_req_body(c->r, &len) : NULL;
+	if (body == NULL || len == 0 || (b = json_loadb(body, len, 0,
+	    NULL)) == NULL)
+		return req;
+	if (json_object_get(b, "budget") != NULL)
+		json_object_set(req, "budget", json_object_get(b, "budget"));
+	json_decref(b);
+	return req;
+}
+
+/*
  * start and resume, once the status is known: created -> launched (the
  * open makes it running); paused -> running committed, then launched.
  */
@@ -221,8 +242,7 @@ serve_loop_started(struct serve_call *c, json_t *reply)
 	if (st == NULL)
 		st = "none";
 	if (strcmp(st, "paused") == 0)
-		serve_call_api(c, serve_verb("loop_resume", c->id),
-		    serve_loop_launch);
+		serve_call_api(c, serve_resume_verb(c), serve_loop_launch);
 	else if (!resume && strcmp(st, "created") == 0)
 		serve_loop_launch(c, NULL);
 	else {
@@ -434,7 +454,8 @@ serve_root_named(struct serve *s, const json_t *name)
 
 /*
  * POST /api/loops/v2 {title, description?, max_iterations?, mode?,
- * root?}: mode is kept for the loop's start (the verb table's words).
+ * budget?, root?}: mode is kept for the loop's start (the verb table's
+ * words), budget is the state's (engine/budget.c checks it).
  */
 void
 serve_loops_create(struct serve *s, struct http_req *r,
@@ -462,9 +483,10 @@ serve_loops_create(struct serve *s, struct http_req *r,
 	    "root"))) == NULL)
 		serve_ccw_error(r, 400, 1, "root must be one of serve's roots");
 	else {
-		req = json_pack("{s:s,s:s,s:O?,s:O?,s:O*}", "verb",
+		req = json_pack("{s:s,s:s,s:O?,s:O?,s:O*,s:O*}", "verb",
 		    "loop_open", "title", t, "description", d,
-		    "max_iterations", mi, "mode", json_object_get(b, "mode"));
+		    "max_iterations", mi, "mode", json_object_get(b, "mode"),
+		    "budget", json_object_get(b, "budget"));
 		serve_call_api(serve_call_new(s, r, root, NULL), req,
 		    serve_loop_created);
 	}

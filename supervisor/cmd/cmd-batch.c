@@ -213,23 +213,6 @@ batch_cmd_signal(evutil_socket_t sig, short ev, void *arg)
 	    "batch");
 }
 
-/* A positive number option, or a usage error. */
-static int
-batch_num(const char *opt, const char *s, double max, double *out)
-{
-	char	*end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !isfinite(*out) ||
-	    *out <= 0 || *out > max) {
-		fprintf(stderr, "ccw-supervisor batch: %s: \"%s\" is not a "
-		    "number above 0 (at most %.0f)\n", opt, s, max);
-		return -1;
-	}
-	return 0;
-}
-
 /* The items as the JUnit report and the summary take them. */
 static json_t *
 batch_cmd_items(const json_t *st)
@@ -280,8 +263,8 @@ batch_opt(struct batch_cmd *bc, struct batch_args *ba, int ch,
 		ba->root = arg;
 		return 0;
 	case 'j':
-		return batch_num("--jobs", arg, BATCH_MAX_JOBS, &ba->jobs) !=
-		    0 || ba->jobs != floor(ba->jobs) ? -1 : 0;
+		return cmd_num("batch", "--jobs", arg, BATCH_MAX_JOBS,
+		    &ba->jobs) != 0 || ba->jobs != floor(ba->jobs) ? -1 : 0;
 	case 'J':
 		bc->json = 1;
 		return 0;
@@ -289,10 +272,11 @@ batch_opt(struct batch_cmd *bc, struct batch_args *ba, int ch,
 		ba->junit = arg;
 		return 0;
 	case 'c':
-		return batch_num("--max-cost-usd", arg, 1e9, &ba->cost);
+		return cmd_num("batch", "--max-cost-usd", arg, 1e9, &ba->cost);
 	case 't':
-		return batch_num("--max-tokens", arg, 1e15, &ba->tokens) !=
-		    0 || ba->tokens != floor(ba->tokens) ? -1 : 0;
+		return cmd_num("batch", "--max-tokens", arg, 1e15,
+		    &ba->tokens) != 0 || ba->tokens != floor(ba->tokens) ?
+		    -1 : 0;
 	case 'r':
 		ba->resume = arg;
 		return 0;

@@ -447,7 +447,8 @@ run_usage(FILE *fp)
 "           [--loop-id ID] [--launcher WORDS [--remote-worker PATH]]\n"
 "           [--containment cgroup|sweep|auto]\n"
 "           [--isolation worktree|none] [--from-worktree] [--land]\n"
-"           [--attempts N] [TASK]\n"
+"           [--attempts N] [--max-cost-usd X] [--max-tokens N]\n"
+"           [--max-time MS] [TASK]\n"
 "\n"
 "Create a loop for TASK and drive it to its end (auto: init, develop,\n"
 "debug, validate, complete; parallel: init, then develop+debug+validate\n"
@@ -475,6 +476,13 @@ run_usage(FILE *fp)
 "N times at once, each in a worktree of its own; the check runs in each\n"
 "and one is picked (tests passed, then the smallest diff, then the\n"
 "fastest) and merged onto ccw/ID/loop; all N are recorded in the state.\n"
+"--max-cost-usd X, --max-tokens N (input plus output), --max-time MS (the\n"
+"loop's running time): the loop's budget (state \"budget\"; with --loop-id\n"
+"it replaces the saved one's kinds given; a loop another process drives\n"
+"gets them with status running, and run exits 0).  Warnings at 50 and\n"
+"80 %%; at 100 %% the running workers are frozen and the loop is paused\n"
+"with the reason (pause_reason); status running with a raised budget\n"
+"goes on.\n"
 "stderr: live status lines on a terminal; elsewhere (a pipe, a file, no\n"
 "TERM or TERM=dumb) one plain line per worker start, end, retry and hold,\n"
 "with its reason; --quiet (or --json, events on stdout): only the first\n"
@@ -483,6 +491,9 @@ run_usage(FILE *fp)
 "3 paused, 4 stopped, 5 timed out, 70 internal error.  A signal's stop\n"
 "takes the tools' grace (1 s at most) and 2 s more whatever the disk does.\n");
 }
+
+/* run's budget options: no letter, past cmdutil.h's shared ones. */
+#define RUN_OPT_BUDGET	0x1b0	/* + enum budget_kind */
 
 /* A positive number of iterations or milliseconds. */
 static int
@@ -588,6 +599,12 @@ run_option(struct run_args *ra, int ch, const char *arg)
 	case 'j':
 		ra->json = 1;
 		break;
+	case RUN_OPT_BUDGET + BUDGET_COST:
+	case RUN_OPT_BUDGET + BUDGET_TOKENS:
+	case RUN_OPT_BUDGET + BUDGET_WALL:
+		w = cmd_num("run", budget_flag(ch - RUN_OPT_BUDGET), arg,
+		    1e15, &ra->budget[ch - RUN_OPT_BUDGET]);
+		break;
 	case 'Q':
 		ra->quiet = 1;
 		break;
@@ -622,6 +639,12 @@ run_parse(int argc, char **argv, struct run_args *ra)
 		{ "from-worktree", no_argument, NULL, 'W' },
 		{ "land", no_argument, NULL, 'L' },
 		{ "attempts", required_argument, NULL, 'a' },
+		{ "max-cost-usd", required_argument, NULL,
+		    RUN_OPT_BUDGET + BUDGET_COST },
+		{ "max-tokens", required_argument, NULL,
+		    RUN_OPT_BUDGET + BUDGET_TOKENS },
+		{ "max-time", required_argument, NULL,
+		    RUN_OPT_BUDGET + BUDGET_WALL },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },

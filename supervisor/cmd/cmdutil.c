@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,4 +416,25 @@ cmd_retire_new(const struct cmd_opts *o, struct sup *sup)
 {
 	return retire_new(sup, (unsigned)(o->cfg.keep_agents > UINT_MAX ?
 	    UINT_MAX : o->cfg.keep_agents));
+}
+
+/*
+ * A positive number option (a budget, a count), or a usage error said
+ * as the command's: batch's and run's alike.
+ */
+int
+cmd_num(const char *cmd, const char *opt, const char *s, double max,
+    double *out)
+{
+	char	*end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !isfinite(*out) ||
+	    *out <= 0 || *out > max) {
+		fprintf(stderr, "ccw-supervisor %s: %s: \"%s\" is not a "
+		    "number above 0 (at most %.0f)\n", cmd, opt, s, max);
+		return -1;
+	}
+	return 0;
 }

@@ -71,6 +71,7 @@ void	cmd_signals(struct event_base *, struct event **,
 void	cmd_signal_why(char *, size_t, const char *, int);
 void	cmd_print_json(const json_t *, int);
 void	cmd_emit_event(const char *, const json_t *);
+int	cmd_num(const char *, const char *, const char *, double, double *);
 
 /*
  * A string member of O for printing, DFLT when it is absent or not a

@@ -60,6 +60,7 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 {
 	struct loop_spec	 spec;
 	enum loopopen_status	 s;
+	json_t			*budget = NULL;
 	char			*err = NULL;
 
 	memset(&spec, 0, sizeof spec);
@@ -68,6 +69,8 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 	spec.mode = loop_mode_name(ra->mode);
 	spec.max_iterations = ra->have_max ? ra->max_iter : 0;
 	spec.state = ra->o.cfg.wf->state;
+	if (budget_any(ra->budget))
+		spec.budget = budget = budget_json(ra->budget);
 	s = loopopen_open(o, base, dirfd, ra->o.state_dir, &spec, &err);
 	if (o->found) {
 		run_open_notes(ra, o, id);
@@ -76,6 +79,18 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 		    loop_mode_parse(o->mode, &ra->mode) != 0)
 			ra->mode = LOOP_AUTO;
 	}
+	if (s == LOOPOPEN_BUSY && spec.budget != NULL && ra->task == NULL) {
+		/* its driver holds it: the budget (and a resume) go there */
+		free(err);
+		err = NULL;
+		if (loopopen_budget(dirfd, &spec, 1, &err) == 0) {
+			fprintf(stderr, "ccw-supervisor run: loop %s: budget "
+			    "set for its driver (a loop its budget paused goes "
+			    "on there)\n", id);
+			json_decref(budget);
+			return EXIT_OK;
+		}
+	}
 	if (s == LOOPOPEN_NOENT && ra->o.state_dir_opt == NULL)
 		fprintf(stderr, "ccw-supervisor run: %s (looked in "
 		    "%s/.workflow/.loop and %s/.loop)\n", err, ra->o.cwd,
@@ -83,6 +98,7 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 	else if (s != LOOPOPEN_RUN)
 		fprintf(stderr, "ccw-supervisor run: %s\n", err);
 	free(err);
+	json_decref(budget);
 	return loopopen_exit(s);
 }
 

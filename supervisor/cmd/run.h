@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "budget.h"
 #include "cmdutil.h"
 #include "loop.h"
 #include "loopopen.h"
@@ -28,6 +29,7 @@ struct run_args {
 	const char	*isolation;	/* --isolation worktree|none */
 	int		 from_worktree, land;
 	unsigned	 attempts;	/* --attempts N: develop's, 0 unset */
+	double		 budget[BUDGET_NKINDS];	/* --max-cost-usd ...: 0 unset */
 };
 
 /* --- run-open.c: the loop opened by the engine, its words on stderr */

@@ -194,6 +194,9 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 			free(a->last_retry);
 			a->last_retry = xstrdup(m->u.progress.text);
 		}
+		a->live_in = m->u.progress.tokens_in;
+		a->live_out = m->u.progress.tokens_out;
+		a->live_cost = m->u.progress.cost;
 		free(a->last_progress);
 		a->last_progress = m->u.progress.text;
 		m->u.progress.text = NULL;

@@ -120,6 +120,8 @@ struct agent {
 	struct event		*kill_ev;	/* close's own deadline */
 	struct evbuffer		*early;		/* INPUT frames sent before HELLO */
 	char			*last_progress;	/* text of the last PROGRESS */
+	uint64_t		 live_in, live_out; /* the last PROGRESS's tokens */
+	double			 live_cost;	/* ... and cost: a budget's live use */
 	char			*last_retry;	/* ... of kind "retry": the CLI's
 						   words if the deadline comes
 						   while it is still retrying */

@@ -67,6 +67,8 @@ open_create(int dirfd, const struct loop_spec *spec, char **err)
 		xasprintf(err, "cannot make a state for loop %s", spec->id);
 		return -1;
 	}
+	if (spec->budget != NULL)
+		json_object_set_new(st, "budget", json_deep_copy(spec->budget));
 	ss = json_object_get(st, "skill_state");
 	if (spec->mode != NULL)
 		json_object_set_new(ss, "mode", json_string(spec->mode));
@@ -166,6 +168,39 @@ open_start(struct state_store *store, const char *id, char **err)
 }
 
 /*
+ * A found loop's budget raised or set as a front end would (the kinds
+ * given replace the saved ones; the others stay), before it is resumed;
+ * with resume, paused -> running in the same commit (a loop another
+ * process drives, held by its budget, goes on there).
+ */
+int
+loopopen_budget(int dirfd, const struct loop_spec *spec, int resume,
+    char **err)
+{
+	struct state_commit_req	 req;
+	json_t			*st = NULL, *b, *front;
+	int			 rc;
+
+	if (state_load(dirfd, spec->id, &st, err) != STATE_OK)
+		return -1;
+	b = json_object_get(st, "budget");
+	b = json_is_object(b) ? json_deep_copy(b) : json_object();
+	json_object_update(b, (json_t *)spec->budget);
+	front = json_pack("{s:o}", "budget", b);
+	memset(&req, 0, sizeof req);
+	req.front = front;
+	req.ws = spec->state;
+	if (resume) {
+		req.to[0] = "unpause";
+		req.nto = 1;
+	}
+	rc = state_commit_run(dirfd, spec->id, &req, NULL, NULL, err);
+	json_decref(front);
+	json_decref(st);
+	return rc;
+}
+
+/*
  * Is there no state file for ID?  A loop given by id alone that does not
  * exist leaves nothing behind: no run lock, no commit lock.
  */
@@ -208,6 +243,9 @@ loopopen_open(struct loop_opened *o, struct event_base *base, int dirfd,
 	state_clean_temps(dirfd, spec->id);
 	if ((s = open_load(o, dirfd, spec, err)) != LOOPOPEN_RUN)
 		return s;
+	if (o->found && spec->budget != NULL &&
+	    loopopen_budget(dirfd, spec, 0, err) != 0)
+		return LOOPOPEN_ERROR;
 	if (loopguard_workers(&o->guard, NULL, err) != 0) {
 		char	*e = *err;
 

@@ -7,6 +7,8 @@
 #ifndef CCW_LOOPOPEN_H
 #define CCW_LOOPOPEN_H
 
+#include <jansson.h>
+
 #include "errcode.h"
 #include "loopguard.h"
 #include "toolconfig.h"
@@ -23,6 +25,8 @@ struct loop_spec {
 	long long	 max_iterations; /* a new loop's; 0: 10 */
 	const struct workflow_state *state; /* its workflow's (flowdef.h) */
 	const char	*tool, *model;	/* this loop's, above the host's; NULL: theirs */
+	const json_t	*budget;	/* its "budget" to set (a front end's
+					   write), the kinds given; NULL: kept */
 };
 
 /* Why a loop cannot be driven now (LOOPOPEN_RUN: it can). */
@@ -53,6 +57,7 @@ struct loop_opened {
 enum loopopen_status loopopen_open(struct loop_opened *, struct event_base *,
 		    int, const char *, const struct loop_spec *, char **);
 void		 loopopen_close(struct loop_opened *);
+int		 loopopen_budget(int, const struct loop_spec *, int, char **);
 char		*loopopen_title(const char *);
 int		 loopopen_exit(enum loopopen_status);
 enum err_code	 loopopen_code(enum loopopen_status);	/* the api's kind */

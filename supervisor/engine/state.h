@@ -105,8 +105,8 @@ int	 state_owned_reverted(const json_t *, const json_t *);	/* (disk, our last): 
 /* One commit's request: state_commit and the store fill it in. */
 struct state_commit_req {
 	const json_t	*last;		/* our last commit: our fields come from it (NULL: from disk) */
-	const json_t	*patch;		/* our fields to change: skill_state, current_iteration */
-	const json_t	*front;		/* a front end's commit: its fields to set (title, description, max_iterations, tags, priority, notes) */
+	const json_t	*patch;		/* our fields to change: skill_state, current_iteration, pause_reason */
+	const json_t	*front;		/* a front end's commit: its fields to set (title, description, max_iterations, tags, priority, notes, budget) */
 	const char	*to[STATE_COMMIT_NTO];	/* transitions, applied in order when */
 	const char	*reason[STATE_COMMIT_NTO];	/* the status on disk is their source */
 	int		 nto;

@@ -220,7 +220,7 @@ static int
 commit_front_field(const char *k)
 {
 	static const char *const front[] = { "title", "description",
-	    "max_iterations", "tags", "priority", "notes", NULL };
+	    "max_iterations", "tags", "priority", "notes", "budget", NULL };
 	size_t	i;
 
 	for (i = 0; front[i] != NULL; i++)
@@ -264,9 +264,11 @@ commit_check_req(const struct state_commit_req *req, char **err)
 			return -1;
 		}
 		/* interrupted: a host's why it left the loop (loopdriver.c) */
+		/* pause_reason: why the engine paused it (a budget) */
 		if (strcmp(k, "skill_state") != 0 &&
 		    strcmp(k, "current_iteration") != 0 &&
-		    strcmp(k, "interrupted") != 0) {
+		    strcmp(k, "interrupted") != 0 &&
+		    strcmp(k, "pause_reason") != 0) {
 			xasprintf(err, "%s: not a field the supervisor owns", k);
 			return -1;
 		}
@@ -279,7 +281,8 @@ commit_check_req(const struct state_commit_req *req, char **err)
  * unknown ones included, exactly as they are), then ours: skill_state
  * and current_iteration from our last commit plus the patch, a patch's
  * interrupted (a host's reason, loopdriver.c), then the
- * transitions that start from the status on disk, then updated_at.
+ * transitions that start from the status on disk, a patch's
+ * pause_reason (kept only while paused), then updated_at.
  */
 static json_t *
 commit_merge(const json_t *disk, const struct state_commit_req *req)
@@ -341,6 +344,13 @@ commit_merge(const json_t *disk, const struct state_commit_req *req)
 				    json_string(req->reason[i]));
 		}
 	}
+	if ((j = json_object_get(req->patch, "pause_reason")) != NULL)
+		json_object_set_new(m, "pause_reason", json_deep_copy(j));
+	/* a reason to be paused only while it is (a resume ends it) */
+	st = json_string_value(json_object_get(m, "status"));
+	if (st == NULL || strcmp(st, "paused") != 0 ||
+	    json_is_null(json_object_get(m, "pause_reason")))
+		json_object_del(m, "pause_reason");
 	json_object_set_new(m, "updated_at", json_string(now));
 	return m;
 }

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "budget.h"
 #include "clock.h"
 #include "flowdef.h"
 #include "state.h"
@@ -55,7 +56,8 @@ static const struct state_vrule state_r_head[] = {
 /* skill_state.usage: the engine's sum of its workers' (ccw-loop/loop.c). */
 static const struct state_vrule state_r_usage[] = {
 	R_INT("input_tokens", V_REQ, 0), R_INT("output_tokens", V_REQ, 0),
-	R("cost_usd", V_NUM, V_REQ | V_NULL), R_END
+	R("cost_usd", V_NUM, V_REQ | V_NULL),
+	R_INT("wall_ms", 0, 0), R_END
 };
 static const struct state_vrule state_r_tail[] = {
 	R_SUB("errors", V_LIST, V_REQ, state_r_error),
@@ -70,6 +72,8 @@ static const struct state_vrule state_r_loop[] = {
 	R_INT("current_iteration", V_REQ, 0), R("created_at", V_TS, V_REQ),
 	R("updated_at", V_TS, V_REQ), R("completed_at", V_TS, V_NULL),
 	R("failure_reason", V_STR, V_NULL),
+	R_SUB("budget", V_OBJ, V_NULL, budget_vrules),
+	R("pause_reason", V_STR, V_NULL),
 	R("skill_state", V_OBJ, V_NULL), R_END
 };
 

@@ -240,6 +240,8 @@ started "$R"
 is "$(budget_events "$R.out")" \
     "[(50, 'cost_usd', True), (80, 'cost_usd', True)] 1 False" \
     "cost budget: budget_warning at 50 then 80 %, once each, then budget_exceeded once; no item_started after it"
+is "$(grep '"event":"budget_reached"' "$R.out" | jget - '[d["budget"], d["limit"], d["reason"].startswith("budget: cost"), "batch_id" in d]')" \
+    '["cost_usd",0.1,true,true]' "cost budget: budget_reached with the batch's id, as a loop's (issue 29)"
 t_wait_gone "$M" 10000
 ok $? "cost budget: no claude (or other tool) left running"
 # ITEM-6's claude was running at the stop; closed, not waited for

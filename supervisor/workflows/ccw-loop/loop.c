@@ -60,6 +60,7 @@ static void		 loop_retry_cb(evutil_socket_t, short, void *);
 static void
 loop_progress(struct agent *a, void *arg)
 {
+	loop_budget_check(arg);
 	loop_event(arg, "worker_progress", json_pack("{s:s, s:s?, s:s?, "
 	    "s:s?}", "agent_id", a->id, "role", a->role, "tool", a->tool,
 	    "text", a->last_progress));
@@ -118,6 +119,7 @@ loop_save(struct loop *l, const char *to, const char *reason,
 	json_t		*patch;
 
 	json_object_set_new(l->ss, "action_index", json_integer(l->index));
+	loop_budget_note(l);
 	patch = json_pack("{s:O, s:I}", "skill_state", l->ss,
 	    "current_iteration", l->iteration);
 	state_store_update(l->store, patch);
@@ -763,6 +765,7 @@ loop_kick_cb(evutil_socket_t fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
+	loop_budget_check(l);	/* a run's usage counted: held at 100 % */
 	if (l->phase == LP_DONE || (l->held && l->phase != LP_ENDING))
 		return;		/* held: nothing decided till unhold */
 	loop_admit_held(l);	/* starts a hold kept back */
@@ -864,6 +867,7 @@ loop_new(struct event_base *base, struct state_store *store,
 	l->kick = event_new(base, -1, 0, loop_kick_cb, l);
 	l->retry_ev = evtimer_new(base, loop_retry_cb, l);
 	l->ask_ev = event_new(base, -1, EV_PERSIST, loop_ask_cb, l);
+	l->budget = loop_budget_new(l);
 	if ((l->watch = state_watch_new(base, store, cfg->watch_poll ?
 	    STATE_WATCH_POLL : STATE_WATCH_INOTIFY, loop_watch_cb, l,
 	    err)) == NULL) {
@@ -886,6 +890,7 @@ loop_start(struct loop *l)
 	    "action_index", l->index));
 	loop_event(l, "LOOP_STATE_UPDATE", merge_state_event(
 	    state_store_get(l->store), NULL, 0));
+	loop_budget_check(l);
 	loop_kick(l);
 }
 
@@ -923,6 +928,7 @@ loop_free(struct loop *l)
 	if (l->sup_ok)
 		sup_free(&l->sup);
 	state_watch_free(l->watch);
+	loop_budget_free(l->budget);
 	if (l->kick != NULL)
 		event_free(l->kick);
 	if (l->retry_ev != NULL)
@@ -1457,6 +1463,9 @@ loop_watch_cb(const char *status, const json_t *st, void *arg)
 		return;
 	}
 	log_info("loop %s: status is now %s", l->cfg.id, status);
+	/* a budget's hold: thawed if raised enough, else paused again */
+	if (strcmp(status, "running") == 0 && loop_budget_resumed(l, st))
+		return;
 	if (loop_held(l) && strcmp(status, "paused") == 0)
 		return;		/* held: paused is what the file says */
 	if (loop_held(l) && strcmp(status, "running") == 0) {

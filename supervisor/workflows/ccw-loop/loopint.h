@@ -2,7 +2,8 @@
  * loopint.h: the run engine's insides, shared by loop.c (the driving of
  * steps, a step's runs that end short, the state file's watch),
  * looprun.c (a worker's start through its tool's gate, its end, a
- * rate-limited run again, all closed at the loop's end), pick.c (the
+ * rate-limited run again, all closed at the loop's end), budget.c (the
+ * loop's budget held against its usage), pick.c (the
  * best-of-N step), isolate.c (a step's worktrees and merge), hosted.c
  * and loopphase.c (the phase machine).  Not for callers.
  */
@@ -108,6 +109,7 @@ struct loop {
 	int			 exit_code;	/* set by LE_END */
 	int			 deleted;	/* the owner deleted the file */
 	char			*end_to, *end_reason;
+	struct loop_budget	*budget;	/* budget.c: its limits, usage */
 	/* held (hold.c): workers frozen, none started */
 	int			 held;
 	uint64_t		 held_at;	/* clock_mono_ms */
@@ -147,6 +149,12 @@ void		 questions_expire(struct loop *, const char *);
 json_t		*questions_worker(struct loop *);
 void		 questions_rearm(struct loop *, uint64_t);
 void		 questions_drop(struct loop *);
+/* budget.c: the loop's budget, checked as it is used */
+struct loop_budget *loop_budget_new(struct loop *);
+void		 loop_budget_free(struct loop_budget *);
+void		 loop_budget_check(struct loop *);
+int		 loop_budget_resumed(struct loop *, const json_t *);
+void		 loop_budget_note(struct loop *);
 
 /* pick.c: the best-of-N step */
 unsigned	 pick_attempts(struct loop *, int);

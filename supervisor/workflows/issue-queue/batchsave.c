@@ -19,6 +19,7 @@
 #include "batchstate.h"
 #include "bqinput.h"
 #include "bqqueue.h"
+#include "budget.h"
 #include "clock.h"
 #include "committer.h"
 #include "flowdef.h"
@@ -289,49 +290,45 @@ batch_usage_sum(struct batch *b)
 }
 
 
+/* A budget warning of the batch's, on its events. */
+static void
+batch_budget_warn(void *arg, json_t *fields)
+{
+	batch_emit(arg, "budget_warning", fields);
+}
+
 /*
- * The batch's usage against its budget: a warning at 50 % and at 80 %
- * of each (once), and at 100 % no new start and every loop stopped.
+ * The batch's usage against its budget (engine/budget.c's check, the
+ * loops' too): a warning at 50 % and at 80 % of each (once), and at
+ * 100 % no new start and every loop stopped.
  */
 void
 batch_budget(struct batch *b)
 {
 	const json_t	*u = json_object_get(json_object_get(b->st, "context"),
 			    "usage");
-	double		 used[2], lim[2], pct;
-	static const char *const what[2] = { "cost_usd", "tokens" };
-	static const unsigned marks[2] = { 50, 80 };
+	struct budget	 bu;
 	char		*why;
-	int		 k, m;
+	int		 k;
 
-	used[0] = json_number_value(json_object_get(u, "cost_usd"));
-	used[1] = (double)(json_integer_value(json_object_get(u,
-	    "input_tokens")) + json_integer_value(json_object_get(u,
-	    "output_tokens")));
-	lim[0] = b->cfg.max_cost_usd;
-	lim[1] = (double)b->cfg.max_tokens;
-	for (k = 0; k < 2; k++) {
-		if (lim[k] <= 0)
-			continue;
-		pct = 100.0 * used[k] / lim[k];
-		for (m = 0; m < 2; m++) {
-			if (pct < marks[m] || (b->warned & (1u << (k * 2 + m))))
-				continue;
-			b->warned |= 1u << (k * 2 + m);
-			batch_emit(b, "budget_warning", json_pack("{s:s, s:f,"
-			    " s:f, s:i}", "budget", what[k], "used", used[k],
-			    "limit", lim[k], "percent", (int)marks[m]));
-		}
-		if (pct >= 100.0 && b->end == BE_NONE) {
-			if (k == 0)
-				xasprintf(&why, "budget: cost %.4f USD reached "
-				    "--max-cost-usd %.4f", used[0], lim[0]);
-			else
-				xasprintf(&why, "budget: %.0f tokens reached "
-				    "--max-tokens %.0f", used[1], lim[1]);
-			batch_stop_all(b, BE_BUDGET, why);
-			free(why);
-		}
+	memset(&bu, 0, sizeof bu);
+	bu.used[BUDGET_COST] = json_number_value(json_object_get(u,
+	    "cost_usd"));
+	bu.used[BUDGET_TOKENS] = (double)(json_integer_value(
+	    json_object_get(u, "input_tokens")) + json_integer_value(
+	    json_object_get(u, "output_tokens")));
+	bu.limit[BUDGET_COST] = b->cfg.max_cost_usd;
+	bu.limit[BUDGET_TOKENS] = (double)b->cfg.max_tokens;
+	bu.warned = b->warned;
+	k = budget_check(&bu, batch_budget_warn, b);
+	b->warned = bu.warned;
+	if (k >= 0 && b->end == BE_NONE) {
+		why = budget_reason(&bu, k);
+		/* the loops' event too (notifications take it) */
+		batch_emit(b, "budget_reached", budget_reached_event(&bu, k,
+		    why));
+		batch_stop_all(b, BE_BUDGET, why);
+		free(why);
 	}
 }
 

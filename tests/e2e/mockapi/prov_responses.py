@@ -126,6 +126,8 @@ def _shell_args(tool, command):
             args["command"] = command
     if "timeout_ms" in props:
         args["timeout_ms"] = 60000
+    if "yield_time_ms" in props:    # a long command is waited for
+        args["yield_time_ms"] = 300000
     return args
 
 
