@@ -280,7 +280,7 @@ acp_ask_next(struct acp_session *s)
 		s->answers = NULL;
 		json_decref(s->questions);
 		s->questions = NULL;
-		(void)host_loop_answer(s->hl, ans);
+		(void)host_loop_answer_via(s->hl, ans, NULL, "acp");
 		json_decref(ans);
 		return;
 	}

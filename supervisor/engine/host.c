@@ -27,6 +27,7 @@
 #include "loopdriver.h"
 #include "logfeed.h"
 #include "meter.h"
+#include "question.h"
 #include "state.h"
 #include "sup.h"
 #include "toolconfig.h"
@@ -681,10 +682,56 @@ host_loop_stop_as(struct host_loop *hl, const char *why, const char *status,
 int
 host_loop_answer(struct host_loop *hl, const json_t *answers)
 {
+	return host_loop_answer_via(hl, answers, NULL, NULL);
+}
+
+/* The same, the history saying who answered (BY) and through what (VIA). */
+int
+host_loop_answer_via(struct host_loop *hl, const json_t *answers,
+    const char *by, const char *via)
+{
 	if (hl->state != HL_RUNNING || hl->wf->driver->answer == NULL)
 		return -1;
-	hl->wf->driver->answer(hl->run, answers);
+	hl->wf->driver->answer(hl->run, answers, by, via);
 	return 0;
+}
+
+/* The open questions of every live loop (question.c's records). */
+json_t *
+host_questions(struct host *h)
+{
+	struct host_loop	*hl;
+	json_t			*out = json_array();
+
+	TAILQ_FOREACH(hl, &h->loops, entry)
+		if (hl->state == HL_RUNNING && hl->lo.store != NULL)
+			question_open_append(state_store_get(hl->lo.store), out);
+	return out;
+}
+
+/*
+ * Answer a live loop's question: appended to its answers file, which
+ * the loop watches and takes it from (one path for every front end).
+ */
+int
+host_question_answer(struct host *h, const char *qid, const char *answer,
+    const char *by, const char *via, char **err)
+{
+	struct host_loop	*hl;
+	const json_t		*st;
+
+	TAILQ_FOREACH(hl, &h->loops, entry) {
+		if (hl->state != HL_RUNNING || hl->lo.store == NULL)
+			continue;
+		st = state_store_get(hl->lo.store);
+		if (question_find(json_object_get(json_object_get(st,
+		    "skill_state"), "questions"), qid) != NULL)
+			return question_file_answer(state_store_dirfd(
+			    hl->lo.store), hl->id, qid, answer, by, via, err);
+	}
+	xasprintf(err, "no live loop has the question %s", qid != NULL ? qid :
+	    "(none)");
+	return -ERR_NOT_FOUND;
 }
 
 /*

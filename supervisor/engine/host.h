@@ -119,8 +119,9 @@ struct workflow_driver {
 	void	 (*start)(void *);
 	void	 (*stop)(void *, const char *);	/* ends with done(4) */
 	void	 (*free)(void *);	/* workers still alive are killed */
-	/* the answers to the run's ask (NULL: none); NULL: it never asks */
-	void	 (*answer)(void *, const json_t *);
+	/* the answers to the run's ask (NULL: none), who gave them and
+	   through what (either NULL); NULL: it never asks */
+	void	 (*answer)(void *, const json_t *, const char *, const char *);
 	/* its agent table, for counts (/metrics); NULL: it shows none */
 	const struct sup *(*agents)(void *);
 	/* stop, its last save setting the status and reason a front end
@@ -155,6 +156,30 @@ void		 host_loop_interrupt(struct host_loop *, const char *);	/* left running, w
 void		 host_loop_stop_as(struct host_loop *, const char *,
 		    const char *, const char *);	/* why, status, reason */
 int		 host_loop_answer(struct host_loop *, const json_t *);
+int		 host_loop_answer_via(struct host_loop *, const json_t *,
+		    const char *, const char *);	/* by, via: the history's */
+
+/*
+ * The queue of questions (issue 29; records: engine/question.c).
+ * host_questions: every open question of the host's live loops, a new
+ * JSON array of records.  host_question_answer: answer an open question
+ * of a live loop (by may be NULL; via: "http", "socket", "mcp", "page",
+ * ...): 0, else -(enum err_code) and *err: -ERR_NOT_FOUND (-1) no live
+ * loop has that question, -ERR_CONFLICT no longer open, -ERR_INVALID a
+ * bad argument.  The loop takes the answer from its answers file.
+ * question_file_list / question_file_answer: the same for a stored loop
+ * not driven here (its state file, {id}.answers.jsonl beside it); list
+ * returns NULL and *err when the loop cannot be read.
+ */
+json_t		*host_questions(struct host *);
+int		 host_question_answer(struct host *, const char *qid,
+		    const char *answer, const char *by, const char *via,
+		    char **err);
+json_t		*question_file_list(int state_dirfd, const char *loop_id,
+		    char **err);
+int		 question_file_answer(int state_dirfd, const char *loop_id,
+		    const char *qid, const char *answer, const char *by,
+		    const char *via, char **err);
 void		 host_stop_all(struct host *, const char *);
 const char	*host_loop_id(const struct host_loop *);
 const char	*host_loop_mode(const struct host_loop *);

@@ -34,7 +34,7 @@ static const char *const remove_dirs[] = {
 /* The loop's side files and locks next to its state file. */
 static const char *const remove_files[] = {
 	".history.jsonl", ".tasks.jsonl", ".json.tmp", ".lock", ".run.lock",
-	NULL
+	".answers.jsonl", NULL
 };
 
 /* Every entry of DIR (opened without following a link), then DIR. */

@@ -88,9 +88,10 @@ hosted_free(void *l)
 }
 
 static void
-hosted_answer(void *l, const json_t *answers)
+hosted_answer(void *l, const json_t *answers, const char *by,
+    const char *via)
 {
-	loop_answer(l, answers);
+	loop_answer_via(l, answers, by, via);
 }
 
 /* The loop's agent table, for serve's counts by state. */

@@ -85,6 +85,8 @@ void		 loop_stop_as(struct loop *, const char *, const char *,
 		    const char *);	/* why, status, reason: exit 4 */
 void		 loop_choose(struct loop *, const char *);	/* the menu */
 void		 loop_answer(struct loop *, const json_t *);	/* NULL: none */
+void		 loop_answer_via(struct loop *, const json_t *, const char *,
+		    const char *);	/* by, via: the history's */
 json_t		*loop_live(struct loop *);	/* the running workers */
 
 /* --- merge.c: a role's result into skill_state, in place */
