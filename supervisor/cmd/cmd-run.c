@@ -222,7 +222,8 @@ run_ui_question(struct run_ui *ui)
 	char		*opts;
 
 	opts = json_dumps(json_object_get(q, "options"), JSON_COMPACT);
-	fprintf(stderr, "%s: %s %s (Enter: %s): ", run_s(q, "id"),
+	fprintf(stderr, "%s [%s]: %s %s (Enter: %s): ", run_s(q, "id"),
+	    run_s(q, "question_id") != NULL ? run_s(q, "question_id") : "-",
 	    run_s(q, "question"), opts != NULL ? opts : "[]",
 	    json_is_string(rec) ? json_string_value(rec) : "first option");
 	free(opts);
@@ -273,7 +274,7 @@ run_ui_line(struct run_ui *ui, char *line)
 			return;
 		}
 		ui->want = UI_IDLE;
-		loop_answer(ui->l, ui->answers);
+		loop_answer_via(ui->l, ui->answers, getenv("USER"), "terminal");
 	}
 }
 
@@ -293,7 +294,7 @@ run_ui_eof(struct run_ui *ui)
 		ui->want = UI_IDLE;
 		rec = clarify_recommended(ui->qs, &why);
 		free(why);
-		loop_answer(ui->l, rec);
+		loop_answer_via(ui->l, rec, NULL, "policy");
 		json_decref(rec);
 	}
 }

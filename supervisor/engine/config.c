@@ -83,6 +83,14 @@
  *		cgroup where the controller is enabled (else said once):
  *		{"memory.max": N, "pids.max": N, "cpu.weight": N}, each a
  *		non-negative integer or "max".
+ *   question_timeout_ms  how long a worker's question waits for an
+ *		answer from a front end (the queue of questions) before
+ *		on_question_timeout applies; 0 (the default): a headless
+ *		loop takes the recommended option at once.
+ *   on_question_timeout  "recommended" (the default: answered with
+ *		the recommended option, via "policy"), "fail" (the step
+ *		and the loop fail) or "pause" (the loop pauses, the
+ *		questions stay open for an answer taken on resume).
  *   retry	how a step that failed is run again where the workflow
  *		runs it again (a parallel step whose every role failed):
  *		{"attempts": 3, "initial_interval_ms": 1000,
@@ -135,6 +143,7 @@
 #include "adapter.h"
 #include "cgroup.h"
 #include "outcome.h"
+#include "question.h"
 #include "retire.h"
 #include "toolconfig.h"
 #include "flowdef.h"
@@ -650,6 +659,31 @@ config_attempts(struct cload *ld, json_t *obj, const char *where,
 	return 0;
 }
 
+/* roles.ROLE.on_question_timeout: a word of question_policies. */
+static int
+config_question_policy(struct cload *ld, json_t *obj, const char *where,
+    struct role_cfg *r)
+{
+	char	*w = NULL;
+	int	 i;
+
+	if (config_str(ld, obj, "on_question_timeout", where, &w) == -1)
+		return -1;
+	if (w == NULL)
+		return 0;
+	for (i = 0; question_policies[i] != NULL; i++)
+		if (strcmp(w, question_policies[i]) == 0)
+			break;
+	free(w);
+	if (question_policies[i] == NULL) {
+		config_error(ld, "%s.on_question_timeout: expected "
+		    "\"recommended\", \"fail\" or \"pause\"", where);
+		return -1;
+	}
+	r->on_question_timeout = i;
+	return 0;
+}
+
 /* One entry of "roles"; its tool must be an adapter we have. */
 static int
 config_role_entry(struct cload *ld, struct config *cfg, const char *name,
@@ -658,7 +692,8 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 	static const char *const known[] = {
 		"tool", "command", "model", "prompt", "permission",
 		"timeout_ms", "nudge_ms", "grace_ms", "idle_ms", "retry",
-		"launcher", "log_max_bytes", "limits", "attempts", NULL
+		"launcher", "log_max_bytes", "limits", "attempts",
+		"question_timeout_ms", "on_question_timeout", NULL
 	};
 	struct role_cfg	*r;
 	char		*where, *perm = NULL, *list;
@@ -686,7 +721,10 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 	    config_ms(ld, obj, "grace_ms", where, &r->grace_ms) == -1 ||
 	    config_ms(ld, obj, "idle_ms", where, &r->idle_ms) == -1 ||
 	    config_bytes(ld, obj, "log_max_bytes", where, &r->log_max) == -1 ||
-	    config_retry(ld, obj, where, &r->retry) == -1)
+	    config_retry(ld, obj, where, &r->retry) == -1 ||
+	    config_ms(ld, obj, "question_timeout_ms", where,
+	    &r->question_timeout_ms) == -1 ||
+	    config_question_policy(ld, obj, where, r) == -1)
 		goto out;
 	if (r->tool != NULL && config_tool_index(r->tool) == -1) {
 		config_error(ld, "%s.tool: unknown tool '%s'", where, r->tool);

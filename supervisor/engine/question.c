@@ -57,6 +57,22 @@ question_id_new(char id[QUESTION_ID_LEN + 1])
 		snprintf(id + 2 + 2 * i, 3, "%02x", b[i]);
 }
 
+/* The wall-clock time timeout_ms from now, ISO 8601, into buf. */
+void
+question_deadline(uint64_t timeout_ms, char *buf, size_t len)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(timeout_ms / 1000);
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	clock_iso(&ts, 1, buf, len);
+}
+
 /*
  * The record of one worker question (q as its result holds it: id,
  * question, options, recommended), asked now; its deadline timeout_ms
@@ -67,21 +83,11 @@ json_t *
 question_record(const char *loop_id, const char *agent_id, const char *role,
     const json_t *q, uint64_t timeout_ms, const char *now)
 {
-	struct timespec	 ts;
 	char		 id[QUESTION_ID_LEN + 1], dl[40];
 	const json_t	*opts = json_object_get(q, "options");
 
 	question_id_new(id);
-	if (timeout_ms > 0) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += (time_t)(timeout_ms / 1000);
-		ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		clock_iso(&ts, 1, dl, sizeof dl);
-	}
+	question_deadline(timeout_ms, dl, sizeof dl);
 	return json_pack("{s:s, s:s, s:s?, s:s, s:s, s:O, s:O?, s:s, s:s?, "
 	    "s:s, s:n, s:n, s:n, s:s?}", "id", id, "loop_id", loop_id,
 	    "agent_id", agent_id, "role", role, "question",

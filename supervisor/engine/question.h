@@ -25,6 +25,7 @@ enum question_policy {
 };
 extern const char *const question_policies[];	/* their words, NULL-ended */
 
+void		 question_deadline(uint64_t, char *, size_t);
 json_t		*question_record(const char *, const char *, const char *,
 		    const json_t *, uint64_t, const char *);
 json_t		*question_find(const json_t *, const char *);

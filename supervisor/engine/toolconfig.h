@@ -69,6 +69,8 @@ struct role_cfg {
 	struct launch_cfg launch;	/* set: overrides the top level's */
 	json_t		*limits;	/* cgroup limits {file: value}; NULL */
 	unsigned	 attempts;	/* best-of-N runs of one step; 0: 1 */
+	uint64_t	 question_timeout_ms;	/* 0: headless answers at once */
+	int		 on_question_timeout;	/* enum question_policy */
 };
 
 /* What our own file set for one tool: CCW's file does not override it. */

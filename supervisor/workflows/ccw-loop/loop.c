@@ -31,6 +31,7 @@
 #include "loop.h"
 #include "loopint.h"
 #include "progress.h"
+#include "question.h"
 #include "retire.h"
 #include "state.h"
 #include "sup.h"
@@ -44,6 +45,8 @@ static void		 loop_watch_cb(const char *, const json_t *, void *);
 
 /* runs that end short */
 static int		 loop_clarify(struct loop *, int);
+static int		 loop_resume_asked(struct loop *, int);
+static void		 loop_ask_cb(evutil_socket_t, short, void *);
 static void		 loop_retry(struct loop *);
 static int		 loop_retry_lost(struct loop *, int, const json_t *);
 static void		 loop_retry_cb(evutil_socket_t, short, void *);
@@ -525,6 +528,8 @@ loop_next(struct loop *l)
 	}
 	if (loop_iterates(l, i) && loop_bounded(l))
 		return;
+	if (loop_resume_asked(l, i))	/* answered while it was away */
+		return;
 	/* best-of-N in auto mode: every step isolated, merged after */
 	if (l->cfg.mode == LOOP_AUTO && attempts_most(l->cfg.config,
 	    &l->cfg.over) > 1 && loop_prepare(l))
@@ -738,6 +743,7 @@ loop_prune(struct loop *l)
 		json_decref(r->result);
 		free(r->tool);
 		free(r->extra);
+		free(r->resume);
 		free(r->prompt);
 		free(r);
 		pruned = 1;
@@ -853,6 +859,7 @@ loop_new(struct event_base *base, struct state_store *store,
 	l->sup.progress_arg = l;
 	l->kick = event_new(base, -1, 0, loop_kick_cb, l);
 	l->retry_ev = evtimer_new(base, loop_retry_cb, l);
+	l->ask_ev = event_new(base, -1, EV_PERSIST, loop_ask_cb, l);
 	if ((l->watch = state_watch_new(base, store, cfg->watch_poll ?
 	    STATE_WATCH_POLL : STATE_WATCH_INOTIFY, loop_watch_cb, l,
 	    err)) == NULL) {
@@ -916,12 +923,15 @@ loop_free(struct loop *l)
 		event_free(l->kick);
 	if (l->retry_ev != NULL)
 		event_free(l->retry_ev);
+	if (l->ask_ev != NULL)
+		event_free(l->ask_ev);
 	while ((r = TAILQ_FIRST(&l->runs)) != NULL) {
 		TAILQ_REMOVE(&l->runs, r, entry);
 		loop_run_release(r);
 		json_decref(r->result);
 		free(r->tool);
 		free(r->extra);
+		free(r->resume);
 		free(r->prompt);
 		if (r->ladder != NULL)
 			ladder_free(r->ladder);
@@ -945,38 +955,176 @@ loop_clarify_fail(struct loop *l, const char *role, const json_t *qs,
 {
 	char	*reason = clarify_reason(role, qs, why);
 
+	questions_drop(l);	/* nobody will answer them now */
 	loop_end(l, EXIT_FAILED, "failed", reason);
 	free(reason);
 }
 
-/* Run a role again with the answers appended to its prompt. */
-static void
-loop_rerun(struct loop *l, int slot, const json_t *answers)
+/* The role's question_timeout_ms and on_question_timeout. */
+static uint64_t
+loop_ask_timeout(const struct loop *l, int role, int *policy)
 {
-	struct loop_run	*r = l->cur[slot];
-	const json_t	*qs = json_object_get(r->result, "questions");
-	char		*text;
-	uint64_t	 left, nudge;
+	const struct config	*c = l->cfg.config;
 
-	clarify_questions(l->ss, loop_role(l, r->role), qs, answers);
-	if (l->phase == LP_PAUSING || l->phase == LP_ENDING)
-		return;		/* the step is redone on resume */
-	text = clarify_answer_text(qs, answers);
-	/* the batch deadline holds for the re-run too */
-	loop_batch_left(l, &left, &nudge);
-	l->cur[slot] = loop_spawn(l, r->role, text, left, nudge,
-	    r->rounds + 1);
-	free(text);
-	if (l->cur[slot] == NULL)
-		l->cur[slot] = r;
+	*policy = QP_RECOMMENDED;
+	if (c == NULL || role < 0 || (size_t)role >= c->nroles)
+		return 0;
+	*policy = c->roles[role].on_question_timeout;
+	return c->roles[role].question_timeout_ms;
 }
 
 /*
- * A worker asked questions: the person answers (interactive, or any
- * mode when a host's observer asks: cfg.ask_always), the
- * Recommended options do (headless), or the loop fails (--on-clarify
- * fail, no option to take, or still asking after 3 answers).  Returns 1
- * when the step must wait.
+ * Run the asking role again with the answers (skill_state.asking says
+ * who asked): its tool's session resumed with the answer text when it
+ * reported one, else a fresh run with the answers appended; the history
+ * says which.
+ */
+static void
+loop_rerun(struct loop *l, int slot, const json_t *answers)
+{
+	const json_t	*ask = json_object_get(l->ss, "asking");
+	const char	*sid = json_string_value(json_object_get(ask,
+			    "session_id"));
+	int		 role = workflow_role_index(l->wf, json_string_value(
+			    json_object_get(ask, "role")));
+	json_t		*qs = questions_worker(l);
+	struct loop_run	*n;
+	char		*text;
+	uint64_t	 left, nudge;
+
+	clarify_questions(l->ss, loop_role(l, role), qs, answers);
+	json_object_del(l->ss, "asking");
+	if (l->phase == LP_PAUSING || l->phase == LP_ENDING || role < 0) {
+		json_decref(qs);
+		return;		/* the step is redone on resume */
+	}
+	text = clarify_answer_text(qs, answers);
+	json_decref(qs);
+	prompt_record(l->store, json_pack("{s:s, s:s, s:s, s:s?}", "event",
+	    "question_rerun", "role", loop_role(l, role), "delivery",
+	    sid != NULL ? "resume_session" : "fresh", "session_id", sid));
+	/* the batch deadline holds for the re-run too */
+	loop_batch_left(l, &left, &nudge);
+	n = loop_spawn_resume(l, role, text, left, nudge, (int)json_integer_value(
+	    json_object_get(ask, "rounds")) + 1, sid);
+	free(text);
+	if (n != NULL)
+		l->cur[slot] = n;
+	if (l->ncur <= slot && n != NULL)
+		l->ncur = slot + 1;
+}
+
+/* The answers to what was asked are in: the role runs again with them. */
+static void
+loop_answered(struct loop *l, const json_t *answers)
+{
+	evtimer_del(l->ask_ev);
+	if (loop_transition(l, LE_ANSWER, 0) != 0)
+		return;
+	loop_rerun(l, l->ask_slot, answers);
+	loop_save(l, NULL, NULL, loop_saved);
+	loop_kick(l);
+}
+
+/*
+ * Nobody answered by the deadline: the role's on_question_timeout.
+ * recommended answers (via "policy"; none to take fails), fail ends
+ * the loop failed, pause ends it paused with the questions open.
+ */
+static void
+loop_ask_expired(struct loop *l, int role, int policy)
+{
+	json_t	*qs = questions_worker(l), *ans = NULL;
+	char	*why = NULL, *reason;
+
+	questions_expire(l, question_policies[policy]);
+	if (policy == QP_RECOMMENDED &&
+	    (ans = clarify_recommended(qs, &why)) != NULL) {
+		questions_set(l, ans, NULL, "policy");
+		loop_answered(l, ans);
+	} else if (policy == QP_PAUSE) {
+		xasprintf(&reason, "%s: a question was not answered in time "
+		    "(on_question_timeout pause)", loop_role(l, role));
+		state_store_update(l->store, json_pack("{s:s}", "pause_reason",
+		    reason));
+		loop_end(l, EXIT_PAUSED, "pause", reason);
+		free(reason);
+	} else {
+		xasprintf(&reason, "nobody answered by the deadline%s%s",
+		    why != NULL ? ": " : "", why != NULL ? why : "");
+		loop_clarify_fail(l, loop_role(l, role), qs, reason);
+		free(reason);
+	}
+	json_decref(ans);
+	json_decref(qs);
+	free(why);
+}
+
+/*
+ * ASKING on the answers file: its new lines taken; every question
+ * answered runs the role again, a deadline passed applies the policy.
+ */
+static void
+loop_ask_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct loop	*l = arg;
+	json_t		*ans;
+	int		 role, policy;
+
+	(void)fd;
+	(void)ev;
+	if (l->phase != LP_ASKING || l->ask_slot < 0) {
+		evtimer_del(l->ask_ev);
+		return;
+	}
+	if (questions_take(l) > 0)
+		loop_save(l, NULL, NULL, loop_saved);
+	if ((ans = questions_answers(l)) != NULL) {
+		loop_answered(l, ans);
+		json_decref(ans);
+		return;
+	}
+	if (clock_mono_ms() < l->ask_deadline)
+		return;
+	evtimer_del(l->ask_ev);
+	role = workflow_role_index(l->wf, json_string_value(json_object_get(
+	    json_object_get(l->ss, "asking"), "role")));
+	(void)loop_ask_timeout(l, role, &policy);
+	loop_ask_expired(l, role, policy);
+}
+
+/* The questions are in the file: now a front end may answer them. */
+static void
+loop_asked_saved(struct state_store *s, int rc, const char *err, void *arg)
+{
+	struct loop	*l = arg;
+
+	loop_saved(s, rc, err, arg);
+	if (rc == 0 && l->phase == LP_ASKING)
+		questions_tell(l);
+}
+
+/* Wait for the answers file up to timeout_ms (ASKING the slot). */
+static int
+loop_ask_file(struct loop *l, int slot, uint64_t timeout_ms)
+{
+	struct timeval	tv = { 0, LOOP_ASK_POLL_MS * 1000 };
+
+	if (loop_transition(l, LE_ASK, slot) != 0)
+		return -1;
+	l->ask_deadline = clock_mono_ms() + timeout_ms;
+	event_add(l->ask_ev, &tv);
+	loop_save(l, NULL, NULL, loop_asked_saved);	/* then told */
+	return 0;
+}
+
+/*
+ * A worker asked questions: records in the queue, then the person
+ * answers (interactive, or any mode when a host's observer asks:
+ * cfg.ask_always), a front end does through the answers file within
+ * the role's question_timeout_ms, the Recommended options do (headless,
+ * no timeout), or the loop fails (--on-clarify fail, no option to take,
+ * or still asking after 3 answers).  Returns 1 when the step must wait.
  */
 static int
 loop_clarify(struct loop *l, int slot)
@@ -984,20 +1132,29 @@ loop_clarify(struct loop *l, int slot)
 	struct loop_run	*r = l->cur[slot];
 	const json_t	*qs = json_object_get(r->result, "questions");
 	const char	*role = loop_role(l, r->role);
-	json_t		*ans = NULL;
+	json_t		*ans = NULL, *shown;
 	char		*why = NULL;
-	int		 may;
+	int		 may, hook, policy;
+	uint64_t	 tmo = loop_ask_timeout(l, r->role, &policy);
 
 	may = !l->cfg.clarify_fail && r->rounds < LOOP_MAX_CLARIFY;
+	hook = may && l->cfg.hooks.ask != NULL && (l->cfg.mode ==
+	    LOOP_INTERACTIVE || l->cfg.ask_always);
 	clarify_questions(l->ss, role, qs, NULL);
-	if (may && l->cfg.hooks.ask != NULL && (l->cfg.mode ==
-	    LOOP_INTERACTIVE || l->cfg.ask_always)) {
+	questions_ask(l, slot, tmo);
+	if (hook || !may || tmo == 0)
+		questions_tell(l);	/* answered here and now */
+	if (hook) {
 		/* pausing: not asked now; the step is redone on resume */
 		if (loop_transition(l, LE_ASK, slot) != 0)
 			return 0;
-		l->cfg.hooks.ask(l->cfg.hooks.arg, role, qs);
+		shown = questions_worker(l);	/* with their question ids */
+		l->cfg.hooks.ask(l->cfg.hooks.arg, role, shown);
+		json_decref(shown);
 		return 1;
 	}
+	if (may && tmo > 0)
+		return loop_ask_file(l, slot, tmo) == 0;
 	if (may)
 		ans = clarify_recommended(qs, &why);
 	if (ans == NULL) {
@@ -1006,9 +1163,54 @@ loop_clarify(struct loop *l, int slot)
 		free(why);
 		return 1;
 	}
+	questions_set(l, ans, NULL, "policy");
 	loop_rerun(l, slot, ans);
 	json_decref(ans);
 	return l->cur[slot] != r;
+}
+
+/*
+ * A resumed loop whose next action is the one that asked (its questions
+ * in skill_state.asking, maybe answered while it was paused or its
+ * driver dead): the answers waiting are taken and the role runs again
+ * with them instead of asking again; still open, it waits for them
+ * again.  Returns 1 when it took the step.
+ */
+static int
+loop_resume_asked(struct loop *l, int role)
+{
+	const json_t	*ask = json_object_get(l->ss, "asking");
+	json_t		*ans;
+	int		 policy;
+	uint64_t	 tmo;
+
+	if (ask == NULL)
+		return 0;
+	if (l->cfg.mode == LOOP_INTERACTIVE || strcmp(loop_role(l, role),
+	    json_string_value(json_object_get(ask, "role")) != NULL ?
+	    json_string_value(json_object_get(ask, "role")) : "") != 0) {
+		json_object_del(l->ss, "asking");	/* another step now */
+		return 0;
+	}
+	(void)questions_take(l);
+	l->ncur = 0;
+	l->batch = 0;
+	l->attempting = 0;
+	l->cur[0] = NULL;
+	l->step_start = clock_mono_ms();
+	if ((ans = questions_answers(l)) != NULL) {
+		loop_rerun(l, 0, ans);
+		json_decref(ans);
+		loop_save(l, NULL, NULL, loop_saved);
+		return 1;
+	}
+	tmo = loop_ask_timeout(l, role, &policy);
+	if (tmo == 0) {		/* no queue: the step is redone, as it was */
+		questions_drop(l);
+		return 0;
+	}
+	questions_rearm(l, tmo);
+	return loop_ask_file(l, 0, tmo) == 0;
 }
 
 /* Interactive answers came (NULL: none, the loop fails). */
@@ -1018,24 +1220,27 @@ loop_answer(struct loop *l, const json_t *answers)
 	loop_answer_via(l, answers, NULL, NULL);
 }
 
-/* The same, the history saying who answered and through what. */
+/*
+ * The same, the records and the history saying who answered and
+ * through what (the terminal, ACP).
+ */
 void
 loop_answer_via(struct loop *l, const json_t *answers, const char *by,
     const char *via)
 {
 	struct loop_run	*r;
 
-	(void)by;
-	(void)via;
-
 	if (loop_transition(l, LE_ANSWER, 0) != 0)
 		return;		/* no question is open (or the loop ends) */
+	evtimer_del(l->ask_ev);
 	r = l->cur[l->ask_slot];
 	if (answers == NULL)
 		loop_clarify_fail(l, loop_role(l, r->role), json_object_get(
 		    r->result, "questions"), "no answer was given");
-	else
+	else {
+		questions_set(l, answers, by, via);
 		loop_rerun(l, l->ask_slot, answers);
+	}
 	loop_kick(l);
 }
 

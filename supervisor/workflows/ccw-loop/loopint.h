@@ -21,6 +21,7 @@
 struct gate_wait;
 
 #define LOOP_MAX_CLARIFY	3	/* answered re-runs of one action */
+#define LOOP_ASK_POLL_MS	200	/* the answers file, while asking */
 #define LOOP_MAX_RUNS	(WORKFLOW_MAX_GROUP + CONFIG_MAX_ATTEMPTS - 1)
 
 /*
@@ -33,6 +34,8 @@ struct loop_run {
 	int			 role;
 	char			*tool;		/* its gate's provider */
 	char			*extra;		/* appended to the prompt */
+	char			*resume;	/* a session resumed, extra its
+						   prompt (an answer); NULL */
 	char			*prompt;	/* what it was told: the history's */
 	uint64_t		 want_wait_ms, want_nudge_ms; /* 0: the role's */
 	struct gate_wait	*wait;		/* queued at the gate */
@@ -103,6 +106,10 @@ struct loop {
 	int			 exit_code;	/* set by LE_END */
 	int			 deleted;	/* the owner deleted the file */
 	char			*end_to, *end_reason;
+	off_t			 ans_off;	/* answers file read up to */
+	struct event		*ask_ev;	/* ASKING a slot: the answers
+						   file's poll */
+	uint64_t		 ask_deadline;	/* mono ms; 0: none */
 };
 
 /* loopphase.c */
@@ -113,11 +120,25 @@ const char	*loop_phase_name(enum loop_phase);
 int		 loop_run_done(const struct loop_run *);
 struct loop_run	*loop_spawn(struct loop *, int, const char *, uint64_t,
 		    uint64_t, int);
+struct loop_run	*loop_spawn_resume(struct loop *, int, const char *,
+		    uint64_t, uint64_t, int, const char *);
 void		 loop_run_release(struct loop_run *);
 void		 loop_unqueue(struct loop *);
 int		 loop_requeue(struct loop *, int);
 void		 loop_batch_left(const struct loop *, uint64_t *, uint64_t *);
 void		 loop_end(struct loop *, int, const char *, const char *);
+
+/* questions.c: a worker's questions as the queue's records */
+void		 questions_ask(struct loop *, int, uint64_t);
+void		 questions_tell(struct loop *);
+int		 questions_take(struct loop *);
+json_t		*questions_answers(struct loop *);
+void		 questions_set(struct loop *, const json_t *, const char *,
+		    const char *);
+void		 questions_expire(struct loop *, const char *);
+json_t		*questions_worker(struct loop *);
+void		 questions_rearm(struct loop *, uint64_t);
+void		 questions_drop(struct loop *);
 
 /* pick.c: the best-of-N step */
 unsigned	 pick_attempts(struct loop *, int);

@@ -221,6 +221,23 @@ loop_end(struct loop *l, int code, const char *to, const char *reason)
 }
 
 /*
+ * A resumed session's turn: the answer text is its whole prompt (the
+ * session holds the task and what it asked), options.resume_session
+ * names the session (engine/turn.c's way).
+ */
+static void
+loop_resume_req(struct loop_run *r, struct agent_req *req, char **prompt)
+{
+	if (req->options == NULL)
+		req->options = json_object();
+	json_object_set_new(req->options, "resume_session",
+	    json_string(r->resume));
+	free(*prompt);
+	*prompt = xstrdup(r->extra);
+	req->prompt = *prompt;
+}
+
+/*
  * The run's worker, started now that its gate let it in.  -1 (the loop
  * ends failed) when the prompt or the role's tool cannot be set up.
  */
@@ -256,6 +273,8 @@ loop_begin(struct loop_run *r)
 	json_decref(view);
 	if (rc == 0)	/* a worktree, or the loop's for a reader */
 		isolate_run(l, r, pr.role, &req);
+	if (rc == 0 && r->resume != NULL)	/* the answer, to its session */
+		loop_resume_req(r, &req, &prompt);
 	/* a fresh agent-N.log, N above every id the loop has seen */
 	if (rc == 0 && l->cfg.guard != NULL &&
 	    loopguard_reserve(l->cfg.guard, &l->sup, &err) != 0) {
@@ -320,12 +339,25 @@ struct loop_run *
 loop_spawn(struct loop *l, int role, const char *extra, uint64_t wait_ms,
     uint64_t nudge_ms, int rounds)
 {
+	return loop_spawn_resume(l, role, extra, wait_ms, nudge_ms, rounds,
+	    NULL);
+}
+
+/*
+ * The same, resuming the tool's session SID (not NULL) with extra as
+ * the whole prompt: an answer reaching the worker that asked.
+ */
+struct loop_run *
+loop_spawn_resume(struct loop *l, int role, const char *extra,
+    uint64_t wait_ms, uint64_t nudge_ms, int rounds, const char *sid)
+{
 	struct loop_run	*r = xcalloc(1, sizeof *r);
 
 	r->l = l;
 	r->role = role;
 	r->rounds = rounds;
 	r->extra = extra != NULL ? xstrdup(extra) : NULL;
+	r->resume = sid != NULL ? xstrdup(sid) : NULL;
 	r->want_wait_ms = wait_ms;
 	r->want_nudge_ms = nudge_ms;
 	r->tool = xstrdup(loop_gate_tool(l, role));
@@ -384,7 +416,8 @@ loop_requeue(struct loop *l, int slot)
 	    json_object_get(r->result, "error_kind")))), "retry_after_ms",
 	    json_object_get(r->result, "retry_after_ms")));
 	loop_batch_left(l, &left, &nudge);
-	n = loop_spawn(l, r->role, r->extra, left, nudge, r->rounds);
+	n = loop_spawn_resume(l, r->role, r->extra, left, nudge, r->rounds,
+	    r->resume);
 	l->cur[slot] = n != NULL ? n : r;
 	return 1;
 }

@@ -18,6 +18,9 @@ that tool (a read-only CLI may withhold it): the provider then names
 the tool the CLI has when it may write.  Otherwise the role (from "You
 are the ROLE worker" in a user message) picks its script: a command,
 then an answer (answer_failed when failed_if matches the tool output).
+A role's "ask" (a --script key) is its answer to a conversation with no
+assistant turn yet (a CLARIFICATION_NEEDED block): only the session
+resumed with the answer, which carries that turn, goes on to the script.
 """
 import itertools
 import json
@@ -223,6 +226,10 @@ class Scenario:
             return {"kind": "text", "text": fill(answer if answer is not None
                                                  else "Done.\n{output}", output)}
         spec = self.script.get(role_of(convo)) or self.script["agent"]
+        if "ask" in spec and not any(k == "assistant" for k, _ in convo[:last_user]):
+            # the role's first turn asks (a clarification); its answer,
+            # a later user turn of the same conversation, goes on below
+            return {"kind": "text", "text": spec["ask"]}
         if not results:
             return {"kind": "tool", "command": spec["command"], "id": next_id()}
         text = spec.get("answer", "Done.")

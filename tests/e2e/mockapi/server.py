@@ -204,6 +204,11 @@ class Handler(BaseHTTPRequestHandler):
             convo, tools = [], False
             rec["parse_error"] = str(e)
         rec["role"] = scenario.role_of(convo)
+        # the conversation's turns and its last user text: a resumed
+        # session carries the earlier ones (the queue of questions' test)
+        rec["turns"] = [k for k, _ in convo]
+        users = [t for k, t in convo if k == "user"]
+        rec["last_user"] = (users[-1] or "")[:4000] if users else None
         if hasattr(mod, "tool_names") and req.body is not None:
             try:
                 rec["tools"] = sorted(mod.tool_names(req.body))
