@@ -167,9 +167,12 @@ is "$(jget - '[[t["name"], t["inputSchema"]["properties"].get("status", {}).get(
     "mcp: tools/list has list_questions (status from the verb table) and answer_question"
 ctl_send '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"loop_start","arguments":{"task":"Ask MCP"}}}'
 ID4=$(ctl_recv 2 | jget - 'd["result"]["structuredContent"]["loop_id"]')
-MN=10
+echo 10 >"$T_TMP/mn"
+# mcp_list: list_questions of the loop (qwait runs it in a subshell: the
+# request's id counts in a file)
 mcp_list() {
-	MN=$((MN + 1))
+	local MN=$(( $(cat "$T_TMP/mn") + 1 ))
+	echo "$MN" >"$T_TMP/mn"
 	ctl_send "{\"jsonrpc\":\"2.0\",\"id\":$MN,\"method\":\"tools/call\",\"params\":{\"name\":\"list_questions\",\"arguments\":{\"loop_id\":\"$ID4\"}}}"
 	ctl_recv "$MN" | jget - 'd["result"]["structuredContent"]["questions"]'
 }
