@@ -22,11 +22,12 @@ t_slack
 
 OK="exec '$FAKE' --marker $M result success"
 R=$T_TMP/proj
-RT=$(( $(t_ms 2000) / 1000 ))
-# develop: its prompt (stdin, kept open) read line by line; an answer in
-# it ends the step, else the question
-DEV="while IFS= read -r -t $RT line; do case \$line in *ANSWERED-*) $OK dev;; \
-esac; done; exec '$FAKE' --marker $M clarify"
+RT=$(( $(t_ms 10000) / 1000 ))
+# develop: its prompt (stdin, kept open: no EOF) read line by line, the
+# first awaited, the rest in the pipe already (one write); an answer in it
+# ends the step, else the question
+DEV="t=$RT; while IFS= read -r -t \$t line; do t=0.5; case \$line in \
+*ANSWERED-*) $OK dev;; esac; done; exec '$FAKE' --marker $M clarify"
 t_run_config "$R" "$OK init" "$DEV" "$OK dbg" "$OK 'all good'" "$OK done" \
     '{"grace_ms": 500, "question_timeout_ms": 600000}'
 
