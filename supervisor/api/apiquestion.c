@@ -7,11 +7,8 @@
  */
 #include <config.h>
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "apiint.h"
 #include "committer.h"
@@ -34,45 +31,17 @@ struct api_qjob {
 	char			*err;
 };
 
-/* Called for each loop of the directory; nonzero stops the walk. */
-typedef int	(*api_qloop_fn)(struct api_qjob *, int, const char *);
-
 /*
- * Every loop file of the directory (or the one the job names), in
- * readdir's order: its id to fn, on the api's thread.
+ * Each loop of the directory (state_dir_each), or the one the job names:
+ * fn(job, dirfd, id) on the api's thread until it returns nonzero.
  */
 static void
-api_q_each(struct api_qjob *j, int dirfd, api_qloop_fn fn)
+api_q_each(struct api_qjob *j, int dirfd, state_each_fn fn)
 {
-	struct dirent	*de;
-	DIR		*d;
-	char		 id[STATE_ID_MAX + 8];
-	size_t		 n;
-	int		 fd;
-
-	if (j->loop_id != NULL) {
+	if (j->loop_id != NULL)
 		(void)fn(j, dirfd, j->loop_id);
-		return;
-	}
-	/* a descriptor of its own: readdir's offset is not the api's */
-	if ((fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		n = strlen(de->d_name);
-		if (n <= 5 || n - 5 > STATE_ID_MAX ||
-		    strcmp(de->d_name + n - 5, ".json") != 0)
-			continue;
-		memcpy(id, de->d_name, n - 5);
-		id[n - 5] = '\0';
-		if (state_id_valid(id) && strcmp(id, "config") != 0 &&
-		    fn(j, dirfd, id) != 0)
-			break;
-	}
-	closedir(d);
+	else
+		state_dir_each(dirfd, fn, j);
 }
 
 /* A loop's every question as its state file holds them (a new array). */
@@ -111,9 +80,10 @@ api_q_find(const json_t *records, const char *qid)
 
 /* list, on the thread: one loop's open questions (or all of them). */
 static int
-api_q_list_one(struct api_qjob *j, int dirfd, const char *id)
+api_q_list_one(void *arg, int dirfd, const char *id)
 {
-	json_t	*qs;
+	struct api_qjob	*j = arg;
+	json_t		*qs;
 	char	*err = NULL;
 
 	if (j->all)
@@ -153,10 +123,11 @@ api_q_answered(const json_t *rec, const char *answer, const char *by,
  * longer open: answered, expired).  1 once the question is found.
  */
 static int
-api_q_answer_one(struct api_qjob *j, int dirfd, const char *id)
+api_q_answer_one(void *arg, int dirfd, const char *id)
 {
-	json_t	*qs, *rec;
-	int	 rc;
+	struct api_qjob	*j = arg;
+	json_t		*qs, *rec;
+	int		 rc;
 
 	qs = api_q_records(dirfd, id);
 	if ((rec = api_q_find(qs, j->qid)) != NULL) {
