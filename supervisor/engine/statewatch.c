@@ -144,11 +144,15 @@ watch_retry_cb(evutil_socket_t fd, short what, void *arg)
 	watch_check(arg);
 }
 
-/* Drain the inotify queue; one read of the file covers all its events. */
-static void
-watch_in_cb(evutil_socket_t fd, short what, void *arg)
+/*
+ * Drain an inotify queue on a directory: 1 when NAME was among its
+ * events (or the queue overflowed: anything may have happened), *gone
+ * set when the directory went.  The state watch's, and the answers
+ * file's while a loop waits for answers (ccw-loop's askwatch.c).
+ */
+int
+state_watch_drain(int ifd, const char *name, int *gone)
 {
-	struct state_watch		*w = arg;
 	char				 buf[8192]
 	    __attribute__((aligned(__alignof__(struct inotify_event))));
 	const struct inotify_event	*ev;
@@ -156,10 +160,8 @@ watch_in_cb(evutil_socket_t fd, short what, void *arg)
 	size_t				 off;
 	int				 hit = 0;
 
-	(void)fd;
-	(void)what;
 	for (;;) {
-		n = read(w->ifd, buf, sizeof buf);
+		n = read(ifd, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -170,14 +172,27 @@ watch_in_cb(evutil_socket_t fd, short what, void *arg)
 			if (ev->mask & IN_Q_OVERFLOW)
 				hit = 1;
 			else if (ev->mask & IN_IGNORED)
-				log_warnx("state watch %s: the directory is gone",
-				    w->id);
-			else if (ev->len > 0 && strcmp(ev->name, w->name) == 0)
+				*gone = 1;
+			else if (ev->len > 0 && strcmp(ev->name, name) == 0)
 				hit = 1;
 		}
 	}
-	if (hit)
+	return hit;
+}
+
+/* Drain the inotify queue; one read of the file covers all its events. */
+static void
+watch_in_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct state_watch	*w = arg;
+	int			 gone = 0;
+
+	(void)fd;
+	(void)what;
+	if (state_watch_drain(w->ifd, w->name, &gone))
 		watch_check(w);
+	else if (gone)
+		log_warnx("state watch %s: the directory is gone", w->id);
 }
 
 /* Without inotify: look at the file's identity and times now and then. */

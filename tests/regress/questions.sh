@@ -63,6 +63,8 @@ is "$(jget "$R/.loop/file-1.workers/develop.output.json" 'd["summary"]')" \
     "used postgres" "file: develop ran again with the answer"
 is "$(jget "$F" "$Q")" '[["answered","postgres","alice","http"]]' \
     "file: the state shows it answered, by, via"
+$WRAP "$SUP" state -C "$R" validate file-1 >/dev/null 2>&1
+ok $? "file: the state file is valid (state validate)"
 is "$(hist "$R/.loop/file-1.history.jsonl")" \
     '[[true,null,null],[true,"http",null],[false,null,"fresh"]]' \
     "file: the history: asked, answered via http, re-run fresh (no session)"

@@ -186,6 +186,23 @@ hostfix_open(struct hostfix *h, struct hostfix_loop *x, const char *id,
 	return 0;
 }
 
+/* The summary of a role's last output ({id}.workers/ROLE.output.json). */
+char *
+hostfix_summary(struct hostfix *h, const char *id, const char *role)
+{
+	json_t	*o;
+	char	*path, *out;
+
+	xasprintf(&path, "%s/%s.workers/%s.output.json", h->state_dir, id,
+	    role);
+	o = json_load_file(path, 0, NULL);
+	free(path);
+	out = xstrdup(json_string_value(json_object_get(o, "summary")) !=
+	    NULL ? json_string_value(json_object_get(o, "summary")) : "");
+	json_decref(o);
+	return out;
+}
+
 /* The host, and its directory unless CCW_TEST_KEEP is set. */
 void
 hostfix_free(struct hostfix *h)

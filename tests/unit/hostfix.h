@@ -53,6 +53,7 @@ int	 hostfix_init_cmd(struct hostfix *, const char *, int, int,
 int	 hostfix_open(struct hostfix *, struct hostfix_loop *, const char *,
 	    enum loop_mode, hostfix_event_cb);	/* runs on dispatch */
 void	 hostfix_free(struct hostfix *);
-uint64_t hostfix_slack(void);	/* tests/regress/lib.sh's t_slack */
+uint64_t hostfix_slack(void);
+char	*hostfix_summary(struct hostfix *, const char *, const char *);	/* ROLE.output.json's */	/* tests/regress/lib.sh's t_slack */
 
 #endif

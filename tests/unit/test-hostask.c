@@ -128,23 +128,6 @@ asked_get(struct hostfix *h, const char *id, const char *k1, const char *k2)
 	return out;
 }
 
-/* The summary of a role's last output ({id}.workers/ROLE.output.json). */
-static char *
-asked_summary(struct hostfix *h, const char *id, const char *role)
-{
-	json_t	*o;
-	char	*path, *out;
-
-	xasprintf(&path, "%s/%s.workers/%s.output.json", h->state_dir, id,
-	    role);
-	o = json_load_file(path, 0, NULL);
-	free(path);
-	out = xstrdup(json_string_value(json_object_get(o, "summary")) !=
-	    NULL ? json_string_value(json_object_get(o, "summary")) : "");
-	json_decref(o);
-	return out;
-}
-
 int
 main(void)
 {
@@ -177,7 +160,7 @@ main(void)
 	s = asked_get(&h, "ask-yes", "status", NULL);
 	tap_ok(strcmp(s, "completed") == 0, "its state: completed (%s)", s);
 	free(s);
-	s = asked_summary(&h, "ask-yes", "develop");
+	s = hostfix_summary(&h, "ask-yes", "develop");
 	tap_ok(strcmp(s, "used postgres") == 0, "the worker's re-run got the "
 	    "observer's answer, not the Recommended one (%s)", s);
 	free(s);
@@ -197,7 +180,7 @@ main(void)
 	tap_ok(c.code == EXIT_OK && c.nask == 0, "no ask hook: the loop takes "
 	    "the Recommended option itself (exit %d, %d asks)", c.code,
 	    c.nask);
-	s = asked_summary(&h, "ask-off", "develop");
+	s = hostfix_summary(&h, "ask-off", "develop");
 	tap_ok(strcmp(s, "used sqlite") == 0, "and its worker got sqlite (%s)",
 	    s);
 	free(s);

@@ -28,15 +28,15 @@
 #include "tap.h"
 #include "xmalloc.h"
 
-/* One loop of the test and what its events showed. */
+/* One loop of the test (hostfix's first) and what its events showed. */
 struct qrun {
-	struct hostfix	*h;
-	int		 nasked;	/* question_asked events */
-	int		 listed;	/* ... whose record host_questions had */
-	int		 answered;	/* host_question_answer returned 0 */
-	int		 told;		/* question_answered via http by alice */
-	char		 qid[32];	/* the last question's id */
-	int		 code;		/* -1 until done */
+	struct hostfix_loop	 x;
+	int			 nasked;	/* question_asked events */
+	int			 listed;	/* ... found in host_questions */
+	int			 answered;	/* host_question_answer: 0 */
+	int			 told;		/* question_answered by alice
+						   via http */
+	char			 qid[32];	/* the last question's id */
 };
 
 /* question_asked: listed, then answered through the host. */
@@ -45,7 +45,7 @@ qrun_asked(struct qrun *q, const json_t *o)
 {
 	const char	*id = json_string_value(json_object_get(
 			    json_object_get(o, "question"), "id"));
-	json_t		*all = host_questions(q->h->host), *r;
+	json_t		*all = host_questions(q->x.h->host), *r;
 	char		*err = NULL;
 	size_t		 i;
 
@@ -59,102 +59,35 @@ qrun_asked(struct qrun *q, const json_t *o)
 	if (id == NULL)
 		return;
 	snprintf(q->qid, sizeof q->qid, "%s", id);
-	if (host_question_answer(q->h->host, id, "postgres", "alice", "http",
-	    &err) == 0)
+	if (host_question_answer(q->x.h->host, id, "postgres", "alice",
+	    "http", &err) == 0)
 		q->answered++;
 	else
 		tap_diag("host_question_answer: %s", err);
 	free(err);
 }
 
+/* The loop's events (hostfix.h's callback). */
 static void
-qrun_event(void *arg, struct host_loop *hl, uint64_t seq, const char *name,
-    const json_t *o)
+qrun_event(struct hostfix_loop *x, const char *name, const json_t *o)
 {
-	struct qrun	*q = arg;
+	struct qrun	*q = (struct qrun *)x;
+	const char	*via, *by;
 
-	(void)hl;
-	(void)seq;
-	if (strcmp(name, "question_asked") == 0)
+	if (strcmp(name, "question_asked") == 0) {
 		qrun_asked(q, o);
-	else if (strcmp(name, "question_answered") == 0 &&
-	    json_is_string(json_object_get(o, "via")) &&
-	    strcmp(json_string_value(json_object_get(o, "via")), "http") == 0 &&
-	    strcmp(json_string_value(json_object_get(o, "by")), "alice") == 0)
-		q->told++;
-}
-
-static void
-qrun_opened(void *arg, struct host_loop *hl, int code, const char *err)
-{
-	struct qrun	*q = arg;
-
-	(void)hl;
-	if (err == NULL)
-		return;
-	tap_ok(0, "open: %s", err);
-	q->code = code;
-	event_base_loopbreak(q->h->base);
-}
-
-static void
-qrun_done(void *arg, struct host_loop *hl, int code)
-{
-	struct qrun	*q = arg;
-
-	(void)hl;
-	q->code = code;
-	event_base_loopbreak(q->h->base);
-}
-
-/* Run loop ID to its end. */
-static void
-qrun_run(struct hostfix *h, struct qrun *q, const char *id)
-{
-	struct loop_spec	 spec;
-	struct host_observer	 obs;
-	char			*err = NULL;
-
-	q->h = h;
-	q->code = -1;
-	memset(&spec, 0, sizeof spec);
-	spec.id = id;
-	spec.task = "Store the users";
-	spec.mode = "auto";
-	spec.state = &ccw_loop_state;
-	memset(&obs, 0, sizeof obs);
-	obs.opened = qrun_opened;
-	obs.done = qrun_done;
-	obs.event = qrun_event;
-	obs.arg = q;
-	if (host_loop_open(h->host, &spec, NULL, &obs, &err) == NULL) {
-		tap_ok(0, "host_loop_open %s: %s", id, err);
-		free(err);
 		return;
 	}
-	event_base_dispatch(h->base);
-}
-
-/* The summary of a role's last output ({id}.workers/ROLE.output.json). */
-static char *
-qrun_summary(struct hostfix *h, const char *id, const char *role)
-{
-	json_t	*o;
-	char	*path, *out;
-
-	xasprintf(&path, "%s/%s.workers/%s.output.json", h->state_dir, id,
-	    role);
-	o = json_load_file(path, 0, NULL);
-	free(path);
-	out = xstrdup(json_string_value(json_object_get(o, "summary")) !=
-	    NULL ? json_string_value(json_object_get(o, "summary")) : "");
-	json_decref(o);
-	return out;
+	via = json_string_value(json_object_get(o, "via"));
+	by = json_string_value(json_object_get(o, "by"));
+	if (strcmp(name, "question_answered") == 0 && via != NULL &&
+	    strcmp(via, "http") == 0 && by != NULL && strcmp(by, "alice") == 0)
+		q->told++;
 }
 
 /* The stored loop's file functions, the loop ended. */
 static void
-qrun_files(struct hostfix *h, struct qrun *q, const char *id)
+qrun_files(struct hostfix *h, const struct qrun *q, const char *id)
 {
 	json_t	*open;
 	char	*err = NULL;
@@ -218,16 +151,18 @@ main(void)
 	}
 
 	memset(&q, 0, sizeof q);
-	qrun_run(&h, &q, "hq-1");
-	tap_ok(q.code == EXIT_OK, "answered through the host: the loop "
-	    "completed (exit %d)", q.code);
+	h.n = 1;
+	if (hostfix_open(&h, &q.x, "hq-1", LOOP_AUTO, qrun_event) == 0)
+		event_base_dispatch(h.base);
+	tap_ok(q.x.code == EXIT_OK, "answered through the host: the loop "
+	    "completed (exit %d)", q.x.code);
 	tap_ok(q.nasked == 5 && q.listed == 5 && q.answered == 5,
 	    "each role's question_asked found its open record in "
 	    "host_questions and host_question_answer took the answer (%d "
 	    "asked, %d listed, %d answered)", q.nasked, q.listed, q.answered);
 	tap_ok(q.told == 5, "question_answered said by alice via http (%d)",
 	    q.told);
-	s = qrun_summary(&h, "hq-1", "develop");
+	s = hostfix_summary(&h, "hq-1", "develop");
 	tap_ok(strcmp(s, "used postgres") == 0, "the worker's re-run got "
 	    "the answer given through the host (%s)", s);
 	free(s);

@@ -23,6 +23,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "askwatch.h"
 #include "attempts.h"
 #include "ccw-loop.h"
 #include "chan.h"
@@ -47,6 +48,7 @@ static void		 loop_watch_cb(const char *, const json_t *, void *);
 static int		 loop_clarify(struct loop *, int);
 static int		 loop_resume_asked(struct loop *, int);
 static void		 loop_ask_cb(evutil_socket_t, short, void *);
+static void		 loop_ask_stop(struct loop *);
 static void		 loop_retry(struct loop *);
 static int		 loop_retry_lost(struct loop *, int, const json_t *);
 static void		 loop_retry_cb(evutil_socket_t, short, void *);
@@ -522,6 +524,7 @@ loop_next(struct loop *l)
 	}
 	if (l->cfg.mode == LOOP_PARALLEL &&
 	    workflow_in_group(wf->parallel, i)) {
+		questions_drop(l);	/* a group's questions: asked anew */
 		if (!loop_bounded(l) && !loop_prepare(l))
 			loop_start_batch(l);
 		return;
@@ -925,6 +928,7 @@ loop_free(struct loop *l)
 		event_free(l->retry_ev);
 	if (l->ask_ev != NULL)
 		event_free(l->ask_ev);
+	askwatch_free(l->ask_watch);
 	while ((r = TAILQ_FIRST(&l->runs)) != NULL) {
 		TAILQ_REMOVE(&l->runs, r, entry);
 		loop_run_release(r);
@@ -982,7 +986,7 @@ loop_ask_timeout(const struct loop *l, int role, int *policy)
 static void
 loop_rerun(struct loop *l, int slot, const json_t *answers)
 {
-	const json_t	*ask = json_object_get(l->ss, "asking");
+	json_t		*ask = json_incref(json_object_get(l->ss, "asking"));
 	const char	*sid = json_string_value(json_object_get(ask,
 			    "session_id"));
 	int		 role = workflow_role_index(l->wf, json_string_value(
@@ -996,6 +1000,7 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
 	json_object_del(l->ss, "asking");
 	if (l->phase == LP_PAUSING || l->phase == LP_ENDING || role < 0) {
 		json_decref(qs);
+		json_decref(ask);
 		return;		/* the step is redone on resume */
 	}
 	text = clarify_answer_text(qs, answers);
@@ -1008,6 +1013,7 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
 	n = loop_spawn_resume(l, role, text, left, nudge, (int)json_integer_value(
 	    json_object_get(ask, "rounds")) + 1, sid);
 	free(text);
+	json_decref(ask);	/* sid was its */
 	if (n != NULL)
 		l->cur[slot] = n;
 	if (l->ncur <= slot && n != NULL)
@@ -1018,7 +1024,7 @@ loop_rerun(struct loop *l, int slot, const json_t *answers)
 static void
 loop_answered(struct loop *l, const json_t *answers)
 {
-	evtimer_del(l->ask_ev);
+	loop_ask_stop(l);
 	if (loop_transition(l, LE_ANSWER, 0) != 0)
 		return;
 	loop_rerun(l, l->ask_slot, answers);
@@ -1045,8 +1051,8 @@ loop_ask_expired(struct loop *l, int role, int policy)
 	} else if (policy == QP_PAUSE) {
 		xasprintf(&reason, "%s: a question was not answered in time "
 		    "(on_question_timeout pause)", loop_role(l, role));
-		state_store_update(l->store, json_pack("{s:s}", "pause_reason",
-		    reason));
+		ans = json_pack("{s:s}", "pause_reason", reason);
+		state_store_update(l->store, ans);	/* borrowed */
 		loop_end(l, EXIT_PAUSED, "pause", reason);
 		free(reason);
 	} else {
@@ -1074,7 +1080,7 @@ loop_ask_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	if (l->phase != LP_ASKING || l->ask_slot < 0) {
-		evtimer_del(l->ask_ev);
+		loop_ask_stop(l);
 		return;
 	}
 	if (questions_take(l) > 0)
@@ -1086,11 +1092,27 @@ loop_ask_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 	if (clock_mono_ms() < l->ask_deadline)
 		return;
-	evtimer_del(l->ask_ev);
+	loop_ask_stop(l);
 	role = workflow_role_index(l->wf, json_string_value(json_object_get(
 	    json_object_get(l->ss, "asking"), "role")));
 	(void)loop_ask_timeout(l, role, &policy);
 	loop_ask_expired(l, role, policy);
+}
+
+/* No longer waiting on the answers file: its poll and watch end. */
+static void
+loop_ask_stop(struct loop *l)
+{
+	evtimer_del(l->ask_ev);
+	askwatch_free(l->ask_watch);	/* from its own callback too */
+	l->ask_watch = NULL;
+}
+
+/* The answers file was written (askwatch.c): look now. */
+static void
+loop_ask_kick(void *arg)
+{
+	loop_ask_cb(-1, 0, arg);
 }
 
 /* The questions are in the file: now a front end may answer them. */
@@ -1104,7 +1126,11 @@ loop_asked_saved(struct state_store *s, int rc, const char *err, void *arg)
 		questions_tell(l);
 }
 
-/* Wait for the answers file up to timeout_ms (ASKING the slot). */
+/*
+ * Wait for the answers file up to timeout_ms (ASKING the slot): told of
+ * its writes by inotify, the timer then only the deadline's; polled
+ * every LOOP_ASK_POLL_MS without it.
+ */
 static int
 loop_ask_file(struct loop *l, int slot, uint64_t timeout_ms)
 {
@@ -1113,6 +1139,13 @@ loop_ask_file(struct loop *l, int slot, uint64_t timeout_ms)
 	if (loop_transition(l, LE_ASK, slot) != 0)
 		return -1;
 	l->ask_deadline = clock_mono_ms() + timeout_ms;
+	if (!l->cfg.watch_poll && l->ask_watch == NULL)
+		l->ask_watch = askwatch_new(l->base, l->cfg.dirfd, l->cfg.id,
+		    loop_ask_kick, l);
+	if (l->ask_watch != NULL) {
+		tv.tv_sec = (time_t)(timeout_ms / 1000);
+		tv.tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000;
+	}
 	event_add(l->ask_ev, &tv);
 	loop_save(l, NULL, NULL, loop_asked_saved);	/* then told */
 	return 0;
@@ -1189,7 +1222,7 @@ loop_resume_asked(struct loop *l, int role)
 	if (l->cfg.mode == LOOP_INTERACTIVE || strcmp(loop_role(l, role),
 	    json_string_value(json_object_get(ask, "role")) != NULL ?
 	    json_string_value(json_object_get(ask, "role")) : "") != 0) {
-		json_object_del(l->ss, "asking");	/* another step now */
+		questions_drop(l);	/* another step now: never answered */
 		return 0;
 	}
 	(void)questions_take(l);
@@ -1232,7 +1265,7 @@ loop_answer_via(struct loop *l, const json_t *answers, const char *by,
 
 	if (loop_transition(l, LE_ANSWER, 0) != 0)
 		return;		/* no question is open (or the loop ends) */
-	evtimer_del(l->ask_ev);
+	loop_ask_stop(l);
 	r = l->cur[l->ask_slot];
 	if (answers == NULL)
 		loop_clarify_fail(l, loop_role(l, r->role), json_object_get(

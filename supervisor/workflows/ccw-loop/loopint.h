@@ -18,6 +18,7 @@
 #include "loop.h"
 #include "sup.h"
 
+struct askwatch;
 struct gate_wait;
 
 #define LOOP_MAX_CLARIFY	3	/* answered re-runs of one action */
@@ -108,7 +109,8 @@ struct loop {
 	char			*end_to, *end_reason;
 	off_t			 ans_off;	/* answers file read up to */
 	struct event		*ask_ev;	/* ASKING a slot: the answers
-						   file's poll */
+						   file's poll, or deadline */
+	struct askwatch		*ask_watch;	/* its inotify; NULL: polled */
 	uint64_t		 ask_deadline;	/* mono ms; 0: none */
 };
 
