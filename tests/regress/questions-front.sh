@@ -156,6 +156,9 @@ srv_wait_status "$ID3" completed 30000
 ok $? "the loop completes"
 kill -TERM "$SRV"
 t_wait_pid "$SRV" 15000
+is "$T_RC" 4 "serve exits 4 on SIGTERM (no leak, no error under a wrapper)"
+grep -E "AddressSanitizer|runtime error|LeakSanitizer" "$T_TMP"/srv*.err
+ok $(( $? == 0 )) "serve's stderr has no sanitizer report"
 
 # --- MCP on stdio: the tools over the same verbs
 CTL_CMD=mcp ctl_start "$T_TMP/m" -C "$R"
