@@ -61,15 +61,22 @@ print(c.getresponse().status)
 PYEOF
 }
 
+# loop_new TITLE: a loop created and started over HTTP: its id in $LID,
+# the start's reply in $RES
+loop_new() {
+	req POST /api/loops/v2 "{\"title\": \"$1\"}"
+	LID=$(jr 'd["body"]["data"]["loop_id"]')
+	req POST "/api/loops/v2/$LID/start"
+}
+
 # --- serve's HTTP
 srv_start "$T_TMP/srv" -C "$R"
 ok $? "serve listens"
 SRV=$SRV_PID
 req GET /api/questions
 is "$(jr '[d["status"], d["body"]["data"]]')" '[200,[]]' "GET /api/questions: none yet"
-req POST /api/loops/v2 '{"title": "Ask me"}'
-ID=$(jr 'd["body"]["data"]["loop_id"]')
-req POST "/api/loops/v2/$ID/start"
+loop_new "Ask me"
+ID=$LID
 is "$(jr 'd["status"]')" 200 "a loop started"
 qwait 'req GET /api/questions; jr "d[\"body\"][\"data\"]"' 30000
 ok $? "GET /api/questions lists develop's question"
@@ -119,9 +126,8 @@ cc() {
 	printf '%s\n' "$@" | timeout -k 2 60 $WRAP "$SUP" control \
 	    --connect "$T_TMP/srv.sock" 2>"$T_TMP/cc.err"
 }
-req POST /api/loops/v2 '{"title": "Ask the socket"}'
-ID2=$(jr 'd["body"]["data"]["loop_id"]')
-req POST "/api/loops/v2/$ID2/start"
+loop_new "Ask the socket"
+ID2=$LID
 qwait "cc '{\"verb\": \"list_questions\", \"loop_id\": \"$ID2\"}' | jget - 'd[\"questions\"]'" 30000
 ok $? "socket: list_questions lists the new loop's question"
 r=$(cc '{"verb": "answer_question", "question_id": "q-000000000000", "answer": "x"}')
@@ -135,9 +141,8 @@ r=$(cc "{\"verb\": \"answer_question\", \"question_id\": \"$QID\", \"answer\": \
 is "$(jget - '[d["ok"], d["code"]]' <<<"$r")" '[false,"conflict"]' "socket: answered again is a conflict"
 
 # --- serve killed -9 with a question open; the next serve lists it
-req POST /api/loops/v2 '{"title": "Survive"}'
-ID3=$(jr 'd["body"]["data"]["loop_id"]')
-req POST "/api/loops/v2/$ID3/start"
+loop_new "Survive"
+ID3=$LID
 qwait "req GET '/api/questions?loop=$ID3'; jr 'd[\"body\"][\"data\"]'" 30000
 ok $? "a third loop asks"
 Q3=$QID
