@@ -151,6 +151,28 @@ hostfix_init_cmd(struct hostfix *h, const char *tag, int ms, int step,
 }
 
 /*
+ * hostfix_init whose every role asks once (CLARIFICATION_NEEDED: which
+ * database?), then says in its summary which one it was told ("used X").
+ */
+int
+hostfix_init_asking(struct hostfix *h, const char *tag)
+{
+	char	cwd[PATH_MAX], *cmd;
+	int	rc;
+
+	if (getcwd(cwd, sizeof cwd) == NULL)
+		fatal("getcwd");
+	xasprintf(&cmd, "p=$(timeout 0.5 cat); case \"$p\" in "
+	    "*'Which database? -> '*) db=${p##*Which database? -> }; "
+	    "db=${db%%%%[!a-z]*}; exec '%s/tests/fake-agent' result success "
+	    "\"used $db\";; *) exec '%s/tests/fake-agent' clarify;; esac",
+	    cwd, cwd);
+	rc = hostfix_init_cmd(h, tag, 0, 0, cmd);
+	free(cmd);
+	return rc;
+}
+
+/*
  * Create one loop and start it on the host: its open runs on the host's
  * thread, the loop on dispatch; 0, -1 (refused at once).
  */

@@ -50,6 +50,7 @@ struct hostfix_loop {
 int	 hostfix_init(struct hostfix *, const char *, int, int);
 int	 hostfix_init_cmd(struct hostfix *, const char *, int, int,
 	    const char *);	/* every role runs this command */
+int	 hostfix_init_asking(struct hostfix *, const char *);	/* roles ask */
 int	 hostfix_open(struct hostfix *, struct hostfix_loop *, const char *,
 	    enum loop_mode, hostfix_event_cb);	/* runs on dispatch */
 void	 hostfix_free(struct hostfix *);

@@ -1074,7 +1074,9 @@ static void
 loop_ask_cb(evutil_socket_t fd, short ev, void *arg)
 {
 	struct loop	*l = arg;
+	struct timeval	 tv;
 	json_t		*ans;
+	uint64_t	 now;
 	int		 role, policy;
 
 	(void)fd;
@@ -1090,8 +1092,15 @@ loop_ask_cb(evutil_socket_t fd, short ev, void *arg)
 		json_decref(ans);
 		return;
 	}
-	if (clock_mono_ms() < l->ask_deadline)
+	if ((now = clock_mono_ms()) < l->ask_deadline) {
+		if (l->ask_watch != NULL) {	/* the timer is the deadline's */
+			tv.tv_sec = (time_t)((l->ask_deadline - now) / 1000);
+			tv.tv_usec = (suseconds_t)((l->ask_deadline - now) %
+			    1000) * 1000;
+			event_add(l->ask_ev, &tv);
+		}
 		return;
+	}
 	loop_ask_stop(l);
 	role = workflow_role_index(l->wf, json_string_value(json_object_get(
 	    json_object_get(l->ss, "asking"), "role")));
@@ -1261,16 +1270,19 @@ void
 loop_answer_via(struct loop *l, const json_t *answers, const char *by,
     const char *via)
 {
-	struct loop_run	*r;
+	const char	*role = json_string_value(json_object_get(
+			    json_object_get(l->ss, "asking"), "role"));
+	json_t		*qs;
 
 	if (loop_transition(l, LE_ANSWER, 0) != 0)
 		return;		/* no question is open (or the loop ends) */
 	loop_ask_stop(l);
-	r = l->cur[l->ask_slot];
-	if (answers == NULL)
-		loop_clarify_fail(l, loop_role(l, r->role), json_object_get(
-		    r->result, "questions"), "no answer was given");
-	else {
+	if (answers == NULL) {
+		qs = questions_worker(l);
+		loop_clarify_fail(l, role != NULL ? role : "?", qs,
+		    "no answer was given");
+		json_decref(qs);
+	} else {
 		questions_set(l, answers, by, via);
 		loop_rerun(l, l->ask_slot, answers);
 	}
