@@ -111,6 +111,19 @@ static const struct api_arg resume_args[] = {
 	ARG_END
 };
 
+static const struct api_arg questions_args[] = {
+	{ "loop_id", AT_STR, 0, API_NAME_MAX, NULL },
+	{ "status", AT_ONE_OF, 0, 0, "open all" },
+	ARG_END
+};
+static const struct api_arg answer_args[] = {
+	{ "question_id", AT_STR, 1, API_NAME_MAX, NULL },
+	{ "answer", AT_STR, 1, API_TEXT_MAX, NULL },
+	{ "by", AT_STR, 0, API_NAME_MAX, NULL },
+	{ "loop_id", AT_STR, 0, API_NAME_MAX, NULL },
+	ARG_END
+};
+
 static const struct api_arg update_args[] = {
 	{ "loop_id", AT_STR, 1, API_NAME_MAX, NULL },
 	{ "title", AT_STR, 0, API_TEXT_MAX, NULL },
@@ -136,11 +149,13 @@ static const struct api_verb api_table[] = {
 	{ "loop_resume", api_loop_resume, resume_args },
 	{ "loop_stop", api_loop_stop, loop_args },
 	{ "loop_update", api_loop_update, update_args },
+	{ "list_questions", api_questions_list, questions_args },
+	{ "answer_question", api_question_answer, answer_args },
 };
 
 const char api_verb_names[] = "spawn, wait, send_input, close, result, "
     "list, loop_open, loop_status, loop_pause, loop_resume, loop_stop, "
-    "loop_update";
+    "loop_update, list_questions, answer_question";
 
 /* What a type is called in an error. */
 static const char *
@@ -290,9 +305,22 @@ api_check(struct api_pending *p, const struct api_verb *vb, const json_t *req)
 /*
  * One request: a JSON object with "verb" and the verb's arguments; the
  * reply comes through cb, now or later (wait, close, the loop verbs).
+ * A front end speaking JSON lines (the socket, control) calls this.
  */
 void
 api_call(struct api *api, const json_t *req, api_reply_cb cb, void *arg)
+{
+	api_call_as(api, req, "socket", cb, arg);
+}
+
+/*
+ * The same from a named front end (via: static, "http", "mcp"): a
+ * verb that records who acted through what (answer_question) reads it,
+ * never the request (a client cannot claim another front end).
+ */
+void
+api_call_as(struct api *api, const json_t *req, const char *via,
+    api_reply_cb cb, void *arg)
 {
 	struct api_pending	*p = xcalloc(1, sizeof *p);
 	const json_t		*id = json_object_get(req, "id"), *vj;
@@ -303,6 +331,7 @@ api_call(struct api *api, const json_t *req, api_reply_cb cb, void *arg)
 	p->id = json_incref(id != NULL ? (json_t *)id : json_null());
 	p->cb = cb;
 	p->arg = arg;
+	p->via = via;
 	TAILQ_INSERT_TAIL(&api->pending, p, entry);
 	if (!json_is_object(req)) {
 		api_fail(p, ERR_INVALID, "a request must be a JSON object");

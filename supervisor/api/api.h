@@ -78,6 +78,8 @@ typedef void	(*api_reply_cb)(json_t *, void *);
 struct api	*api_new(const struct api_host *);
 void		 api_free(struct api *);	/* pending calls are dropped */
 void		 api_call(struct api *, const json_t *, api_reply_cb, void *);
+void		 api_call_as(struct api *, const json_t *, const char *,
+		    api_reply_cb, void *);	/* via: "http", "mcp" ... */
 int		 api_idle(const struct api *);	/* no call pending */
 void		 api_close_all(struct api *, uint64_t);	/* EOF, a signal */
 struct verbs	*api_verbs(const struct api *);	/* borrowed */

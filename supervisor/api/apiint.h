@@ -21,6 +21,7 @@ struct api_pending {
 	json_t				*id;	/* the request's, or null */
 	api_reply_cb			 cb;
 	void				*arg;
+	const char			*via;	/* the front end (static) */
 };
 TAILQ_HEAD(api_pendings, api_pending);
 
@@ -67,5 +68,11 @@ void	api_loop_stop(struct api_pending *, const json_t *);
 void	api_loop_update(struct api_pending *, const json_t *);
 int	api_loop_init(struct api *);
 void	api_loop_free(struct api *);
+int	api_loop_dir(struct api *, int);
+int	api_loop_committer(struct api_pending *);
+
+/* apiquestion.c: the queue of questions */
+void	api_questions_list(struct api_pending *, const json_t *);
+void	api_question_answer(struct api_pending *, const json_t *);
 
 #endif

@@ -70,7 +70,7 @@ api_loop_init(struct api *api)
  * none leaves the project bare), opened once something else made it.
  * 0; 1 when it does not exist (no loop can); -1 with dir_error said.
  */
-static int
+int
 api_loop_dir(struct api *api, int create)
 {
 	struct stat	 sb;
@@ -303,6 +303,26 @@ api_loop_done(void *arg)
 	free(j);
 }
 
+/*
+ * The api's thread for blocking file work, made on first use (the
+ * question verbs share it): 0, or -1 with p answered.
+ */
+int
+api_loop_committer(struct api_pending *p)
+{
+	struct api	*api = p->api;
+	char		*err = NULL;
+
+	if (api->committer != NULL)
+		return 0;
+	if ((api->committer = committer_new(api->host.sup->base,
+	    &err)) != NULL)
+		return 0;
+	api_fail(p, ERR_INTERNAL, "%s", err);
+	free(err);
+	return -1;
+}
+
 /* Queue one loop verb on the committer (made on first use). */
 static void
 api_loop_submit(struct api_pending *p, enum api_loop_op op, const char *id,
@@ -310,7 +330,6 @@ api_loop_submit(struct api_pending *p, enum api_loop_op op, const char *id,
 {
 	struct api		*api = p->api;
 	struct api_loop_job	*j;
-	char			*err = NULL;
 	int			 rc;
 
 	if (!state_id_valid(id)) {
@@ -327,11 +346,7 @@ api_loop_submit(struct api_pending *p, enum api_loop_op op, const char *id,
 		json_decref(create);
 		return;
 	}
-	if (api->committer == NULL &&
-	    (api->committer = committer_new(api->host.sup->base,
-	    &err)) == NULL) {
-		api_fail(p, ERR_INTERNAL, "%s", err);
-		free(err);
+	if (api_loop_committer(p) != 0) {
 		json_decref(create);
 		return;
 	}

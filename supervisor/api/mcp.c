@@ -335,7 +335,7 @@ mcp_call_tool(struct mcp *m, const struct jsonrpc_msg *msg)
 		event_add(c->tick, &tv);
 	}
 	/* the reply may come before api_call returns: c is not touched after */
-	api_call(m->cfg.api, req, mcp_replied, c);
+	api_call_as(m->cfg.api, req, "mcp", mcp_replied, c);
 	json_decref(req);
 }
 

@@ -159,6 +159,27 @@ static const struct mcp_tool mcp_tools[] = {
 	  "\"action\":" S_STR("What to do with the loop.")
 	  "},\"required\":[\"loop_id\",\"action\"],"
 	  "\"additionalProperties\":false}" },
+	{ "list_questions", "list_questions", 0, "List open questions",
+	  "The questions workers asked and wait for a person to answer "
+	  "(CLARIFICATION_NEEDED): each with its id, loop_id, agent_id, role, "
+	  "question, options and the recommended one, asked_at, deadline and "
+	  "status.  Answer one with answer_question.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"loop_id\":" S_STR("Only this loop's questions.") ","
+	  "\"status\":" S_STR("open (default): those still waiting; all: "
+	    "answered and expired ones too.")
+	  "},\"additionalProperties\":false}" },
+	{ "answer_question", "answer_question", 0, "Answer a question",
+	  "Answer a worker's open question (its id from list_questions): "
+	  "one of its options or your own words.  The worker goes on with "
+	  "it; the loop's history records who answered, through MCP.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"question_id\":" S_STR("The question's id (q-...).") ","
+	  "\"answer\":" S_STR("The answer the worker gets.") ","
+	  "\"by\":" S_STR("Who answers (a name for the history).") ","
+	  "\"loop_id\":" S_STR("The question's loop (optional).")
+	  "},\"required\":[\"question_id\",\"answer\"],"
+	  "\"additionalProperties\":false}" },
 };
 
 #define MCP_NTOOLS	(sizeof mcp_tools / sizeof mcp_tools[0])
@@ -173,6 +194,21 @@ mcp_tools_enum_set(json_t *schema, const char *key, json_t *names)
 	if (json_is_object(prop))
 		json_object_set(prop, "enum", names);
 	json_decref(names);
+}
+
+/* The space-separated words of a verb's argument as a JSON array. */
+static json_t *
+mcp_tools_words(const char *words)
+{
+	json_t	*a = json_array();
+	size_t	 n;
+
+	while (words != NULL && *words != '\0') {
+		n = strcspn(words, " ");
+		json_array_append_new(a, json_stringn(words, n));
+		words += n + (words[n] == ' ');
+	}
+	return a;
 }
 
 /*
@@ -199,6 +235,8 @@ mcp_tools_enum(json_t *schema)
 	for (i = 0; i < MCP_NACTIONS; i++)
 		json_array_append_new(names, json_string(mcp_actions[i].word));
 	mcp_tools_enum_set(schema, "action", names);
+	mcp_tools_enum_set(schema, "status", mcp_tools_words(api_arg_words(
+	    "list_questions", "status")));
 }
 
 /*

@@ -86,7 +86,8 @@ void
 serve_call_api(struct serve_call *c, json_t *req, serve_next_fn next)
 {
 	c->next = next;
-	api_call(c->root->api, req, serve_call_reply, c);
+	api_call_as(c->root->api, req, c->via != NULL ? c->via : "http",
+	    serve_call_reply, c);
 	json_decref(req);
 }
 

@@ -89,6 +89,7 @@ struct serve_call {
 	int			 step;
 	int			 body;		/* CCW's body route: {"error"} */
 	json_t			*keep;		/* a reply kept for later */
+	const char		*via;		/* the front end: NULL "http" */
 	struct gitrun		*git;		/* delete: its cleanup running */
 };
 
@@ -179,6 +180,11 @@ void	serveccw_loops_list(struct serve *, struct http_req *,
 void	serveccw_loops_create(struct serve *, struct http_req *,
 	    const struct serve_match *);
 void	serveccw_loops_action(struct serve *, struct http_req *,
+	    const struct serve_match *);
+/* servequestions.c: the queue of questions */
+void	serve_questions_list(struct serve *, struct http_req *,
+	    const struct serve_match *);
+void	serve_questions_answer(struct serve *, struct http_req *,
 	    const struct serve_match *);
 /* servemetrics.c: GET /metrics */
 void	serve_metrics(struct serve *, struct http_req *,

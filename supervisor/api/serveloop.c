@@ -7,7 +7,6 @@
  */
 #include <config.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -544,6 +543,24 @@ struct serve_job {
 	char			*err;
 };
 
+/* One loop file to the list (out), unless bad or half-written. */
+static int
+serve_scan_one(void *arg, int fd, const char *id)
+{
+	json_t	*out = arg, *st;
+	char	*err = NULL;
+
+	if (state_load_at(fd, id, ".json", STATE_LOAD_NOQUARANTINE, &st,
+	    NULL, &err) == STATE_OK && json_is_object(st) &&
+	    json_is_string(json_object_get(st, "status"))) {
+		loopdriver_view(fd, id, st);	/* driven or not */
+		json_array_append_new(out, st);
+	} else
+		json_decref(st);
+	free(err);
+	return json_array_size(out) >= SERVE_LIST_MAX;
+}
+
 /*
  * Every loop file of one directory (a bad or half-written one skipped),
  * each with who drives it (loopdriver_view).
@@ -551,42 +568,15 @@ struct serve_job {
 void
 serve_scan_dir(const char *path, json_t *out)
 {
-	struct dirent	*de;
-	json_t		*st;
-	DIR		*d;
-	char		 id[STATE_ID_MAX + 8], *err = NULL;
-	size_t		 n;
-	int		 fd;
+	char	*err = NULL;
+	int	 fd;
 
 	if ((fd = state_dir_open(path, 0, &err)) < 0) {
 		free(err);
 		return;
 	}
-	if ((d = fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 0))) == NULL) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d)) != NULL && json_array_size(out) <
-	    SERVE_LIST_MAX) {
-		n = strlen(de->d_name);
-		if (n <= 5 || n - 5 > STATE_ID_MAX ||
-		    strcmp(de->d_name + n - 5, ".json") != 0)
-			continue;
-		memcpy(id, de->d_name, n - 5);
-		id[n - 5] = '\0';
-		if (!state_id_valid(id) || strcmp(id, "config") == 0)
-			continue;
-		if (state_load_at(fd, id, ".json", STATE_LOAD_NOQUARANTINE,
-		    &st, NULL, &err) == STATE_OK && json_is_object(st) &&
-		    json_is_string(json_object_get(st, "status"))) {
-			loopdriver_view(fd, id, st);	/* driven or not */
-			json_array_append_new(out, st);
-		} else
-			json_decref(st);
-		free(err);
-		err = NULL;
-	}
-	closedir(d);
+	if (json_array_size(out) < SERVE_LIST_MAX)
+		state_dir_each(fd, serve_scan_one, out);
 	close(fd);
 }
 

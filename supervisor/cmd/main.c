@@ -38,6 +38,8 @@ static const struct subcmd subcmds[] = {
 	    "an Agent Client Protocol agent on stdio (editors: Zed ...)", 1 },
 	{ "agent", cmd_agent,
 	    "run one agent: spawn, wait, nudge, close; print JSON", 1 },
+	{ "answer", cmd_answer,
+	    "answer a loop's open question (the queue of questions)", 0 },
 	{ "batch", cmd_batch,
 	    "run many loops headlessly: JSONL or a CCW issue queue", 1 },
 	{ "capsule", cmd_capsule, "print the resume capsule of a loop", 0 },

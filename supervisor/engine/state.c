@@ -8,6 +8,7 @@
 
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,6 +46,53 @@ state_id_valid(const char *id)
 			return 0;
 	}
 	return strstr(id, "..") == NULL;
+}
+
+/*
+ * A directory stream of dirfd on a descriptor of its own (dirfd's
+ * offset is not moved), or NULL.
+ */
+DIR *
+state_opendir(int dirfd)
+{
+	DIR	*d;
+	int	 fd;
+
+	if ((fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return NULL;
+	if ((d = fdopendir(fd)) == NULL)
+		close(fd);
+	return d;
+}
+
+/*
+ * Every loop file of a directory ({id}.json with a valid id, not the
+ * configuration): fn(arg, dirfd, id) in readdir's order until it returns
+ * nonzero.  The one walk of a state directory's loops (serve's list, the
+ * queue of questions).
+ */
+void
+state_dir_each(int dirfd, state_each_fn fn, void *arg)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		 id[STATE_ID_MAX + 8];
+	size_t		 n;
+
+	if ((d = state_opendir(dirfd)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		n = strlen(de->d_name);
+		if (n <= 5 || n - 5 > STATE_ID_MAX ||
+		    strcmp(de->d_name + n - 5, ".json") != 0)
+			continue;
+		memcpy(id, de->d_name, n - 5);
+		id[n - 5] = '\0';
+		if (state_id_valid(id) && strcmp(id, "config") != 0 &&
+		    fn(arg, dirfd, id) != 0)
+			break;
+	}
+	closedir(d);
 }
 
 /* CCW's id shape, so the dashboard lists our loops like its own. */

@@ -9,6 +9,7 @@
 #ifndef CCW_STATE_H
 #define CCW_STATE_H
 
+#include <dirent.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -29,6 +30,9 @@ int	 state_id_valid(const char *);		/* [A-Za-z0-9][A-Za-z0-9._-]{0,127}, no ".."
 char	*state_id_generate(void);		/* loop-v2-YYYYMMDDTHHMMSS-xxxxxxxx */
 char	*state_id_make(const char *);	/* PREFIX-YYYYMMDDTHHMMSS-xxxxxxxx */
 int	 state_dir_open(const char *, int, char **);	/* O_DIRECTORY fd; create if asked */
+typedef int	(*state_each_fn)(void *, int, const char *);
+DIR	*state_opendir(int);	/* its own descriptor: dirfd's offset kept */
+void	 state_dir_each(int, state_each_fn, void *);	/* each {id}.json's id */
 void	 state_dir_made(const char *);	/* a new one: .gitignore in a git tree */
 char	*state_dir_default(const char *);	/* new loops: ROOT/.workflow/.loop in a CCW project, else ROOT/.loop */
 char	*state_dir_find(const char *, const char *);	/* the dir holding ID.json (.workflow/.loop, .loop) or NULL */

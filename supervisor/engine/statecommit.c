@@ -775,19 +775,14 @@ state_clean_temps(int dirfd, const char *id)
 	struct dirent	*de;
 	size_t		 len;
 	char		*lid;
-	int		 fd;
 
 	state_clean_stale(dirfd, id);	/* the side files' temps */
 	if (id != NULL) {
 		commit_clean_one(dirfd, id);
 		return;
 	}
-	if ((fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if ((d = state_opendir(dirfd)) == NULL)
 		return;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return;
-	}
 	while ((de = readdir(d)) != NULL) {
 		len = strlen(de->d_name);
 		if (len <= 9 || strcmp(de->d_name + len - 9, ".json.tmp") != 0)

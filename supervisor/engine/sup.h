@@ -65,6 +65,7 @@ int		 cmd_batch(int, char **);
 int		 cmd_control(int, char **);
 int		 cmd_mcp(int, char **);
 int		 cmd_state(int, char **);
+int		 cmd_answer(int, char **);
 int		 cmd_capsule(int, char **);
 int		 cmd_run(int, char **);
 int		 cmd_serve(int, char **);

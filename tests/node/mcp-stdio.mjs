@@ -50,10 +50,10 @@ try {
 	    'initialize: tools and logging capabilities');
 
 	const { tools } = await client.listTools();
-	is(tools.map((t) => t.name).sort(), ['agent_result', 'close_agent',
-	    'list_agents', 'loop_control', 'loop_start', 'loop_status',
-	    'send_input', 'spawn_agent', 'wait_agent'],
-	    'tools/list: the nine tools');
+	is(tools.map((t) => t.name).sort(), ['agent_result', 'answer_question',
+	    'close_agent', 'list_agents', 'list_questions', 'loop_control',
+	    'loop_start', 'loop_status', 'send_input', 'spawn_agent',
+	    'wait_agent'], 'tools/list: the eleven tools');
 	ok(tools.every((t) => t.inputSchema?.type === 'object' &&
 	    t.description.length > 40), 'each with an object inputSchema and '
 	    + 'a description');
@@ -170,6 +170,14 @@ try {
 	r = await call('loop_control', { loop_id: loop, action: 'pause' });
 	ok(r.isError && /completed/.test(r.content[0].text),
 	    'loop_control pause of a completed loop: isError saying why');
+	// the queue of questions (questions-front.sh answers one)
+	r = await call('list_questions', { loop_id: loop });
+	is([r.isError, r.structuredContent?.questions], [false, []],
+	    'list_questions: the completed loop waits on no question');
+	r = await call('answer_question', { question_id: 'q-000000000000',
+	    answer: 'sqlite' });
+	is([r.isError, r.structuredContent?.code], [true, 'not_found'],
+	    'answer_question of an unknown question: isError, not_found');
 	ok(logs.some((l) => l.level === 'info' && l.data?.loop_id === loop),
 	    `the loop's events as log messages (${logs.length})`);
 	await client.ping();

@@ -7,7 +7,7 @@
 // takes the token again); then a finished parallel loop: a crashed
 // worker's outcome kind and reason, develop's branch and diff, the merge
 // record, the capsule, the raw state, the replay link, a 300 KiB log
-// shown as its last 256 KiB; axe-core on that page, the fuller one (no
+// shown as its last 256 KiB, an open question's form answered; axe-core on that page, the fuller one (no
 // serious or critical violation; SKIP without @axe-core/playwright),
 // nothing wider than 800 px; screenshots at
 // 1280x800 and 800x600.  One line per check: "ok DESCRIPTION" or
@@ -235,6 +235,37 @@ async function finished(page) {
 	    "a 300 KiB log: its last 256 KiB shown", why + " " + big);
 }
 
+// An open question of the finished loop (the shell put it in its file):
+// a form with its options, the recommended one chosen; answered from
+// the page (POST /api/questions/ID/answer, via page).
+async function question(page) {
+	const why = await until(page, () => document.querySelector(
+	    "#questions form[data-question]") !== null, null, () =>
+	    document.getElementById("questions").textContent);
+	const f = await page.evaluate(() => {
+		const f = document.querySelector("#questions form");
+		return [f.dataset.question, f.querySelector("legend").textContent,
+		    Array.from(f.querySelectorAll("input[type=radio]")).map((r) =>
+		    r.value + (r.checked ? "*" : "") + "=" +
+		    document.querySelector("label[for=\"" + r.id + "\"]")
+		    .textContent)];
+	});
+	ok(why === "" && /^Which database\?/.test(f[1]) &&
+	    JSON.stringify(f[2]) === JSON.stringify(["sqlite*=sqlite " +
+	    "(recommended)", "postgres=postgres"]),
+	    "an open question: its options, the recommended one chosen",
+	    why + " " + JSON.stringify(f));
+	const [resp] = await Promise.all([
+	    page.waitForResponse((r) => r.request().method() === "POST" &&
+	    r.url().includes("/api/questions/"), { timeout: waitMs }),
+	    page.click("#questions form button[type=submit]")]);
+	const b = await resp.json();
+	ok(resp.status() === 200 && b.data.id === f[0] &&
+	    b.data.answer === "sqlite" && b.data.via === "page",
+	    "answered from the page: the recommended option, via page",
+	    resp.status() + " " + JSON.stringify(b));
+}
+
 const errors = [];
 const browser = await browserType.launch({ executablePath: chromium,
     headless: true, args: ["--no-sandbox", "--disable-gpu",
@@ -257,6 +288,7 @@ try {
 
 	await page.goto(base + "/loops/" + mid, { timeout: waitMs });
 	await finished(page);
+	await question(page);
 	await axe(page, "a finished loop's page");
 	await page.screenshot({ path: png + "-1280.png" });
 	await page.setViewportSize({ width: 800, height: 600 });

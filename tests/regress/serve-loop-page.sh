@@ -9,7 +9,8 @@
 # a finished parallel loop's workers with a crashed one's outcome kind
 # and reason, each writer's branch and diff, the merge record, the
 # capsule, the raw state and the replay link; a 300 KiB log shown as its
-# last 256 KiB; axe-core (npm @axe-core/playwright: its check SKIPs if
+# last 256 KiB; an open question's form (the recommended option chosen)
+# answered from the page; axe-core (npm @axe-core/playwright: its check SKIPs if
 # it cannot be installed) finds no serious or critical violation.
 # Screenshots at 1280x800 and 800x600 are kept in the build tree
 # (tests/regress/serve-loop-page-{1280,800}.png).  Without node, chromium
@@ -57,6 +58,18 @@ with open(sys.argv[1], "w") as f:
         f.write("big log line %05d\n" % i)
     f.write("the last line of the big log\n")
 PYEOF
+# an open question left in its file (the queue of questions): the page
+# shows its form and answers it (POST, via page) to its answers file
+python3 - "$G/.loop/merge-1.json" <<'PYEOF'
+import json, sys
+st = json.load(open(sys.argv[1]))
+st["skill_state"]["questions"] = [{"id": "q-0123456789ab",
+    "loop_id": "merge-1", "agent_id": "agent-2", "role": "develop",
+    "question": "Which database?", "options": ["sqlite", "postgres"],
+    "recommended": "sqlite", "asked_at": st["updated_at"], "deadline": None,
+    "status": "open", "answer": None, "answered_by": None, "via": None}]
+json.dump(st, open(sys.argv[1], "w"))
+PYEOF
 
 srv_start "$T_TMP/srv" -C "$R" -C "$G"
 ok $? "serve listens ($SRV_PORT)"
@@ -102,6 +115,8 @@ for w in 1280 800; do
 	ok $? "a screenshot at $w px is kept: $PNG-$w.png"
 done
 echo "# the browser part took $EL ms (a figure, not a check)"
+is "$(jget "$G/.loop/merge-1.answers.jsonl" '[d["question_id"], d["answer"], d["via"]]')" \
+    '["q-0123456789ab","sqlite","page"]' "the page's answer is in the loop's answers file"
 
 req POST "/api/loops/v2/$ID/stop"
 is "$(jr 'd["status"]')" 200 "the loop stops"

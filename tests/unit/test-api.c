@@ -402,6 +402,14 @@ t_codes(struct api *api)
 	t_code(api, "{\"verb\":\"loop_status\",\"loop_id\":\"../x\"}",
 	    ERR_INVALID);
 	t_code(api, "{\"verb\":\"loop_open\",\"title\":\"\"}", ERR_INVALID);
+	t_code(api, "{\"verb\":\"answer_question\",\"question_id\":"
+	    "\"q-000000000000\",\"answer\":\"a\"}", ERR_NOT_FOUND);
+	t_code(api, "{\"verb\":\"answer_question\",\"question_id\":"
+	    "\"q-000000000000\",\"answer\":\"\"}", ERR_INVALID);
+	t_code(api, "{\"verb\":\"list_questions\",\"loop_id\":\"../x\"}",
+	    ERR_INVALID);
+	t_code(api, "{\"verb\":\"list_questions\",\"status\":\"some\"}",
+	    ERR_INVALID);
 	t_create("C1");
 	t_code(api, "{\"verb\":\"loop_pause\",\"loop_id\":\"C1\"}",
 	    ERR_CONFLICT);
