@@ -135,11 +135,9 @@ until_ok "$(t_ms 20000)" has "$R3.got" budget_reached
 ok $? "held: budget_reached told"
 status_is "$F3" paused
 ok $? "held: the loop is paused (held)"
-n=$(grep -c '"kind":"stuck"' "$R3.got")
 # the hold lasts several stuck_ms: a held loop is not stuck, nothing comes
 until_ok $((STUCK * 4)) has "$R3.got" "budget_reached, stuck"
 ok $(( $? == 0 )) "held: not told stuck while held (stuck_ms $STUCK)"
-is "$(grep -c '"kind":"stuck"' "$R3.got")" "$n" "held: no stuck body since the hold"
 $WRAP "$SUP" run -C "$R3" --loop-id held-1 --max-time 600000 >/dev/null 2>&1
 touch "$R3.count.stop"
 t_wait_pid "$P3" "$(t_ms 30000)"
