@@ -89,7 +89,7 @@ has_q() { case "$(open_q "$1")" in q-*) return 0 ;; esac; return 1; }
 B=$(t_ms 3000)
 STUCK=300
 
-# The three loops run side by side (each its own root).
+# The four loops run side by side (each its own root).
 # --- (2) budget_warning 50, 80 and budget_reached, the default debounce
 R2=$T_TMP/warn
 acfg "$R2" "$(counting "$R2.count")" '{}' \
@@ -102,6 +102,14 @@ acfg "$R3" "$(counting "$R3.count")" '{}' \
     "{\"stuck_ms\": $STUCK, \"debounce_ms\": 0, \"rules\": [{\"on\": [\"stuck\", \"budget_reached\"], \"sink\": \"s\"}]}"
 t_loop_start "$R3" held-1 --max-time "$B" "Count"
 P3=$PID F3=$F
+# --- (4) the budget reached while the loop asks, answered while held
+R4=$T_TMP/both
+B4=$(t_ms 1500)
+acfg "$R4" "$(asking)" \
+    '{"question_timeout_ms": 60000, "on_question_timeout": "fail"}' \
+    '{"rules": [{"on": ["needs_input", "budget_reached"], "sink": "s"}]}'
+t_loop_start "$R4" both-1 --max-time "$B4" "Store the users"
+P4=$PID F4=$F
 # --- (1) needs_input to the sink, answered by the CLI
 R1=$T_TMP/ask
 acfg "$R1" "$(asking)" \
@@ -133,7 +141,7 @@ like "$(grep '"kind":"budget_reached"' "$R2.got" | jget - 'd["event"]["reason"]'
 
 until_ok "$(t_ms 20000)" has "$R3.got" budget_reached
 ok $? "held: budget_reached told"
-status_is "$F3" paused
+until_ok "$(t_ms 5000)" status_is "$F3" paused
 ok $? "held: the loop is paused (held)"
 # the hold lasts several stuck_ms: a held loop is not stuck, nothing comes
 until_ok $((STUCK * 4)) has "$R3.got" "budget_reached, stuck"
@@ -148,28 +156,21 @@ touch "$R2.count.stop"
 t_wait_pid "$P2" "$(t_ms 30000)"
 is "$T_RC" 0 "budget: raised, the loop completes"
 
-# --- (4) the budget reached while the loop asks, answered while held
-R4=$T_TMP/both
-B4=$(t_ms 1500)
-acfg "$R4" "$(asking)" \
-    '{"question_timeout_ms": 60000, "on_question_timeout": "fail"}' \
-    '{"rules": [{"on": ["needs_input", "budget_reached"], "sink": "s"}]}'
-t_loop_start "$R4" both-1 --max-time "$B4" "Store the users"
 until_ok "$(t_ms 20000)" has "$R4.got" "needs_input, budget_reached"
 ok $? "asking, then held: needs_input then budget_reached told"
-status_is "$F" paused
+until_ok "$(t_ms 5000)" status_is "$F4" paused
 ok $? "asking, then held: paused"
-QID=$(open_q "$F")
+QID=$(open_q "$F4")
 $WRAP "$SUP" answer -C "$R4" both-1 "$QID" postgres >/dev/null 2>"$R4.aerr"
 is "$?" 0 "asking, held: answered while held"
-until_ok "$(t_ms 10000)" eval "[ \"\$(jget '$F' '[q[\"status\"] for q in d[\"skill_state\"][\"questions\"]]' 2>/dev/null)\" = '[\"answered\"]' ]"
+until_ok "$(t_ms 10000)" eval "[ \"\$(jget '$F4' '[q[\"status\"] for q in d[\"skill_state\"][\"questions\"]]' 2>/dev/null)\" = '[\"answered\"]' ]"
 ok $? "asking, held: the held loop took the answer"
-ok $(kill -0 "$PID" 2>/dev/null; echo $?) "asking, held: run is still up"
-status_is "$F" paused
+ok $(kill -0 "$P4" 2>/dev/null; echo $?) "asking, held: run is still up"
+status_is "$F4" paused
 ok $? "asking, held: still paused (the budget holds it)"
 $WRAP "$SUP" run -C "$R4" --loop-id both-1 --max-time 600000 >/dev/null 2>&1
 is "$?" 0 "asking, held: the budget raised"
-t_wait_pid "$PID" "$(t_ms 30000)"
+t_wait_pid "$P4" "$(t_ms 30000)"
 is "$T_RC" 0 "asking, held: the loop completes"
 is "$(jget "$R4/.loop/both-1.workers/develop.output.json" 'd["summary"]')" \
     "used postgres" "asking, held: develop ran again with the answer"
