@@ -6,7 +6,8 @@
 # and budget_reached: 50 %, 80 % (not debounced by the 50 %) and reached,
 # once each.  A loop held by its budget is not told stuck while held.
 # A budget reached while the loop asks, answered while held: no crash,
-# no deadlock, the raised budget lets it complete with the answer.
+# no deadlock, the raised budget lets it complete with the answer.  Held
+# past the question's deadline: the deadline stands still while held.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 90
 t_valgrind_worker
@@ -48,6 +49,18 @@ asking() {
 case \"\$p\" in *'CLARIFICATION ANSWERS'*'Which database? -> '*) \
 a=\${p##*Which database? -> }; $OK \"used \${a%%\$'\\n'*}\";; \
 *) exec '$FAKE' --marker $M clarify;; esac"
+}
+
+# asker ROOT ID TIMEOUT KINDS ARGS...: a loop whose develop asks (its
+# question_timeout_ms TIMEOUT, on_question_timeout fail), told to the
+# sink for KINDS (JSON words), started with ARGS; $PID, $F.
+asker() {
+	local root=$1 id=$2 tmo=$3 kinds=$4
+	shift 4
+	acfg "$root" "$(asking)" \
+	    "{\"question_timeout_ms\": $tmo, \"on_question_timeout\": \"fail\"}" \
+	    "{\"rules\": [{\"on\": [$kinds], \"sink\": \"s\"}]}"
+	t_loop_start "$root" "$id" "$@" "Store the users"
 }
 
 # counting FILE: count into FILE every 50 ms until FILE.stop, succeed.
@@ -104,18 +117,17 @@ t_loop_start "$R3" held-1 --max-time "$B" "Count"
 P3=$PID F3=$F
 # --- (4) the budget reached while the loop asks, answered while held
 R4=$T_TMP/both
-B4=$(t_ms 1500)
-acfg "$R4" "$(asking)" \
-    '{"question_timeout_ms": 60000, "on_question_timeout": "fail"}' \
-    '{"rules": [{"on": ["needs_input", "budget_reached"], "sink": "s"}]}'
-t_loop_start "$R4" both-1 --max-time "$B4" "Store the users"
+asker "$R4" both-1 60000 '"needs_input", "budget_reached"' \
+    --max-time "$(t_ms 1500)"
 P4=$PID F4=$F
+# --- (5) held past the question's deadline: it stands still while held
+R5=$T_TMP/late
+B5=$(t_ms 4000)
+asker "$R5" late-1 "$B5" '"budget_reached"' --max-time "$B5"
+P5=$PID F5=$F
 # --- (1) needs_input to the sink, answered by the CLI
 R1=$T_TMP/ask
-acfg "$R1" "$(asking)" \
-    '{"question_timeout_ms": 60000, "on_question_timeout": "fail"}' \
-    '{"rules": [{"on": ["needs_input"], "sink": "s"}]}'
-t_loop_start "$R1" ask-1 "Store the users"
+asker "$R1" ask-1 60000 '"needs_input"'
 P1=$PID F1=$F
 
 until_ok "$(t_ms 20000)" has "$R1.got" needs_input
@@ -174,5 +186,25 @@ t_wait_pid "$P4" "$(t_ms 30000)"
 is "$T_RC" 0 "asking, held: the loop completes"
 is "$(jget "$R4/.loop/both-1.workers/develop.output.json" 'd["summary"]')" \
     "used postgres" "asking, held: develop ran again with the answer"
+
+# the question asked before the budget's hold (asked within B5, the
+# deadline B5 after it); held, then polled past the deadline
+until_ok "$(t_ms 20000)" has "$R5.got" budget_reached
+ok $? "late: held by the budget"
+QID=$(open_q "$F5")
+like "$QID" '^q-' "late: asked before the hold"
+DL=$(jget "$F5" '[q["deadline"] for q in d["skill_state"]["questions"] if q["status"] == "open"][0]' 2>/dev/null)
+past() { python3 -c 'import sys, datetime as t; print(t.datetime.now(t.timezone.utc) > t.datetime.fromisoformat(sys.argv[1].replace("Z", "+00:00")) + t.timedelta(seconds=1))' "$1"; }
+until_ok "$(t_ms 20000)" eval "[ \"\$(past '$DL')\" = True ]"
+ok $? "late: a second past the question's deadline ($DL)"
+[ -n "$QID" ] && status_is "$F5" paused && [ "$(open_q "$F5")" = "$QID" ]
+ok $? "late: still paused, the question still open (its deadline stood still)"
+$WRAP "$SUP" answer -C "$R5" late-1 "$QID" postgres >/dev/null 2>"$R5.aerr"
+is "$?" 0 "late: answered while held"
+$WRAP "$SUP" run -C "$R5" --loop-id late-1 --max-time 600000 >/dev/null 2>&1
+t_wait_pid "$P5" "$(t_ms 30000)"
+is "$T_RC" 0 "late: raised, the loop completes (not failed at the deadline)"
+is "$(jget "$R5/.loop/late-1.workers/develop.output.json" 'd["summary"]')" \
+    "used postgres" "late: develop ran again with the answer"
 
 t_done
