@@ -68,17 +68,6 @@ counting() {
 	echo "i=0; while [ ! -e '$1.stop' ] && [ \$i -lt 2400 ]; do i=\$((i + 1)); echo \$i >'$1'; sleep 0.05; done; exec '$FAKE' --marker $M result success counted"
 }
 
-# until_ok MS CMD...: poll CMD until it succeeds.
-until_ok() {
-	local end
-	end=$(t_until "$1")
-	shift
-	until "$@"; do
-		[ "$(t_now_ms)" -ge "$end" ] && return 1
-		sleep 0.02
-	done
-}
-
 # kinds GOT: the sink's bodies, "kind[ percent]" each, in order.
 kinds() {
 	python3 - "$1" <<'PYEOF' 2>/dev/null
@@ -130,7 +119,7 @@ R1=$T_TMP/ask
 asker "$R1" ask-1 60000 '"needs_input"'
 P1=$PID F1=$F
 
-until_ok "$(t_ms 20000)" has "$R1.got" needs_input
+t_poll "$(t_ms 20000)" has "$R1.got" needs_input
 ok $? "needs_input: the sink got a body"
 QID=$(open_q "$F1")
 like "$QID" '^q-[0-9a-f]{12}$' "needs_input: the question open in the state"
@@ -144,19 +133,19 @@ is "$T_RC" 0 "needs_input: the loop completes"
 is "$(jget "$R1/.loop/ask-1.workers/develop.output.json" 'd["summary"]')" \
     "used postgres" "needs_input: develop ran again with the answer"
 
-until_ok "$(t_ms 20000)" has "$R2.got" budget_reached
+t_poll "$(t_ms 20000)" has "$R2.got" budget_reached
 ok $? "budget: budget_reached told"
 is "$(kinds "$R2.got")" "budget_warning 50, budget_warning 80, budget_reached" \
     "budget: 50 % and 80 % (not debounced), then reached, once each"
 like "$(grep '"kind":"budget_reached"' "$R2.got" | jget - 'd["event"]["reason"]' 2>&1)" \
     "reached --max-time $B" "budget: budget_reached's body has the reason"
 
-until_ok "$(t_ms 20000)" has "$R3.got" budget_reached
+t_poll "$(t_ms 20000)" has "$R3.got" budget_reached
 ok $? "held: budget_reached told"
-until_ok "$(t_ms 5000)" status_is "$F3" paused
+t_poll "$(t_ms 5000)" status_is "$F3" paused
 ok $? "held: the loop is paused (held)"
 # the hold lasts several stuck_ms: a held loop is not stuck, nothing comes
-until_ok $((STUCK * 4)) has "$R3.got" "budget_reached, stuck"
+t_poll $((STUCK * 4)) has "$R3.got" "budget_reached, stuck"
 ok $(( $? == 0 )) "held: not told stuck while held (stuck_ms $STUCK)"
 $WRAP "$SUP" run -C "$R3" --loop-id held-1 --max-time 600000 >/dev/null 2>&1
 touch "$R3.count.stop"
@@ -168,14 +157,14 @@ touch "$R2.count.stop"
 t_wait_pid "$P2" "$(t_ms 30000)"
 is "$T_RC" 0 "budget: raised, the loop completes"
 
-until_ok "$(t_ms 20000)" has "$R4.got" "needs_input, budget_reached"
+t_poll "$(t_ms 20000)" has "$R4.got" "needs_input, budget_reached"
 ok $? "asking, then held: needs_input then budget_reached told"
-until_ok "$(t_ms 5000)" status_is "$F4" paused
+t_poll "$(t_ms 5000)" status_is "$F4" paused
 ok $? "asking, then held: paused"
 QID=$(open_q "$F4")
 $WRAP "$SUP" answer -C "$R4" both-1 "$QID" postgres >/dev/null 2>"$R4.aerr"
 is "$?" 0 "asking, held: answered while held"
-until_ok "$(t_ms 10000)" eval "[ \"\$(jget '$F4' '[q[\"status\"] for q in d[\"skill_state\"][\"questions\"]]' 2>/dev/null)\" = '[\"answered\"]' ]"
+t_poll "$(t_ms 10000)" eval "[ \"\$(jget '$F4' '[q[\"status\"] for q in d[\"skill_state\"][\"questions\"]]' 2>/dev/null)\" = '[\"answered\"]' ]"
 ok $? "asking, held: the held loop took the answer"
 ok $(kill -0 "$P4" 2>/dev/null; echo $?) "asking, held: run is still up"
 status_is "$F4" paused
@@ -189,13 +178,13 @@ is "$(jget "$R4/.loop/both-1.workers/develop.output.json" 'd["summary"]')" \
 
 # the question asked before the budget's hold (asked within B5, the
 # deadline B5 after it); held, then polled past the deadline
-until_ok "$(t_ms 20000)" has "$R5.got" budget_reached
+t_poll "$(t_ms 20000)" has "$R5.got" budget_reached
 ok $? "late: held by the budget"
 QID=$(open_q "$F5")
 like "$QID" '^q-' "late: asked before the hold"
 DL=$(jget "$F5" '[q["deadline"] for q in d["skill_state"]["questions"] if q["status"] == "open"][0]' 2>/dev/null)
 past() { python3 -c 'import sys, datetime as t; print(t.datetime.now(t.timezone.utc) > t.datetime.fromisoformat(sys.argv[1].replace("Z", "+00:00")) + t.timedelta(seconds=1))' "$1"; }
-until_ok "$(t_ms 20000)" eval "[ \"\$(past '$DL')\" = True ]"
+t_poll "$(t_ms 20000)" eval "[ \"\$(past '$DL')\" = True ]"
 ok $? "late: a second past the question's deadline ($DL)"
 [ -n "$QID" ] && status_is "$F5" paused && [ "$(open_q "$F5")" = "$QID" ]
 ok $? "late: still paused, the question still open (its deadline stood still)"

@@ -518,6 +518,19 @@ t_loop_start() {
 	F=$root/.loop/$id.json
 }
 
+# t_poll MS CMD...: run CMD every 20 ms until it succeeds (0) or MS ms
+# (t_until) pass (1): the one generic wait, for conditions no t_wait_*
+# names.
+t_poll() {
+	local end
+	end=$(t_until "$1")
+	shift
+	until "$@"; do
+		[ "$(t_now_ms)" -ge "$end" ] && return 1
+		sleep 0.02
+	done
+}
+
 # t_wait_file PATH MS: wait up to MS ms (t_until) until PATH exists.
 t_wait_file() {
 	local end
