@@ -65,6 +65,7 @@ struct batch {
 	enum batch_end		 end;
 	char			*end_reason;
 	unsigned		 warned;	/* budget warnings given: bits */
+	int			 held;		/* its budget holds its loops */
 	int			 saving, dirty, finishing, finished;
 	int			 save_failed;
 	struct event		*pump_ev;
@@ -77,6 +78,7 @@ void	 batch_emit(struct batch *, const char *, json_t *);	/* takes fields */
 void	 batch_now(char *, size_t);
 void	 batch_error(struct batch *, const char *, const char *);
 void	 batch_stop_all(struct batch *, enum batch_end, const char *);
+void	 batch_hold_all(struct batch *, const char *);
 void	 batch_finish(struct batch *);
 void	 batch_save(struct batch *);
 void	 batch_queue_sync(struct batch_item *, const char *, const char *);

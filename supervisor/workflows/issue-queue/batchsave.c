@@ -3,7 +3,8 @@
  * its state (on the committer thread, a change made during a write going
  * in the next one), a CCW queue's item statuses and issues after them,
  * the counts in context, the items' usage summed and held against the
- * budget (every loop stopped at it), and the end after the last save.
+ * budget (every loop held at it: paused, a stop still ends it), and
+ * the end after the last save.
  * It calls nothing of batch.c or batchitem.c: they call it.
  */
 #include "config.h"
@@ -300,7 +301,7 @@ batch_budget_warn(void *arg, json_t *fields)
 /*
  * The batch's usage against its budget (engine/budget.c's check, the
  * loops' too): a warning at 50 % and at 80 % of each (once), and at
- * 100 % no new start and every loop stopped.
+ * 100 % no new start and every loop held.
  */
 void
 batch_budget(struct batch *b)
@@ -327,19 +328,62 @@ batch_budget(struct batch *b)
 		/* the loops' event too (notifications take it) */
 		batch_emit(b, "budget_reached", budget_reached_event(&bu, k,
 		    why));
-		batch_stop_all(b, BE_BUDGET, why);
+		batch_hold_all(b, why);
 		free(why);
 	}
 }
 
-/* No new start; every running loop stopped (a signal, or the budget). */
+/*
+ * The budget: no new start, every running loop held where it is (its
+ * workers frozen, paused with the reason), the batch paused with it; a
+ * worker item, or a loop that cannot be held, is stopped.
+ */
+void
+batch_hold_all(struct batch *b, const char *reason)
+{
+	struct batch_item	*bi;
+	size_t			 i;
+
+	if (b->end != BE_NONE)
+		return;
+	b->end = BE_BUDGET;
+	b->end_reason = xstrdup(reason);
+	b->held = 1;
+	batch_emit(b, "budget_exceeded", json_pack("{s:s}", "reason", reason));
+	for (i = 0; i < b->nitems; i++) {
+		bi = &b->items[i];
+		if (bi->worker != NULL)
+			b->cfg.worker_stop(b->cfg.arg, bi->worker);
+		else if (bi->phase == BI_OPEN || (bi->phase == BI_RUN &&
+		    host_loop_hold(bi->hl, reason) != 0))
+			host_loop_stop(bi->hl, reason);
+	}
+	json_object_set_new(b->st, "status", json_string("paused"));
+	json_object_set_new(json_object_get(b->st, "context"), "pause_reason",
+	    json_string(reason));
+	batch_save(b);
+	event_active(b->pump_ev, EV_TIMEOUT, 0);
+}
+
+/*
+ * No new start; every running loop stopped (a signal, or the budget).
+ * A signal stops a held batch too: running again in its file, its items
+ * left for --resume (with a raised budget).
+ */
 void
 batch_stop_all(struct batch *b, enum batch_end why, const char *reason)
 {
 	size_t	i;
 
-	if (b->end != BE_NONE)
+	if (b->end != BE_NONE && !(b->held && why == BE_STOP))
 		return;
+	if (b->held) {
+		b->held = 0;
+		free(b->end_reason);
+		json_object_set_new(b->st, "status", json_string("running"));
+		json_object_del(json_object_get(b->st, "context"),
+		    "pause_reason");
+	}
 	b->end = why;
 	b->end_reason = xstrdup(reason);
 	if (why == BE_BUDGET)

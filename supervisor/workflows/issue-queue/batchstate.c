@@ -336,7 +336,7 @@ batchstate_word(const json_t *v, const char *const *words)
 int
 batchstate_check(const json_t *st, char **err)
 {
-	static const char *const status[] = { "pending", "running",
+	static const char *const status[] = { "pending", "running", "paused",
 	    "completed", NULL };
 	static const char *const phase[] = { "init", "listing", "planning",
 	    "executing", "complete", NULL };
@@ -354,7 +354,7 @@ batchstate_check(const json_t *st, char **err)
 		return xasprintf(err, "not a JSON object"), -1;
 	if (!batchstate_word(json_object_get(st, "status"), status))
 		return xasprintf(err, "status: missing or not one of pending, "
-		    "running, completed"), -1;
+		    "running, paused, completed"), -1;
 	if (!batchstate_word(json_object_get(st, "phase"), phase))
 		return xasprintf(err, "phase: missing or not one of init, "
 		    "listing, planning, executing, complete"), -1;
