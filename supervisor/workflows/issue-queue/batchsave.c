@@ -425,6 +425,9 @@ batch_finish(struct batch *b)
 				json_array_append_new(acts,
 				    json_string("complete"));
 		}
+		/* a hold whose loops all ended anyway is over */
+		json_object_del(json_object_get(b->st, "context"),
+		    "pause_reason");
 		json_object_set_new(json_object_get(b->st, "context"),
 		    "stop_reason", b->end_reason != NULL ?
 		    json_string(b->end_reason) : json_null());
