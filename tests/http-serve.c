@@ -236,6 +236,7 @@ main(int argc, char **argv)
 	struct event		*term;
 	struct rlimit		 rl;
 	FILE			*fp;
+	char			 tmp[4096];
 	char			*err = NULL;
 	size_t			 keep = 1024;
 	uint64_t		 ping_ms = 0;
@@ -287,10 +288,16 @@ main(int argc, char **argv)
 		free(err);
 		return 1;
 	}
-	if ((fp = fopen(argv[optind], "w")) == NULL)
+	/*
+	 * Written whole, then renamed into place: a test that sees the file
+	 * must never read it empty (it polls for it every 20 ms).
+	 */
+	snprintf(tmp, sizeof tmp, "%s.tmp", argv[optind]);
+	if ((fp = fopen(tmp, "w")) == NULL)
 		return 1;
 	fprintf(fp, "%d\n", http_server_port(hs.srv));
-	fclose(fp);
+	if (fclose(fp) != 0 || rename(tmp, argv[optind]) != 0)
+		return 1;
 	term = evsignal_new(hs.base, SIGTERM, hs_term, hs.base);
 	evsignal_add(term, NULL);
 	event_base_dispatch(hs.base);

@@ -284,6 +284,53 @@ metrics_meter_family(struct evbuffer *b, struct meter *m,
 }
 
 /*
+ * The families of the meter's tables, in the order served: each row's
+ * table, what of its rows it shows, its name, type and help.
+ */
+static const struct metrics_meter_row {
+	enum meter_table	 table;
+	int			 what;
+	const char		*name, *type, *help;
+} metrics_meter_rows[] = {
+	{ METER_WORKERS, METRICS_ROW_HIST,
+	    "ccw_worker_duration_seconds", "histogram",
+	    "Worker runs by role, tool and outcome (success, else "
+	    "the result's error kind, else its status), from spawn "
+	    "to result." },
+	{ METER_WORKERS, METRICS_ROW_COUNT,
+	    "ccw_worker_outcomes_total", "counter",
+	    "Worker results by role, tool and outcome (success, "
+	    "else the error kind, else the status)." },
+	{ METER_TOOLS, METRICS_ROW_TOKENS,
+	    "ccw_worker_tokens_total", "counter",
+	    "Tokens the workers' tools reported, by tool and "
+	    "direction (in, out)." },
+	{ METER_TOOLS, METRICS_ROW_COST,
+	    "ccw_worker_cost_usd_total", "counter",
+	    "Cost in US dollars the workers' tools reported, by "
+	    "tool." },
+	{ METER_LOOPS, METRICS_ROW_HIST,
+	    "ccw_loop_duration_seconds", "histogram",
+	    "Loop runs by final status, from their start in this "
+	    "process to their end." },
+	{ METER_LOOPS, METRICS_ROW_COUNT,
+	    "ccw_loops_ended_total", "counter",
+	    "Loop runs ended, by final status." },
+	{ METER_NOTIFY_SENT, METRICS_ROW_COUNT,
+	    "ccw_notify_sent_total", "counter",
+	    "Notifications delivered, by sink and kind (the "
+	    "config's notify)." },
+	{ METER_NOTIFY_FAILED, METRICS_ROW_COUNT,
+	    "ccw_notify_failed_total", "counter",
+	    "Notifications whose delivery failed (dead-lettered), "
+	    "by sink and kind." },
+	{ METER_NOTIFY_DEBOUNCED, METRICS_ROW_COUNT,
+	    "ccw_notify_debounced_total", "counter",
+	    "Notifications not sent: the same loop and kind within "
+	    "debounce_ms, by kind." },
+};
+
+/*
  * The hosts' meters summed (one per root; capped at METER_SERIES_MAX
  * label sets a table, beyond which rows go to one "other"): durations,
  * outcomes, tokens and cost of workers, durations and ends of loops,
@@ -298,34 +345,11 @@ metrics_meters(struct serve *s, struct evbuffer *b)
 	for (i = 0; i < s->cfg.nroots; i++)
 		if (s->cfg.roots[i].host != NULL)
 			meter_merge(m, host_meter(s->cfg.roots[i].host));
-	metrics_meter_family(b, m, METER_WORKERS, METRICS_ROW_HIST,
-	    "ccw_worker_duration_seconds", "histogram", "Worker runs by "
-	    "role, tool and outcome (success, else the result's error kind, "
-	    "else its status), from spawn to result.");
-	metrics_meter_family(b, m, METER_WORKERS, METRICS_ROW_COUNT,
-	    "ccw_worker_outcomes_total", "counter", "Worker results by role, "
-	    "tool and outcome (success, else the error kind, else the status).");
-	metrics_meter_family(b, m, METER_TOOLS, METRICS_ROW_TOKENS,
-	    "ccw_worker_tokens_total", "counter", "Tokens the workers' tools "
-	    "reported, by tool and direction (in, out).");
-	metrics_meter_family(b, m, METER_TOOLS, METRICS_ROW_COST,
-	    "ccw_worker_cost_usd_total", "counter", "Cost in US dollars the "
-	    "workers' tools reported, by tool.");
-	metrics_meter_family(b, m, METER_LOOPS, METRICS_ROW_HIST,
-	    "ccw_loop_duration_seconds", "histogram", "Loop runs by final "
-	    "status, from their start in this process to their end.");
-	metrics_meter_family(b, m, METER_LOOPS, METRICS_ROW_COUNT,
-	    "ccw_loops_ended_total", "counter", "Loop runs ended, by final "
-	    "status.");
-	metrics_meter_family(b, m, METER_NOTIFY_SENT, METRICS_ROW_COUNT,
-	    "ccw_notify_sent_total", "counter", "Notifications delivered, by "
-	    "sink and kind (the config's notify).");
-	metrics_meter_family(b, m, METER_NOTIFY_FAILED, METRICS_ROW_COUNT,
-	    "ccw_notify_failed_total", "counter", "Notifications whose "
-	    "delivery failed (dead-lettered), by sink and kind.");
-	metrics_meter_family(b, m, METER_NOTIFY_DEBOUNCED, METRICS_ROW_COUNT,
-	    "ccw_notify_debounced_total", "counter", "Notifications not sent: "
-	    "the same loop and kind within debounce_ms, by kind.");
+	for (i = 0; i < sizeof metrics_meter_rows /
+	    sizeof metrics_meter_rows[0]; i++)
+		metrics_meter_family(b, m, metrics_meter_rows[i].table,
+		    metrics_meter_rows[i].what, metrics_meter_rows[i].name,
+		    metrics_meter_rows[i].type, metrics_meter_rows[i].help);
 	metrics_one(b, "ccw_processes_leaked_total", "counter", "Processes "
 	    "found outliving their worker and ended (each also a "
 	    "processes_leaked warning event naming the agent).",

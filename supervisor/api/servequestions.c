@@ -15,9 +15,9 @@
 #include "xmalloc.h"
 
 /*
- * A failed question verb: the status its kind maps to, but a question
- * that is no longer open is 409 (these routes are ours, not CCW's, whose
- * 400 for every kind but not_found err_code_http keeps).
+ * A failed question verb: these routes are ours, not CCW's, so each
+ * kind has its own status (err_code_http_own: a question no longer
+ * open, a conflict, is 409).
  */
 static void
 serve_questions_fail(struct serve_call *c, const json_t *reply)
@@ -27,7 +27,7 @@ serve_questions_fail(struct serve_call *c, const json_t *reply)
 
 	if (e == NULL)
 		e = json_string_value(json_object_get(reply, "error"));
-	serve_ccw_error(c->r, code == ERR_CONFLICT ? 409 : err_code_http(code),
+	serve_ccw_error(c->r, err_code_http_own(code),
 	    0, e != NULL ? e : "failed");
 	serve_call_end(c);
 }

@@ -15,19 +15,20 @@ struct err_row {
 	enum err_code	 code;
 	const char	*name;
 	int		 http;		/* CCW answers 400 to all but a 404 */
+	int		 http_own;	/* our own routes: each kind its own */
 	int		 jsonrpc;	/* -32602 bad params; -320xx ours */
 	int		 exit;		/* EXIT_* */
 };
 
 /* Rows in enum order (err_row checks it). */
 static const struct err_row err_table[] = {
-	{ ERR_NONE,		"ok",		200,	0,	EXIT_OK },
-	{ ERR_NOT_FOUND,	"not_found",	404,	-32001,	EXIT_FAILED },
-	{ ERR_INVALID,		"invalid_argument", 400,	-32602,	EXIT_USAGE },
-	{ ERR_CONFLICT,		"conflict",	400,	-32002,	EXIT_FAILED },
-	{ ERR_BUSY,		"busy",		400,	-32003,	EXIT_FAILED },
-	{ ERR_UNAVAILABLE,	"unavailable",	400,	-32004,	EXIT_FAILED },
-	{ ERR_INTERNAL,		"internal",	400,	-32603,	EXIT_INTERNAL },
+	{ ERR_NONE,		"ok",		200, 200,	0,	EXIT_OK },
+	{ ERR_NOT_FOUND,	"not_found",	404, 404,	-32001,	EXIT_FAILED },
+	{ ERR_INVALID,		"invalid_argument", 400, 400,	-32602,	EXIT_USAGE },
+	{ ERR_CONFLICT,		"conflict",	400, 409,	-32002,	EXIT_FAILED },
+	{ ERR_BUSY,		"busy",		400, 409,	-32003,	EXIT_FAILED },
+	{ ERR_UNAVAILABLE,	"unavailable",	400, 503,	-32004,	EXIT_FAILED },
+	{ ERR_INTERNAL,		"internal",	400, 500,	-32603,	EXIT_INTERNAL },
 };
 #define ERR_NROWS	(sizeof err_table / sizeof err_table[0])
 
@@ -69,6 +70,16 @@ int
 err_code_http(enum err_code c)
 {
 	return err_row(c)->http;
+}
+
+/*
+ * The HTTP status of a route of our own (not one of CCW's, which keep
+ * CCW's 400): a conflict is 409, a busy host 409, unavailable 503.
+ */
+int
+err_code_http_own(enum err_code c)
+{
+	return err_row(c)->http_own;
 }
 
 /* The JSON-RPC error code acp answers a failed verb with. */

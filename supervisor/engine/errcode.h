@@ -20,6 +20,7 @@ enum err_code {
 const char	*err_code_name(enum err_code);	/* "not_found"; never NULL */
 enum err_code	 err_code_parse(const char *);	/* a name: ERR_INTERNAL if unknown, NULL: ERR_NONE */
 int		 err_code_http(enum err_code);	/* serve's status */
+int		 err_code_http_own(enum err_code);	/* our routes' */
 int		 err_code_jsonrpc(enum err_code); /* acp's error code */
 int		 err_code_exit(enum err_code);	/* the CLI's EXIT_* */
 

@@ -47,6 +47,7 @@ struct ntimer {
 	struct event		*ev;
 	json_t			*fields; /* held: provider_hold's */
 	int			 hold;	/* a provider's hold, else a loop */
+	int			 held;	/* a loop held: not stuck till thawed */
 	uint64_t		 since;	/* the last event (mono ms) */
 };
 TAILQ_HEAD(ntimers, ntimer);
@@ -352,6 +353,25 @@ notify_body(const struct notify_kind *k, const char *loop_id,
 	return s;
 }
 
+/*
+ * The debounce's key: who, and for a threshold's event (budget_warning's
+ * percent) the budget and the threshold too, so the 80 % warning is not
+ * swallowed by the 50 % one: a person must hear each threshold once.
+ */
+static char *
+notify_deb_key(const char *who, const json_t *ev)
+{
+	const json_t	*pct = json_object_get(ev, "percent");
+	const char	*b = json_string_value(json_object_get(ev, "budget"));
+	char		*key;
+
+	if (!json_is_integer(pct))
+		return xstrdup(who != NULL ? who : "");
+	xasprintf(&key, "%s %s %lld%%", who != NULL ? who : "",
+	    b != NULL ? b : "", (long long)json_integer_value(pct));
+	return key;
+}
+
 /* A kind happened: debounced, else one delivery per sink that wants it. */
 static void
 notify_fire(struct notify *n, const struct notify_kind *k,
@@ -359,7 +379,7 @@ notify_fire(struct notify *n, const struct notify_kind *k,
 {
 	const char	*who = loop_id;
 	struct ndeliv	*d;
-	char		*body;
+	char		*body, *key;
 	size_t		 i;
 
 	if (!(n->want & notify_bit(k)))
@@ -368,8 +388,12 @@ notify_fire(struct notify *n, const struct notify_kind *k,
 		who = json_string_value(json_object_get(ev, "batch_id"));
 	if (who == NULL)
 		who = json_string_value(json_object_get(ev, "provider"));
-	if (notify_debounced(n, who != NULL ? who : "", k))
+	key = notify_deb_key(who, ev);
+	if (notify_debounced(n, key, k)) {
+		free(key);
 		return;
+	}
+	free(key);
 	if ((body = notify_body(k, loop_id, ev)) == NULL)
 		return;
 	for (i = 0; i < n->nsinks; i++) {
@@ -455,7 +479,9 @@ notify_timer_arm(struct ntimer *t, uint64_t ms)
 
 /*
  * A loop's event for stuck: any event is progress (the timer starts
- * over), its end or a hold (loop_held, till loop_thawed) stops it.
+ * over), its end stops it, and a hold (loop_held) stops it till its
+ * loop_thawed: the events a held loop still makes (its budget_reached,
+ * a question) do not start it again, a held loop is not stuck.
  */
 static void
 notify_stuck_track(struct notify *n, const char *loop_id, const char *name)
@@ -466,14 +492,20 @@ notify_stuck_track(struct notify *n, const char *loop_id, const char *name)
 	if (!(n->want & notify_bit(notify_kind_find("stuck"))))
 		return;
 	t = notify_timer(n, loop_id, 0, !end);
-	if (end || strcmp(name, "loop_held") == 0) {
-		if (t != NULL && end)
-			notify_timer_free(t);
-		else if (t != NULL)
-			evtimer_del(t->ev);
+	if (t == NULL)
+		return;
+	if (end) {
+		notify_timer_free(t);
 		return;
 	}
-	notify_timer_arm(t, n->stuck_ms);
+	if (strcmp(name, "loop_held") == 0)
+		t->held = 1;
+	else if (strcmp(name, "loop_thawed") == 0)
+		t->held = 0;
+	if (t->held)
+		evtimer_del(t->ev);
+	else
+		notify_timer_arm(t, n->stuck_ms);
 }
 
 /* A provider held (a timer to held_ms) or open again (timer gone). */

@@ -57,17 +57,6 @@ frozen() {
 	grep -qx 'frozen 1' "$V2$cg/cgroup.events" 2>/dev/null
 }
 
-# wait_for MS CMD...: poll CMD until it succeeds (t_until).
-wait_for() {
-	local end
-	end=$(t_until "$1")
-	shift
-	until "$@"; do
-		[ "$(t_now_ms)" -ge "$end" ] && return 1
-		sleep 0.02
-	done
-}
-
 # count FILE: the tick in FILE (0 before the first, or caught mid-write)
 count() {
 	local c
@@ -108,11 +97,11 @@ freeze_once() {
 	t_run_config "$R" "$OK" "$(tick "$R.count")" "$OK" "$OK" "$OK" \
 	    "{\"grace_ms\": 500, \"timeout_ms\": $TMO, \"nudge_ms\": $NUDGE}"
 	start "$R" "f-$mode" "$mode"
-	wait_for 20000 above "$R.count" 2
+	t_poll 20000 above "$R.count" 2
 	ok $? "$mode: develop is counting"
 	t0=$(t_now_ms)
 	status "$F" paused
-	wait_for 10000 frozen "$mode" "$R" "$M"
+	t_poll 10000 frozen "$mode" "$R" "$M"
 	ok $? "$mode: develop's tool is frozen"
 	c1=$(count "$R.count")
 	# held past develop's deadline and nudge, watching it stay frozen
@@ -127,7 +116,7 @@ freeze_once() {
 	kill -0 "$PID" 2>/dev/null
 	ok $? "$mode: the run is still up"
 	status "$F" running
-	wait_for 10000 above "$R.count" "$c1"
+	t_poll 10000 above "$R.count" "$c1"
 	ok $? "$mode: thawed: the counter goes on"
 	touch "$R.count.end"
 	t_wait_pid "$PID" 30000
@@ -158,12 +147,12 @@ held() {
 	t_run_config "$R" "$OK" "$(tick "$R.count")" "$OK" "$OK" "$OK" \
 	    '{"grace_ms": 500}'
 	start "$R" "$2-$1" "$1"
-	wait_for 20000 above "$R.count" 1
+	t_poll 20000 above "$R.count" 1
 	ok $? "$1: $2: develop is counting"
 	status "$F" paused
-	wait_for 10000 frozen "$1" "$R" "$M"
+	t_poll 10000 frozen "$1" "$R" "$M"
 	ok $? "$1: $2: develop's tool is frozen"
-	wait_for 10000 held_said "$R"
+	t_poll 10000 held_said "$R"
 	ok $? "$1: $2: the loop is held"
 }
 

@@ -139,7 +139,8 @@ PYEOF
 	    $WRAP "$SUP" run -C "$R" --loop-id slow-1 "Slow" \
 	    >"$R.out" 2>"$R.err"
 	RC=$?
-	is "$RC" 0 "slow fsync: the loop completes"
+	is "$RC" 0 "slow fsync: the loop completes" ||
+	    tail -n 20 "$R.err" | sed 's/^/#   /'
 	is "$(jget "$R/.loop/slow-1.json" '[d["status"], d.get("failure_reason")]')" \
 	    '["completed",null]' "slow fsync: validate (2.5 s of its budget) was not cut off"
 	[ "$RC" -ne 0 ] && sed 's/^/#   /' "$R.err" | tail -n 5

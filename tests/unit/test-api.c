@@ -455,6 +455,12 @@ t_code_table(void)
 	for (c = ERR_NONE; c <= ERR_INTERNAL; c++)
 		tap_ok(err_code_parse(err_code_name(c)) == c,
 		    "kind %d: name %s parses back", (int)c, err_code_name(c));
+	tap_is_int(err_code_http_own(ERR_CONFLICT), 409,
+	    "our routes: a conflict is 409 (CCW's keep 400)");
+	tap_is_int(err_code_http_own(ERR_NOT_FOUND), 404,
+	    "our routes: not_found is 404");
+	tap_is_int(err_code_http_own(ERR_INVALID), 400,
+	    "our routes: invalid_argument is 400");
 	tap_ok(err_code_parse("frob") == ERR_INTERNAL,
 	    "an unknown code is internal, never a success");
 	tap_is_int(err_code_exit(ERR_BUSY), EXIT_FAILED, "busy: exit 1");

@@ -1100,8 +1100,9 @@ loop_ask_cb(evutil_socket_t fd, short ev, void *arg)
 		json_decref(ans);
 		return;
 	}
-	if ((now = clock_mono_ms()) < l->ask_deadline) {
-		if (l->ask_watch != NULL) {	/* the timer is the deadline's */
+	if ((now = clock_mono_ms()) < l->ask_deadline || loop_held(l)) {
+		/* held: the deadline stands still (loop_ask_thawed moves it) */
+		if (l->ask_watch != NULL && now < l->ask_deadline) {
 			tv.tv_sec = (time_t)((l->ask_deadline - now) / 1000);
 			tv.tv_usec = (suseconds_t)((l->ask_deadline - now) %
 			    1000) * 1000;
@@ -1114,6 +1115,30 @@ loop_ask_cb(evutil_socket_t fd, short ev, void *arg)
 	    json_object_get(l->ss, "asking"), "role")));
 	(void)loop_ask_timeout(l, role, &policy);
 	loop_ask_expired(l, role, policy);
+}
+
+/*
+ * The loop was held held_ms while asking: like its workers' deadlines,
+ * the question's stood still, so it moves on by as much (the records'
+ * deadline too) and its timer is armed again for what was left.
+ */
+static void
+loop_ask_thawed(struct loop *l, uint64_t held_ms)
+{
+	struct timeval	tv = { 0, LOOP_ASK_POLL_MS * 1000 };
+	uint64_t	now = clock_mono_ms(), left;
+
+	if (l->phase != LP_ASKING || l->ask_slot < 0 || l->ask_deadline == 0)
+		return;
+	l->ask_deadline += held_ms;
+	left = l->ask_deadline > now ? l->ask_deadline - now : 0;
+	questions_rearm(l, left > 0 ? left : 1);
+	loop_save(l, NULL, NULL, loop_saved);
+	if (l->ask_watch != NULL) {
+		tv.tv_sec = (time_t)(left / 1000);
+		tv.tv_usec = (suseconds_t)(left % 1000) * 1000;
+	}
+	event_add(l->ask_ev, &tv);
 }
 
 /* No longer waiting on the answers file: its poll and watch end. */
@@ -1457,6 +1482,8 @@ static void
 loop_watch_cb(const char *status, const json_t *st, void *arg)
 {
 	struct loop	*l = arg;
+	uint64_t	 since = l->held_at;	/* a hold that may end here */
+	int		 held = loop_held(l);
 
 	if (status == NULL) {
 		loop_deleted(l);
@@ -1464,12 +1491,16 @@ loop_watch_cb(const char *status, const json_t *st, void *arg)
 	}
 	log_info("loop %s: status is now %s", l->cfg.id, status);
 	/* a budget's hold: thawed if raised enough, else paused again */
-	if (strcmp(status, "running") == 0 && loop_budget_resumed(l, st))
+	if (strcmp(status, "running") == 0 && loop_budget_resumed(l, st)) {
+		if (held && !loop_held(l))
+			loop_ask_thawed(l, clock_mono_ms() - since);
 		return;
+	}
 	if (loop_held(l) && strcmp(status, "paused") == 0)
 		return;		/* held: paused is what the file says */
 	if (loop_held(l) && strcmp(status, "running") == 0) {
 		loop_unhold(l);	/* on where it was */
+		loop_ask_thawed(l, clock_mono_ms() - since);
 		return;
 	}
 	if (l->cfg.pause_freeze && strcmp(status, "paused") == 0 &&
