@@ -130,6 +130,9 @@ struct workflow_driver {
 	/* held where it is (workers frozen, status paused with the
 	   reason): 0, -1 when it cannot be; NULL: it cannot be held */
 	int	 (*hold)(void *, const char *);
+	/* a hold ended (a raised budget): workers thawed, status running;
+	   NULL: it cannot be held */
+	void	 (*unhold)(void *);
 };
 
 /* One agent of a hosted loop, as host_agents walks them (borrowed). */
@@ -157,6 +160,7 @@ struct host_loop *host_loop_open(struct host *, const struct loop_spec *,
 struct host_loop *host_loop_find(struct host *, const char *);
 void		 host_loop_stop(struct host_loop *, const char *);
 int		 host_loop_hold(struct host_loop *, const char *);	/* -1: not held */
+void		 host_loop_unhold(struct host_loop *);	/* thawed, running */
 void		 host_loop_interrupt(struct host_loop *, const char *);	/* left running, why recorded */
 void		 host_loop_stop_as(struct host_loop *, const char *,
 		    const char *, const char *);	/* why, status, reason */

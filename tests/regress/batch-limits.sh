@@ -56,24 +56,9 @@ fi
 EOF
 chmod +x "$T_TMP/claude"
 
-# cfg ROOT: develop on the claude stand-in, the other roles bash
-cfg() {
-	mkdir -p "$1/.loop"
-	python3 - "$1" "$T_TMP/claude" "$OK" <<'PYEOF'
-import json, sys
-root, claude, ok = sys.argv[1:4]
-roles = {r: {"command": ok + " " + r, "grace_ms": 500} for r in
-    ("init", "develop", "debug", "validate", "complete")}
-roles["develop"] = {"tool": "claude", "grace_ms": 500}
-json.dump({"default_tool": "bash", "roles": roles,
-    "tools": {"claude": {"path": claude}}},
-    open(root + "/.loop/config.json", "w"), indent=1)
-PYEOF
-}
 # setup ROOT N: ROOT configured, N items in ROOT/items.jsonl, no claude run yet
 setup() {
-	mkdir -p "$1"
-	cfg "$1"
+	t_claude_cfg "$1" "$T_TMP/claude" "$OK"
 	t_batch_items "$1/items.jsonl" "$2"
 	: >"$1/claude.log"
 }
@@ -122,22 +107,6 @@ held() {
 		sleep 0.05
 	done
 	started "$r"
-}
-# the v2 hierarchy (as freeze.sh finds it)
-V2=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") {
-    if ($(i + 1) == "cgroup2") { print $5; exit } ; break } }' \
-    /proc/self/mountinfo)
-# frozen_pid PID: PID (alive) and its children frozen: stopped
-# (T, the sweep's SIGSTOP) or in a frozen cgroup
-frozen_pid() {
-	local p cg
-	for p in "$1" $(pgrep -P "$1"); do
-		t_pstate "$p"
-		[ -n "$T_PST" ] || return 1
-		cg=$(sed -n 's/^0:://p' "/proc/$p/cgroup" 2>/dev/null)
-		[ "$T_PST" = T ] || grep -qx 'frozen 1' \
-		    "$V2$cg/cgroup.events" 2>/dev/null || return 1
-	done
 }
 # term: SIGTERM to the held batch $BP, its exit status in $RC
 term() {
@@ -296,9 +265,7 @@ ok $(grep -q '"event":"loop_held"' "$R.out"; echo $?) "cost budget: loop_held in
 # held: ITEM-6's claude (8 s) neither ends nor does anything start
 # while it stands (frozen, it writes nothing to the claude log)
 P6=$(awk '$1 == "start" && $4 == "ITEM-6" { print $2 }' "$R/claude.log")
-end=$(t_until 10000)
-until frozen_pid "$P6" || [ "$(t_now_ms)" -ge "$end" ]; do sleep 0.05; done
-frozen_pid "$P6"
+t_poll 10000 t_frozen "$P6"
 ok $? "cost budget: ITEM-6's running claude is frozen"
 L1=$(cat "$R/claude.log")
 ok $(grep -q "start .* ITEM-6$" "$R/claude.log" && ! grep -q "end .* ITEM-6$" "$R/claude.log"; echo $?) \

@@ -96,7 +96,7 @@ hosted_answer(void *l, const json_t *answers, const char *by,
 	loop_answer_via(l, answers, by, via);
 }
 
-/* The hold's pause committed (or not: said in the log). */
+/* The hold's pause (or its end) committed, or not: said in the log. */
 static void
 hosted_held(struct state_store *s, int rc, const char *err, void *arg)
 {
@@ -104,7 +104,7 @@ hosted_held(struct state_store *s, int rc, const char *err, void *arg)
 
 	(void)s;
 	if (rc != 0)
-		log_warnx("state %s: the hold's pause: %s", l->cfg.id, err);
+		log_warnx("state %s: the hold's commit: %s", l->cfg.id, err);
 }
 
 /*
@@ -128,6 +128,23 @@ hosted_hold(void *arg, const char *why)
 	return 0;
 }
 
+/*
+ * A host's hold ended (the batch's budget raised): the loop thawed and
+ * running again in its file (pause_reason goes with the paused status).
+ */
+static void
+hosted_unhold(void *arg)
+{
+	struct loop	*l = arg;
+
+	if (!loop_held(l))
+		return;
+	loop_unhold(l);
+	if (state_store_transition(l->store, "unpause", NULL) != 0)
+		log_warnx("state %s: transition to running refused", l->cfg.id);
+	state_store_commit(l->store, hosted_held, l);
+}
+
 /* The loop's agent table, for serve's counts by state. */
 static const struct sup *
 hosted_agents(void *l)
@@ -144,4 +161,5 @@ const struct workflow_driver ccw_loop_driver = {
 	.answer = hosted_answer,
 	.agents = hosted_agents,
 	.hold = hosted_hold,
+	.unhold = hosted_unhold,
 };

@@ -2,9 +2,8 @@
  * batchsave.c: what a batch writes as it goes: its events and errors,
  * its state (on the committer thread, a change made during a write going
  * in the next one), a CCW queue's item statuses and issues after them,
- * the counts in context, the items' usage summed and held against the
- * budget (every loop held at it: paused, a stop still ends it), and
- * the end after the last save.
+ * the counts in context, the items' usage summed, a stop (the hold at
+ * the budget is batchhold.c's), and the end after the last save.
  * It calls nothing of batch.c or batchitem.c: they call it.
  */
 #include "config.h"
@@ -20,7 +19,6 @@
 #include "batchstate.h"
 #include "bqinput.h"
 #include "bqqueue.h"
-#include "budget.h"
 #include "clock.h"
 #include "committer.h"
 #include "flowdef.h"
@@ -35,7 +33,8 @@
 struct batch_save {
 	struct batch	*b;
 	int		 dirfd;
-	char		*state, *history, *err;
+	ino_t		*ino;		/* the store's: the committer's only */
+	char		*state, *history, *budget, *err;
 	int		 rc;
 };
 
@@ -78,7 +77,8 @@ batch_save_run(void *arg)
 {
 	struct batch_save	*s = arg;
 
-	s->rc = batchstore_write(s->dirfd, s->state, s->history, &s->err);
+	s->rc = batchstore_write(s->dirfd, s->ino, s->state, s->history,
+	    s->budget, &s->err);
 }
 
 /* Back on the loop: one more save if the state changed meanwhile. */
@@ -97,6 +97,7 @@ batch_save_done(void *arg)
 	}
 	free(s->state);
 	free(s->history);
+	free(s->budget);
 	free(s->err);
 	free(s);
 	if (b->dirty)
@@ -124,11 +125,14 @@ batch_save(struct batch *b)
 	s = xcalloc(1, sizeof *s);
 	s->b = b;
 	s->dirfd = b->store.dirfd;
+	s->ino = &b->store.ino;
+	s->budget = batchstore_budget_text(b->st);
 	if (batchstore_texts(&b->store, b->st, &s->state, &s->history,
 	    &err) != 0) {
 		log_warnx("batch %s: state not saved: %s", b->id, err);
 		free(err);
 		free(s->state);
+		free(s->budget);
 		free(s);
 		b->dirty = 0;
 		return;
@@ -139,6 +143,7 @@ batch_save(struct batch *b)
 		b->saving = 0;
 		free(s->state);
 		free(s->history);
+		free(s->budget);
 		free(s);
 	}
 }
@@ -231,7 +236,7 @@ batch_queue_sync(struct batch_item *bi, const char *status, const char *why)
 		batch_queue_done(q);
 }
 
-/* --- counts and the budget */
+/* --- counts and usage */
 
 /* context's counts from the queue's records. */
 void
@@ -291,98 +296,28 @@ batch_usage_sum(struct batch *b)
 }
 
 
-/* A budget warning of the batch's, on its events. */
-static void
-batch_budget_warn(void *arg, json_t *fields)
-{
-	batch_emit(arg, "budget_warning", fields);
-}
-
-/*
- * The batch's usage against its budget (engine/budget.c's check, the
- * loops' too): a warning at 50 % and at 80 % of each (once), and at
- * 100 % no new start and every loop held.
- */
-void
-batch_budget(struct batch *b)
-{
-	const json_t	*u = json_object_get(json_object_get(b->st, "context"),
-			    "usage");
-	struct budget	 bu;
-	char		*why;
-	int		 k;
-
-	memset(&bu, 0, sizeof bu);
-	bu.used[BUDGET_COST] = json_number_value(json_object_get(u,
-	    "cost_usd"));
-	bu.used[BUDGET_TOKENS] = (double)(json_integer_value(
-	    json_object_get(u, "input_tokens")) + json_integer_value(
-	    json_object_get(u, "output_tokens")));
-	bu.limit[BUDGET_COST] = b->cfg.max_cost_usd;
-	bu.limit[BUDGET_TOKENS] = (double)b->cfg.max_tokens;
-	bu.warned = b->warned;
-	k = budget_check(&bu, batch_budget_warn, b);
-	b->warned = bu.warned;
-	if (k >= 0 && b->end == BE_NONE) {
-		why = budget_reason(&bu, k);
-		/* the loops' event too (notifications take it) */
-		batch_emit(b, "budget_reached", budget_reached_event(&bu, k,
-		    why));
-		batch_hold_all(b, why);
-		free(why);
-	}
-}
-
-/*
- * The budget: no new start, every running loop held where it is (its
- * workers frozen, paused with the reason), the batch paused with it; a
- * worker item, or a loop that cannot be held, is stopped.
- */
-void
-batch_hold_all(struct batch *b, const char *reason)
-{
-	struct batch_item	*bi;
-	size_t			 i;
-
-	if (b->end != BE_NONE)
-		return;
-	b->end = BE_BUDGET;
-	b->end_reason = xstrdup(reason);
-	b->held = 1;
-	batch_emit(b, "budget_exceeded", json_pack("{s:s}", "reason", reason));
-	for (i = 0; i < b->nitems; i++) {
-		bi = &b->items[i];
-		if (bi->worker != NULL)
-			b->cfg.worker_stop(b->cfg.arg, bi->worker);
-		else if (bi->phase == BI_OPEN || (bi->phase == BI_RUN &&
-		    host_loop_hold(bi->hl, reason) != 0))
-			host_loop_stop(bi->hl, reason);
-	}
-	json_object_set_new(b->st, "status", json_string("paused"));
-	json_object_set_new(json_object_get(b->st, "context"), "pause_reason",
-	    json_string(reason));
-	batch_save(b);
-	event_active(b->pump_ev, EV_TIMEOUT, 0);
-}
-
 /*
  * No new start; every running loop stopped (a signal, or the budget).
  * A signal stops a held batch too: running again in its file, its items
- * left for --resume (with a raised budget).
+ * left for --resume (with a raised budget); so does the hold's timeout
+ * (the budget: its items pending, exit 1).
  */
 void
 batch_stop_all(struct batch *b, enum batch_end why, const char *reason)
 {
 	size_t	i;
 
-	if (b->end != BE_NONE && !(b->held && why == BE_STOP))
+	if (b->end != BE_NONE && !b->held)
 		return;
 	if (b->held) {
 		b->held = 0;
+		event_del(b->hold_ev);
 		free(b->end_reason);
 		json_object_set_new(b->st, "status", json_string("running"));
 		json_object_del(json_object_get(b->st, "context"),
 		    "pause_reason");
+		json_object_del(json_object_get(b->st, "context"),
+		    "hold_deadline");
 	}
 	b->end = why;
 	b->end_reason = xstrdup(reason);
@@ -428,6 +363,8 @@ batch_finish(struct batch *b)
 		/* a hold whose loops all ended anyway is over */
 		json_object_del(json_object_get(b->st, "context"),
 		    "pause_reason");
+		json_object_del(json_object_get(b->st, "context"),
+		    "hold_deadline");
 		json_object_set_new(json_object_get(b->st, "context"),
 		    "stop_reason", b->end_reason != NULL ?
 		    json_string(b->end_reason) : json_null());
