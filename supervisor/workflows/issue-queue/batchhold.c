@@ -8,8 +8,10 @@
 #include "config.h"
 
 #include <sys/inotify.h>
+#include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,15 +273,22 @@ batch_raised(struct batch *b, const json_t *given)
 	batch_save(b);
 }
 
-/* state.json read: a top-level budget other than ours is a raise. */
+/*
+ * state.json read (not when it is the batch's own last write: a big
+ * batch saves often): a top-level budget other than ours is a raise.
+ */
 static void
 batch_watch_read(struct batch *b)
 {
-	json_t	*st;
-	char	*buf = NULL, *err = NULL;
-	size_t	 len;
+	struct stat	 sb;
+	json_t		*st;
+	char		*buf = NULL, *err = NULL;
+	size_t		 len;
 
-	if (b->finishing || progress_read_file(b->store.dirfd, "state.json",
+	if (b->finishing || (fstatat(b->store.dirfd, "state.json", &sb,
+	    AT_SYMLINK_NOFOLLOW) == 0 && sb.st_ino == b->store.ino))
+		return;
+	if (progress_read_file(b->store.dirfd, "state.json",
 	    "state.json", &buf, &len, NULL, &err) != 0) {
 		free(err);
 		return;

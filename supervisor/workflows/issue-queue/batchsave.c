@@ -33,7 +33,7 @@
 struct batch_save {
 	struct batch	*b;
 	int		 dirfd;
-	ino_t		*ino;		/* the store's: the committer's only */
+	_Atomic ino_t	*ino;		/* the store's: the committer writes it */
 	char		*state, *history, *budget, *err;
 	int		 rc;
 };

@@ -339,7 +339,7 @@ batchstore_foreign(int dirfd, ino_t mine, const char *budget)
  * taken is left in place (the save after the batch takes it writes).
  */
 int
-batchstore_write(int dirfd, ino_t *mine, const char *state,
+batchstore_write(int dirfd, _Atomic ino_t *mine, const char *state,
     const char *history, const char *budget, char **err)
 {
 	struct stat	sb;

@@ -8,6 +8,8 @@
 
 #include <sys/types.h>
 
+#include <stdatomic.h>
+
 #include <jansson.h>
 
 struct bq_input;
@@ -20,8 +22,8 @@ struct batch_store {
 	int		 dirfd;
 	int		 lock_fd;
 	json_t		*history;	/* state-history.json's array */
-	ino_t		 ino;		/* state.json as we last wrote it
-					   (the committer's, after the first) */
+	_Atomic ino_t	 ino;		/* state.json as we last wrote it (the
+					   committer writes it, the watch reads) */
 };
 
 int	 batchstore_open(struct batch_store *, const char *, const char *,
@@ -34,7 +36,7 @@ int	 batchstore_texts(struct batch_store *, const json_t *, char **,
 /* anywhere (a committer thread): the texts written, each atomically;
    our last write's inode, our budget's text (NULL: no front end's raise
    to leave in place) */
-int	 batchstore_write(int, ino_t *, const char *, const char *,
+int	 batchstore_write(int, _Atomic ino_t *, const char *, const char *,
 	    const char *, char **);
 /* a front end: a driven batch's budget raised (0; 1 not driven; -1) */
 int	 batchstore_raise(const char *, const char *, const json_t *, char **);
