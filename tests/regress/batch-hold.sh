@@ -16,8 +16,8 @@ t_marker M bh
 OK="exec '$FAKE' --marker $M result success"
 STREAMS=$(cd "$srcdir/tests/streams" && pwd)
 # claude: ITEM-1 answers once the tickers run (so they are running at
-# the hold); ITEM-2, ITEM-3 write $CL/ticks.ITEM-N (and their pid to
-# $CL/pid.ITEM-N) every 50 ms until $CL/go exists
+# the hold); ITEM-2, ITEM-3 write $CL/ticks.ITEM-N (whole: renamed into
+# place; their pid to $CL/pid.ITEM-N) every 50 ms until $CL/go exists
 cat >"$T_TMP/claude" <<EOF
 #!/bin/bash
 id=\$(grep -o 'ITEM-[0-9][0-9]*' | head -n 1)
@@ -32,7 +32,8 @@ else
 	n=0
 	until [ -e "\$CL/go" ]; do
 		n=\$((n + 1))
-		echo \$n >"\$CL/ticks.\$id"
+		echo \$n >"\$CL/ticks.\$id.tmp"
+		mv "\$CL/ticks.\$id.tmp" "\$CL/ticks.\$id"
 		'$FAKE' --marker $M sleep 50
 	done
 fi

@@ -134,11 +134,15 @@ batch_item_hold(struct batch_item *bi, const char *reason)
 
 	if (bi->worker != NULL) {
 		if (b->cfg.worker_hold == NULL || b->cfg.worker_hold(
-		    b->cfg.arg, bi->worker, reason) != 0)
+		    b->cfg.arg, bi->worker, reason) != 0) {
+			bi->budget_stop = 1;	/* pending, a raise or not */
 			b->cfg.worker_stop(b->cfg.arg, bi->worker);
+		}
 	} else if (bi->phase == BI_OPEN || (bi->phase == BI_RUN &&
-	    host_loop_hold(bi->hl, reason) != 0))
+	    host_loop_hold(bi->hl, reason) != 0)) {
+		bi->budget_stop = 1;
 		host_loop_stop(bi->hl, reason);
+	}
 }
 
 /*

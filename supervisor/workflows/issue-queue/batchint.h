@@ -43,6 +43,8 @@ struct batch_item {
 	char			*reason;	/* LOOP_COMPLETED's failure_reason */
 	void			*worker;	/* a worker item's, the caller's */
 	void			*dead;		/* its handle, to free next turn */
+	int			 budget_stop;	/* the budget stopped it (it could
+						   not be held): pending again */
 	size_t			*clash, nclash;	/* items it never runs beside
 						   (the forecast, bqforecast.c) */
 };
