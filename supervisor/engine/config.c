@@ -87,7 +87,7 @@
  *		answer from a front end (the queue of questions) before
  *		on_question_timeout applies; 0 (the default): a headless
  *		loop takes the recommended option at once.  It stands
- *		still while the loop is held (loop_ask_thawed).
+ *		still while the loop is held (ask.c's ask_thawed).
  *   on_question_timeout  "recommended" (the default: answered with
  *		the recommended option, via "policy"), "fail" (the step
  *		and the loop fail) or "pause" (the loop pauses, the
