@@ -6,7 +6,11 @@
 #include <config.h>
 
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -532,7 +536,22 @@ web_dns_new(struct event_base *base)
 	if (dns != NULL)
 		(void)evdns_base_resolv_conf_parse(dns, DNS_OPTIONS_ALL,
 		    "/etc/resolv.conf");
+	/* none added (no descriptor to spare, say): made again next try */
+	if (dns != NULL && evdns_base_count_nameservers(dns) == 0) {
+		evdns_base_free(dns, 0);
+		dns = NULL;
+	}
 	return dns;
+}
+
+/* An address, not a name: evhttp needs no resolver (nor blocks) for it. */
+static int
+web_host_numeric(const char *host)
+{
+	unsigned char	buf[sizeof(struct in6_addr)];
+
+	return inet_pton(AF_INET, host, buf) == 1 ||
+	    inet_pton(AF_INET6, host, buf) == 1;
 }
 
 /*
@@ -557,10 +576,14 @@ web_attempt(struct webdel *d)
 		web_failed(d, 0, 0, "one sink used from two event bases");
 		return;
 	}
-	if (wh->dns == NULL)
+	if (wh->dns == NULL && !web_host_numeric(wh->host))
 		wh->dns = web_dns_new(wh->base);
-	if (wh->dns == NULL || (d->conn = evhttp_connection_base_new(wh->base,
-	    wh->dns, wh->host, (unsigned short)wh->port)) == NULL) {
+	if (wh->dns == NULL && !web_host_numeric(wh->host)) {
+		web_failed(d, 1, 0, "no name server to resolve the host");
+		return;
+	}
+	if ((d->conn = evhttp_connection_base_new(wh->base, wh->dns, wh->host,
+	    (unsigned short)wh->port)) == NULL) {
 		web_failed(d, 1, 0, "cannot start a connection");
 		return;
 	}

@@ -4,7 +4,8 @@
 # tests/unit/test-notifyweb: the signature the receiver verifies with
 # python's hmac, the same delivery id on every retry, retries on 500,
 # 429 (its Retry-After) and a hang (the deadline), none on 400, a
-# connect failure, the sink freed mid-flight, and the config's refusals.
+# connect failure, descriptors exhausted at the send, the sink freed
+# mid-flight, and the config's refusals.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 40
 t_slack
@@ -90,6 +91,18 @@ ok $(( gap < 1000 )) "429's Retry-After: 1 honoured (the retry came ${gap} ms la
 FREE=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 drive refused "{\"url\":\"http://127.0.0.1:$FREE/x\",\"retries\":1,\"backoff_ms\":10,\"timeout_ms\":$TMO}"
 like "$RC/$OUT" '^1/sent 1; done ok=0 attempts=2 error=connection' "connect failure: retried, then failed"
+
+# descriptors exhausted at the send (the driver's -F): the attempt
+# fails without a socket, the retry after they are given back delivers;
+# never given back, the delivery fails after its retries, no crash
+drive emfile "{\"url\":\"$URL/ok\",\"backoff_ms\":1000,\"timeout_ms\":$TMO}" -F 150
+is "$RC/$OUT" "0/filled to EMFILE; sent 1; released; done ok=1 attempts=2 error=-" \
+    "descriptors exhausted: the attempt fails, the retry after they are back delivers"
+is "$(field emfile 'len(rs)')" 1 "the receiver saw the one delivery"
+drive emfile2 "{\"url\":\"$URL/ok\",\"retries\":1,\"backoff_ms\":10,\"timeout_ms\":$TMO}" -F -1
+like "$RC/$OUT" '^1/filled to EMFILE; sent 1; done ok=0 attempts=2 error=.+; released$' \
+    "descriptors never back: failed after its retries"
+is "$(field emfile2 'len(rs)')" 0 "the receiver saw nothing"
 
 # two deliveries at once, each its own id
 drive two "{\"url\":\"$URL/ok\",\"timeout_ms\":$TMO}" -n 2

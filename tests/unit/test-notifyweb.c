@@ -5,6 +5,7 @@
  */
 #include <config.h>
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -54,6 +55,48 @@ cancel_cb(evutil_socket_t fd, short what, void *arg)
 	notify_webhook.free(*sink);
 	*sink = NULL;
 	printf("freed\n");
+	fflush(stdout);
+}
+
+/* -F: the descriptors taken to exhaust the table, until MS passed. */
+struct fill {
+	int	fds[256];
+	int	n;
+};
+
+/*
+ * Exhaust the descriptor table (its soft limit lowered to 64 first, so
+ * a few opens do it): the deliveries' first attempt finds no socket.
+ */
+static void
+fill_take(struct fill *f)
+{
+	struct rlimit	rl;
+	int		fd;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64) {
+		rl.rlim_cur = 64;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	for (f->n = 0; f->n < 256 && (fd = open("/dev/null", O_RDONLY |
+	    O_CLOEXEC)) >= 0; f->n++)
+		f->fds[f->n] = fd;
+	printf("filled %s\n", f->n < 256 ? "to EMFILE" : "short of it");
+	fflush(stdout);
+}
+
+/* The descriptors given back: the next attempt may connect. */
+static void
+fill_release_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fill	*f = arg;
+
+	(void)fd, (void)what;
+	if (f->n == 0)
+		return;		/* given back already */
+	while (f->n > 0)
+		close(f->fds[--f->n]);
+	printf("released\n");
 	fflush(stdout);
 }
 
@@ -238,28 +281,33 @@ check_all(void)
 }
 
 /*
- * test-notifyweb [-c MS] [-n N] SINK-JSON BODY: exit 0 when every
- * delivery ended ok, 1 when one failed, 2 on a parse error or bad usage,
- * 3 when the loop ran dry with deliveries unended (after -c: expected).
+ * test-notifyweb [-c MS] [-F MS] [-n N] SINK-JSON BODY: exit 0 when
+ * every delivery ended ok, 1 when one failed, 2 on a parse error or bad
+ * usage, 3 when the loop ran dry with deliveries unended (after -c:
+ * expected).  -F: the descriptor table exhausted before the send and
+ * given back after MS (-1: never).
  */
 int
 main(int argc, char **argv)
 {
 	struct run	 r = { NULL, 1, 0 };
-	struct event	*cancel = NULL;
+	struct event	*cancel = NULL, *release = NULL;
+	struct fill	 fill = { .n = 0 };
 	struct timeval	 tv;
 	json_error_t	 jerr;
 	json_t		*conf;
 	void		*sink = NULL;
 	char		*err = NULL;
-	long		 cancel_ms = -1;
+	long		 cancel_ms = -1, fill_ms = -2;
 	int		 c, i, n = 1;
 
 	if (argc == 1)
 		return check_all();
-	while ((c = getopt(argc, argv, "c:n:")) != -1) {
+	while ((c = getopt(argc, argv, "c:F:n:")) != -1) {
 		if (c == 'c')
 			cancel_ms = atol(optarg);
+		else if (c == 'F')
+			fill_ms = atol(optarg);
 		else if (c == 'n')
 			n = atoi(optarg);
 		else
@@ -280,6 +328,14 @@ main(int argc, char **argv)
 	json_decref(conf);
 	r.base = event_base_new();
 	r.left = n;
+	if (fill_ms >= -1)
+		fill_take(&fill);
+	if (fill_ms >= 0) {
+		tv.tv_sec = fill_ms / 1000;
+		tv.tv_usec = (fill_ms % 1000) * 1000;
+		release = evtimer_new(r.base, fill_release_cb, &fill);
+		evtimer_add(release, &tv);
+	}
 	for (i = 0; i < n; i++)
 		notify_webhook.send(sink, r.base, argv[optind + 1],
 		    strlen(argv[optind + 1]), done_cb, &r);
@@ -294,6 +350,10 @@ main(int argc, char **argv)
 	event_base_dispatch(r.base);
 	if (cancel != NULL)
 		event_free(cancel);
+	if (release != NULL)
+		event_free(release);
+	if (fill_ms >= -1)
+		fill_release_cb(-1, 0, &fill);	/* -F -1: given back at the end */
 	notify_webhook.free(sink);
 	event_base_free(r.base);
 	return r.left > 0 ? 3 : r.failed > 0 ? 1 : 0;
