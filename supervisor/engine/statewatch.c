@@ -153,7 +153,7 @@ watch_retry_cb(evutil_socket_t fd, short what, void *arg)
  * Drain an inotify queue on a directory: 1 when NAME was among its
  * events (or the queue overflowed: anything may have happened), *gone
  * set when the directory went.  The state watch's, and the answers
- * file's while a loop waits for answers (ccw-loop's askwatch.c).
+ * file's while a loop waits for answers (filewatch.c).
  */
 int
 state_watch_drain(int ifd, const char *name, int *gone)

@@ -12,8 +12,9 @@
 
 #include <event2/event.h>
 
-#include "askwatch.h"
 #include "clock.h"
+#include "filewatch.h"
+#include "log.h"
 #include "loopint.h"
 #include "question.h"
 #include "state.h"
@@ -207,15 +208,31 @@ static void
 ask_stop(struct loop *l)
 {
 	evtimer_del(l->ask_ev);
-	askwatch_free(l->ask_watch);	/* from its own callback too */
+	filewatch_free(l->ask_watch);	/* from its own callback too */
 	l->ask_watch = NULL;
 }
 
-/* The answers file was written (askwatch.c): look now. */
+/* The answers file was written (filewatch.c): look now. */
 static void
 ask_kick(void *arg)
 {
 	ask_tick(-1, 0, arg);
+}
+
+/* inotify on the answers file; without it, it is polled (NULL watch). */
+static void
+ask_watch(struct loop *l)
+{
+	char	*name = question_answers_name(l->cfg.id), *err = NULL;
+
+	l->ask_watch = filewatch_new(l->base, l->cfg.dirfd, name,
+	    FILEWATCH_WRITES, ask_kick, l, &err);
+	if (l->ask_watch == NULL) {
+		log_warnx("loop %s: answers: %s; polling instead", l->cfg.id,
+		    err);
+		free(err);
+	}
+	free(name);
 }
 
 /* The questions are in the file: now a front end may answer them. */
@@ -243,8 +260,7 @@ ask_file(struct loop *l, int slot, uint64_t timeout_ms)
 		return -1;
 	l->ask_deadline = clock_mono_ms() + timeout_ms;
 	if (!l->cfg.watch_poll && l->ask_watch == NULL)
-		l->ask_watch = askwatch_new(l->base, l->cfg.dirfd, l->cfg.id,
-		    ask_kick, l);
+		ask_watch(l);
 	if (l->ask_watch != NULL) {
 		tv.tv_sec = (time_t)(timeout_ms / 1000);
 		tv.tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000;

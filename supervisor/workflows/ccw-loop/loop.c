@@ -23,9 +23,9 @@
 #include <event2/event.h>
 
 #include "clock.h"
-#include "askwatch.h"
 #include "attempts.h"
 #include "ccw-loop.h"
+#include "filewatch.h"
 #include "chan.h"
 #include "isolate.h"
 #include "log.h"
@@ -942,7 +942,7 @@ loop_free(struct loop *l)
 		event_free(l->retry_ev);
 	if (l->ask_ev != NULL)
 		event_free(l->ask_ev);
-	askwatch_free(l->ask_watch);
+	filewatch_free(l->ask_watch);
 	while ((r = TAILQ_FIRST(&l->runs)) != NULL) {
 		TAILQ_REMOVE(&l->runs, r, entry);
 		loop_run_release(r);

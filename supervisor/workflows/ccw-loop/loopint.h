@@ -20,7 +20,7 @@
 #include "state.h"
 #include "sup.h"
 
-struct askwatch;
+struct filewatch;
 struct gate_wait;
 
 #define LOOP_MAX_CLARIFY	3	/* answered re-runs of one action */
@@ -118,7 +118,7 @@ struct loop {
 	off_t			 ans_off;	/* answers file read up to */
 	struct event		*ask_ev;	/* ASKING a slot: the answers
 						   file's poll, or deadline */
-	struct askwatch		*ask_watch;	/* its inotify; NULL: polled */
+	struct filewatch	*ask_watch;	/* its inotify; NULL: polled */
 	uint64_t		 ask_deadline;	/* mono ms; 0: none */
 	/* loop.c's commit of the step, and what hears that it landed (the
 	   terminal side): hooks, so that ask.c commits without calling

@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-#include <sys/inotify.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -26,13 +25,13 @@
 #include "budget.h"
 #include "chan.h"
 #include "clock.h"
+#include "filewatch.h"
 #include "host.h"
 #include "log.h"
 #include "progress.h"
 #include "state.h"
 #include "xmalloc.h"
 
-#define BATCH_WATCH_MASK	(IN_CLOSE_WRITE | IN_MOVED_TO)
 #define BATCH_POLL_MS		250	/* without inotify */
 
 /* Its limits, budget.c's kinds, from the configuration (a raise changes it). */
@@ -305,17 +304,11 @@ batch_watch_read(struct batch *b)
 	json_decref(st);
 }
 
-/* inotify: state.json written (ours or a front end's). */
+/* inotify: state.json written whole (ours or a front end's). */
 static void
-batch_watch_cb(evutil_socket_t fd, short ev, void *arg)
+batch_watch_cb(void *arg)
 {
-	struct batch	*b = arg;
-	int		 gone = 0;
-
-	(void)fd;
-	(void)ev;
-	if (state_watch_drain(b->watch_fd, "state.json", &gone))
-		batch_watch_read(b);
+	batch_watch_read(arg);
 }
 
 /* Without inotify: a look every BATCH_POLL_MS. */
@@ -327,41 +320,31 @@ batch_poll_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	batch_watch_read(b);
-	chan_arm_ms(b->watch_ev, BATCH_POLL_MS);
+	chan_arm_ms(b->poll_ev, BATCH_POLL_MS);
 }
 
-/* The hold's timer and the watch on the batch's directory. */
+/* The hold's timer and the watch on the batch's state.json. */
 void
 batch_hold_start(struct batch *b)
 {
-	char	path[64];
+	char	*err = NULL;
 
 	b->hold_ev = evtimer_new(b->base, batch_hold_timeout_cb, b);
-	snprintf(path, sizeof path, "/proc/self/fd/%d", b->store.dirfd);
-	if ((b->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) >= 0 &&
-	    inotify_add_watch(b->watch_fd, path, BATCH_WATCH_MASK) >= 0 &&
-	    (b->watch_ev = event_new(b->base, b->watch_fd, EV_READ |
-	    EV_PERSIST, batch_watch_cb, b)) != NULL &&
-	    event_add(b->watch_ev, NULL) == 0)
+	if ((b->watch = filewatch_new(b->base, b->store.dirfd, "state.json",
+	    FILEWATCH_WHOLE, batch_watch_cb, b, &err)) != NULL)
 		return;
-	log_warnx("batch %s: inotify: %s; polling its state instead", b->id,
-	    strerror(errno));
-	if (b->watch_ev != NULL)
-		event_free(b->watch_ev);
-	if (b->watch_fd >= 0)
-		close(b->watch_fd);
-	b->watch_fd = -1;
-	b->watch_ev = evtimer_new(b->base, batch_poll_cb, b);
-	chan_arm_ms(b->watch_ev, BATCH_POLL_MS);
+	log_warnx("batch %s: %s; polling its state instead", b->id, err);
+	free(err);
+	b->poll_ev = evtimer_new(b->base, batch_poll_cb, b);
+	chan_arm_ms(b->poll_ev, BATCH_POLL_MS);
 }
 
 void
 batch_hold_free(struct batch *b)
 {
-	if (b->watch_ev != NULL)
-		event_free(b->watch_ev);
-	if (b->watch_fd > 0)
-		close(b->watch_fd);
+	filewatch_free(b->watch);
+	if (b->poll_ev != NULL)
+		event_free(b->poll_ev);
 	if (b->hold_ev != NULL)
 		event_free(b->hold_ev);
 }

@@ -18,6 +18,7 @@
 
 struct committer;
 struct event;
+struct filewatch;
 struct host_loop;
 
 #define BATCH_JOBS	4
@@ -70,8 +71,8 @@ struct batch {
 	unsigned		 warned;	/* budget warnings given: bits */
 	int			 held;		/* its budget holds its loops */
 	struct event		*hold_ev;	/* the hold's timeout */
-	int			 watch_fd;	/* inotify on its directory, or -1 */
-	struct event		*watch_ev;	/* its reads, or a poll's timer */
+	struct filewatch	*watch;		/* on its state.json; NULL: */
+	struct event		*poll_ev;	/* ... polled instead */
 	int			 saving, dirty, finishing, finished;
 	int			 save_failed;
 	struct event		*pump_ev;
