@@ -87,7 +87,7 @@
  *		answer from a front end (the queue of questions) before
  *		on_question_timeout applies; 0 (the default): a headless
  *		loop takes the recommended option at once.  It stands
- *		still while the loop is held (loop_ask_thawed).
+ *		still while the loop is held (ask.c's ask_thawed).
  *   ask_permissions  true: a CLI that can ask before a tool use (claude,
  *		through `ccw-worker --permission-relay`) asks, and the
  *		request becomes a question of kind "permission" (options

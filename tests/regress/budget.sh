@@ -62,9 +62,13 @@ EOF2
 # counting FILE: develop's command: count into FILE, 50 ms a step, until
 # FILE.stop exists (2 minutes at most), then succeed.  It runs until the
 # test says, so the budget (scaled by t_ms for valgrind and the
-# sanitizers, whose init takes longer) is reached while it counts.
+# sanitizers, whose init takes longer) is reached while it counts.  Each
+# count is written whole and renamed into place: a worker frozen between
+# a truncate and its write left the file empty (a CI run read '').  The
+# file starts at 0, so a budget reached before develop starts reads 0,
+# and the raise still sees it count.
 counting() {
-	echo "i=0; while [ ! -e '$1.stop' ] && [ \$i -lt 2400 ]; do i=\$((i + 1)); echo \$i >'$1'; sleep 0.05; done; exec '$FAKE' --marker $M result success counted"
+	echo "i=0; while [ ! -e '$1.stop' ] && [ \$i -lt 2400 ]; do i=\$((i + 1)); echo \$i >'$1.n'; mv -f '$1.n' '$1'; sleep 0.05; done; exec '$FAKE' --marker $M result success counted"
 }
 
 # counts_on FILE FROM: wait until FILE counts past FROM, then stop it.
@@ -85,6 +89,7 @@ B=$(t_ms 3000)
 R=$T_TMP/wall
 C=$R.count
 DEV=$(counting "$C")
+echo 0 >"$C"
 t_run_config "$R" "$OK" "$DEV" "$OK" "$OK" "$OK" '{"grace_ms": 500}'
 t_loop_start "$R" wall-1 --max-time "$B" --json "Count"
 until_json "$F" 'd["status"]' paused "$(t_ms 15000)"
@@ -137,6 +142,7 @@ like "$(cat "$R/.loop/wall-1.history.jsonl")" '"event":"budget_reached"' \
 R=$T_TMP/srv
 C=$R.count
 DEV=$(counting "$C")
+echo 0 >"$C"
 t_run_config "$R" "$OK" "$DEV" "$OK" "$OK" "$OK" '{"grace_ms": 500}'
 srv_start "$T_TMP/s" -C "$R"
 ok $? "serve: listens"

@@ -65,10 +65,12 @@ kill_worker() {
 	kill -KILL "$WPID"
 }
 
-# gone MARKER WHAT [LOG]: nothing of the tree left within 2 s (judged by
-# t_within, with the slack a loaded machine needs; the wait itself is a
-# deadline).  On failure: what is left, who holds it, and the worker (a
-# zombie nobody reaped?), and the tail of the host's LOG.
+# gone MARKER WHAT [LOG HOST]: nothing of the tree left within 2 s (judged
+# by t_within, with the slack a loaded machine needs; the wait itself is
+# a deadline).  On failure: what is left, who holds it, and the worker
+# (a zombie nobody reaped?), whether the HOST process still runs (one
+# that died hands the tree to init, and nobody sweeps it), and the tail
+# of its LOG.
 gone() {
 	local t0=$(t_now_ms) p
 	t_wait_gone "$1" "$(t_ms 10000)"
@@ -78,7 +80,9 @@ gone() {
 	for p in $(t_marked "$1") $WPID; do
 		echo "#   left: $p $(awk '{ sub(/.*\) /, ""); print "state", $1, "ppid", $2, "sid", $4 }' "/proc/$p/stat" 2>/dev/null)"
 	done
+	[ -n "${4:-}" ] && echo "#   host $4: $(kill -0 "$4" 2>/dev/null && echo alive || echo gone)"
 	[ -n "${3:-}" ] && tail -n 8 "$3" | sed 's/^/#   log: /'
+	return 0
 }
 
 # warned FILE WHAT: FILE has the sweep's warning naming an agent.
@@ -115,7 +119,7 @@ ok $? "serve: a bystander agent's tree runs"
 req POST /api/agents "{\"role\": \"develop\", \"tool\": \"bash\", \"command\": \"bash $T_TMP/srv.sh develop\"}"
 AG=$(jr 'd["body"].get("agent_id")')
 kill_worker "$MS" serve
-gone "$MS" serve "$T_TMP/serve.err"
+gone "$MS" serve "$T_TMP/serve.err" "$SRV_PID"
 is "$(t_marked "$MO" | wc -l)" 2 "serve: the bystander's tree is untouched"
 end=$(t_until 5000)
 while :; do
@@ -154,10 +158,11 @@ R=$T_TMP/run
 roles run "$R"
 SLOW=1 t_loop_start "$R" LR -m parallel -n 1 "${CONTAIN[@]}" task
 kill_worker "$MR" run
-gone "$MR" run
+gone "$MR" run "$R.err" "$PID"
 warned "$R.err" run
 kill -TERM "$PID" 2>/dev/null
 t_wait_pid "$PID" 15000
+echo "# run ended: exit $T_RC"
 
 section "batch"
 # --- batch: two items at once; the second goes on
@@ -170,7 +175,7 @@ SLOW=1 $WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --jobs 2 "${CONTAIN[@]}" \
     >"$R.out" 2>"$R.err" &
 BP=$!
 kill_worker "$MB" batch
-gone "$MB" batch
+gone "$MB" batch "$R.err" "$BP"
 warned "$R.err" batch
 kill -TERM "$BP" 2>/dev/null
 t_wait_pid "$BP" 15000

@@ -45,10 +45,6 @@ static int		 loop_file_gone(struct loop *);
 static void		 loop_watch_cb(const char *, const json_t *, void *);
 
 /* runs that end short */
-static int		 loop_clarify(struct loop *, int);
-static int		 loop_resume_asked(struct loop *, int);
-static void		 loop_ask_cb(evutil_socket_t, short, void *);
-static void		 loop_ask_stop(struct loop *);
 static void		 loop_retry(struct loop *);
 static int		 loop_retry_lost(struct loop *, int, const json_t *);
 static void		 loop_retry_cb(evutil_socket_t, short, void *);
@@ -127,6 +123,13 @@ loop_save(struct loop *l, const char *to, const char *reason,
 	if (to != NULL && state_store_transition(l->store, to, reason) != 0)
 		log_warnx("state %s: transition to %s refused", l->cfg.id, to);
 	state_store_commit(l->store, cb, l);
+}
+
+/* The step's commit, for ask.c (the loop's save hook): loop_save. */
+static void
+loop_save_hook(struct loop *l, state_store_cb cb)
+{
+	loop_save(l, NULL, NULL, cb);
 }
 
 /*
@@ -322,7 +325,7 @@ loop_step_runs(struct loop *l)
 		}
 		if (strcmp(l->wf->outcome(loop_role(l, l->cur[i]->role),
 		    l->cur[i]->result), "needs_input") == 0 &&
-		    loop_clarify(l, i))
+		    ask_clarify(l, i))
 			busy = 1;
 		if (l->phase == LP_ENDING)
 			return 1;
@@ -533,7 +536,7 @@ loop_next(struct loop *l)
 	}
 	if (loop_iterates(l, i) && loop_bounded(l))
 		return;
-	if (loop_resume_asked(l, i))	/* answered while it was away */
+	if (ask_resume(l, i))	/* answered while it was away */
 		return;
 	/* best-of-N in auto mode: every step isolated, merged after */
 	if (l->cfg.mode == LOOP_AUTO && attempts_most(l->cfg.config,
@@ -866,7 +869,9 @@ loop_new(struct event_base *base, struct state_store *store,
 	l->sup.progress_arg = l;
 	l->kick = event_new(base, -1, 0, loop_kick_cb, l);
 	l->retry_ev = evtimer_new(base, loop_retry_cb, l);
-	l->ask_ev = event_new(base, -1, EV_PERSIST, loop_ask_cb, l);
+	l->ask_ev = event_new(base, -1, EV_PERSIST, ask_tick, l);
+	l->save = loop_save_hook;
+	l->saved = loop_saved;
 	l->budget = loop_budget_new(l);
 	if ((l->watch = state_watch_new(base, store, cfg->watch_poll ?
 	    STATE_WATCH_POLL : STATE_WATCH_INOTIFY, loop_watch_cb, l,
@@ -956,371 +961,9 @@ loop_free(struct loop *l)
 }
 
 /*
- * A step whose runs end short of success: questions, re-runs, the
- * retry policy's wait.
+ * A step whose runs end short of success: the retry policy's wait (its
+ * questions are ask.c's).
  */
-
-/* Fail the loop on a question nobody may answer. */
-static void
-loop_clarify_fail(struct loop *l, const char *role, const json_t *qs,
-    const char *why)
-{
-	char	*reason = clarify_reason(role, qs, why);
-
-	questions_drop(l);	/* nobody will answer them now */
-	loop_end(l, EXIT_FAILED, "failed", reason);
-	free(reason);
-}
-
-/* The role's question_timeout_ms and on_question_timeout. */
-static uint64_t
-loop_ask_timeout(const struct loop *l, int role, int *policy)
-{
-	const struct config	*c = l->cfg.config;
-
-	*policy = QP_RECOMMENDED;
-	if (c == NULL || role < 0 || (size_t)role >= c->nroles)
-		return 0;
-	*policy = c->roles[role].on_question_timeout;
-	return c->roles[role].question_timeout_ms;
-}
-
-/*
- * Run the asking role again with the answers (skill_state.asking says
- * who asked): its tool's session resumed with the answer text when it
- * reported one, else a fresh run with the answers appended; the history
- * says which.
- */
-static void
-loop_rerun(struct loop *l, int slot, const json_t *answers)
-{
-	json_t		*ask = json_incref(json_object_get(l->ss, "asking"));
-	const char	*sid = json_string_value(json_object_get(ask,
-			    "session_id"));
-	int		 role = workflow_role_index(l->wf, json_string_value(
-			    json_object_get(ask, "role")));
-	json_t		*qs = questions_worker(l);
-	struct loop_run	*n;
-	char		*text;
-	uint64_t	 left, nudge;
-
-	clarify_questions(l->ss, loop_role(l, role), qs, answers);
-	json_object_del(l->ss, "asking");
-	if (l->phase == LP_PAUSING || l->phase == LP_ENDING || role < 0) {
-		json_decref(qs);
-		json_decref(ask);
-		return;		/* the step is redone on resume */
-	}
-	text = clarify_answer_text(qs, answers);
-	json_decref(qs);
-	prompt_record(l->store, json_pack("{s:s, s:s, s:s, s:s?}", "event",
-	    "question_rerun", "role", loop_role(l, role), "delivery",
-	    sid != NULL ? "resume_session" : "fresh", "session_id", sid));
-	/* the batch deadline holds for the re-run too */
-	loop_batch_left(l, &left, &nudge);
-	n = loop_spawn_resume(l, role, text, left, nudge, (int)json_integer_value(
-	    json_object_get(ask, "rounds")) + 1, sid);
-	free(text);
-	json_decref(ask);	/* sid was its */
-	if (n != NULL)
-		l->cur[slot] = n;
-	if (l->ncur <= slot && n != NULL)
-		l->ncur = slot + 1;
-}
-
-/* The answers to what was asked are in: the role runs again with them. */
-static void
-loop_answered(struct loop *l, const json_t *answers)
-{
-	loop_ask_stop(l);
-	if (loop_transition(l, LE_ANSWER, 0) != 0)
-		return;
-	loop_rerun(l, l->ask_slot, answers);
-	loop_save(l, NULL, NULL, loop_saved);
-	loop_kick(l);
-}
-
-/*
- * Nobody answered by the deadline: the role's on_question_timeout.
- * recommended answers (via "policy"; none to take fails), fail ends
- * the loop failed, pause ends it paused with the questions open.
- */
-static void
-loop_ask_expired(struct loop *l, int role, int policy)
-{
-	json_t	*qs = questions_worker(l), *ans = NULL;
-	char	*why = NULL, *reason;
-
-	questions_expire(l, question_policies[policy]);
-	if (policy == QP_RECOMMENDED &&
-	    (ans = clarify_recommended(qs, &why)) != NULL) {
-		questions_set(l, ans, NULL, "policy");
-		loop_answered(l, ans);
-	} else if (policy == QP_PAUSE) {
-		xasprintf(&reason, "%s: a question was not answered in time "
-		    "(on_question_timeout pause)", loop_role(l, role));
-		ans = json_pack("{s:s}", "pause_reason", reason);
-		state_store_update(l->store, ans);	/* borrowed */
-		loop_end(l, EXIT_PAUSED, "pause", reason);
-		free(reason);
-	} else {
-		xasprintf(&reason, "nobody answered by the deadline%s%s",
-		    why != NULL ? ": " : "", why != NULL ? why : "");
-		loop_clarify_fail(l, loop_role(l, role), qs, reason);
-		free(reason);
-	}
-	json_decref(ans);
-	json_decref(qs);
-	free(why);
-}
-
-/*
- * ASKING on the answers file: its new lines taken; every question
- * answered runs the role again, a deadline passed applies the policy.
- */
-static void
-loop_ask_cb(evutil_socket_t fd, short ev, void *arg)
-{
-	struct loop	*l = arg;
-	struct timeval	 tv;
-	json_t		*ans;
-	uint64_t	 now;
-	int		 role, policy;
-
-	(void)fd;
-	(void)ev;
-	if (l->phase != LP_ASKING || l->ask_slot < 0) {
-		loop_ask_stop(l);
-		return;
-	}
-	if (questions_take(l) > 0)
-		loop_save(l, NULL, NULL, loop_saved);
-	if ((ans = questions_answers(l)) != NULL) {
-		loop_answered(l, ans);
-		json_decref(ans);
-		return;
-	}
-	if ((now = clock_mono_ms()) < l->ask_deadline || loop_held(l)) {
-		/* held: the deadline stands still (loop_ask_thawed moves it) */
-		if (l->ask_watch != NULL && now < l->ask_deadline) {
-			tv.tv_sec = (time_t)((l->ask_deadline - now) / 1000);
-			tv.tv_usec = (suseconds_t)((l->ask_deadline - now) %
-			    1000) * 1000;
-			event_add(l->ask_ev, &tv);
-		}
-		return;
-	}
-	loop_ask_stop(l);
-	role = workflow_role_index(l->wf, json_string_value(json_object_get(
-	    json_object_get(l->ss, "asking"), "role")));
-	(void)loop_ask_timeout(l, role, &policy);
-	loop_ask_expired(l, role, policy);
-}
-
-/*
- * The loop was held held_ms while asking: like its workers' deadlines,
- * the question's stood still, so it moves on by as much (the records'
- * deadline too) and its timer is armed again for what was left.
- */
-static void
-loop_ask_thawed(struct loop *l, uint64_t held_ms)
-{
-	struct timeval	tv = { 0, LOOP_ASK_POLL_MS * 1000 };
-	uint64_t	now = clock_mono_ms(), left;
-
-	if (l->phase != LP_ASKING || l->ask_slot < 0 || l->ask_deadline == 0)
-		return;
-	l->ask_deadline += held_ms;
-	left = l->ask_deadline > now ? l->ask_deadline - now : 0;
-	questions_rearm(l, left > 0 ? left : 1);
-	loop_save(l, NULL, NULL, loop_saved);
-	if (l->ask_watch != NULL) {
-		tv.tv_sec = (time_t)(left / 1000);
-		tv.tv_usec = (suseconds_t)(left % 1000) * 1000;
-	}
-	event_add(l->ask_ev, &tv);
-}
-
-/* No longer waiting on the answers file: its poll and watch end. */
-static void
-loop_ask_stop(struct loop *l)
-{
-	evtimer_del(l->ask_ev);
-	askwatch_free(l->ask_watch);	/* from its own callback too */
-	l->ask_watch = NULL;
-}
-
-/* The answers file was written (askwatch.c): look now. */
-static void
-loop_ask_kick(void *arg)
-{
-	loop_ask_cb(-1, 0, arg);
-}
-
-/* The questions are in the file: now a front end may answer them. */
-static void
-loop_asked_saved(struct state_store *s, int rc, const char *err, void *arg)
-{
-	struct loop	*l = arg;
-
-	loop_saved(s, rc, err, arg);
-	if (rc == 0 && l->phase == LP_ASKING)
-		questions_tell(l);
-}
-
-/*
- * Wait for the answers file up to timeout_ms (ASKING the slot): told of
- * its writes by inotify, the timer then only the deadline's; polled
- * every LOOP_ASK_POLL_MS without it.
- */
-static int
-loop_ask_file(struct loop *l, int slot, uint64_t timeout_ms)
-{
-	struct timeval	tv = { 0, LOOP_ASK_POLL_MS * 1000 };
-
-	if (loop_transition(l, LE_ASK, slot) != 0)
-		return -1;
-	l->ask_deadline = clock_mono_ms() + timeout_ms;
-	if (!l->cfg.watch_poll && l->ask_watch == NULL)
-		l->ask_watch = askwatch_new(l->base, l->cfg.dirfd, l->cfg.id,
-		    loop_ask_kick, l);
-	if (l->ask_watch != NULL) {
-		tv.tv_sec = (time_t)(timeout_ms / 1000);
-		tv.tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000;
-	}
-	event_add(l->ask_ev, &tv);
-	loop_save(l, NULL, NULL, loop_asked_saved);	/* then told */
-	return 0;
-}
-
-/*
- * A worker asked questions: records in the queue, then the person
- * answers (interactive, or any mode when a host's observer asks:
- * cfg.ask_always), a front end does through the answers file within
- * the role's question_timeout_ms, the Recommended options do (headless,
- * no timeout), or the loop fails (--on-clarify fail, no option to take,
- * or still asking after 3 answers).  Returns 1 when the step must wait.
- */
-static int
-loop_clarify(struct loop *l, int slot)
-{
-	struct loop_run	*r = l->cur[slot];
-	const json_t	*qs = json_object_get(r->result, "questions");
-	const char	*role = loop_role(l, r->role);
-	json_t		*ans = NULL, *shown;
-	char		*why = NULL;
-	int		 may, hook, policy;
-	uint64_t	 tmo = loop_ask_timeout(l, r->role, &policy);
-
-	may = !l->cfg.clarify_fail && r->rounds < LOOP_MAX_CLARIFY;
-	hook = may && l->cfg.hooks.ask != NULL && (l->cfg.mode ==
-	    LOOP_INTERACTIVE || l->cfg.ask_always);
-	clarify_questions(l->ss, role, qs, NULL);
-	questions_ask(l, slot, tmo);
-	if (hook || !may || tmo == 0)
-		questions_tell(l);	/* answered here and now */
-	if (hook) {
-		/* pausing: not asked now; the step is redone on resume */
-		if (loop_transition(l, LE_ASK, slot) != 0)
-			return 0;
-		shown = questions_worker(l);	/* with their question ids */
-		l->cfg.hooks.ask(l->cfg.hooks.arg, role, shown);
-		json_decref(shown);
-		return 1;
-	}
-	if (may && tmo > 0)
-		return loop_ask_file(l, slot, tmo) == 0;
-	if (may)
-		ans = clarify_recommended(qs, &why);
-	if (ans == NULL) {
-		loop_clarify_fail(l, role, qs, l->cfg.clarify_fail ? NULL :
-		    why != NULL ? why : "still asking after 3 answers");
-		free(why);
-		return 1;
-	}
-	questions_set(l, ans, NULL, "policy");
-	loop_rerun(l, slot, ans);
-	json_decref(ans);
-	return l->cur[slot] != r;
-}
-
-/*
- * A resumed loop whose next action is the one that asked (its questions
- * in skill_state.asking, maybe answered while it was paused or its
- * driver dead): the answers waiting are taken and the role runs again
- * with them instead of asking again; still open, it waits for them
- * again.  Returns 1 when it took the step.
- */
-static int
-loop_resume_asked(struct loop *l, int role)
-{
-	const json_t	*ask = json_object_get(l->ss, "asking");
-	json_t		*ans;
-	int		 policy;
-	uint64_t	 tmo;
-
-	if (ask == NULL)
-		return 0;
-	if (l->cfg.mode == LOOP_INTERACTIVE || strcmp(loop_role(l, role),
-	    json_string_value(json_object_get(ask, "role")) != NULL ?
-	    json_string_value(json_object_get(ask, "role")) : "") != 0) {
-		questions_drop(l);	/* another step now: never answered */
-		return 0;
-	}
-	(void)questions_take(l);
-	l->ncur = 0;
-	l->batch = 0;
-	l->attempting = 0;
-	l->cur[0] = NULL;
-	l->step_start = clock_mono_ms();
-	if ((ans = questions_answers(l)) != NULL) {
-		loop_rerun(l, 0, ans);
-		json_decref(ans);
-		loop_save(l, NULL, NULL, loop_saved);
-		return 1;
-	}
-	tmo = loop_ask_timeout(l, role, &policy);
-	if (tmo == 0) {		/* no queue: the step is redone, as it was */
-		questions_drop(l);
-		return 0;
-	}
-	questions_rearm(l, tmo);
-	return loop_ask_file(l, 0, tmo) == 0;
-}
-
-/* Interactive answers came (NULL: none, the loop fails). */
-void
-loop_answer(struct loop *l, const json_t *answers)
-{
-	loop_answer_via(l, answers, NULL, NULL);
-}
-
-/*
- * The same, the records and the history saying who answered and
- * through what (the terminal, ACP).
- */
-void
-loop_answer_via(struct loop *l, const json_t *answers, const char *by,
-    const char *via)
-{
-	const char	*role = json_string_value(json_object_get(
-			    json_object_get(l->ss, "asking"), "role"));
-	json_t		*qs;
-
-	if (loop_transition(l, LE_ANSWER, 0) != 0)
-		return;		/* no question is open (or the loop ends) */
-	loop_ask_stop(l);
-	if (answers == NULL) {
-		qs = questions_worker(l);
-		loop_clarify_fail(l, role != NULL ? role : "?", qs,
-		    "no answer was given");
-		json_decref(qs);
-	} else {
-		questions_set(l, answers, by, via);
-		loop_rerun(l, l->ask_slot, answers);
-	}
-	loop_kick(l);
-}
 
 /*
  * The error kind that makes the failed step final: every run's is one
@@ -1493,14 +1136,14 @@ loop_watch_cb(const char *status, const json_t *st, void *arg)
 	/* a budget's hold: thawed if raised enough, else paused again */
 	if (strcmp(status, "running") == 0 && loop_budget_resumed(l, st)) {
 		if (held && !loop_held(l))
-			loop_ask_thawed(l, clock_mono_ms() - since);
+			ask_thawed(l, clock_mono_ms() - since);
 		return;
 	}
 	if (loop_held(l) && strcmp(status, "paused") == 0)
 		return;		/* held: paused is what the file says */
 	if (loop_held(l) && strcmp(status, "running") == 0) {
 		loop_unhold(l);	/* on where it was */
-		loop_ask_thawed(l, clock_mono_ms() - since);
+		ask_thawed(l, clock_mono_ms() - since);
 		return;
 	}
 	if (l->cfg.pause_freeze && strcmp(status, "paused") == 0 &&

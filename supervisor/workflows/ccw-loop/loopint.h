@@ -17,6 +17,7 @@
 
 #include "isolate.h"
 #include "loop.h"
+#include "state.h"
 #include "sup.h"
 
 struct askwatch;
@@ -119,6 +120,11 @@ struct loop {
 						   file's poll, or deadline */
 	struct askwatch		*ask_watch;	/* its inotify; NULL: polled */
 	uint64_t		 ask_deadline;	/* mono ms; 0: none */
+	/* loop.c's commit of the step, and what hears that it landed (the
+	   terminal side): hooks, so that ask.c commits without calling
+	   back into loop.c */
+	void			(*save)(struct loop *, state_store_cb);
+	state_store_cb		 saved;
 };
 
 /* loopphase.c */
@@ -137,6 +143,12 @@ int		 loop_requeue(struct loop *, int);
 void		 loop_batch_left(const struct loop *, uint64_t *, uint64_t *);
 void		 loop_end(struct loop *, int, const char *, const char *);
 void		 loop_admit_held(struct loop *);
+
+/* ask.c: a step whose worker asked */
+int		 ask_clarify(struct loop *, int);
+int		 ask_resume(struct loop *, int);
+void		 ask_tick(evutil_socket_t, short, void *);
+void		 ask_thawed(struct loop *, uint64_t);
 
 /* questions.c: a worker's questions as the queue's records */
 void		 questions_ask(struct loop *, int, uint64_t);
