@@ -12,6 +12,7 @@
 # on), and nobody answering by the deadline applies on_question_timeout.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 120
+t_valgrind_worker
 t_marker M permission
 PC=$(cd "$srcdir" && pwd)/tests/regress/perm-claude.py
 S=$T_TMP/state
@@ -140,5 +141,124 @@ sock=$(jget "$R" 'd["argv"][d["argv"].index("--mcp-config") + 1]' |
 like "$sock" '/ccw-perm-[^/]+/sock$' "agent: the relay's socket in a private directory"
 [ ! -e "$(dirname "$sock")" ]
 ok $? "agent: that directory gone with the worker"
+
+# lcfg ROOT TIMEOUT_MS POLICY [PERMISSION]: a loop whose develop is the
+# stand-in claude with ask_permissions; every other role says success.
+OK="exec '$FAKE' --marker $M result success"
+lcfg() {
+	mkdir -p "$1/.loop"
+	python3 - "$@" "$T_TMP/claude" "$OK" <<'PYEOF'
+import json, sys
+root, tmo, pol, perm = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+ok = {"command": sys.argv[6]}
+dev = {"tool": "claude", "ask_permissions": True, "question_timeout_ms": tmo,
+       "on_question_timeout": pol}
+if perm != "-":
+    dev["permission"] = perm
+json.dump({"default_tool": "bash", "tools": {"claude": {"path": sys.argv[5]}},
+           "roles": {"init": ok, "debug": ok, "validate": ok, "complete": ok,
+                     "develop": dev}}, open(root + "/.loop/config.json", "w"))
+PYEOF
+}
+TASK='PERM-RUN: touch made.txt'
+PQ='[(q.get("kind"), q["tool_name"], q["options"], q["recommended"], q["input"]["command"], q["status"]) for q in d["skill_state"]["questions"]]'
+ANS='[(q["status"], q["answer"], q["via"]) for q in d["skill_state"]["questions"]]'
+
+# open_pq STATE MS: the open permission question's id, once there.
+open_pq() {
+	t_poll "$2" jget "$1" '[q["id"] for q in d["skill_state"].get("questions", []) if q["status"] == "open"][0]' >/dev/null 2>&1 &&
+	    jget "$1" '[q["id"] for q in d["skill_state"]["questions"] if q["status"] == "open"][0]'
+}
+
+# -- a loop's develop asks; the question answered allow: the command ran
+R=$T_TMP/allow
+lcfg "$R" 60000 fail -
+t_loop_start "$R" allow-1 --json "$TASK"
+QID=$(open_pq "$F" 20000)
+like "$QID" '^q-[0-9a-f]{12}$' "allow: the permission question is open"
+is "$(jget "$F" "$PQ")" \
+    '[["permission","Bash",["allow","deny"],"allow","touch made.txt","open"]]' \
+    "allow: kind permission, Bash, allow or deny, recommended allow, the command"
+[ ! -e "$R/made.txt" ]
+ok $? "allow: the command waits for the answer"
+$WRAP "$SUP" answer -C "$R" --by alice allow-1 "$QID" allow >/dev/null 2>&1
+is "$?" 0 "allow: ccw-supervisor answer takes it"
+t_wait_pid "$PID" 30000
+is "$T_RC" 0 "allow: the loop completes"
+[ -e "$R/made.txt" ]
+ok $? "allow: the command ran"
+is "$(jget "$F" "$ANS")" '[["answered","allow","cli"]]' "allow: answered via cli"
+grep -q '"event": *"question_asked".*"kind": *"permission"' "$R.out"
+ok $? "allow: --json told question_asked with the record"
+
+# -- answered with a reason: denied, the model told why, the turn goes on
+R=$T_TMP/deny
+lcfg "$R" 60000 fail -
+t_loop_start "$R" deny-1 "$TASK"
+QID=$(open_pq "$F" 20000)
+printf '{"question_id":"%s","answer":"no, run make","by":"bob","via":"http","at":"2026-11-28T11:00:00Z"}\n' \
+    "$QID" >>"$R/.loop/deny-1.answers.jsonl"
+t_wait_pid "$PID" 30000
+is "$T_RC" 0 "deny: the loop completes"
+[ ! -e "$R/made.txt" ]
+ok $? "deny: the command did not run"
+is "$(jget "$R/.loop/deny-1.workers/develop.output.json" 'd["summary"]')" \
+    "denied: denied by the operator: no, run make" \
+    "deny: the tool was told the operator's reason"
+
+# -- nobody answers by the deadline: recommended (the role may write)
+# (a long command of multi-byte characters: the question's text is cut
+# at 200 bytes, never inside a character)
+R=$T_TMP/rec
+lcfg "$R" 300 recommended -
+t_loop_run "$R" rec-1 "$TASK; : $(printf '\303\251%.0s' $(seq 150))"
+is "$RC" 0 "recommended: the loop completes"
+[ -e "$R/made.txt" ]
+ok $? "recommended: allowed by the policy, the command ran"
+is "$(jget "$F" "$ANS")" '[["answered","allow","policy"]]' \
+    "recommended: answered allow via policy"
+is "$(jget "$F" '[(len(q["question"].split(": ", 1)[1].encode()), q["question"][-1]) for q in d["skill_state"]["questions"]]')" \
+    '[[200,"\u00e9"]]' "recommended: the long command cut at 200 bytes, whole characters"
+grep -q '"question_expired"' "$R/.loop/rec-1.history.jsonl"
+ok $? "recommended: the history says it expired"
+
+# -- nobody answers by the deadline: fail denies and fails the loop
+R=$T_TMP/fail
+lcfg "$R" 300 fail -
+t_loop_run "$R" fail-1 "$TASK"
+is "$RC" 1 "fail: exit 1"
+like "$(jget "$F" '[d["status"], d["failure_reason"]]')" \
+    '\["failed","develop: a permission request was not answered in time' \
+    "fail: failed, the reason says so"
+is "$(jget "$F" '[q["status"] for q in d["skill_state"]["questions"]]')" \
+    '["expired"]' "fail: the question expired"
+[ ! -e "$R/made.txt" ]
+ok $? "fail: the command did not run"
+
+# -- the loop stopped while the tool waits: the question expires with it
+R=$T_TMP/stop
+lcfg "$R" 60000 fail -
+t_loop_start "$R" stop-1 "$TASK"
+QID=$(open_pq "$F" 20000)
+like "$QID" '^q-' "stop: the permission question is open"
+kill -TERM "$PID"
+t_wait_pid "$PID" 30000
+is "$T_RC" 4 "stop: exit 4 (stopped)"
+is "$(jget "$F" '[d["status"], [q["status"] for q in d["skill_state"]["questions"]]]')" \
+    '["running",["expired"]]' \
+    "stop: the status kept (a signal), the question expired (nobody lists it)"
+[ ! -e "$R/made.txt" ]
+ok $? "stop: the command did not run"
+
+# -- headless (no question_timeout_ms), a read-only role: denied at once
+R=$T_TMP/ro
+lcfg "$R" 0 recommended read-only
+t_loop_run "$R" ro-1 "$TASK"
+is "$RC" 0 "read-only, headless: the loop completes"
+is "$(jget "$F" '[(q["recommended"], q["status"], q["answer"], q["via"]) for q in d["skill_state"]["questions"]]')" \
+    '[["deny","answered","deny","policy"]]' \
+    "read-only, headless: recommended deny, taken at once"
+[ ! -e "$R/made.txt" ]
+ok $? "read-only, headless: the command did not run"
 
 t_done
