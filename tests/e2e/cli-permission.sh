@@ -3,8 +3,8 @@
 # 29), with the real claude.  develop (ask_permissions, a long
 # question_timeout_ms) runs a command acceptEdits does not let through
 # unasked (sh -c ...): claude asks the permission relay, the loop's
-# question of kind permission appears in the queue (`answer --list`'s
-# source, the state file), `ccw-supervisor answer` says allow and the
+# question of kind permission appears in the queue (the list_questions
+# verb of every front end), `ccw-supervisor answer` says allow and the
 # command ran; a second loop says deny and it did not, the turn went on
 # and the loop completed.
 . "$(dirname "$0")/lib.sh"
@@ -48,9 +48,12 @@ PYEOF
 		sleep 0.2
 	done
 	like "$qid" '^q-[0-9a-f]{12}$' "$v: develop's permission question is open"
-	is "$(jget "$f" "[[q['tool_name'], q['options'], q['recommended'], q['input']['command'], q['role']] for q in d['skill_state']['questions'] if q['id'] == '$qid'][0]")" \
-	    "[\"Bash\",[\"allow\",\"deny\"],\"allow\",\"sh -c 'echo asked > perm-made.txt'\",\"develop\"]" \
-	    "$v: the record: Bash, allow or deny, the command"
+	# the queue as every front end sees it: the list_questions verb
+	printf '{"verb":"list_questions","loop_id":"%s","id":1}\n' "$id" |
+	    timeout -k 2 30 "$SUP" control -C "$p" >"$p.list" 2>&1
+	is "$(jget "$p.list" "[[q['id'] == '$qid', q['kind'], q['tool_name'], q['options'], q['recommended'], q['input']['command'], q['role']] for q in d['questions']]")" \
+	    "[[true,\"permission\",\"Bash\",[\"allow\",\"deny\"],\"allow\",\"sh -c 'echo asked > perm-made.txt'\",\"develop\"]]" \
+	    "$v: list_questions: kind permission, Bash, allow or deny, the command"
 	[ ! -e "$p/perm-made.txt" ]
 	ok $? "$v: the command waits for the answer"
 	"$SUP" answer -C "$p" --by e2e "$id" "$qid" "$v" >"$p.answer" 2>&1
