@@ -10,9 +10,10 @@
 
 struct worker;
 
-#define PERMRELAY_SERVER	"ccw_permission"	/* the MCP server's name */
-#define PERMRELAY_TOOL		"ask"			/* its one tool */
-#define PERMRELAY_LINE_MAX	(1024u * 1024)	/* a longer line is garbage */
+/* the MCP server's name, its one tool, the longest line either end reads */
+#define PERMRELAY_SERVER	"ccw_permission"
+#define PERMRELAY_TOOL		"ask"
+#define PERMRELAY_LINE_MAX	(1024u * 1024)
 
 int	permrelay_main(int, char **);
 int	permsock_open(struct worker *, char **);

@@ -32,7 +32,8 @@ struct permconn {
 	struct event	*ev;
 	struct evbuffer	*in;
 	uint64_t	 id;		/* 0: its line is not whole yet */
-	json_t		*input;		/* the tool's input, allowed as is */
+	json_t		*input;		/* the tool's input, as allowed */
+	int		 answered;	/* in: the answer, going out */
 };
 
 struct permsock {
@@ -111,7 +112,7 @@ permconn_read_cb(evutil_socket_t fd, short ev, void *arg)
 		return;
 	}
 	if (c->id != 0)
-		return;		/* asked: more bytes are not ours to read */
+		return;		/* asked: no more bytes are ours */
 	p = evbuffer_search(c->in, "\n", 1, NULL);
 	if (p.pos < 0) {
 		if (evbuffer_get_length(c->in) > PERMRELAY_LINE_MAX)
@@ -227,6 +228,26 @@ permsock_open(struct worker *w, char **err)
 	return 0;
 }
 
+/*
+ * The answer goes out as fast as the relay reads it (an allowed input
+ * may be large; a client that does not read never blocks us); all out,
+ * the connection ends.
+ */
+static void
+permconn_write_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct permconn	*c = arg;
+
+	(void)ev;
+	if (evbuffer_write(c->in, fd) < 0 && errno != EAGAIN &&
+	    errno != EINTR) {
+		permconn_free(c);
+		return;
+	}
+	if (evbuffer_get_length(c->in) == 0)
+		permconn_free(c);
+}
+
 /* PERM_REPLY: the answer, in the permission tool's words, to its relay. */
 void
 permsock_reply(struct worker *w, const struct msg_perm_reply *r)
@@ -234,36 +255,33 @@ permsock_reply(struct worker *w, const struct msg_perm_reply *r)
 	struct permconn	*c;
 	json_t		*ans;
 	char		*s;
-	size_t		 len, off = 0;
-	ssize_t		 n;
 
-	if (w->perm == NULL)
+	if (w->perm == NULL || r->id == 0)
 		return;
-	for (c = w->perm->conns; c != NULL && c->id != r->id; c = c->next)
+	for (c = w->perm->conns; c != NULL && (c->id != r->id ||
+	    c->answered); c = c->next)
 		;
-	if (c == NULL || r->id == 0)
+	if (c == NULL)
 		return;		/* its relay went: nobody to tell */
+	if (c->input == NULL)
+		c->input = json_object();
 	if (r->allow)
 		ans = json_pack("{s:s, s:O}", "behavior", "allow",
-		    "updatedInput", c->input != NULL ? c->input :
-		    json_object());
+		    "updatedInput", c->input);
 	else
 		ans = json_pack("{s:s, s:s}", "behavior", "deny", "message",
 		    r->message != NULL ? r->message : "denied");
 	s = json_dumps(ans, JSON_COMPACT);
 	json_decref(ans);
-	len = strlen(s);
-	s[len++] = '\n';	/* json_dumps's NUL, now the line's end */
-	while (off < len) {
-		n = write(c->fd, s + off, len - off);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;	/* a few hundred bytes: never for long */
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
+	c->answered = 1;
+	evbuffer_drain(c->in, evbuffer_get_length(c->in));
+	evbuffer_add(c->in, s, strlen(s));
+	evbuffer_add(c->in, "\n", 1);
 	free(s);
-	permconn_free(c);
+	event_free(c->ev);
+	c->ev = event_new(w->base, c->fd, EV_WRITE | EV_PERSIST,
+	    permconn_write_cb, c);
+	event_add(c->ev, NULL);
 }
 
 /* The run is over: every relay still waiting is denied, the socket goes. */

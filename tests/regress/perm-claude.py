@@ -9,8 +9,10 @@
 # command is the prompt's `PERM-RUN: cmd` line; PERM-GARBAGE in the
 # prompt first sends the relay a line that is no JSON and one over its
 # cap (each must get a JSON-RPC error, and the relay must go on).  It
-# prints claude's stream-json: init, the tool's result, the result
-# event with a WORKER_RESULT block saying what happened.
+# PERM-BIG makes the input large (a 300 KB description), as a Write of a
+# large file would.  It prints claude's stream-json: init, the tool's
+# result, the result event with a WORKER_RESULT block saying what
+# happened.
 import json
 import subprocess
 import sys
@@ -67,6 +69,8 @@ if "PERM-GARBAGE" in prompt:
         relay.stdin.flush()
         errors.append(json.loads(relay.stdout.readline())["error"]["code"])
 use = {"command": cmd, "description": "the test's command"}
+if "PERM-BIG" in prompt:
+    use["description"] = "d" * 300000
 out({"type": "assistant", "message": {"content": [
     {"type": "tool_use", "id": "toolu_perm_1", "name": "Bash",
      "input": use}]}})
@@ -75,7 +79,8 @@ r = rpc("tools/call", {"name": tname, "arguments": {
 ans = json.loads(r["result"]["content"][0]["text"])
 if ans["behavior"] == "allow":
     done = subprocess.run(ans["updatedInput"]["command"], shell=True)
-    said = "ran: exit %d" % done.returncode
+    said = "ran: exit %d, input %d bytes back" % (
+        done.returncode, len(json.dumps(ans["updatedInput"])))
 else:
     said = "denied: " + ans["message"]
 relay.stdin.close()

@@ -208,10 +208,12 @@ is "$(jget "$R/.loop/deny-1.workers/develop.output.json" 'd["summary"]')" \
 
 # -- nobody answers by the deadline: recommended (the role may write)
 # (a long command of multi-byte characters: the question's text is cut
-# at 200 bytes, never inside a character)
+# at 200 bytes, never inside a character; a large input, not kept in
+# the record, handed back whole)
 R=$T_TMP/rec
 lcfg "$R" 300 recommended -
-t_loop_run "$R" rec-1 "$TASK; : $(printf '\303\251%.0s' $(seq 150))"
+t_loop_run "$R" rec-1 "$TASK; : $(printf '\303\251%.0s' $(seq 150))
+PERM-BIG"
 is "$RC" 0 "recommended: the loop completes"
 [ -e "$R/made.txt" ]
 ok $? "recommended: allowed by the policy, the command ran"
@@ -219,6 +221,11 @@ is "$(jget "$F" "$ANS")" '[["answered","allow","policy"]]' \
     "recommended: answered allow via policy"
 is "$(jget "$F" '[(len(q["question"].split(": ", 1)[1].encode()), q["question"][-1]) for q in d["skill_state"]["questions"]]')" \
     '[[200,"\u00e9"]]' "recommended: the long command cut at 200 bytes, whole characters"
+is "$(jget "$R/.loop/rec-1.workers/develop.output.json" 'd["summary"]')" \
+    "ran: exit 0, input 300952 bytes back" \
+    "recommended: the large input handed back whole"
+is "$(jget "$F" '["input" in q for q in d["skill_state"]["questions"]]')" \
+    '[false]' "recommended: an input over 4 KiB not kept in the record"
 grep -q '"question_expired"' "$R/.loop/rec-1.history.jsonl"
 ok $? "recommended: the history says it expired"
 

@@ -16,18 +16,18 @@
 #include "question.h"
 #include "xmalloc.h"
 
-#define PERMASK_DETAIL_MAX	200	/* bytes of the input in the text */
+#define PERMASK_DETAIL_MAX	200	/* the input's bytes in the text */
 #define PERMASK_INPUT_MAX	4096	/* a larger input is not kept */
 
 /* One request waiting for its question's answer. */
 struct permask {
 	TAILQ_ENTRY(permask)	 entry;
 	char			 agent_id[24];
-	uint64_t		 req;		/* the worker's request id */
+	uint64_t		 req;		/* the worker's id of it */
 	char			 qid[QUESTION_ID_LEN + 1];
 	int			 policy;	/* on_question_timeout */
 	uint64_t		 deadline;	/* clock_mono_ms; 0: none */
-	int			 told;		/* question_asked said */
+	int			 told;		/* question_asked told */
 };
 
 /* What the question says of the input: its command or path, else JSON. */
@@ -173,8 +173,8 @@ permask_expired(struct loop *l, struct permask *p, json_t *q)
 static int
 permask_check(struct loop *l, struct permask *p, uint64_t now)
 {
-	json_t		*q = question_find(json_object_get(l->ss, "questions"),
-			    p->qid);
+	json_t		*q = question_find(json_object_get(l->ss,
+			    "questions"), p->qid);
 	struct agent	*a = agent_find(&l->sup, p->agent_id);
 	const char	*st = json_string_value(json_object_get(q, "status"));
 
