@@ -25,6 +25,7 @@
 #include "batchworker.h"
 #include "batchstate.h"
 #include "bqinput.h"
+#include "budget.h"
 #include "bus.h"
 #include "flowdef.h"
 #include "workflows.h"
@@ -41,6 +42,7 @@
 #include "xmalloc.h"
 
 #define BATCH_MAX_JOBS	1024
+#define BATCH_HOLD_TIMEOUT	3600	/* s, --hold-timeout's default */
 
 struct batch_cmd {
 	struct event_base	*base;
@@ -62,7 +64,8 @@ batch_usage(FILE *fp)
 {
 	fprintf(fp,
 "usage: ccw-supervisor batch FILE [-C ROOT] [--jobs N] [--json] [--junit F]\n"
-"           [--max-cost-usd X] [--max-tokens N] [--config F]\n"
+"           [--max-cost-usd X] [--max-tokens N] [--hold-timeout S]\n"
+"           [--config F]\n"
 "           [--launcher WORDS [--remote-worker PATH]]\n"
 "           [--worktree [--from-worktree]]\n"
 "       ccw-supervisor batch --resume ID [-C ROOT] [options]\n"
@@ -77,10 +80,16 @@ batch_usage(FILE *fp)
 "  --jobs N           items at once (default 4)\n"
 "  --json             NDJSON events on stdout\n"
 "  --junit F          a JUnit XML report, one testcase per item\n"
-"  --max-cost-usd X   stop starting work and stop loops at X USD\n"
+"  --max-cost-usd X   at X USD start nothing more and hold every running\n"
+"                     item where it is (loops paused, workers frozen)\n"
 "  --max-tokens N     the same for input plus output tokens\n"
+"  --hold-timeout S   how long the budget holds them (default 3600 s):\n"
+"                     then they are stopped (exit 1); 0 stops at once\n"
 "  --config F         the configuration file for every root\n"
-"  --resume ID        continue batch ID (FILE may be left out)\n"
+"  --resume ID        continue batch ID (FILE may be left out); with\n"
+"                     --max-cost-usd or --max-tokens on a batch another\n"
+"                     process runs: its budget raised there (a held batch\n"
+"                     goes on if the new budget allows), exit 0\n"
 "  --worktree         every worker item in a git worktree of its own, on\n"
 "                     branch ccw/ID/ITEM/AGENT (as an item's \"worktree\":\n"
 "                     true); the branches are left for you to merge\n"
@@ -136,6 +145,20 @@ batch_worker_stop(void *arg, void *w)
 {
 	(void)arg;
 	batchworker_stop(w);
+}
+
+static int
+batch_worker_hold(void *arg, void *w, const char *why)
+{
+	(void)arg;
+	return batchworker_hold(w, why);
+}
+
+static void
+batch_worker_unhold(void *arg, void *w)
+{
+	(void)arg;
+	batchworker_unhold(w);
 }
 
 static void
@@ -250,7 +273,7 @@ batch_cmd_free(struct batch_cmd *bc)
 /* What the command line gives besides the launcher (bc.lo). */
 struct batch_args {
 	const char	*root, *junit, *resume;
-	double		 jobs, cost, tokens;
+	double		 jobs, cost, tokens, hold;
 };
 
 /* One option into bc or ba: 0 read, 1 help, -1 usage (said). */
@@ -280,6 +303,10 @@ batch_opt(struct batch_cmd *bc, struct batch_args *ba, int ch,
 	case 'r':
 		ba->resume = arg;
 		return 0;
+	case 'H':
+		if (strcmp(arg, "0") == 0)
+			return ba->hold = 0, 0;
+		return cmd_num("batch", "--hold-timeout", arg, 1e8, &ba->hold);
 	case 'f':
 		bc->roots.config_path = arg;
 		return 0;
@@ -316,6 +343,7 @@ batch_parse(int argc, char **argv, struct batch_cmd *bc,
 		{ "max-cost-usd", required_argument, NULL, 'c' },
 		{ "max-tokens", required_argument, NULL, 't' },
 		{ "resume", required_argument, NULL, 'r' },
+		{ "hold-timeout", required_argument, NULL, 'H' },
 		{ "config", required_argument, NULL, 'f' },
 		{ "worktree", no_argument, NULL, 'W' },
 		{ "from-worktree", no_argument, NULL, 'F' },
@@ -346,6 +374,39 @@ batch_parse(int argc, char **argv, struct batch_cmd *bc,
 		bc->roots.over = &bc->over;
 	}
 	return -1;
+}
+
+/*
+ * --resume ID with a budget, on a batch another process drives: the
+ * budget written into its state file for it (batchstore_raise), as run
+ * --loop-id does for a driven loop.  An exit status, or -1: no live
+ * process drives it, this one resumes it.
+ */
+static int
+batch_cmd_raise(const struct batch_args *ba, const char *real)
+{
+	double	 limit[BUDGET_NKINDS] = { 0 };
+	json_t	*given;
+	char	*err = NULL;
+	int	 rc;
+
+	limit[BUDGET_COST] = ba->cost;
+	limit[BUDGET_TOKENS] = ba->tokens;
+	if (ba->resume == NULL || !budget_any(limit))
+		return -1;
+	given = budget_json(limit);
+	rc = batchstore_raise(real, ba->resume, given, &err);
+	json_decref(given);
+	if (rc == 1)
+		return -1;
+	if (rc == 0) {
+		cmd_budget_relayed("batch", "batch", ba->resume,
+		    "running batch");
+		return EXIT_OK;
+	}
+	fprintf(stderr, "ccw-supervisor batch: %s\n", err);
+	free(err);
+	return EXIT_FAILED;
 }
 
 /*
@@ -419,11 +480,14 @@ batch_cfg_fill(struct batch_cfg *cfg, struct batch_cmd *bc,
 	cfg->jobs = (unsigned)ba->jobs;
 	cfg->max_cost_usd = ba->cost;
 	cfg->max_tokens = (long long)ba->tokens;
+	cfg->hold_timeout = ba->hold;
 	/* every item is a loop of the default workflow (CCW's loops) */
 	cfg->wf = workflow_default();
 	cfg->host_for = batch_host_for;
 	cfg->worker_start = batch_worker_start;
 	cfg->worker_stop = batch_worker_stop;
+	cfg->worker_hold = batch_worker_hold;
+	cfg->worker_unhold = batch_worker_unhold;
 	cfg->worker_free = batch_worker_free;
 	cfg->event = batch_cmd_event;
 	cfg->done = batch_cmd_done;
@@ -553,7 +617,8 @@ int
 cmd_batch(int argc, char **argv)
 {
 	struct batch_cmd	 bc;
-	struct batch_args	 ba = { ".", NULL, NULL, 4, 0, 0 };
+	struct batch_args	 ba = { ".", NULL, NULL, 4, 0, 0,
+				    BATCH_HOLD_TIMEOUT };
 	struct batch_cfg	 cfg;
 	struct bq_input		 in;
 	char			*file = NULL, *err = NULL, *real;
@@ -568,6 +633,11 @@ cmd_batch(int argc, char **argv)
 		    strerror(errno));
 		launch_clear(&bc.lo.launch);
 		return EXIT_USAGE;
+	}
+	if ((rc = batch_cmd_raise(&ba, real)) != -1) {
+		launch_clear(&bc.lo.launch);
+		free(real);
+		return rc;
 	}
 	if (batch_input_path(&ba, real, argc - optind == 1 ? argv[optind] :
 	    NULL, &file, &err) != 0 || bqinput_load(file, real, &in,

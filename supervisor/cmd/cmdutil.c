@@ -438,3 +438,17 @@ cmd_num(const char *cmd, const char *opt, const char *s, double max,
 	}
 	return 0;
 }
+
+/*
+ * A raised budget written for the process that drives the loop or batch
+ * (its lock held): said once, the same words for both (run --loop-id,
+ * batch --resume); what the driver does with it is its own.
+ */
+void
+cmd_budget_relayed(const char *cmd, const char *kind, const char *id,
+    const char *driver)
+{
+	fprintf(stderr, "ccw-supervisor %s: %s %s: budget set for its %s (a "
+	    "%s its budget paused goes on there)\n", cmd, kind, id, driver,
+	    kind);
+}

@@ -72,6 +72,8 @@ void	cmd_signal_why(char *, size_t, const char *, int);
 void	cmd_print_json(const json_t *, int);
 void	cmd_emit_event(const char *, const json_t *);
 int	cmd_num(const char *, const char *, const char *, double, double *);
+void	cmd_budget_relayed(const char *, const char *, const char *,
+	    const char *);	/* cmd, kind, id, "driver" */
 
 /*
  * A string member of O for printing, DFLT when it is absent or not a

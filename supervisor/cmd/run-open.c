@@ -84,9 +84,7 @@ run_open(struct run_args *ra, struct event_base *base, int dirfd,
 		free(err);
 		err = NULL;
 		if (loopopen_budget(dirfd, &spec, 1, &err) == 0) {
-			fprintf(stderr, "ccw-supervisor run: loop %s: budget "
-			    "set for its driver (a loop its budget paused goes "
-			    "on there)\n", id);
+			cmd_budget_relayed("run", "loop", id, "driver");
 			json_decref(budget);
 			return EXIT_OK;
 		}

@@ -179,6 +179,20 @@ budget_any(const double *limit)
 	return 0;
 }
 
+/*
+ * A budget raised by a front end: the kinds given replace the saved
+ * ones, the others stay (a loop's run --loop-id, a batch's --resume).
+ */
+json_t *
+budget_merge(const json_t *saved, const json_t *given)
+{
+	json_t	*b;
+
+	b = json_is_object(saved) ? json_deep_copy(saved) : json_object();
+	json_object_update(b, (json_t *)given);
+	return b;
+}
+
 /* The state's "budget" object for limits (a kind unset is left out). */
 json_t *
 budget_json(const double *limit)

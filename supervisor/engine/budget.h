@@ -34,6 +34,7 @@ int		 budget_check(struct budget *, budget_warn_fn, void *);
 void		 budget_limits(struct budget *, const double *);
 int		 budget_parse(const json_t *, double *, char **);
 json_t		*budget_json(const double *);
+json_t		*budget_merge(const json_t *, const json_t *);	/* saved, given */
 int		 budget_any(const double *);
 char		*budget_reason(const struct budget *, int);
 json_t		*budget_reached_event(const struct budget *, int, const char *);

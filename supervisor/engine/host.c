@@ -721,6 +721,30 @@ host_loop_stop(struct host_loop *hl, const char *why)
 }
 
 /*
+ * Hold a running loop where it is (a batch's budget): its workers
+ * frozen, its status paused with WHY; a stop still ends it.  -1 when it
+ * does not run or its driver cannot hold (the caller stops it then).
+ */
+int
+host_loop_hold(struct host_loop *hl, const char *why)
+{
+	if (hl->state != HL_RUNNING || hl->wf->driver->hold == NULL)
+		return -1;
+	return hl->wf->driver->hold(hl->run, why);
+}
+
+/*
+ * A held loop goes on (its batch's budget raised): its workers thawed,
+ * its status running again.  Nothing when it does not run.
+ */
+void
+host_loop_unhold(struct host_loop *hl)
+{
+	if (hl->state == HL_RUNNING && hl->wf->driver->unhold != NULL)
+		hl->wf->driver->unhold(hl->run);
+}
+
+/*
  * A front end's stop (the file says STATUS, REASON by its commit): the
  * loop's own last save says the same, so a save of the loop landing
  * after or before the front end's leaves the file and the loop's

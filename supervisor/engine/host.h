@@ -127,6 +127,12 @@ struct workflow_driver {
 	/* stop, its last save setting the status and reason a front end
 	   asked for (a stop: failed, CCW's words); NULL: stop */
 	void	 (*stop_as)(void *, const char *, const char *, const char *);
+	/* held where it is (workers frozen, status paused with the
+	   reason): 0, -1 when it cannot be; NULL: it cannot be held */
+	int	 (*hold)(void *, const char *);
+	/* a hold ended (a raised budget): workers thawed, status running;
+	   NULL: it cannot be held */
+	void	 (*unhold)(void *);
 };
 
 /* One agent of a hosted loop, as host_agents walks them (borrowed). */
@@ -153,6 +159,8 @@ struct host_loop *host_loop_open(struct host *, const struct loop_spec *,
 		    char **);
 struct host_loop *host_loop_find(struct host *, const char *);
 void		 host_loop_stop(struct host_loop *, const char *);
+int		 host_loop_hold(struct host_loop *, const char *);	/* -1: not held */
+void		 host_loop_unhold(struct host_loop *);	/* thawed, running */
 void		 host_loop_interrupt(struct host_loop *, const char *);	/* left running, why recorded */
 void		 host_loop_stop_as(struct host_loop *, const char *,
 		    const char *, const char *);	/* why, status, reason */

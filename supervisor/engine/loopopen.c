@@ -16,6 +16,7 @@
 
 #include "log.h"
 #include "loopdriver.h"
+#include "budget.h"
 #include "loopopen.h"
 #include "state.h"
 #include "sup.h"
@@ -178,15 +179,13 @@ loopopen_budget(int dirfd, const struct loop_spec *spec, int resume,
     char **err)
 {
 	struct state_commit_req	 req;
-	json_t			*st = NULL, *b, *front;
+	json_t			*st = NULL, *front;
 	int			 rc;
 
 	if (state_load(dirfd, spec->id, &st, err) != STATE_OK)
 		return -1;
-	b = json_object_get(st, "budget");
-	b = json_is_object(b) ? json_deep_copy(b) : json_object();
-	json_object_update(b, (json_t *)spec->budget);
-	front = json_pack("{s:o}", "budget", b);
+	front = json_pack("{s:o}", "budget", budget_merge(json_object_get(st,
+	    "budget"), spec->budget));
 	memset(&req, 0, sizeof req);
 	req.front = front;
 	req.ws = spec->state;

@@ -25,6 +25,7 @@
 #include "xmalloc.h"
 
 #define QUESTION_LINE_MAX	(64 * 1024)	/* one answer line, at most */
+#define QUESTION_WINDOW		(16 * QUESTION_LINE_MAX)	/* read at once */
 
 const char *const question_policies[] = { "recommended", "fail", "pause",
 	NULL };
@@ -167,49 +168,86 @@ question_answers_name(const char *loop_id)
 }
 
 /*
+ * One window of the answers file, [*off, *off + len): its complete lines
+ * taken (objects appended to out, anything else counted in *junk), a
+ * line longer than QUESTION_LINE_MAX skipped up to its newline (junk
+ * too); *off moves past what was decided.  0 when the window had no
+ * newline to decide on (a partial last line waits).
+ */
+static int
+question_answers_window(int fd, off_t *off, size_t len, json_t *out,
+    size_t *junk)
+{
+	char	*buf = xmalloc(len + 1), *p, *nl;
+	json_t	*o;
+	ssize_t	 n = pread(fd, buf, len, *off);
+	int	 moved = 0;
+
+	if (n <= 0) {
+		free(buf);
+		return 0;
+	}
+	buf[n] = '\0';
+	for (p = buf; (nl = memchr(p, '\n', (size_t)(buf + n - p))) != NULL;
+	    p = nl + 1) {
+		*nl = '\0';
+		o = nl - p < QUESTION_LINE_MAX ? json_loads(p, 0, NULL) : NULL;
+		if (json_is_object(o))
+			json_array_append(out, o);
+		else if (nl > p)
+			(*junk)++;
+		json_decref(o);
+		moved = 1;
+	}
+	/* a window of one unfinished line longer than a line may be: junk */
+	if (!moved && n >= QUESTION_LINE_MAX) {
+		(*junk)++;
+		p = buf + n;
+		moved = 1;
+	}
+	*off += p - buf;
+	free(buf);
+	return moved;
+}
+
+/*
  * The answers appended since *off (the file's complete lines; a partial
  * last line waits for its newline), a new array of objects; *off moves
- * past what was read.  No file: an empty array.
+ * past what was read, *junk counts the lines that were no answer (not
+ * an object, or longer than QUESTION_LINE_MAX).  A flood is read a
+ * window at a time, so an answer after it is still taken; a file that
+ * shrank (rotated) is read again from its start.  No file: an empty
+ * array.
  */
 json_t *
-question_answers_read(int dirfd, const char *loop_id, off_t *off)
+question_answers_read(int dirfd, const char *loop_id, off_t *off,
+    size_t *junk)
 {
-	json_t	*out = json_array(), *o;
-	char	*name = question_answers_name(loop_id), *buf, *p, *nl;
-	struct stat sb;
-	ssize_t	 n;
-	size_t	 len;
-	int	 fd;
+	json_t		*out = json_array();
+	char		*name = question_answers_name(loop_id);
+	struct stat	 sb;
+	size_t		 len;
+	int		 fd;
 
+	*junk = 0;
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	free(name);
 	if (fd == -1)
 		return out;
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
-	    sb.st_size <= *off || sb.st_size - *off > 16 * QUESTION_LINE_MAX) {
-		if (fstat(fd, &sb) == 0 && sb.st_size - *off > 16 *
-		    QUESTION_LINE_MAX)
-			*off = sb.st_size;	/* junk: skipped */
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
 		close(fd);
 		return out;
 	}
-	len = (size_t)(sb.st_size - *off);
-	buf = xmalloc(len + 1);
-	n = pread(fd, buf, len, *off);
+	if (sb.st_size < *off)
+		*off = 0;
+	while (sb.st_size > *off) {
+		len = (size_t)(sb.st_size - *off);
+		if (len > QUESTION_WINDOW)
+			len = QUESTION_WINDOW;
+		if (!question_answers_window(fd, off, len, out, junk))
+			break;
+	}
 	close(fd);
-	if (n <= 0) {
-		free(buf);
-		return out;
-	}
-	buf[n] = '\0';
-	for (p = buf; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
-		*nl = '\0';
-		if ((o = json_loads(p, 0, NULL)) != NULL && json_is_object(o))
-			json_array_append(out, o);
-		json_decref(o);
-	}
-	*off += p - buf;
-	free(buf);
 	return out;
 }
 

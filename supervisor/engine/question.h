@@ -34,7 +34,7 @@ void		 question_answer_set(json_t *, const char *, const char *,
 		    const char *, const char *);
 void		 question_expire(json_t *);
 void		 question_open_append(const json_t *, json_t *);
-json_t		*question_answers_read(int, const char *, off_t *);
+json_t		*question_answers_read(int, const char *, off_t *, size_t *);
 char		*question_answers_name(const char *);
 
 #endif

@@ -196,6 +196,7 @@ enum state_watch_how { STATE_WATCH_INOTIFY, STATE_WATCH_POLL };
 /* The watch reads the store's file and marks; it must not outlive the store. */
 struct state_watch *state_watch_new(struct event_base *, struct state_store *,
 	    enum state_watch_how, state_watch_cb, void *, char **);
+void	 state_watch_on_front(struct state_watch *, state_watch_cb);	/* a front end's write, the status unchanged */
 void	 state_watch_free(struct state_watch *);
 int	 state_watch_polling(const struct state_watch *);	/* 1 polling, 0 inotify */
 int	 state_watch_drain(int, const char *, int *);	/* an inotify queue drained: 1 if NAME (or an overflow) was in it; *gone: the directory went */

@@ -4,7 +4,9 @@
  * (without it, or when the caller asks for polling, a stat every 25 ms
  * does; each watch decides for itself); the file is read again (a
  * half-written one later, with backoff, never judged corrupt here) and a
- * changed status goes to the callback, unless the store wrote the file;
+ * changed status goes to the callback, unless the store wrote the file
+ * (a front end's write that leaves the status goes to its front
+ * callback, when it has one: a budget raised while running);
  * a front end's write that reverted the engine's fields goes to the
  * store, which commits them again (state_store_defend).
  * A file that is gone and stays gone 100 ms (not a writer's delete and
@@ -54,6 +56,7 @@ struct state_watch {
 	char			*status;	/* last seen, or NULL */
 	int			 delay_ms;	/* current backoff, 0: none */
 	state_watch_cb		 cb;
+	state_watch_cb		 front;	/* NULL: only a status is news */
 	void			*arg;
 };
 
@@ -112,7 +115,9 @@ watch_check(struct state_watch *w)
 		w->status = xstrdup(status);
 		if (mark != STATE_MARK_OURS)
 			w->cb(w->status, j, w->arg);
-	}
+	} else if (status != NULL && mark == STATE_MARK_NONE &&
+	    w->front != NULL)
+		w->front(status, j, w->arg);	/* a front end's other fields */
 	json_decref(j);
 }
 
@@ -313,6 +318,17 @@ state_watch_new(struct event_base *base, struct state_store *store,
 fail:
 	state_watch_free(w);
 	return NULL;
+}
+
+/*
+ * Tell cb of a front end's writes that leave the status as it was (the
+ * owner's fields a front end may change while the loop runs: its
+ * budget); the status callback still hears every change of status.
+ */
+void
+state_watch_on_front(struct state_watch *w, state_watch_cb cb)
+{
+	w->front = cb;
 }
 
 /* 1 when the watch polls (asked to, or inotify failed), 0 inotify. */

@@ -6,14 +6,11 @@
  */
 #include <config.h>
 
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "ccw-loop.h"
+#include "fuzzdir.h"
 #include "state.h"
 #include "xmalloc.h"
 
@@ -21,61 +18,15 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 #define FUZZ_ID	"loop-fuzz"
 
-/* One state directory for the process, removed at exit. */
-static char	fuzz_dir[64];
-static int	fuzz_dirfd = -1;
-
-/* The directory goes with the process. */
-static void
-fuzz_cleanup(void)
-{
-	unlinkat(fuzz_dirfd, FUZZ_ID ".json", 0);
-	close(fuzz_dirfd);
-	rmdir(fuzz_dir);
-}
-
-/* The state directory, made on the first input. */
-static int
-fuzz_statedir(void)
-{
-	const char	*tmp = getenv("TMPDIR");
-
-	if (fuzz_dirfd >= 0)
-		return fuzz_dirfd;
-	snprintf(fuzz_dir, sizeof fuzz_dir, "%s/fuzz-state.XXXXXX",
-	    tmp != NULL && strlen(tmp) < 40 ? tmp : "/tmp");
-	if (mkdtemp(fuzz_dir) == NULL ||
-	    (fuzz_dirfd = open(fuzz_dir, O_RDONLY | O_DIRECTORY)) < 0) {
-		perror(fuzz_dir);
-		abort();
-	}
-	atexit(fuzz_cleanup);
-	return fuzz_dirfd;
-}
-
-/* Write the bytes as {id}.json, whole (the reader sees no writer). */
-static void
-fuzz_write(int dirfd, const uint8_t *data, size_t len)
-{
-	int	fd;
-
-	fd = openat(dirfd, FUZZ_ID ".json", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || (len > 0 && write(fd, data, len) != (ssize_t)len)) {
-		perror(FUZZ_ID ".json");
-		abort();
-	}
-	close(fd);
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	struct strv	 errs = { NULL, 0 };
 	json_t		*st = NULL, *sk;
 	char		*err = NULL;
-	int		 dirfd = fuzz_statedir();
+	int		 dirfd = fuzzdir_open();
 
-	fuzz_write(dirfd, data, len);
+	fuzzdir_write(dirfd, FUZZ_ID ".json", data, len);
 	switch (state_load_at(dirfd, FUZZ_ID, ".json", STATE_LOAD_NOQUARANTINE,
 	    &st, NULL, &err)) {
 	case STATE_OK:

@@ -15,14 +15,7 @@ t_marker M attention
 t_slack
 
 OK="exec '$FAKE' --marker $M result success"
-SINK=$T_TMP/sink.sh
-cat >"$SINK" <<'EOF'
-#!/bin/sh
-# the body on stdin, a line of its own in $1
-cat >>"$1"
-echo >>"$1"
-EOF
-chmod +x "$SINK"
+SINK=$(cd "$srcdir" && pwd)/tests/regress/sink-append.sh
 
 # acfg ROOT DEVELOP DEV_EXTRA NOTIFY: every role OK but develop; develop's
 # extra members (JSON) and the config's notify (JSON, one sink s: the

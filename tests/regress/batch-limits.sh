@@ -4,10 +4,12 @@
 # real streams (tests/streams): rate limited for 3 s, every item still
 # completes, the hold (as long as the stream's retry_delay_ms) is in the
 # events and no claude attempt starts while it is in force; a cost and a
-# token budget crossed mid-batch stop the batch (warnings at 50 and 80 %,
-# workers closed, items back to pending, the reason in the state) and a
-# resume with a larger budget finishes without re-running completed
-# items; kill -9 during a hold, then --resume: nothing lost.
+# token budget crossed mid-batch hold the batch (issue 29: warnings at 50
+# and 80 %, its loops held and paused with the reason, the batch paused
+# and still up, nothing started or ended while held); SIGTERM ends the
+# held batch with no process left, and a resume with a larger budget
+# finishes without re-running completed items; kill -9 during a hold,
+# then --resume: nothing lost.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 90
 t_valgrind_worker
@@ -54,24 +56,9 @@ fi
 EOF
 chmod +x "$T_TMP/claude"
 
-# cfg ROOT: develop on the claude stand-in, the other roles bash
-cfg() {
-	mkdir -p "$1/.loop"
-	python3 - "$1" "$T_TMP/claude" "$OK" <<'PYEOF'
-import json, sys
-root, claude, ok = sys.argv[1:4]
-roles = {r: {"command": ok + " " + r, "grace_ms": 500} for r in
-    ("init", "develop", "debug", "validate", "complete")}
-roles["develop"] = {"tool": "claude", "grace_ms": 500}
-json.dump({"default_tool": "bash", "roles": roles,
-    "tools": {"claude": {"path": claude}}},
-    open(root + "/.loop/config.json", "w"), indent=1)
-PYEOF
-}
 # setup ROOT N: ROOT configured, N items in ROOT/items.jsonl, no claude run yet
 setup() {
-	mkdir -p "$1"
-	cfg "$1"
+	t_claude_cfg "$1" "$T_TMP/claude" "$OK"
 	t_batch_items "$1/items.jsonl" "$2"
 	: >"$1/claude.log"
 }
@@ -103,6 +90,29 @@ batch() {
 	RC=$?
 	[ "$RC" -eq 124 ] && sed 's/^/#   /' "$r.err" | tail -n 5
 	return 0
+}
+# held ROOT ARGS...: the batch in the background (its pid $BP) until
+# its state says paused (budget_exceeded in --json first), $ID and $S set
+held() {
+	local r=$1 end
+	shift
+	CL=$r $WRAP "$SUP" batch "$@" -C "$r" --json >"$r.out" 2>>"$r.err" &
+	BP=$!
+	end=$(t_until 30000)
+	while :; do
+		ID=$(t_batch_id "$r.err")
+		[ -n "$ID" ] && [ "$(jget "$r/.workflow/.batch/$ID/state.json" \
+		    'd["status"]' 2>/dev/null)" = paused ] && break
+		[ "$(t_now_ms)" -ge "$end" ] && break
+		sleep 0.05
+	done
+	started "$r"
+}
+# term: SIGTERM to the held batch $BP, its exit status in $RC
+term() {
+	kill -TERM "$BP"
+	t_wait_pid "$BP" 20000
+	RC=$T_RC
 }
 # runs ROOT: "ITEM-N count" for every item the stand-in ran for
 runs() { awk '$1 == "start" { n[$4]++ } END { for (i in n) print i, n[i] }' "$1/claude.log" | sort; }
@@ -230,41 +240,44 @@ PYEOF
 # --- the cost budget crossed mid-batch: 8 items at --jobs 2, each one
 # claude run of 0.024675 USD (claude-success.jsonl's total_cost_usd);
 # 0.1 USD is 50 % after the 3rd, 80 % after the 4th, crossed at the 5th
-# while ITEM-6's claude still works (8 s): the stop must close it
+# while ITEM-6's claude still works (8 s): the batch holds it (frozen),
+# paused with the reason, and stays up; SIGTERM then ends it
 R=$T_TMP/cost
 setup "$R" 8
-CLAUDE_SLOW=300 SLOW_ITEM=ITEM-6 SLOW_MS=8000 batch "$R" "$R/items.jsonl" \
+CLAUDE_SLOW=300 SLOW_ITEM=ITEM-6 SLOW_MS=8000 held "$R" "$R/items.jsonl" \
     --jobs 2 --max-cost-usd 0.1
-is "$RC" 1 "cost budget: exit 1"
-started "$R"
+is "$(jget "$S" '[d["status"], d["context"]["pause_reason"].startswith("budget: cost")]')" \
+    '["paused",true]' "cost budget: the batch is paused, context.pause_reason names the budget"
+ok $(kill -0 "$BP" 2>/dev/null; echo $?) "cost budget: the held batch is still up"
 is "$(budget_events "$R.out")" \
     "[(50, 'cost_usd', True), (80, 'cost_usd', True)] 1 False" \
     "cost budget: budget_warning at 50 then 80 %, once each, then budget_exceeded once; no item_started after it"
 is "$(grep '"event":"budget_reached"' "$R.out" | jget - '[d["budget"], d["limit"], d["reason"].startswith("budget: cost"), "batch_id" in d]')" \
     '["cost_usd",0.1,true,true]' "cost budget: budget_reached with the batch's id, as a loop's (issue 29)"
+# every loop still executing is held: paused with the budget's reason
+is "$(python3 -c '
+import json, sys
+q = json.load(open(sys.argv[1]))["queue"]
+ex = [e for e in q if e["status"] == "executing"]
+print(len(ex) > 0, all((lambda d: d["status"] == "paused" and d["pause_reason"].startswith("budget: cost"))(json.load(open(e["state_dir"] + "/" + e["loop_id"] + ".json"))) for e in ex))' "$S")" \
+    "True True" "cost budget: each executing item's loop is paused with the budget's reason"
+ok $(grep -q '"event":"loop_held"' "$R.out"; echo $?) "cost budget: loop_held in the events"
+# held: ITEM-6's claude (8 s) neither ends nor does anything start
+# while it stands (frozen, it writes nothing to the claude log)
+P6=$(awk '$1 == "start" && $4 == "ITEM-6" { print $2 }' "$R/claude.log")
+t_poll 10000 t_frozen "$P6"
+ok $? "cost budget: ITEM-6's running claude is frozen"
+L1=$(cat "$R/claude.log")
+ok $(grep -q "start .* ITEM-6$" "$R/claude.log" && ! grep -q "end .* ITEM-6$" "$R/claude.log"; echo $?) \
+    "cost budget: ITEM-6's claude started and is held, not ended"
+is "$(cat "$R/claude.log")" "$L1" "cost budget: nothing started or ended while held"
+term
+is "$RC" 4 "cost budget: SIGTERM ends the held batch (exit 4, stopped)"
 t_wait_gone "$M" 10000
 ok $? "cost budget: no claude (or other tool) left running"
-# ITEM-6's claude was running at the stop; closed, not waited for
-C=$(python3 - "$R.out" "$R/claude.log" <<'PYEOF'
-import json, sys
-from datetime import datetime
-def ms(s):
-    return int(datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp() * 1000)
-ev = [json.loads(l) for l in open(sys.argv[1])]
-ex = [ms(e["timestamp"]) for e in ev if e["event"] == "budget_exceeded"]
-end = [ms(e["timestamp"]) for e in ev if e["event"] == "batch_completed"]
-log = [l.split() for l in open(sys.argv[2])]
-slow = [int(t) for k, p, t, i in log if k == "start" and i == "ITEM-6"]
-print(bool(ex and slow and slow[0] < ex[0]), (end[0] - ex[0]) if ex and end else 99999)
-PYEOF
-)
-is "${C% *}" True "cost budget: ITEM-6's claude was running when the budget was crossed"
-t_within "${C#* }" 0 "cost budget: the batch ended at once, its running claude closed (${C#* } ms after budget_exceeded)"
-is "$(jget "$S" '[d["context"]["stop_reason"].startswith("budget: cost"), d["context"]["usage"]["cost_usd"] >= 0.1, d["context"]["max_cost_usd"]]')" \
-    '[true,true,0.1]' "cost budget: context.stop_reason names the budget, context.usage.cost_usd >= 0.1"
-is "$(jget "$S" 'sorted(set(q["status"] for q in d["queue"])) + [d["context"]["completed_count"] < 8, d["context"]["failed_count"]]')" \
-    '["completed","pending",true,0]' "cost budget: the items stopped are pending, the others completed, none failed"
-echo "# cost budget: usage at the stop $(jget "$S" 'd["context"]["usage"]'), completed $(jget "$S" 'd["context"]["completed_count"]') of 8"
+is "$(jget "$S" '[d["status"], "pause_reason" in d["context"], d["context"]["usage"]["cost_usd"] >= 0.1, d["context"]["max_cost_usd"], d["context"]["failed_count"]]')" \
+    '["running",false,true,0.1,0]' "cost budget: after SIGTERM: running (resumable), usage >= 0.1, none failed"
+echo "# cost budget: usage at the hold $(jget "$S" 'd["context"]["usage"]'), completed $(jget "$S" 'd["context"]["completed_count"]') of 8"
 BEFORE=$(done_runs "$R" "$S")
 batch "$R" --resume "$ID" --max-cost-usd 1
 is "$RC" 0 "cost budget: --resume with a larger budget completes (exit 0)"
@@ -280,15 +293,16 @@ is "$(jget "$S" 'd["context"]["usage"]["cost_usd"] >= 8 * 0.024675 - 1e-9')" tru
 # out); 7000 is 50 % after the 2nd, crossed at the 3rd
 R=$T_TMP/tok
 setup "$R" 5
-CLAUDE_SLOW=300 batch "$R" "$R/items.jsonl" --jobs 1 --max-tokens 7000
-is "$RC" 1 "token budget: exit 1"
-started "$R"
+CLAUDE_SLOW=300 held "$R" "$R/items.jsonl" --jobs 1 --max-tokens 7000
+is "$(jget "$S" 'd["status"]')" paused "token budget: the batch is paused"
 is "$(budget_events "$R.out")" \
     "[(50, 'tokens', True), (80, 'tokens', True)] 1 False" \
     "token budget: warnings at 50 and 80 %, budget_exceeded, nothing started after"
-is "$(jget "$S" '[d["context"]["stop_reason"].startswith("budget:") and "tokens" in d["context"]["stop_reason"], d["context"]["usage"]["input_tokens"] + d["context"]["usage"]["output_tokens"] >= 7000, d["context"]["completed_count"] < 5]')" \
+is "$(jget "$S" '[d["context"]["pause_reason"].startswith("budget:") and "tokens" in d["context"]["pause_reason"], d["context"]["usage"]["input_tokens"] + d["context"]["usage"]["output_tokens"] >= 7000, d["context"]["completed_count"] < 5]')" \
     '[true,true,true]' "token budget: the reason names the tokens, the usage is over, not all completed"
-echo "# token budget: usage at the stop $(jget "$S" 'd["context"]["usage"]')"
+echo "# token budget: usage at the hold $(jget "$S" 'd["context"]["usage"]')"
+term
+is "$RC" 4 "token budget: SIGTERM ends the held batch (exit 4)"
 t_wait_gone "$M" 10000
 ok $? "token budget: no tool left running"
 

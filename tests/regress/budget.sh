@@ -7,7 +7,9 @@
 # the budget not raised pauses it again at once; `run --loop-id
 # --max-time` of the loop the first run drives (its budget raised and
 # running, one commit) thaws it: the counter goes on, develop succeeds
-# and the loop completes.  Bad budget options are usage errors.
+# and the loop completes.  A budget raised while the loop runs (its
+# status left running) is read at once: the loop runs past the old one.
+# Bad budget options are usage errors.
 # serve: a create body's budget pauses the loop the same way; the resume
 # route's body raises it and the loop completes.
 . "$(dirname "$0")/lib.sh"
@@ -71,26 +73,37 @@ counting() {
 	echo "i=0; while [ ! -e '$1.stop' ] && [ \$i -lt 2400 ]; do i=\$((i + 1)); echo \$i >'$1.n'; mv -f '$1.n' '$1'; sleep 0.05; done; exec '$FAKE' --marker $M result success counted"
 }
 
-# counts_on FILE FROM: wait until FILE counts past FROM, then stop it.
-counts_on() {
+# counter_root NAME: $R (the root $T_TMP/NAME) whose develop counts into
+# $C (from 0), every other role succeeding.
+counter_root() {
+	R=$T_TMP/$1
+	C=$R.count
+	echo 0 >"$C"
+	t_run_config "$R" "$OK" "$(counting "$C")" "$OK" "$OK" "$OK" \
+	    '{"grace_ms": 500}'
+}
+
+# counts_past FILE FROM: wait until FILE counts past FROM (20 s at most).
+counts_past() {
 	local end
-	end=$(t_until "$(t_ms 10000)")
+	end=$(t_until "$(t_ms 20000)")
 	until [ "$(cat "$1")" -gt "$2" ] 2>/dev/null ||
 	    [ "$(t_now_ms)" -ge "$end" ]; do
 		sleep 0.02
 	done
 	[ "$(cat "$1")" -gt "$2" ] 2>/dev/null
+}
+
+# counts_on FILE FROM: wait until FILE counts past FROM, then stop it.
+counts_on() {
+	counts_past "$1" "$2"
 	local rc=$?
 	touch "$1.stop"
 	return $rc
 }
 
 B=$(t_ms 3000)
-R=$T_TMP/wall
-C=$R.count
-DEV=$(counting "$C")
-echo 0 >"$C"
-t_run_config "$R" "$OK" "$DEV" "$OK" "$OK" "$OK" '{"grace_ms": 500}'
+counter_root wall
 t_loop_start "$R" wall-1 --max-time "$B" --json "Count"
 until_json "$F" 'd["status"]' paused "$(t_ms 15000)"
 ok $? "wall: the loop is paused at its budget"
@@ -138,12 +151,31 @@ is "$(jget "$R/.loop/wall-1.workers/develop.output.json" 'd["summary"]')" counte
 like "$(cat "$R/.loop/wall-1.history.jsonl")" '"event":"budget_reached"' \
     "raised: the history has the budget's pause"
 
+# --- raised while it runs (the status stays running): the loop reads
+# the new budget at once and runs past the old one.  The counter steps
+# every 50 ms, so counting past 1.5 times the old budget's steps proves
+# develop ran past it unfrozen.
+counter_root live
+t_loop_start "$R" live-1 --max-time "$B" --json "Count"
+counts_past "$C" 0
+ok $? "live: develop counts"
+python3 - "$F" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["budget"] = {"max_wall_ms": 60000}
+with open(sys.argv[1], "w") as f:
+    f.write(json.dumps(d, indent=2))
+EOF2
+counts_on "$C" $(( B / 50 * 3 / 2 ))
+ok $? "live: develop counts past the old budget ($(cat "$C") steps of 50 ms, the old budget $B ms)"
+t_wait_pid "$PID" "$(t_ms 30000)"
+is "$T_RC" 0 "live: run exits 0"
+is "$(grep -c '"budget_reached"' "$R.out")" 0 "live: the old budget was never reached"
+is "$(jget "$F" '[d["status"], d["budget"]]')" '["completed",{"max_wall_ms":60000}]' \
+    "live: completed, the raised budget kept"
+
 # --- serve: the budget in the create body, raised by the resume body
-R=$T_TMP/srv
-C=$R.count
-DEV=$(counting "$C")
-echo 0 >"$C"
-t_run_config "$R" "$OK" "$DEV" "$OK" "$OK" "$OK" '{"grace_ms": 500}'
+counter_root srv
 srv_start "$T_TMP/s" -C "$R"
 ok $? "serve: listens"
 req POST /api/loops/v2 "{\"title\": \"Count\", \"budget\": {\"max_wall_ms\": $(t_ms 2000)}}"

@@ -531,6 +531,22 @@ t_poll() {
 	done
 }
 
+# t_frozen PID: PID (alive) and its children frozen: stopped (T, the
+# freeze's SIGSTOP sweep) or in a frozen cgroup of the v2 hierarchy
+t_frozen() {
+	local p cg v2
+	v2=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") {
+	    if ($(i + 1) == "cgroup2") { print $5; exit } ; break } }' \
+	    /proc/self/mountinfo)
+	for p in "$1" $(pgrep -P "$1"); do
+		t_pstate "$p"
+		[ -n "$T_PST" ] || return 1
+		cg=$(sed -n 's/^0:://p' "/proc/$p/cgroup" 2>/dev/null)
+		[ "$T_PST" = T ] || grep -qx 'frozen 1' \
+		    "$v2$cg/cgroup.events" 2>/dev/null || return 1
+	done
+}
+
 # t_wait_file PATH MS: wait up to MS ms (t_until) until PATH exists.
 t_wait_file() {
 	local end
@@ -550,6 +566,23 @@ t_batch_items() {
 		printf '{"title": "item %d", "description": "ITEM-%d: do thing %d", "max_iterations": 3}\n' \
 		    "$i" "$i" "$i" >>"$1"
 	done
+}
+
+# t_claude_cfg ROOT CLAUDE OK: ROOT/.loop/config.json with develop on
+# the claude stand-in CLAUDE, the other roles bash running OK ROLE (a
+# budget's tests: batch-limits.sh, batch-hold.sh)
+t_claude_cfg() {
+	mkdir -p "$1/.loop"
+	python3 - "$@" <<'PYEOF'
+import json, sys
+root, claude, ok = sys.argv[1:4]
+roles = {r: {"command": ok + " " + r, "grace_ms": 500} for r in
+    ("init", "develop", "debug", "validate", "complete")}
+roles["develop"] = {"tool": "claude", "grace_ms": 500}
+json.dump({"default_tool": "bash", "roles": roles,
+    "tools": {"claude": {"path": claude}}},
+    open(root + "/.loop/config.json", "w"), indent=1)
+PYEOF
 }
 
 # t_batch_id ERRFILE: the batch id `batch` printed on stderr.

@@ -11,14 +11,7 @@ t_watchdog 60
 t_marker M notify
 
 OK="exec '$FAKE' --marker $M result success"
-SINK=$T_TMP/sink.sh
-cat >"$SINK" <<'EOF'
-#!/bin/sh
-# the body on stdin, a line of its own in $1
-cat >>"$1"
-echo >>"$1"
-EOF
-chmod +x "$SINK"
+SINK=$(cd "$srcdir" && pwd)/tests/regress/sink-append.sh
 
 # ncfg ROOT INIT DEVELOP DEBUG VALIDATE COMPLETE NOTIFY: every role's bash
 # command and the config's notify (JSON).

@@ -3,8 +3,9 @@
 # role that asks (CLARIFICATION_NEEDED) with roles.ROLE.question_timeout_ms
 # set: answered through {id}.answers.jsonl (the file contract, appended
 # from the shell), nobody answering under each on_question_timeout
-# (recommended, fail, pause then an answer taken on resume), and a
-# driver killed while asking, resumed with the answer waiting.
+# (recommended, fail, pause then an answer taken on resume), a driver
+# killed while asking, resumed with the answer waiting, and a flood of
+# the answers file with the answer at its end.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 90
 t_marker M questions
@@ -135,5 +136,35 @@ is "$(jget "$F" "$Q")" '[["answered","postgres","alice","socket"]]' \
     "kill: answered via socket"
 is "$(jget "$R/.loop/kill-1.workers/develop.output.json" 'd["summary"]')" \
     "used postgres" "kill: develop went on with the answer"
+
+# --- (f) a flood of the answers file: 3 MiB of lines that are no answer
+# (text, a JSON array, a line over 64 KiB) and the answer, in one write.
+# The answer is still taken (the file is read a window at a time), and
+# the junk is said: a question_junk event, a warning on stderr.
+R=$T_TMP/flood
+cfg "$R" 60000 fail
+t_loop_start "$R" flood-1 --json "Store the users"
+QID=$(open_q "$F" 20000)
+ok $? "flood: the question is open"
+python3 - "$R/.loop/flood-1.answers.jsonl" "$QID" <<'EOF'
+import json, os, sys
+junk = b"".join(b"not json %d\n" % i for i in range(200000))
+junk += b"[1, 2]\n" + b"x" * (70 * 1024) + b"\n"
+line = json.dumps({"question_id": sys.argv[2], "answer": "postgres",
+    "by": "alice", "via": "http", "at": "2026-11-28T11:00:00Z"}).encode()
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+buf = junk + line + b"\n"
+while buf:
+    buf = buf[os.write(fd, buf):]
+os.close(fd)
+EOF
+t_wait_pid "$PID" 30000
+is "$T_RC" 0 "flood: the loop completes"
+is "$(jget "$F" "$Q")" '[["answered","postgres","alice","http"]]' \
+    "flood: the answer after the flood was taken"
+ok $([ "$(grep -c '"question_junk"' "$R.out")" -ge 1 ]; echo $?) \
+    "flood: a question_junk event"
+like "$(cat "$R.err")" "flood-1: [0-9]+ line\\(s\\) of its answers file were no answer" \
+    "flood: a warning says how many lines were skipped"
 
 t_done

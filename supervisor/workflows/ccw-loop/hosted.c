@@ -10,7 +10,9 @@
 
 #include "ccw-loop.h"
 #include "host.h"
+#include "log.h"
 #include "loopint.h"
+#include "state.h"
 #include "xmalloc.h"
 
 /* The mode word of skill_state.mode: 0, or -1 for one a host cannot run. */
@@ -94,6 +96,55 @@ hosted_answer(void *l, const json_t *answers, const char *by,
 	loop_answer_via(l, answers, by, via);
 }
 
+/* The hold's pause (or its end) committed, or not: said in the log. */
+static void
+hosted_held(struct state_store *s, int rc, const char *err, void *arg)
+{
+	struct loop	*l = arg;
+
+	(void)s;
+	if (rc != 0)
+		log_warnx("state %s: the hold's commit: %s", l->cfg.id, err);
+}
+
+/*
+ * A host's hold (a batch's budget): the loop held as its own budget
+ * holds it (budget.c), status paused with the reason in pause_reason.
+ */
+static int
+hosted_hold(void *arg, const char *why)
+{
+	struct loop	*l = arg;
+	json_t		*patch;
+
+	if (loop_hold(l, why) != 0)
+		return -1;
+	patch = json_pack("{s:s}", "pause_reason", why);
+	state_store_update(l->store, patch);
+	json_decref(patch);
+	if (state_store_transition(l->store, "pause", why) != 0)
+		log_warnx("state %s: transition to paused refused", l->cfg.id);
+	state_store_commit(l->store, hosted_held, l);
+	return 0;
+}
+
+/*
+ * A host's hold ended (the batch's budget raised): the loop thawed and
+ * running again in its file (pause_reason goes with the paused status).
+ */
+static void
+hosted_unhold(void *arg)
+{
+	struct loop	*l = arg;
+
+	if (!loop_held(l))
+		return;
+	loop_unhold(l);
+	if (state_store_transition(l->store, "unpause", NULL) != 0)
+		log_warnx("state %s: transition to running refused", l->cfg.id);
+	state_store_commit(l->store, hosted_held, l);
+}
+
 /* The loop's agent table, for serve's counts by state. */
 static const struct sup *
 hosted_agents(void *l)
@@ -109,4 +160,6 @@ const struct workflow_driver ccw_loop_driver = {
 	.free = hosted_free,
 	.answer = hosted_answer,
 	.agents = hosted_agents,
+	.hold = hosted_hold,
+	.unhold = hosted_unhold,
 };

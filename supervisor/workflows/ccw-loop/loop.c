@@ -43,6 +43,7 @@
 static void		 loop_deleted(struct loop *);
 static int		 loop_file_gone(struct loop *);
 static void		 loop_watch_cb(const char *, const json_t *, void *);
+static void		 loop_front_cb(const char *, const json_t *, void *);
 
 /* runs that end short */
 static void		 loop_retry(struct loop *);
@@ -883,6 +884,7 @@ loop_new(struct event_base *base, struct state_store *store,
 		loop_free(l);
 		return NULL;
 	}
+	state_watch_on_front(l->watch, loop_front_cb);
 	return l;
 }
 
@@ -1117,6 +1119,21 @@ loop_file_gone(struct loop *l)
 	    AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
 	free(name);
 	return gone;
+}
+
+/*
+ * A front end wrote the file, the status unchanged: a running loop's
+ * budget read again, so that one raised while it runs holds it at the
+ * new limits, not the old (a lowered one may hold it now).
+ */
+static void
+loop_front_cb(const char *status, const json_t *st, void *arg)
+{
+	struct loop	*l = arg;
+
+	if (strcmp(status, "running") == 0 && l->phase == LP_RUNNING &&
+	    !loop_held(l))
+		(void)loop_budget_resumed(l, st);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "log.h"
 #include "loopint.h"
 #include "question.h"
 #include "xmalloc.h"
@@ -146,7 +147,8 @@ questions_answer(struct loop *l, json_t *q, const char *answer,
 
 /*
  * The answers file's new lines, each taken when its question is open
- * (a late or repeated answer is ignored).  Returns how many were taken.
+ * (a late or repeated answer is ignored; a line that is no answer is
+ * a question_junk event).  Returns how many were taken.
  */
 int
 questions_take(struct loop *l)
@@ -154,10 +156,18 @@ questions_take(struct loop *l)
 	json_t		*lines, *q;
 	const json_t	*ln;
 	const char	*ans;
-	size_t		 i;
+	size_t		 i, junk;
 	int		 n = 0;
 
-	lines = question_answers_read(l->cfg.dirfd, l->cfg.id, &l->ans_off);
+	lines = question_answers_read(l->cfg.dirfd, l->cfg.id, &l->ans_off,
+	    &junk);
+	if (junk > 0) {
+		/* said, never silent: a front end's bad line, or a flood */
+		log_warnx("loop %s: %zu line(s) of its answers file were no "
+		    "answer; skipped", l->cfg.id, junk);
+		loop_event(l, "question_junk", json_pack("{s:I}", "lines",
+		    (json_int_t)junk));
+	}
 	json_array_foreach(lines, i, ln) {
 		q = question_find(questions_all(l), json_string_value(
 		    json_object_get(ln, "question_id")));

@@ -260,17 +260,15 @@ batch_new(struct event_base *base, const struct batch_cfg *cfg, char **err)
 	if (cfg->resume_id == NULL)
 		json_array_append_new(json_object_get(b->st,
 		    "completed_actions"), json_string("init"));
-	json_object_set_new(json_object_get(b->st, "context"), "max_cost_usd",
-	    cfg->max_cost_usd > 0 ? json_real(cfg->max_cost_usd) : json_null());
-	json_object_set_new(json_object_get(b->st, "context"), "max_tokens",
-	    cfg->max_tokens > 0 ? json_integer(cfg->max_tokens) : json_null());
 	json_object_set_new(json_object_get(b->st, "context"), "stop_reason",
 	    json_null());
+	batch_limits_set(b);
 	json_object_set_new(b->st, "updated_at", json_string(now));
 	/* the first write before any loop: a kill now leaves a batch to resume */
 	if (batchstore_texts(&b->store, b->st, &st_text, &hist, err) != 0)
 		goto fail;
-	i = (size_t)batchstore_write(b->store.dirfd, st_text, hist, err);
+	i = (size_t)batchstore_write(b->store.dirfd, &b->store.ino, st_text,
+	    hist, NULL, err);
 	free(st_text);
 	free(hist);
 	if (i != 0)
@@ -279,6 +277,7 @@ batch_new(struct event_base *base, const struct batch_cfg *cfg, char **err)
 		goto fail;
 	batch_forecast(b);	/* in the state from its next save */
 	b->pump_ev = event_new(base, -1, 0, batch_pump_cb, b);
+	batch_hold_start(b);
 	return b;
 fail:
 	batchstore_close(&b->store);
@@ -361,6 +360,7 @@ batch_free(struct batch *b)
 		free(b->items[i].clash);
 	}
 	json_decref(b->forecast);
+	batch_hold_free(b);
 	if (b->pump_ev != NULL)
 		event_free(b->pump_ev);
 	batchstore_close(&b->store);

@@ -23,6 +23,7 @@ struct batch_cfg {
 	unsigned		 jobs;		/* items at once; 0: 4 */
 	double			 max_cost_usd;	/* 0: no budget */
 	long long		 max_tokens;	/* 0: no budget */
+	double			 hold_timeout;	/* s a budget holds it; 0: stop */
 	const struct workflow	*wf;		/* what a loop item runs */
 	/*
 	 * The host of a root and loop directory (the caller opens them):
@@ -48,6 +49,10 @@ struct batch_cfg {
 				    void (*)(void *, const char *, const char *,
 				    const json_t *, int), void *, char **);
 	void			(*worker_stop)(void *, void *);
+	/* the budget holds it (frozen): 0, or -1 and it is stopped; and
+	   the hold's end (NULL: worker items are stopped, never held) */
+	int			(*worker_hold)(void *, void *, const char *);
+	void			(*worker_unhold)(void *, void *);
 	void			(*worker_free)(void *, void *);
 	/* the batch's events and its loops' (name, fields borrowed) */
 	void			(*event)(void *, const char *, const json_t *);

@@ -1,8 +1,9 @@
 /*
  * batchint.h: the batch driver's insides, shared by batch.c (the driver:
  * the order items start in, the end), batchitem.c (an item's run, a loop
- * or one worker) and batchsave.c (what is written: the state, CCW's
- * queue file, the counts and the budget).  Not for callers.
+ * or one worker), batchsave.c (what is written: the state, CCW's queue
+ * file, the counts) and batchhold.c (the budget, its hold, a raise
+ * through the state file).  Not for callers.
  */
 #ifndef CCW_BATCHINT_H
 #define CCW_BATCHINT_H
@@ -42,6 +43,8 @@ struct batch_item {
 	char			*reason;	/* LOOP_COMPLETED's failure_reason */
 	void			*worker;	/* a worker item's, the caller's */
 	void			*dead;		/* its handle, to free next turn */
+	int			 budget_stop;	/* the budget stopped it (it could
+						   not be held): pending again */
 	size_t			*clash, nclash;	/* items it never runs beside
 						   (the forecast, bqforecast.c) */
 };
@@ -65,6 +68,10 @@ struct batch {
 	enum batch_end		 end;
 	char			*end_reason;
 	unsigned		 warned;	/* budget warnings given: bits */
+	int			 held;		/* its budget holds its loops */
+	struct event		*hold_ev;	/* the hold's timeout */
+	int			 watch_fd;	/* inotify on its directory, or -1 */
+	struct event		*watch_ev;	/* its reads, or a poll's timer */
 	int			 saving, dirty, finishing, finished;
 	int			 save_failed;
 	struct event		*pump_ev;
@@ -82,7 +89,12 @@ void	 batch_save(struct batch *);
 void	 batch_queue_sync(struct batch_item *, const char *, const char *);
 void	 batch_count(struct batch *);
 void	 batch_usage_sum(struct batch *);
+
+/* batchhold.c: the budget held, its hold, a raised one from the file */
 void	 batch_budget(struct batch *);
+void	 batch_limits_set(struct batch *);	/* context's, top-level budget */
+void	 batch_hold_start(struct batch *);	/* its watch, hold timer */
+void	 batch_hold_free(struct batch *);
 
 /* batchitem.c */
 void	 batch_item_start(struct batch_item *);

@@ -82,10 +82,22 @@ batch_item_requeue(struct batch_item *bi)
 
 	json_object_set_new(bi->rec, "status", json_string("pending"));
 	b->nrun--;
+	bi->budget_stop = 0;
 	bi->phase = BI_WAIT;
 	bi->hl = NULL;
 	batch_save(b);
 	event_active(b->pump_ev, EV_TIMEOUT, 0);
+}
+
+/*
+ * Why the budget stopped it: the batch's reason, or (a raise ended the
+ * hold before its stop did) the budget's.
+ */
+static const char *
+batch_item_stop_why(const struct batch_item *bi)
+{
+	return bi->b->end_reason != NULL ? bi->b->end_reason :
+	    "stopped at the budget (it could not be held)";
 }
 
 /* The host opened the item's loop, or says why not. */
@@ -177,8 +189,8 @@ batch_loop_done(void *arg, struct host_loop *hl, int code)
 		event_active(b->pump_ev, EV_TIMEOUT, 0);
 		return;
 	}
-	if (code == EXIT_STOPPED && b->end == BE_BUDGET) {
-		batch_error(b, bi->def->id, b->end_reason);
+	if (code == EXIT_STOPPED && (b->end == BE_BUDGET || bi->budget_stop)) {
+		batch_error(b, bi->def->id, batch_item_stop_why(bi));
 		batch_item_requeue(bi);
 		batch_queue_sync(bi, "pending", NULL);
 		return;
@@ -222,8 +234,8 @@ batch_worker_done(void *arg, const char *status, const char *why,
 		event_active(b->pump_ev, EV_TIMEOUT, 0);
 		return;
 	}
-	if (stopped && b->end == BE_BUDGET) {
-		batch_error(b, bi->def->id, b->end_reason);
+	if (stopped && (b->end == BE_BUDGET || bi->budget_stop)) {
+		batch_error(b, bi->def->id, batch_item_stop_why(bi));
 		batch_item_requeue(bi);
 		batch_queue_sync(bi, "pending", NULL);
 		return;

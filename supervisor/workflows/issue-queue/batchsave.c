@@ -2,8 +2,8 @@
  * batchsave.c: what a batch writes as it goes: its events and errors,
  * its state (on the committer thread, a change made during a write going
  * in the next one), a CCW queue's item statuses and issues after them,
- * the counts in context, the items' usage summed and held against the
- * budget (every loop stopped at it), and the end after the last save.
+ * the counts in context, the items' usage summed, a stop (the hold at
+ * the budget is batchhold.c's), and the end after the last save.
  * It calls nothing of batch.c or batchitem.c: they call it.
  */
 #include "config.h"
@@ -19,7 +19,6 @@
 #include "batchstate.h"
 #include "bqinput.h"
 #include "bqqueue.h"
-#include "budget.h"
 #include "clock.h"
 #include "committer.h"
 #include "flowdef.h"
@@ -34,7 +33,8 @@
 struct batch_save {
 	struct batch	*b;
 	int		 dirfd;
-	char		*state, *history, *err;
+	_Atomic ino_t	*ino;		/* the store's: the committer writes it */
+	char		*state, *history, *budget, *err;
 	int		 rc;
 };
 
@@ -77,7 +77,8 @@ batch_save_run(void *arg)
 {
 	struct batch_save	*s = arg;
 
-	s->rc = batchstore_write(s->dirfd, s->state, s->history, &s->err);
+	s->rc = batchstore_write(s->dirfd, s->ino, s->state, s->history,
+	    s->budget, &s->err);
 }
 
 /* Back on the loop: one more save if the state changed meanwhile. */
@@ -96,6 +97,7 @@ batch_save_done(void *arg)
 	}
 	free(s->state);
 	free(s->history);
+	free(s->budget);
 	free(s->err);
 	free(s);
 	if (b->dirty)
@@ -123,11 +125,14 @@ batch_save(struct batch *b)
 	s = xcalloc(1, sizeof *s);
 	s->b = b;
 	s->dirfd = b->store.dirfd;
+	s->ino = &b->store.ino;
+	s->budget = batchstore_budget_text(b->st);
 	if (batchstore_texts(&b->store, b->st, &s->state, &s->history,
 	    &err) != 0) {
 		log_warnx("batch %s: state not saved: %s", b->id, err);
 		free(err);
 		free(s->state);
+		free(s->budget);
 		free(s);
 		b->dirty = 0;
 		return;
@@ -138,6 +143,7 @@ batch_save(struct batch *b)
 		b->saving = 0;
 		free(s->state);
 		free(s->history);
+		free(s->budget);
 		free(s);
 	}
 }
@@ -230,7 +236,7 @@ batch_queue_sync(struct batch_item *bi, const char *status, const char *why)
 		batch_queue_done(q);
 }
 
-/* --- counts and the budget */
+/* --- counts and usage */
 
 /* context's counts from the queue's records. */
 void
@@ -290,56 +296,29 @@ batch_usage_sum(struct batch *b)
 }
 
 
-/* A budget warning of the batch's, on its events. */
-static void
-batch_budget_warn(void *arg, json_t *fields)
-{
-	batch_emit(arg, "budget_warning", fields);
-}
-
 /*
- * The batch's usage against its budget (engine/budget.c's check, the
- * loops' too): a warning at 50 % and at 80 % of each (once), and at
- * 100 % no new start and every loop stopped.
+ * No new start; every running loop stopped (a signal, or the budget).
+ * A signal stops a held batch too: running again in its file, its items
+ * left for --resume (with a raised budget); so does the hold's timeout
+ * (the budget: its items pending, exit 1).
  */
-void
-batch_budget(struct batch *b)
-{
-	const json_t	*u = json_object_get(json_object_get(b->st, "context"),
-			    "usage");
-	struct budget	 bu;
-	char		*why;
-	int		 k;
-
-	memset(&bu, 0, sizeof bu);
-	bu.used[BUDGET_COST] = json_number_value(json_object_get(u,
-	    "cost_usd"));
-	bu.used[BUDGET_TOKENS] = (double)(json_integer_value(
-	    json_object_get(u, "input_tokens")) + json_integer_value(
-	    json_object_get(u, "output_tokens")));
-	bu.limit[BUDGET_COST] = b->cfg.max_cost_usd;
-	bu.limit[BUDGET_TOKENS] = (double)b->cfg.max_tokens;
-	bu.warned = b->warned;
-	k = budget_check(&bu, batch_budget_warn, b);
-	b->warned = bu.warned;
-	if (k >= 0 && b->end == BE_NONE) {
-		why = budget_reason(&bu, k);
-		/* the loops' event too (notifications take it) */
-		batch_emit(b, "budget_reached", budget_reached_event(&bu, k,
-		    why));
-		batch_stop_all(b, BE_BUDGET, why);
-		free(why);
-	}
-}
-
-/* No new start; every running loop stopped (a signal, or the budget). */
 void
 batch_stop_all(struct batch *b, enum batch_end why, const char *reason)
 {
 	size_t	i;
 
-	if (b->end != BE_NONE)
+	if (b->end != BE_NONE && !b->held)
 		return;
+	if (b->held) {
+		b->held = 0;
+		event_del(b->hold_ev);
+		free(b->end_reason);
+		json_object_set_new(b->st, "status", json_string("running"));
+		json_object_del(json_object_get(b->st, "context"),
+		    "pause_reason");
+		json_object_del(json_object_get(b->st, "context"),
+		    "hold_deadline");
+	}
 	b->end = why;
 	b->end_reason = xstrdup(reason);
 	if (why == BE_BUDGET)
@@ -381,6 +360,11 @@ batch_finish(struct batch *b)
 				json_array_append_new(acts,
 				    json_string("complete"));
 		}
+		/* a hold whose loops all ended anyway is over */
+		json_object_del(json_object_get(b->st, "context"),
+		    "pause_reason");
+		json_object_del(json_object_get(b->st, "context"),
+		    "hold_deadline");
 		json_object_set_new(json_object_get(b->st, "context"),
 		    "stop_reason", b->end_reason != NULL ?
 		    json_string(b->end_reason) : json_null());

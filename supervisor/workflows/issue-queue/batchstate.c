@@ -2,7 +2,8 @@
  * batchstate.c: a batch's state file in seed 001's shape (status, phase,
  * work_dir, issues{}, queue[], completed_actions, context, errors, the
  * timestamps) and state-history.json beside it: made, checked before
- * every write, written whole and atomically; the one-driver run lock.
+ * every write, written whole and atomically; the one-driver run lock;
+ * a front end's raised budget written into a driven batch's file.
  */
 #include "config.h"
 
@@ -18,6 +19,7 @@
 
 #include "batchstate.h"
 #include "bqinput.h"
+#include "budget.h"
 #include "clock.h"
 #include "log.h"
 #include "progress.h"
@@ -269,19 +271,175 @@ batchstore_texts(struct batch_store *bs, const json_t *st, char **state,
 	return 0;
 }
 
-/* Each file replaced whole: a reader sees the old or the new. */
-int
-batchstore_write(int dirfd, const char *state, const char *history,
-    char **err)
+/*
+ * The lock around each write of state.json, the batch's and a front
+ * end's (batchstore_raise): one of them at a time.  The descriptor (its
+ * close unlocks), or -1 (the write goes on unlocked: said).
+ */
+static int
+batchstore_state_lock(int dirfd)
 {
+	int	fd;
+
+	fd = openat(dirfd, "state.lock", O_RDWR | O_CREAT | O_NOFOLLOW |
+	    O_CLOEXEC, 0644);
+	if (fd == -1 || flock(fd, LOCK_EX) == -1) {
+		log_warn("state.lock");
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* state.json's top-level budget, compact (the batch's comparison), or NULL. */
+char *
+batchstore_budget_text(const json_t *st)
+{
+	const json_t	*b = json_object_get(st, "budget");
+
+	return json_is_object(b) ? json_dumps(b, JSON_COMPACT |
+	    JSON_SORT_KEYS) : NULL;
+}
+
+/*
+ * Did a front end write state.json since our last write (*mine, its
+ * inode) with a budget other than ours?  Then the batch has not taken
+ * it yet: our write would undo it (the watch reads it and saves again).
+ */
+static int
+batchstore_foreign(int dirfd, ino_t mine, const char *budget)
+{
+	struct stat	 sb;
+	json_t		*st;
+	char		*buf = NULL, *theirs, *err = NULL;
+	size_t		 len;
+	int		 differ;
+
+	if (fstatat(dirfd, "state.json", &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    sb.st_ino == mine)
+		return 0;
+	if (progress_read_file(dirfd, "state.json", "state.json", &buf, &len,
+	    NULL, &err) != 0) {
+		free(err);
+		return 0;
+	}
+	st = json_loadb(buf, len, 0, NULL);
+	free(buf);
+	theirs = batchstore_budget_text(st);
+	json_decref(st);
+	differ = theirs != NULL && strcmp(theirs, budget) != 0;
+	free(theirs);
+	return differ;
+}
+
+/*
+ * Each file replaced whole: a reader sees the old or the new.  With our
+ * budget's text (a running batch's saves), a front end's raise not yet
+ * taken is left in place (the save after the batch takes it writes).
+ */
+int
+batchstore_write(int dirfd, _Atomic ino_t *mine, const char *state,
+    const char *history, const char *budget, char **err)
+{
+	struct stat	sb;
+	int		lk, rc = 0;
+
 	*err = NULL;
-	if (progress_replace(dirfd, "state.json", "state.json", state,
-	    strlen(state), err) != 0)
+	lk = batchstore_state_lock(dirfd);
+	if (budget != NULL && batchstore_foreign(dirfd, *mine, budget))
+		*mine = 0;
+	else if ((rc = progress_replace(dirfd, "state.json", "state.json",
+	    state, strlen(state), err)) == 0 && fstatat(dirfd, "state.json",
+	    &sb, AT_SYMLINK_NOFOLLOW) == 0)
+		*mine = sb.st_ino;
+	if (lk != -1)
+		close(lk);
+	if (rc != 0)
 		return -1;
 	if (history != NULL && progress_replace(dirfd, "state-history.json",
 	    "state-history.json", history, strlen(history), err) != 0)
 		return -1;
 	return 0;
+}
+
+/* The batch's directory, if there is one (no link followed), or -1. */
+static int
+batchstore_dir(const char *root, const char *id)
+{
+	char	*path;
+	int	 fd;
+
+	if (!state_id_valid(id))
+		return -1;
+	xasprintf(&path, "%s/%s/%s", root, BATCH_DIR, id);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	free(path);
+	return fd;
+}
+
+/* Does a live process drive the batch (its run lock held)? */
+static int
+batchstore_driven(int dirfd)
+{
+	int	fd, driven;
+
+	if ((fd = openat(dirfd, "run.lock", O_RDWR | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return 0;
+	driven = flock(fd, LOCK_EX | LOCK_NB) == -1 && errno == EWOULDBLOCK;
+	close(fd);		/* a lock we got goes with it */
+	return driven;
+}
+
+/*
+ * A front end's raise of a batch another process drives: the budget's
+ * kinds given replace the saved ones in state.json's top-level budget,
+ * status running, in one write (that process watches the file and goes
+ * on if the new budget allows).  0 written; 1 no live process drives it
+ * (the caller resumes it itself); -1 and *err.
+ */
+int
+batchstore_raise(const char *root, const char *id, const json_t *given,
+    char **err)
+{
+	json_t	*st = NULL;
+	char	*buf = NULL, *text;
+	size_t	 len;
+	int	 dirfd, lk, rc = -1;
+
+	*err = NULL;
+	if ((dirfd = batchstore_dir(root, id)) == -1)
+		return 1;
+	if (!batchstore_driven(dirfd)) {
+		close(dirfd);
+		return 1;
+	}
+	lk = batchstore_state_lock(dirfd);
+	if (progress_read_file(dirfd, "state.json", "state.json", &buf, &len,
+	    NULL, err) != 0)
+		goto out;
+	if ((st = json_loadb(buf, len, 0, NULL)) == NULL ||
+	    !json_is_object(st)) {
+		xasprintf(err, "batch %s: state.json: not a JSON object", id);
+		goto out;
+	}
+	json_object_set_new(st, "budget", budget_merge(json_object_get(st,
+	    "budget"), given));
+	json_object_set_new(st, "status", json_string("running"));
+	text = json_dumps(st, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	rc = progress_replace(dirfd, "state.json", "state.json", text,
+	    strlen(text), err);
+	free(text);
+out:
+	if (rc != 0 && *err == NULL)
+		xasprintf(err, "batch %s: state.json: cannot read", id);
+	json_decref(st);
+	free(buf);
+	if (lk != -1)
+		close(lk);
+	close(dirfd);
+	return rc;
 }
 
 /* Is a loop id already some item's? */
@@ -336,7 +494,7 @@ batchstate_word(const json_t *v, const char *const *words)
 int
 batchstate_check(const json_t *st, char **err)
 {
-	static const char *const status[] = { "pending", "running",
+	static const char *const status[] = { "pending", "running", "paused",
 	    "completed", NULL };
 	static const char *const phase[] = { "init", "listing", "planning",
 	    "executing", "complete", NULL };
@@ -354,7 +512,7 @@ batchstate_check(const json_t *st, char **err)
 		return xasprintf(err, "not a JSON object"), -1;
 	if (!batchstate_word(json_object_get(st, "status"), status))
 		return xasprintf(err, "status: missing or not one of pending, "
-		    "running, completed"), -1;
+		    "running, paused, completed"), -1;
 	if (!batchstate_word(json_object_get(st, "phase"), phase))
 		return xasprintf(err, "phase: missing or not one of init, "
 		    "listing, planning, executing, complete"), -1;

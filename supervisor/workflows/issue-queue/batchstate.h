@@ -6,6 +6,10 @@
 #ifndef CCW_BATCHSTATE_H
 #define CCW_BATCHSTATE_H
 
+#include <sys/types.h>
+
+#include <stdatomic.h>
+
 #include <jansson.h>
 
 struct bq_input;
@@ -18,6 +22,8 @@ struct batch_store {
 	int		 dirfd;
 	int		 lock_fd;
 	json_t		*history;	/* state-history.json's array */
+	_Atomic ino_t	 ino;		/* state.json as we last wrote it (the
+					   committer writes it, the watch reads) */
 };
 
 int	 batchstore_open(struct batch_store *, const char *, const char *,
@@ -27,8 +33,14 @@ int	 batchstore_load(struct batch_store *, json_t **, char **);
 /* on the loop's thread: what a save writes (state text, history text or NULL) */
 int	 batchstore_texts(struct batch_store *, const json_t *, char **,
 	    char **, char **);
-/* anywhere (a committer thread): the texts written, each atomically */
-int	 batchstore_write(int, const char *, const char *, char **);
+/* anywhere (a committer thread): the texts written, each atomically;
+   our last write's inode, our budget's text (NULL: no front end's raise
+   to leave in place) */
+int	 batchstore_write(int, _Atomic ino_t *, const char *, const char *,
+	    const char *, char **);
+/* a front end: a driven batch's budget raised (0; 1 not driven; -1) */
+int	 batchstore_raise(const char *, const char *, const json_t *, char **);
+char	*batchstore_budget_text(const json_t *);	/* compact, or NULL */
 
 json_t	*batchstate_new(const char *, const char *, const struct bq_input *,
 	    const char *);	/* id, work_dir, input, now */

@@ -230,12 +230,34 @@ batchworker_stop(struct batchworker *w)
 	if (w == NULL || w->stopped)
 		return;
 	w->stopped = 1;
+	batchworker_unhold(w);		/* frozen, it could not close */
 	if (w->wait != NULL) {		/* never started: nothing to close */
 		gate_cancel(w->wait);
 		w->wait = NULL;
 		event_active(w->done_ev, EV_TIMEOUT, 0);
 	} else if (w->ladder != NULL)
 		ladder_close(w->ladder, w->grace_ms);
+}
+
+/*
+ * The batch's budget holds it: its worker (and tool) frozen where they
+ * are, its deadlines stopped.  -1 when it cannot be (still at the gate,
+ * ending, remote): the caller stops it then.
+ */
+int
+batchworker_hold(struct batchworker *w, const char *why)
+{
+	if (w == NULL || w->stopped || w->a == NULL || agent_final(w->a))
+		return -1;
+	return agent_freeze(w->a, why);
+}
+
+/* The hold is over (a raised budget): the worker goes on. */
+void
+batchworker_unhold(struct batchworker *w)
+{
+	if (w != NULL && w->a != NULL && w->a->frozen)
+		agent_thaw(w->a);
 }
 
 /* After done (or a failed start); a worker still alive is killed. */

@@ -1,6 +1,7 @@
 /*
  * batchworker.h: a batch item run as one worker (batchworker.c): start
- * it, stop it (the kill ladder), and the one outcome it reports.
+ * it, stop it (the kill ladder), hold it (frozen), and the one outcome
+ * it reports.
  */
 #ifndef CCW_BATCHWORKER_H
 #define CCW_BATCHWORKER_H
@@ -27,6 +28,8 @@ struct batchworker	*batchworker_start(struct event_base *, struct children *,
 		    batchworker_done_fn,
 		    void *, char **);
 void		 batchworker_stop(struct batchworker *);
+int		 batchworker_hold(struct batchworker *, const char *);	/* -1: stop it */
+void		 batchworker_unhold(struct batchworker *);
 void		 batchworker_free(struct batchworker *);
 
 #endif
