@@ -118,6 +118,17 @@ static const struct field error_fields[] = {
 static const struct field ping_fields[] = {
 	FLD(msg_ping, seq, F_U64, REQ),
 };
+static const struct field perm_ask_fields[] = {
+	FLD(msg_perm_ask, id, F_U64, REQ),
+	FLD(msg_perm_ask, tool_name, F_STR, REQ),
+	FLD(msg_perm_ask, input, F_JSON, OPT),
+	FLD(msg_perm_ask, tool_use_id, F_STR, OPT),
+};
+static const struct field perm_reply_fields[] = {
+	FLD(msg_perm_reply, id, F_U64, REQ),
+	FLD(msg_perm_reply, allow, F_BOOL, REQ),
+	FLD(msg_perm_reply, message, F_STR, OPT),
+};
 static const struct field call_fields[] = {
 	FLD(msg_call, body, F_JSON, REQ),
 };
@@ -147,6 +158,8 @@ static const struct msgdef msgdefs[MSG__MAX] = {
 	[MSG_EVENT] =		DEF("EVENT", MSG_DIR_TO_CLIENT, event_fields),
 	[MSG_PING] =		DEF("PING", TO_WRK, ping_fields),
 	[MSG_PONG] =		DEF("PONG", TO_SUP, ping_fields),
+	[MSG_PERM_ASK] =	DEF("PERM_ASK", TO_SUP, perm_ask_fields),
+	[MSG_PERM_REPLY] =	DEF("PERM_REPLY", TO_WRK, perm_reply_fields),
 };
 
 /* The table entry for a type, or NULL when the type is unknown. */

@@ -67,6 +67,8 @@ enum msg_type {
 	MSG_EVENT = 13,		/* control socket: one event of the bus */
 	MSG_PING = 14,		/* heartbeat on a remote worker's channel */
 	MSG_PONG = 15,		/* its answer, the same seq */
+	MSG_PERM_ASK = 16,	/* a CLI's permission request (permrelay) */
+	MSG_PERM_REPLY = 17,	/* its answer: allow or deny */
 	MSG__MAX
 };
 
@@ -184,6 +186,21 @@ struct msg_ping {
 	uint64_t	 seq;
 };
 
+/* PERM_ASK: the tool asks leave to run tool_name on input (issue 29). */
+struct msg_perm_ask {
+	uint64_t	 id;		/* the worker's, for the reply */
+	char		*tool_name;
+	json_t		*input;
+	char		*tool_use_id;
+};
+
+/* PERM_REPLY: the owner's decision on the PERM_ASK of that id. */
+struct msg_perm_reply {
+	uint64_t	 id;
+	int		 allow;
+	char		*message;	/* a denial's reason, for the model */
+};
+
 struct msg_error {
 	char		*code;
 	char		*message;
@@ -217,6 +234,8 @@ struct msg {
 		struct msg_call		call;	/* REQUEST, REPLY */
 		struct msg_event	event;
 		struct msg_ping		ping;	/* PING, PONG */
+		struct msg_perm_ask	perm_ask;
+		struct msg_perm_reply	perm_reply;
 	} u;
 };
 

@@ -25,6 +25,8 @@ struct tool_spec {
 					   "sandbox":"workspace-write",
 					   "permission_mode":"acceptEdits",
 					   "approval_mode":"yolo", "extra_args":[...]} */
+	const char	*perm_config;	/* the permission relay's MCP config
+					   (JSON), or NULL: none */
 };
 
 /* options.permission: what a role may do (absent: workspace-write). */
@@ -84,6 +86,9 @@ struct adapter_base_url {
 					   execute.md's sub-agent) */
 #define ADAPTER_CCW_SETTINGS	0x10	/* takes cli-tools.json's settingsFile
 					   and effort as options */
+#define ADAPTER_PERM_TOOL	0x20	/* asks an MCP tool before a tool use
+					   (options.ask_permissions: the
+					   permission relay, permrelay.h) */
 
 /*
  * One row of THE table of tools (adapters.c): everything the worker and

@@ -28,6 +28,7 @@
 #include "gitwt.h"
 #include "clock.h"
 #include "log.h"
+#include "permrelay.h"
 #include "result.h"
 #include "worker.h"
 #include "xmalloc.h"
@@ -72,6 +73,7 @@ worker_finish(struct worker *w, int send_result)
 		return;
 	w->finished = 1;
 	tool_sweep(w);
+	permsock_close(w);
 	follow_drain(w, 1);
 	errtail_drain(w);
 	if (send_result) {
@@ -292,7 +294,7 @@ worker_assign(struct worker *w)
 		worker_finish(w, 1);
 		return;
 	}
-	if (wtassign_start(w, &err) != 0) {
+	if (permsock_open(w, &err) != 0 || wtassign_start(w, &err) != 0) {
 		outcome_reason(w, "%s", err);
 		free(err);
 		worker_finish(w, 1);
@@ -406,6 +408,9 @@ worker_on_msg(struct chan *c, struct msg *m, void *arg)
 	case MSG_INPUT:
 		worker_input(w, m);
 		break;
+	case MSG_PERM_REPLY:
+		permsock_reply(w, &m->u.perm_reply);
+		break;
 	case MSG_CLOSE:
 		worker_close(w, m->u.close.grace_ms);
 		break;
@@ -433,6 +438,7 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "usage: ccw-worker [--stdio [-H LOST_MS]] -R ROLE -I INDEX\n"
 	    "       ccw-worker --git VERB < request.json\n"
+	    "       ccw-worker --permission-relay SOCKET\n"
 	    "       ccw-worker --version | --help\n"
 	    "\n"
 	    "Drives one agent tool for ccw-supervisor, which starts it with\n"
@@ -441,7 +447,10 @@ usage(FILE *fp)
 	    "supervisor is silent that long.  With --git, the supervisor's\n"
 	    "git helper: one JSON request on stdin, one JSON reply on stdout\n"
 	    "(worktrees, the merge queue, clean-up, landing; `--git` alone\n"
-	    "lists the verbs).  See ccw-worker(8).\n");
+	    "lists the verbs).  With --permission-relay, the MCP server on\n"
+	    "stdin and stdout that claude asks before a tool use (a role's\n"
+	    "ask_permissions): each request goes to its worker over SOCKET\n"
+	    "and comes back allowed or denied.  See ccw-worker(8).\n");
 }
 
 /* Release everything (valgrind wants a clean exit). */
@@ -456,6 +465,7 @@ worker_free(struct worker *w)
 		close(w->stdin_fd);
 	if (w->stdin_buf != NULL)
 		evbuffer_free(w->stdin_buf);
+	permsock_close(w);
 	follow_close(&w->fol);
 	logcap_close(&w->log);
 	if (w->sigchld_ev != NULL)
@@ -592,6 +602,8 @@ main(int argc, char **argv)
 	log_init(argv[0], 0);
 	if (argc >= 2 && strcmp(argv[1], "--git") == 0)
 		return gitcmd_main(argc, argv);
+	if (argc >= 2 && strcmp(argv[1], "--permission-relay") == 0)
+		return permrelay_main(argc, argv);
 	if ((rc = worker_args(argc, argv, &wa, &done)) != 0 || done)
 		return rc;
 	if (wa.remote) {
@@ -620,6 +632,7 @@ main(int argc, char **argv)
 	fcntl(wfd, F_SETFD, FD_CLOEXEC);
 	unsetenv("CLAUDECODE");
 	worker_init(w, &wa, rfd, wfd);
+	w->argv0 = argv[0];
 
 	msg_init(&m, MSG_HELLO);
 	m.u.hello.pid = (uint64_t)getpid();

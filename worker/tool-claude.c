@@ -10,6 +10,7 @@
 
 #include "xmalloc.h"
 #include "adapter.h"
+#include "permrelay.h"
 #include "result.h"
 
 /*
@@ -19,6 +20,8 @@
  * which acceptEdits alone refuses in -p ("This command requires
  * approval") and which works as root and as a user alike; full is
  * bypassPermissions (which claude refuses as root unless IS_SANDBOX=1).
+ * With the permission relay (options.ask_permissions, permsock.c) Bash
+ * is not allowed unasked: claude asks the relay's tool, which asks us.
  */
 static void
 claude_build_argv(const struct tool_spec *spec, const char *resume_session,
@@ -38,7 +41,7 @@ claude_build_argv(const struct tool_spec *spec, const char *resume_session,
 			break;
 		case PERM_WORKSPACE_WRITE:
 			mode = "acceptEdits";
-			bash = 1;
+			bash = spec->perm_config == NULL;
 			break;
 		}
 	}
@@ -53,6 +56,12 @@ claude_build_argv(const struct tool_spec *spec, const char *resume_session,
 	}
 	strv_push(argv, "--permission-mode");
 	strv_push(argv, mode);
+	if (spec->perm_config != NULL) {
+		strv_push(argv, "--mcp-config");
+		strv_push(argv, spec->perm_config);
+		strv_push(argv, "--permission-prompt-tool");
+		strv_push(argv, "mcp__" PERMRELAY_SERVER "__" PERMRELAY_TOOL);
+	}
 	if (spec->model != NULL && spec->model[0] != '\0') {
 		strv_push(argv, "--model");
 		strv_push(argv, spec->model);
@@ -260,7 +269,8 @@ static const struct adapter_base_url claude_base_urls[] = {
 const struct adapter adapter_claude = {
 	.name = "claude",
 	.binary = "claude",
-	.flags = ADAPTER_AGENT | ADAPTER_CCW_SUBAGENT | ADAPTER_CCW_SETTINGS,
+	.flags = ADAPTER_AGENT | ADAPTER_CCW_SUBAGENT | ADAPTER_CCW_SETTINGS |
+	    ADAPTER_PERM_TOOL,
 	.prompt_stdin = 1,
 	.live_input = 0,
 	.stream_json = 1,

@@ -120,6 +120,10 @@ struct worker {
 	uint64_t		 lost_ms;	/* supervisor silent: 0 never */
 	uint64_t		 t_heard;	/* its last frame */
 	struct event		*lost_ev;
+
+	struct permsock		*perm;		/* the permission relay's
+						   socket, or NULL */
+	const char		*argv0;		/* how we were started */
 };
 
 /* worker/tool.c */

@@ -215,6 +215,9 @@ agent_on_msg(struct chan *c, struct msg *m, void *arg)
 		a->result = *m;
 		msg_init(m, MSG_NONE);
 		break;
+	case MSG_PERM_ASK:
+		agent_perm_ask(a, &m->u.perm_ask);
+		break;
 	case MSG_BYE:
 	case MSG_PONG:		/* the heartbeat: t_activity is the point */
 		break;

@@ -183,6 +183,11 @@ struct sup {
 	/* each PROGRESS, for a loop's worker_progress event */
 	void			(*progress)(struct agent *, void *);
 	void			*progress_arg;
+	/* a worker's permission request (agentperm.c); -1 or NULL: the
+	   owner takes none and it is denied at once */
+	int			(*perm)(struct agent *,
+				    const struct msg_perm_ask *, void *);
+	void			*perm_arg;
 	struct containment	 contain;	/* how workers are contained */
 	int			 limits_said;	/* limits that cannot apply:
 						   said once a table */
@@ -231,6 +236,10 @@ void		 spawn_signal_tool(struct agent *, int);
 int		 agent_freeze(struct agent *, const char *);
 void		 agent_thaw(struct agent *);
 uint64_t	 agent_frozen_ms(const struct agent *);
+
+/* supervisor/engine/agentperm.c: a worker's permission requests */
+void		 agent_perm_ask(struct agent *, const struct msg_perm_ask *);
+int		 agent_perm_reply(struct agent *, uint64_t, int, const char *);
 
 /* supervisor/engine/turn.c: follow-up turns */
 int		 turn_follow_up(struct agent *, const char *, uint64_t *,

@@ -88,6 +88,12 @@
  *		on_question_timeout applies; 0 (the default): a headless
  *		loop takes the recommended option at once.  It stands
  *		still while the loop is held (ask.c's ask_thawed).
+ *   ask_permissions  true: a CLI that can ask before a tool use (claude,
+ *		through `ccw-worker --permission-relay`) asks, and the
+ *		request becomes a question of kind "permission" (options
+ *		allow and deny; recommended: allow unless the role is
+ *		read-only) under question_timeout_ms and
+ *		on_question_timeout; default false.
  *   on_question_timeout  "recommended" (the default: answered with
  *		the recommended option, via "policy"), "fail" (the step
  *		and the loop fail) or "pause" (the loop pauses, the
@@ -690,6 +696,22 @@ config_question_policy(struct cload *ld, json_t *obj, const char *where,
 	return 0;
 }
 
+/* roles.ROLE.ask_permissions: a boolean (issue 29; default false). */
+static int
+config_ask_permissions(struct cload *ld, json_t *obj, const char *where,
+    struct role_cfg *r)
+{
+	json_t	*v = json_object_get(obj, "ask_permissions");
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_boolean(v))
+		return config_error(ld, "%s.ask_permissions: expected true "
+		    "or false", where);
+	r->ask_permissions = json_is_true(v);
+	return 0;
+}
+
 /* One entry of "roles"; its tool must be an adapter we have. */
 static int
 config_role_entry(struct cload *ld, struct config *cfg, const char *name,
@@ -699,7 +721,8 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 		"tool", "command", "model", "prompt", "permission",
 		"timeout_ms", "nudge_ms", "grace_ms", "idle_ms", "retry",
 		"launcher", "log_max_bytes", "limits", "attempts",
-		"question_timeout_ms", "on_question_timeout", NULL
+		"question_timeout_ms", "on_question_timeout",
+		"ask_permissions", NULL
 	};
 	struct role_cfg	*r;
 	char		*where, *perm = NULL, *list;
@@ -739,6 +762,7 @@ config_role_entry(struct cload *ld, struct config *cfg, const char *name,
 	if (config_launcher(ld, obj, where, &r->launch) == -1 ||
 	    config_limits(ld, obj, where, &r->limits) == -1 ||
 	    config_attempts(ld, obj, where, &r->attempts) == -1 ||
+	    config_ask_permissions(ld, obj, where, r) == -1 ||
 	    config_str(ld, obj, "permission", where, &perm) == -1)
 		goto out;
 	if (perm != NULL && strcmp(perm, "read-only") != 0 &&

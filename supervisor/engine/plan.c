@@ -82,6 +82,9 @@ plan_spawn(const struct config *cfg, const char *root, const char *role,
 	if (rc->permission != NULL)
 		json_object_set_new(req->options, "permission",
 		    json_string(rc->permission));
+	if (rc->ask_permissions)	/* the worker starts the relay */
+		json_object_set_new(req->options, "ask_permissions",
+		    json_true());
 	dl->timeout_ms = plan_ms(over->have_timeout, over->timeout_ms,
 	    rc->timeout_ms);
 	dl->nudge_ms = plan_ms(over->have_nudge, over->nudge_ms, rc->nudge_ms);

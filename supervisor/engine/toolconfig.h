@@ -71,6 +71,8 @@ struct role_cfg {
 	unsigned	 attempts;	/* best-of-N runs of one step; 0: 1 */
 	uint64_t	 question_timeout_ms;	/* 0: headless answers at once */
 	int		 on_question_timeout;	/* enum question_policy */
+	int		 ask_permissions;	/* a CLI's permission requests
+						   become questions */
 };
 
 /* What our own file set for one tool: CCW's file does not override it. */

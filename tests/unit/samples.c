@@ -119,6 +119,18 @@ sample_msg(enum msg_type type, struct msg *m)
 	case MSG_PONG:
 		m->u.ping.seq = 0xfffffffffULL;
 		break;
+	case MSG_PERM_ASK:
+		m->u.perm_ask.id = 3;
+		m->u.perm_ask.tool_name = xstrdup("Bash");
+		m->u.perm_ask.input = json_pack("{s:s}", "command",
+		    "touch made.txt");
+		m->u.perm_ask.tool_use_id = xstrdup("toolu_01");
+		break;
+	case MSG_PERM_REPLY:
+		m->u.perm_reply.id = 3;
+		m->u.perm_reply.allow = 0;
+		m->u.perm_reply.message = xstrdup("denied by the operator");
+		break;
 	default:
 		break;
 	}

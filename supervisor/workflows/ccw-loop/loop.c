@@ -688,6 +688,7 @@ loop_finish(struct loop *l)
 			    state_store_get(l->store), "status"));
 
 	(void)loop_transition(l, LE_FINISH, 0);
+	permask_drop(l);	/* no permission request will be answered */
 	/* there already (a front end's stop the watch saw): no transition */
 	loop_save(l, now != NULL && l->end_to != NULL &&
 	    strcmp(now, l->end_to) == 0 ? NULL : l->end_to, l->end_reason,
@@ -848,6 +849,7 @@ loop_new(struct event_base *base, struct state_store *store,
 	l->cfg = *cfg;
 	l->wf = cfg->workflow;
 	TAILQ_INIT(&l->runs);
+	TAILQ_INIT(&l->perms);
 	ss = json_object_get(st, "skill_state");
 	l->ss = json_is_object(ss) ? json_deep_copy(ss) :
 	    l->wf->skeleton();
@@ -868,6 +870,8 @@ loop_new(struct event_base *base, struct state_store *store,
 	loop_isolate_new(l);
 	l->sup.progress = loop_progress;
 	l->sup.progress_arg = l;
+	l->sup.perm = permask_on_ask;	/* a CLI's permission requests */
+	l->sup.perm_arg = l;
 	l->kick = event_new(base, -1, 0, loop_kick_cb, l);
 	l->retry_ev = evtimer_new(base, loop_retry_cb, l);
 	l->ask_ev = event_new(base, -1, EV_PERSIST, ask_tick, l);
@@ -934,6 +938,7 @@ loop_free(struct loop *l)
 		verbs_free(l->verbs);
 	if (l->sup_ok)
 		sup_free(&l->sup);
+	permask_end(l);
 	state_watch_free(l->watch);
 	loop_budget_free(l->budget);
 	if (l->kick != NULL)

@@ -21,6 +21,7 @@
 #include "sup.h"
 
 struct filewatch;
+struct permask;
 struct gate_wait;
 
 #define LOOP_MAX_CLARIFY	3	/* answered re-runs of one action */
@@ -125,6 +126,9 @@ struct loop {
 	   back into loop.c */
 	void			(*save)(struct loop *, state_store_cb);
 	state_store_cb		 saved;
+	/* permask.c: the workers' permission requests waiting */
+	TAILQ_HEAD(permask_list, permask) perms;
+	struct event		*perm_ev;	/* their poll while any waits */
 };
 
 /* loopphase.c */
@@ -161,6 +165,14 @@ void		 questions_expire(struct loop *, const char *);
 json_t		*questions_worker(struct loop *);
 void		 questions_rearm(struct loop *, uint64_t);
 void		 questions_drop(struct loop *);
+void		 questions_add(struct loop *, json_t *);
+void		 questions_answer(struct loop *, json_t *, const char *,
+		    const char *, const char *);
+/* permask.c: a CLI's permission request as a question */
+int		 permask_on_ask(struct agent *, const struct msg_perm_ask *,
+		    void *);
+void		 permask_drop(struct loop *);
+void		 permask_end(struct loop *);
 /* budget.c: the loop's budget, checked as it is used */
 struct loop_budget *loop_budget_new(struct loop *);
 void		 loop_budget_free(struct loop_budget *);

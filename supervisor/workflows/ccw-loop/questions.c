@@ -82,18 +82,27 @@ questions_ask(struct loop *l, int slot, uint64_t timeout_ms)
 			continue;
 		rec = question_record(l->cfg.id, r->a != NULL ? r->a->id : NULL,
 		    loop_role(l, r->role), wq, timeout_ms, now);
-		json_array_append(questions_all(l), rec);
 		json_array_append(ids, json_object_get(rec, "id"));
-		prompt_record(l->store, json_pack("{s:s, s:O, s:s, s:s?}",
-		    "event", "question_asked", "question_id",
-		    json_object_get(rec, "id"), "role", loop_role(l, r->role),
-		    "question", json_string_value(json_object_get(rec,
-		    "question"))));
+		questions_add(l, rec);
 		json_decref(rec);
 	}
 	json_object_set_new(l->ss, "asking", json_pack("{s:s, s:i, s:O?, "
 	    "s:o}", "role", loop_role(l, r->role), "rounds", r->rounds,
 	    "session_id", json_is_string(sid) ? sid : NULL, "ids", ids));
+}
+
+/*
+ * One record into the queue (a worker's question, or a CLI's permission
+ * request: permask.c) with its history line; the oldest answered go.
+ */
+void
+questions_add(struct loop *l, json_t *rec)
+{
+	json_array_append(questions_all(l), rec);
+	prompt_record(l->store, json_pack("{s:s, s:O, s:O, s:s?}", "event",
+	    "question_asked", "question_id", json_object_get(rec, "id"),
+	    "role", json_object_get(rec, "role"), "question",
+	    json_string_value(json_object_get(rec, "question"))));
 	questions_trim(questions_all(l));
 }
 
@@ -119,8 +128,8 @@ questions_tell(struct loop *l)
 }
 
 /* One record answered: set, told, written in the history. */
-static void
-questions_answer_one(struct loop *l, json_t *q, const char *answer,
+void
+questions_answer(struct loop *l, json_t *q, const char *answer,
     const char *by, const char *via)
 {
 	char	now[40];
@@ -165,7 +174,7 @@ questions_take(struct loop *l)
 		ans = json_string_value(json_object_get(ln, "answer"));
 		if (q == NULL || !question_is_open(q) || ans == NULL)
 			continue;
-		questions_answer_one(l, q, ans, json_string_value(
+		questions_answer(l, q, ans, json_string_value(
 		    json_object_get(ln, "by")), json_string_value(
 		    json_object_get(ln, "via")));
 		n++;
@@ -218,7 +227,7 @@ questions_set_one(struct loop *l, json_t *q, size_t i, void *arg)
 				    b->answers, i));
 
 	if (a != NULL && question_is_open(q))
-		questions_answer_one(l, q, a, b->by, b->via);
+		questions_answer(l, q, a, b->by, b->via);
 }
 
 /* Answers given at once (terminal, ACP, the policy) onto the records. */
