@@ -221,6 +221,9 @@ permask_poll_cb(evutil_socket_t fd, short ev, void *arg)
 	}
 	if (changed)
 		l->save(l, l->saved);
+	/* the lines taken may answer a step's clarification too: look now */
+	if (changed && l->phase == LP_ASKING)
+		event_active(l->ask_ev, EV_TIMEOUT, 0);
 	if (!TAILQ_EMPTY(&l->perms) && l->perm_ev != NULL)
 		evtimer_add(l->perm_ev, &tv);
 }
