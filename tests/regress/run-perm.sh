@@ -5,7 +5,8 @@
 # allow? [Y/n]" waits for the person even with no question_timeout_ms
 # (headless would answer at once); Enter takes the recommended allow
 # (via terminal, the command ran), n denies (it did not), and a question
-# answered first by `ccw-supervisor answer` is withdrawn with a line.
+# answered first by `ccw-supervisor answer` is withdrawn with a line, as
+# is one whose question_timeout_ms passed (on_question_timeout applies).
 # stdin is a FIFO (polled like a terminal), stderr a file read back.
 . "$(dirname "$0")/lib.sh"
 t_watchdog 60
@@ -23,16 +24,21 @@ cat >"$T_TMP/claude" <<FAKEEOF
 exec python3 '$PC' "\$@"
 FAKEEOF
 chmod +x "$T_TMP/claude"
-mkdir -p "$R/.loop"
-python3 - "$R" "$T_TMP/claude" "exec '$FAKE' --marker $M result success" <<'PYEOF'
+# cfg TIMEOUT_MS: develop the stand-in claude with ask_permissions
+cfg() {
+	mkdir -p "$R/.loop"
+	python3 - "$R" "$T_TMP/claude" "exec '$FAKE' --marker $M result success" "$1" <<'PYEOF'
 import json, sys
 ok = {"command": sys.argv[3]}
 json.dump({"default_tool": "bash", "tools": {"claude": {"path": sys.argv[2]}},
            "roles": {"init": ok, "debug": ok, "validate": ok, "complete": ok,
                      "develop": {"tool": "claude", "ask_permissions": True,
-                                 "question_timeout_ms": 0}}},
+                                 "question_timeout_ms": int(sys.argv[4]),
+                                 "on_question_timeout": "recommended"}}},
           open(sys.argv[1] + "/.loop/config.json", "w"))
 PYEOF
+}
+cfg 0
 
 # seen N RE: the run's stderr has RE at least N times (one poll)
 seen() { [ "$(grep -cE "$2" "$R.err")" -ge "$1" ]; }
@@ -95,4 +101,28 @@ exec 3>&-
 t_wait_pid "$PID" 20000
 is "$(jget "$F" '[q["via"] for q in d["skill_state"]["questions"]]')" \
     '["terminal","terminal","cli"]' "three questions, their answers' ways"
+
+# -- a deadline (question_timeout_ms 1000, recommended): nobody types,
+# the prompt is withdrawn when it expires, the policy's allow taken
+cfg 1000
+mv "$R.err" "$R.err.1"
+$WRAP "$SUP" run -m interactive -C "$R" --loop-id tp-2 \
+    'PERM-RUN: touch made.txt' <"$T_TMP/in" >"$R.out" 2>"$R.err" &
+PID=$!
+exec 3>"$T_TMP/in"
+wait_for 1 "$MENU"
+echo develop >&3
+wait_for 1 "^\(q-[0-9a-f]+ expired: no longer asked here\)"
+ok $? "deadline: the prompt is withdrawn when the question expires"
+wait_for 2 "$MENU"
+ok $? "deadline: the menu is back"
+seen 1 "$ASK"
+ok $? "deadline: it had been asked"
+[ -e "$R/made.txt" ]
+ok $? "deadline: recommended allow, the command ran"
+is "$(jget "$R/.loop/tp-2.json" "$PQ")" '[["permission","answered","allow","policy"]]' \
+    "deadline: answered allow via policy"
+echo exit >&3
+exec 3>&-
+t_wait_pid "$PID" 20000
 t_done
