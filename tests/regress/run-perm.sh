@@ -102,9 +102,9 @@ t_wait_pid "$PID" 20000
 is "$(jget "$F" '[q["via"] for q in d["skill_state"]["questions"]]')" \
     '["terminal","terminal","cli"]' "three questions, their answers' ways"
 
-# -- a deadline (question_timeout_ms 1000, recommended): nobody types,
+# -- a deadline (question_timeout_ms 3000, recommended): nobody types,
 # the prompt is withdrawn when it expires, the policy's allow taken
-cfg 1000
+cfg 3000
 mv "$R.err" "$R.err.1"
 $WRAP "$SUP" run -m interactive -C "$R" --loop-id tp-2 \
     'PERM-RUN: touch made.txt' <"$T_TMP/in" >"$R.out" 2>"$R.err" &
