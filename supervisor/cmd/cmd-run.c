@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "cmdutil.h"
 #include "gate.h"
+#include "host.h"
 #include "log.h"
 #include "loop.h"
 #include "loopdriver.h"
@@ -51,8 +52,10 @@ struct run_ui {
 	struct event	*in_ev;		/* stdin; NULL: blocking reads */
 	struct evbuffer	*in;
 	int		 in_eof;
-	enum { UI_IDLE, UI_MENU, UI_ASK } want;
+	enum { UI_IDLE, UI_MENU, UI_ASK, UI_PERM } want;
 	json_t		*qs, *answers;	/* questions being asked */
+	json_t		*perms;		/* permission questions: [0] asked */
+	int		 dirfd;		/* the state directory: their answers */
 	char		 role[16];
 	int		 drawn;		/* status lines on the screen */
 	json_t		*seen;		/* agent id -> last line reported */
@@ -90,6 +93,110 @@ run_s(const json_t *o, const char *k)
 	return s != NULL ? s : "";
 }
 
+/* --- a CLI's permission request at the terminal */
+
+static void	run_ui_wait(struct run_ui *);
+
+/* The permission question first in line, asked on stderr. */
+static void
+run_ui_perm_show(struct run_ui *ui)
+{
+	const json_t	*q = json_array_get(ui->perms, 0);
+
+	run_ui_clear(ui);
+	fprintf(stderr, "\n[%s] %s -- allow? [%s] ", run_s(q, "role"),
+	    run_s(q, "question"), strcmp(run_s(q, "recommended"), "deny") ==
+	    0 ? "y/N" : "Y/n");
+	ui->want = UI_PERM;
+	run_ui_wait(ui);
+}
+
+/* Nothing else asked: the next permission question waiting, if any. */
+static void
+run_ui_perm_next(struct run_ui *ui)
+{
+	if (ui->want == UI_IDLE && json_array_size(ui->perms) > 0)
+		run_ui_perm_show(ui);
+}
+
+/*
+ * hooks.permission: a worker waits for leave to use a tool; asked now,
+ * or after what is being asked (a copy: the loop's record changes).
+ */
+static void
+run_ui_permission(void *arg, const json_t *q)
+{
+	struct run_ui	*ui = arg;
+
+	json_array_append_new(ui->perms, json_deep_copy(q));
+	run_ui_perm_next(ui);
+}
+
+/*
+ * The head permission question's answer into the loop's answers file,
+ * as `ccw-supervisor answer` writes it (via terminal; at the end of
+ * input the recommended one, via policy).  y/yes/allow, n/no/deny;
+ * Enter the recommended; other words deny, the tool told them.
+ */
+static void
+run_ui_perm_answer(struct run_ui *ui, const char *p, const char *via)
+{
+	static const char *const yes[] = { "y", "yes", "allow", NULL };
+	static const char *const no[] = { "n", "no", "deny", NULL };
+	const json_t	*q = json_array_get(ui->perms, 0);
+	const char	*ans = p;
+	char		*err = NULL;
+	size_t		 i;
+
+	if (*p == '\0')
+		ans = run_s(q, "recommended");
+	for (i = 0; yes[i] != NULL; i++)
+		if (strcasecmp(p, yes[i]) == 0)
+			ans = yes[2];
+	for (i = 0; no[i] != NULL; i++)
+		if (strcasecmp(p, no[i]) == 0)
+			ans = no[2];
+	if (question_file_answer(ui->dirfd, ui->id, run_s(q, "id"), ans,
+	    strcmp(via, "terminal") == 0 ? getenv("USER") : NULL, via,
+	    &err) != 0)
+		fprintf(stderr, "(not taken: %s)\n", err);
+	free(err);
+	json_array_remove(ui->perms, 0);
+	ui->want = UI_IDLE;
+	run_ui_perm_next(ui);
+}
+
+/*
+ * question_answered (elsewhere: `answer`, the API) or question_expired
+ * of a permission question still asked here: the prompt withdrawn.
+ */
+static void
+run_ui_perm_gone(struct run_ui *ui, const char *name, const json_t *o)
+{
+	const char	*qid = run_s(o, "question_id");
+	size_t		 i;
+
+	if (strcmp(name, "question_answered") != 0 &&
+	    strcmp(name, "question_expired") != 0)
+		return;
+	for (i = 0; i < json_array_size(ui->perms); i++)
+		if (strcmp(run_s(json_array_get(ui->perms, i), "id"), qid) == 0)
+			break;
+	if (i == json_array_size(ui->perms))
+		return;
+	json_array_remove(ui->perms, i);
+	if (i > 0 || ui->want != UI_PERM)
+		return;
+	run_ui_clear(ui);
+	if (strcmp(name, "question_answered") == 0)
+		fprintf(stderr, "\n(%s answered %s via %s elsewhere: no longer "
+		    "asked here)\n", qid, run_s(o, "answer"), run_s(o, "via"));
+	else
+		fprintf(stderr, "\n(%s expired: no longer asked here)\n", qid);
+	ui->want = UI_IDLE;
+	run_ui_perm_next(ui);
+}
+
 /*
  * The engine's events: NDJSON with --json; a line each (run-lines.c) on
  * a terminal, above the status lines, or in a CI log.
@@ -100,6 +207,7 @@ run_ui_event(void *arg, const char *name, const json_t *o)
 	struct run_ui	*ui = arg;
 
 	notify_feed(ui->notify, ui->id, name, o);
+	run_ui_perm_gone(ui, name, o);
 	/* run's own tick reports progress (once a second, on change) */
 	if (strcmp(name, "worker_progress") == 0)
 		return;
@@ -280,7 +388,8 @@ run_ui_line(struct run_ui *ui, char *line)
 		}
 		ui->want = UI_IDLE;
 		loop_answer_via(ui->l, ui->answers, getenv("USER"), "terminal");
-	}
+	} else if (ui->want == UI_PERM)
+		run_ui_perm_answer(ui, p, "terminal");
 }
 
 /* End of stdin: the menu exits, open questions take the recommendations. */
@@ -302,6 +411,8 @@ run_ui_eof(struct run_ui *ui)
 		loop_answer_via(ui->l, rec, NULL, "policy");
 		json_decref(rec);
 	}
+	while (ui->want == UI_PERM)
+		run_ui_perm_answer(ui, "", "policy");
 }
 
 /* Lines waiting in the buffer go to whatever is being asked. */
@@ -468,6 +579,10 @@ run_usage(FILE *fp)
 "for you; --land fast-forwards your branch to it at the end when your\n"
 "checkout is clean.  A checkout with uncommitted changes is refused at\n"
 "the start unless --from-worktree (the loop starts from them).\n"
+"Interactive mode asks a CLI's permission requests (config\n"
+"roles.ROLE.ask_permissions) at the terminal, \"allow? [Y/n]\" (Enter: the\n"
+"recommended answer), and waits for them even with no question_timeout_ms;\n"
+"one answered elsewhere first (ccw-supervisor answer) is withdrawn.\n"
 "--pause-policy: what status paused (a front end's) does: the step in\n"
 "flight finishes (finish, the default) or is closed (interrupt), then\n"
 "exit 3; freeze holds the loop, its workers frozen (their deadlines too)\n"
@@ -768,9 +883,12 @@ run_drive(struct run_args *ra, struct event_base *base,
 	ui.view = run_view_pick(ra->quiet, ra->json);
 	ui.seen = json_object();
 	ui.in = evbuffer_new();
+	ui.perms = json_array();
+	ui.dirfd = cfg->dirfd;
 	cfg->hooks.event = run_ui_event;
 	cfg->hooks.menu = run_ui_menu;
 	cfg->hooks.ask = run_ui_ask;
+	cfg->hooks.permission = run_ui_permission;
 	cfg->hooks.done = run_ui_done;
 	cfg->hooks.arg = &ui;
 	/* its own gate: a rate limit holds the tool, the action runs again */
@@ -828,6 +946,7 @@ out:
 	json_decref(ui.seen);
 	json_decref(ui.qs);
 	json_decref(ui.answers);
+	json_decref(ui.perms);
 	return code;
 }
 

@@ -40,6 +40,13 @@ struct loop_hooks {
 	/* interactive: a role's questions; answer with loop_answer() */
 	void	(*ask)(void *, const char *, const json_t *);
 	/*
+	 * interactive (or ask_always): a CLI's permission request, its
+	 * question record (kind permission) once the state file shows it;
+	 * answer through its answers file (question_file_answer); its
+	 * question_answered or question_expired event withdraws it
+	 */
+	void	(*permission)(void *, const json_t *);
+	/*
 	 * the loop ended (its last commit landed): its EXIT_* status.  The
 	 * engine never dispatches or breaks the caller's event base; this
 	 * is where a caller that hosts one loop breaks it.  Free the loop

@@ -228,6 +228,18 @@ permask_poll_cb(evutil_socket_t fd, short ev, void *arg)
 		evtimer_add(l->perm_ev, &tv);
 }
 
+/*
+ * Whether a person is asked at the terminal (hooks.permission: the
+ * interactive mode, or a host's ask_always): then no deadline is no
+ * answer at once, the request waits for that person.
+ */
+static int
+permask_prompts(const struct loop *l)
+{
+	return l->cfg.hooks.permission != NULL &&
+	    (l->cfg.mode == LOOP_INTERACTIVE || l->cfg.ask_always);
+}
+
 /* The record is in the state file: front ends may answer it now. */
 static void
 permask_saved(struct state_store *s, int rc, const char *err, void *arg)
@@ -243,13 +255,16 @@ permask_saved(struct state_store *s, int rc, const char *err, void *arg)
 			p->told = 1;
 			loop_event(l, "question_asked", json_pack("{s:O}",
 			    "question", q));
+			if (permask_prompts(l))
+				l->cfg.hooks.permission(l->cfg.hooks.arg, q);
 		}
 }
 
 /*
  * sup.perm: a worker of this loop asks leave for a tool use.  A record
  * in the queue; with no question_timeout_ms (headless) the recommended
- * answer at once, else the wait for a front end's answer.
+ * answer at once, else the wait for a front end's answer (with none,
+ * when the terminal prompts: permask_prompts).
  */
 int
 permask_on_ask(struct agent *a, const struct msg_perm_ask *ask, void *arg)
@@ -275,7 +290,7 @@ permask_on_ask(struct agent *a, const struct msg_perm_ask *ask, void *arg)
 	    json_object_get(rec, "id")));
 	questions_add(l, rec);
 	TAILQ_INSERT_TAIL(&l->perms, p, entry);
-	if (tmo == 0) {
+	if (tmo == 0 && !permask_prompts(l)) {
 		loop_event(l, "question_asked", json_pack("{s:O}", "question",
 		    rec));
 		questions_answer(l, rec, permask_recommended(a), NULL,
@@ -286,7 +301,7 @@ permask_on_ask(struct agent *a, const struct msg_perm_ask *ask, void *arg)
 		return 0;
 	}
 	json_decref(rec);
-	p->deadline = clock_mono_ms() + tmo;
+	p->deadline = tmo != 0 ? clock_mono_ms() + tmo : 0;
 	if (l->perm_ev == NULL)
 		l->perm_ev = evtimer_new(l->base, permask_poll_cb, l);
 	evtimer_add(l->perm_ev, &tv);
