@@ -65,6 +65,13 @@ acpperm_reply(void *arg, const json_t *result, const json_t *error)
 	acpperm_free(p);
 }
 
+/* A string member of the record, or NULL. */
+static const char *
+acpperm_s(const json_t *q, const char *key)
+{
+	return json_string_value(json_object_get(q, key));
+}
+
 /* What the request is about: the text after "... asks to use TOOL: ". */
 static char *
 acpperm_title(const char *role, const char *tool, const char *text)
@@ -90,13 +97,10 @@ void
 acpperm_event(struct acp_session *s, const char *name, const json_t *f)
 {
 	const json_t	*q = json_object_get(f, "question");
-	const char	*qid = json_string_value(json_object_get(q, "id"));
-	const char	*kind = json_string_value(json_object_get(q, "kind"));
-	const char	*role = json_string_value(json_object_get(q, "role"));
-	const char	*tool = json_string_value(json_object_get(q,
-			    "tool_name"));
-	const char	*rec = json_string_value(json_object_get(q,
-			    "recommended"));
+	const char	*qid = acpperm_s(q, "id"), *kind = acpperm_s(q, "kind");
+	const char	*role = acpperm_s(q, "role");
+	const char	*tool = acpperm_s(q, "tool_name");
+	const char	*rec = acpperm_s(q, "recommended");
 	struct acp_perm	*p;
 	char		*title;
 	json_t		*opts;
@@ -115,7 +119,7 @@ acpperm_event(struct acp_session *s, const char *name, const json_t *f)
 	    "optionId", "deny", "name", "Deny", "kind", "reject_once", "_meta",
 	    "recommended", rec != NULL && strcmp(rec, "deny") == 0);
 	title = acpperm_title(role != NULL ? role : "?", tool != NULL ? tool :
-	    "?", json_string_value(json_object_get(q, "question")));
+	    "?", acpperm_s(q, "question"));
 	acp_send(s->acp, jsonrpc_calls_request(s->acp->calls,
 	    "session/request_permission", json_pack("{s:s, s:{s:s, s:s, s:s, "
 	    "s:s, s:O?}, s:o, s:{s:O}}", "sessionId", s->id, "toolCall",

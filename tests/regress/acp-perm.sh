@@ -107,11 +107,18 @@ j() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); v=$1; print(v if i
 # q ROOT EXPR: of the session's loop's questions (qs), as jget prints it.
 q() { jget "$1/.loop/$(j 'd["sessionId"]').json" "[$2 for q in d['skill_state']['questions']]"; }
 
+# turn MODE TIMEOUT_MS POLICY: a project ($R) and a client's turn in it:
+# one request, the turn ends end_turn, the agent exits 0.
+turn() {
+	R=$T_TMP/$1
+	project "$R" "$2" "$3"
+	client "$R" "$1"
+	is "$(j '[len(d["perms"]), d["stopReason"], d["exit"]]')" \
+	    '[1, "end_turn", 0]' "$1: one request, the turn ends end_turn, exit 0"
+}
+
 # -- allow: the request, its options, the command ran, via acp
-R=$T_TMP/allow
-project "$R" 60000 fail
-client "$R" allow
-is "$(j 'len(d["perms"])')" 1 "allow: one session/request_permission"
+turn allow 60000 fail
 is "$(j '[(o["optionId"], o["name"], o["kind"]) for o in d["perms"][0]["options"]]')" \
     '[["allow", "Allow", "allow_once"], ["deny", "Deny", "reject_once"]]' \
     "allow: options allow (allow_once) and deny (reject_once)"
@@ -120,19 +127,13 @@ is "$(j '[d["perms"][0]["toolCall"][k] for k in ("title", "kind", "rawInput")]')
     "allow: the tool call titled role, tool and command, kind execute, the input raw"
 is "$(j 'd["perms"][0]["toolCall"]["toolCallId"] == d["perms"][0]["_meta"]["question"]["id"]')" \
     true "allow: the tool call's id is the question's"
-is "$(j '[d["stopReason"], d["exit"]]')" '["end_turn", 0]' \
-    "allow: the turn ends end_turn, the agent exits 0"
 [ -e "$R/made.txt" ]
 ok $? "allow: the command ran"
 is "$(q "$R" '(q["kind"], q["status"], q["answer"], q["via"])')" \
     '[["permission","answered","allow","acp"]]' "allow: answered allow via acp"
 
 # -- reject: the command did not run, the turn goes on
-R=$T_TMP/reject
-project "$R" 60000 fail
-client "$R" reject
-is "$(j '[len(d["perms"]), d["stopReason"], d["exit"]]')" '[1, "end_turn", 0]' \
-    "reject: one request, the turn ends end_turn"
+turn reject 60000 fail
 [ ! -e "$R/made.txt" ]
 ok $? "reject: the command did not run"
 is "$(q "$R" '(q["status"], q["answer"], q["via"])')" \
@@ -141,22 +142,14 @@ is "$(jget "$R/.loop/$(j 'd["sessionId"]').workers/develop.output.json" 'd["summ
     "denied: denied by the operator" "reject: the tool was told"
 
 # -- never answered: the deadline's policy (recommended: allow)
-R=$T_TMP/never
-project "$R" 300 recommended
-client "$R" never
-is "$(j '[len(d["perms"]), d["stopReason"], d["exit"]]')" '[1, "end_turn", 0]' \
-    "never: asked once, the turn ends end_turn"
+turn never 300 recommended
 is "$(q "$R" '(q["status"], q["answer"], q["via"])')" \
     '[["answered","allow","policy"]]' "never: answered allow by the policy"
 [ -e "$R/made.txt" ]
 ok $? "never: the command ran"
 
 # -- answered elsewhere first: that answer stands, the late allow ignored
-R=$T_TMP/elsewhere
-project "$R" 60000 fail
-client "$R" elsewhere
-is "$(j '[len(d["perms"]), d["stopReason"], d["exit"]]')" '[1, "end_turn", 0]' \
-    "elsewhere: one request, the turn ends end_turn"
+turn elsewhere 60000 fail
 is "$(q "$R" '(q["status"], q["answer"], q["via"], q["answered_by"])')" \
     '[["answered","deny","cli","carol"]]' "elsewhere: the first answer stands"
 [ ! -e "$R/made.txt" ]
