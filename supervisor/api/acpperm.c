@@ -23,6 +23,7 @@ struct acp_perm {
 	char			*qid;
 };
 
+/* A request done with: out of its session's list. */
 static void
 acpperm_free(struct acp_perm *p)
 {
