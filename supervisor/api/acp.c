@@ -71,6 +71,7 @@ acp_session_get(struct acp *acp, const char *id, const char *cwd,
 		s->acp = acp;
 		s->id = xstrdup(id);
 		s->asker = json_object();
+		TAILQ_INIT(&s->perms);
 		TAILQ_INSERT_TAIL(&acp->sessions, s, entry);
 		acp->nsessions++;
 	}
@@ -204,6 +205,7 @@ acp_loop_event(void *arg, struct host_loop *hl, uint64_t seq,
 	(void)hl;
 	(void)seq;
 	acpupdate_event(arg, name, f);
+	acpperm_event(arg, name, f);
 }
 
 /*
@@ -221,6 +223,7 @@ acp_loop_done(void *arg, struct host_loop *hl, int code)
 	s->hl = NULL;
 	s->acp->running--;
 	jsonrpc_calls_drop(s->acp->calls, s);	/* a late answer is ignored */
+	acpperm_drop(s);
 	json_decref(s->questions);
 	s->questions = NULL;
 	msg = acpupdate_summary(s, code);

@@ -1,7 +1,8 @@
 /*
  * acpint.h: the insides of the ACP agent shared by acp.c (the protocol:
- * methods, sessions, turns, permission requests) and acpupdate.c (a
- * loop's events and its state file as session/update notifications).
+ * methods, sessions, turns, questions) and acpupdate.c (a
+ * loop's events and its state file as session/update notifications)
+ * and acpperm.c (a CLI's permission requests as request_permission).
  */
 #ifndef CCW_ACPINT_H
 #define CCW_ACPINT_H
@@ -10,6 +11,7 @@
 
 #include "acp.h"
 
+struct acp_perm;
 struct host_loop;
 struct jsonrpc_calls;
 
@@ -39,6 +41,7 @@ struct acp_session {
 	json_t			*end;		/* LOOP_COMPLETED's fields */
 	json_t			*usage;		/* the last usage sent */
 	char			*last_summary;	/* the last worker's */
+	TAILQ_HEAD(acp_perms, acp_perm) perms;	/* permission requests out */
 };
 TAILQ_HEAD(acp_sessions, acp_session);
 
@@ -63,5 +66,9 @@ void	acpupdate_event(struct acp_session *, const char *, const json_t *);
 void	acpupdate_replay(struct acp_session *, const json_t *);
 char	*acpupdate_summary(const struct acp_session *, int);
 int	acpupdate_max_turns(const struct acp_session *);
+
+/* acpperm.c */
+void	acpperm_event(struct acp_session *, const char *, const json_t *);
+void	acpperm_drop(struct acp_session *);
 
 #endif
