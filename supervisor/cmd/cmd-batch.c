@@ -64,7 +64,8 @@ batch_usage(FILE *fp)
 {
 	fprintf(fp,
 "usage: ccw-supervisor batch FILE [-C ROOT] [--jobs N] [--json] [--junit F]\n"
-"           [--max-cost-usd X] [--max-tokens N] [--hold-timeout S]\n"
+"           [--max-cost-usd X] [--max-tokens N] [--max-time MS]\n"
+"           [--hold-timeout S]\n"
 "           [--config F]\n"
 "           [--launcher WORDS [--remote-worker PATH]]\n"
 "           [--worktree [--from-worktree]]\n"
@@ -83,11 +84,13 @@ batch_usage(FILE *fp)
 "  --max-cost-usd X   at X USD start nothing more and hold every running\n"
 "                     item where it is (loops paused, workers frozen)\n"
 "  --max-tokens N     the same for input plus output tokens\n"
+"  --max-time MS      the same for the batch's running time (not while\n"
+"                     it is held)\n"
 "  --hold-timeout S   how long the budget holds them (default 3600 s):\n"
 "                     then they are stopped (exit 1); 0 stops at once\n"
 "  --config F         the configuration file for every root\n"
 "  --resume ID        continue batch ID (FILE may be left out); with\n"
-"                     --max-cost-usd or --max-tokens on a batch another\n"
+"                     a --max-... budget on a batch another\n"
 "                     process runs: its budget raised there (a held batch\n"
 "                     goes on if the new budget allows), exit 0\n"
 "  --worktree         every worker item in a git worktree of its own, on\n"
@@ -273,7 +276,7 @@ batch_cmd_free(struct batch_cmd *bc)
 /* What the command line gives besides the launcher (bc.lo). */
 struct batch_args {
 	const char	*root, *junit, *resume;
-	double		 jobs, cost, tokens, hold;
+	double		 jobs, cost, tokens, wall, hold;
 };
 
 /* One option into bc or ba: 0 read, 1 help, -1 usage (said). */
@@ -300,6 +303,8 @@ batch_opt(struct batch_cmd *bc, struct batch_args *ba, int ch,
 		return cmd_num("batch", "--max-tokens", arg, 1e15,
 		    &ba->tokens) != 0 || ba->tokens != floor(ba->tokens) ?
 		    -1 : 0;
+	case 'T':
+		return cmd_num("batch", "--max-time", arg, 1e12, &ba->wall);
 	case 'r':
 		ba->resume = arg;
 		return 0;
@@ -342,6 +347,7 @@ batch_parse(int argc, char **argv, struct batch_cmd *bc,
 		{ "junit", required_argument, NULL, 'U' },
 		{ "max-cost-usd", required_argument, NULL, 'c' },
 		{ "max-tokens", required_argument, NULL, 't' },
+		{ "max-time", required_argument, NULL, 'T' },
 		{ "resume", required_argument, NULL, 'r' },
 		{ "hold-timeout", required_argument, NULL, 'H' },
 		{ "config", required_argument, NULL, 'f' },
@@ -392,6 +398,7 @@ batch_cmd_raise(const struct batch_args *ba, const char *real)
 
 	limit[BUDGET_COST] = ba->cost;
 	limit[BUDGET_TOKENS] = ba->tokens;
+	limit[BUDGET_WALL] = ba->wall;
 	if (ba->resume == NULL || !budget_any(limit))
 		return -1;
 	given = budget_json(limit);
@@ -480,6 +487,7 @@ batch_cfg_fill(struct batch_cfg *cfg, struct batch_cmd *bc,
 	cfg->jobs = (unsigned)ba->jobs;
 	cfg->max_cost_usd = ba->cost;
 	cfg->max_tokens = (long long)ba->tokens;
+	cfg->max_wall_ms = ba->wall;
 	cfg->hold_timeout = ba->hold;
 	/* every item is a loop of the default workflow (CCW's loops) */
 	cfg->wf = workflow_default();
@@ -617,8 +625,8 @@ int
 cmd_batch(int argc, char **argv)
 {
 	struct batch_cmd	 bc;
-	struct batch_args	 ba = { ".", NULL, NULL, 4, 0, 0,
-				    BATCH_HOLD_TIMEOUT };
+	struct batch_args	 ba = { .root = ".", .jobs = 4,
+				    .hold = BATCH_HOLD_TIMEOUT };
 	struct batch_cfg	 cfg;
 	struct bq_input		 in;
 	char			*file = NULL, *err = NULL, *real;

@@ -47,6 +47,28 @@ const struct state_vrule budget_vrules[] = {
 static const unsigned budget_marks[] = { 50, 80 };
 #define BUDGET_NMARKS	(sizeof budget_marks / sizeof budget_marks[0])
 
+/*
+ * A running time's wait (limit and used in ms) until its next mark not
+ * passed: a warning's, else 100 %; -1 when there is no limit or every
+ * mark is passed.  The loops' and the batch's timers arm on it, so they
+ * look again exactly where budget_check has something to say.
+ */
+double
+budget_next_mark(double limit, double used)
+{
+	size_t	m;
+	double	at;
+
+	if (limit <= 0)
+		return -1;
+	for (m = 0; m <= BUDGET_NMARKS; m++) {
+		at = limit * (m < BUDGET_NMARKS ? budget_marks[m] : 100) / 100;
+		if (at > used)
+			return at - used + 1;
+	}
+	return -1;
+}
+
 /* A kind's state key, for the front ends that write it. */
 const char *
 budget_key(int k)

@@ -40,5 +40,6 @@ char		*budget_reason(const struct budget *, int);
 json_t		*budget_reached_event(const struct budget *, int, const char *);
 const char	*budget_key(int);	/* "max_cost_usd", ... */
 const char	*budget_flag(int);	/* "--max-cost-usd", ... */
+double		 budget_next_mark(double, double);	/* limit, used: ms to the next mark; -1 none */
 
 #endif

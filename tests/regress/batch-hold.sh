@@ -6,6 +6,7 @@
 # held item, a loop's and a worker item's (frozen: their counters stand
 # still, then go on) and the batch completes.  --hold-timeout ends a
 # hold nobody raised: the items stopped, exit 1 with the reason.
+# --max-time holds the batch at its running time the same way.
 # claude is a stand-in: ITEM-1 costs 0.024675 USD (claude's real
 # success stream), the others tick a counter until told to finish.
 . "$(dirname "$0")/lib.sh"
@@ -114,6 +115,35 @@ print(n.count("budget_raised"), n.count("batch_resumed"), "loop_thawed" in n)' "
     "2 1 True" "raised: budget_raised twice, batch_resumed once, loop_thawed"
 t_wait_gone "$M" 10000
 ok $? "raised: no tool left running"
+
+# --- --max-time: the batch's running time held at its budget (warnings
+# at 50 and 80 %), raised by --resume --max-time, the loop goes on
+R=$T_TMP/wall
+ONE=1 setup "$R"
+W=$(t_ms 3000)
+CL=$R ONE=1 $WRAP "$SUP" batch "$R/items.jsonl" -C "$R" --json --jobs 2 \
+    --max-time "$W" >"$R.out" 2>"$R.err" &
+BP=$!
+t_poll 30000 paused_now
+ok $? "wall: the batch is paused at its --max-time"
+like "$(st 'd["context"]["pause_reason"]')" "^budget: [0-9]+ ms of running time reached --max-time $W\$" \
+    "wall: pause_reason says the running time"
+is "$(python3 -c '
+import json, sys
+print([(e["budget"], e["percent"]) for e in map(json.loads, open(sys.argv[1])) if e.get("event") == "budget_warning"])' "$R.out")" \
+    "[('wall_ms', 50), ('wall_ms', 80)]" "wall: budget_warning at 50 and 80 %"
+t_poll 10000 t_frozen "$(cat "$R/pid.ITEM-2")"
+ok $? "wall: ITEM-2's claude is frozen"
+T2=$(cat "$R/ticks.ITEM-2")
+raise --max-time 600000
+is "$RRC" 0 "wall: raise --max-time: exit 0"
+t_poll 20000 ticking ITEM-2 "$T2"
+ok $? "wall: raised, the loop's counter goes on"
+touch "$R/go"
+t_wait_pid "$BP" 30000
+is "$T_RC" 0 "wall: the batch completes (exit 0)"
+is "$(st '[d["budget"], d["context"]["max_wall_ms"], d["context"]["usage"]["wall_ms"] >= '"$W"']')" \
+    '[{"max_wall_ms":600000},600000,true]' "wall: the raised budget and the running time in its state"
 
 # --- --hold-timeout 1: nobody raises it; ITEM-2 stopped, exit 1
 R=$T_TMP/timeout

@@ -119,24 +119,18 @@ budget_measure(struct loop_budget *lb)
 static void
 budget_arm(struct loop_budget *lb)
 {
-	static const double marks[] = { 0.5, 0.8, 1.0 };
-	double		lim = lb->b.limit[BUDGET_WALL], used, at;
+	double		at;
 	struct timeval	tv;
-	size_t		i;
 
 	evtimer_del(lb->tick);
-	if (lim <= 0 || lb->held || loop_held(lb->l))
+	if (lb->held || loop_held(lb->l))
 		return;		/* held: the clock stands, till unhold's kick */
-	used = lb->b.used[BUDGET_WALL];
-	for (i = 0; i < sizeof marks / sizeof marks[0]; i++) {
-		if ((at = marks[i] * lim) <= used)
-			continue;
-		at = at - used + 1;
-		tv.tv_sec = (time_t)(at / 1000);
-		tv.tv_usec = (suseconds_t)((at - tv.tv_sec * 1000.0) * 1000);
-		evtimer_add(lb->tick, &tv);
+	if ((at = budget_next_mark(lb->b.limit[BUDGET_WALL],
+	    lb->b.used[BUDGET_WALL])) < 0)
 		return;
-	}
+	tv.tv_sec = (time_t)(at / 1000);
+	tv.tv_usec = (suseconds_t)((at - tv.tv_sec * 1000.0) * 1000);
+	evtimer_add(lb->tick, &tv);
 }
 
 /* A warning to the loop's events. */

@@ -23,6 +23,7 @@ struct batch_cfg {
 	unsigned		 jobs;		/* items at once; 0: 4 */
 	double			 max_cost_usd;	/* 0: no budget */
 	long long		 max_tokens;	/* 0: no budget */
+	double			 max_wall_ms;	/* running time; 0: no budget */
 	double			 hold_timeout;	/* s a budget holds it; 0: stop */
 	const struct workflow	*wf;		/* what a loop item runs */
 	/*

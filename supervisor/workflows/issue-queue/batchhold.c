@@ -41,6 +41,72 @@ batch_limits(const struct batch *b, double *limit)
 	memset(limit, 0, BUDGET_NKINDS * sizeof *limit);
 	limit[BUDGET_COST] = b->cfg.max_cost_usd;
 	limit[BUDGET_TOKENS] = (double)b->cfg.max_tokens;
+	limit[BUDGET_WALL] = b->cfg.max_wall_ms;
+}
+
+/* The batch's running time so far (ms): never while it is held. */
+static uint64_t
+batch_wall(const struct batch *b)
+{
+	return b->wall_ms + (b->run_since != 0 ? clock_mono_ms() -
+	    b->run_since : 0);
+}
+
+/* context.usage.wall_ms, with a --max-time (a resumed batch's start). */
+static void
+batch_wall_note(struct batch *b)
+{
+	json_t	*ctx = json_object_get(b->st, "context"), *u;
+
+	if (b->cfg.max_wall_ms <= 0 || ctx == NULL)
+		return;
+	if ((u = json_object_get(ctx, "usage")) == NULL)
+		json_object_set_new(ctx, "usage", u = json_object());
+	json_object_set_new(u, "wall_ms", json_integer((json_int_t)
+	    batch_wall(b)));
+}
+
+/* The running clock stops (a hold) ... */
+static void
+batch_wall_stop(struct batch *b)
+{
+	b->wall_ms = batch_wall(b);
+	b->run_since = 0;
+	batch_wall_note(b);
+	if (b->wall_ev != NULL)
+		evtimer_del(b->wall_ev);
+}
+
+/*
+ * ... or goes (the start, a hold's end): its timer armed at the next
+ * mark of --max-time not passed (50, 80, 100 %), where batch_budget
+ * looks again.
+ */
+static void
+batch_wall_go(struct batch *b)
+{
+	double	wait;
+
+	if (b->run_since == 0)
+		b->run_since = clock_mono_ms();
+	if (b->wall_ev != NULL && (wait = budget_next_mark(b->cfg.max_wall_ms,
+	    (double)batch_wall(b))) >= 0)
+		chan_arm_ms(b->wall_ev, (uint64_t)wait);
+}
+
+/* A mark of the running time: the budget checked, the next one armed. */
+static void
+batch_wall_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	struct batch	*b = arg;
+
+	(void)fd;
+	(void)ev;
+	if (b->finishing)
+		return;
+	batch_budget(b);
+	if (!b->held)
+		batch_wall_go(b);
 }
 
 /*
@@ -58,6 +124,8 @@ batch_limits_set(struct batch *b)
 	    json_real(b->cfg.max_cost_usd) : json_null());
 	json_object_set_new(ctx, "max_tokens", b->cfg.max_tokens > 0 ?
 	    json_integer(b->cfg.max_tokens) : json_null());
+	json_object_set_new(ctx, "max_wall_ms", b->cfg.max_wall_ms > 0 ?
+	    json_integer((json_int_t)b->cfg.max_wall_ms) : json_null());
 	json_object_set_new(b->st, "budget", budget_json(limit));
 }
 
@@ -74,6 +142,7 @@ batch_budget_fill(const struct batch *b, struct budget *bu)
 	bu->used[BUDGET_TOKENS] = (double)(json_integer_value(
 	    json_object_get(u, "input_tokens")) + json_integer_value(
 	    json_object_get(u, "output_tokens")));
+	bu->used[BUDGET_WALL] = (double)batch_wall(b);
 	batch_limits(b, bu->limit);
 	bu->warned = b->warned;
 }
@@ -163,6 +232,7 @@ batch_hold_all(struct batch *b, const char *reason)
 	b->end = BE_BUDGET;
 	b->end_reason = xstrdup(reason);
 	b->held = 1;
+	batch_wall_stop(b);
 	batch_emit(b, "budget_exceeded", json_pack("{s:s}", "reason", reason));
 	for (i = 0; i < b->nitems; i++)
 		batch_item_hold(&b->items[i], reason);
@@ -187,6 +257,7 @@ batch_unhold_all(struct batch *b)
 	free(b->end_reason);
 	b->end_reason = NULL;
 	event_del(b->hold_ev);
+	batch_wall_go(b);
 	for (i = 0; i < b->nitems; i++) {
 		bi = &b->items[i];
 		if (bi->worker != NULL && b->cfg.worker_unhold != NULL)
@@ -233,6 +304,7 @@ batch_budget(struct batch *b)
 	struct budget	 bu;
 	int		 k;
 
+	batch_wall_note(b);
 	batch_budget_fill(b, &bu);
 	k = budget_check(&bu, batch_budget_warn, b);
 	b->warned = bu.warned;
@@ -259,10 +331,10 @@ batch_raised(struct batch *b, const json_t *given)
 		return;
 	}
 	batch_budget_fill(b, &bu);
-	limit[BUDGET_WALL] = 0;		/* a batch has no running time's */
 	budget_limits(&bu, limit);
 	b->cfg.max_cost_usd = limit[BUDGET_COST];
 	b->cfg.max_tokens = (long long)limit[BUDGET_TOKENS];
+	b->cfg.max_wall_ms = limit[BUDGET_WALL];
 	batch_limits_set(b);
 	log_info("batch %s: budget raised by a front end", b->id);
 	batch_emit(b, "budget_raised", json_pack("{s:O}", "budget",
@@ -273,6 +345,8 @@ batch_raised(struct batch *b, const json_t *given)
 		batch_budget_reached(b, &bu, k);
 	else if (k < 0 && b->held)
 		batch_unhold_all(b);
+	else if (!b->held)
+		batch_wall_go(b);	/* the marks of the new --max-time */
 	batch_save(b);
 }
 
@@ -330,6 +404,11 @@ batch_hold_start(struct batch *b)
 	char	*err = NULL;
 
 	b->hold_ev = evtimer_new(b->base, batch_hold_timeout_cb, b);
+	b->wall_ev = evtimer_new(b->base, batch_wall_cb, b);
+	b->wall_ms = (uint64_t)json_integer_value(json_object_get(
+	    json_object_get(json_object_get(b->st, "context"), "usage"),
+	    "wall_ms"));	/* a resumed batch's, so far */
+	batch_wall_go(b);
 	if ((b->watch = filewatch_new(b->base, b->store.dirfd, "state.json",
 	    FILEWATCH_WHOLE, batch_watch_cb, b, &err)) != NULL)
 		return;
@@ -347,4 +426,6 @@ batch_hold_free(struct batch *b)
 		event_free(b->poll_ev);
 	if (b->hold_ev != NULL)
 		event_free(b->hold_ev);
+	if (b->wall_ev != NULL)
+		event_free(b->wall_ev);
 }

@@ -71,6 +71,9 @@ struct batch {
 	unsigned		 warned;	/* budget warnings given: bits */
 	int			 held;		/* its budget holds its loops */
 	struct event		*hold_ev;	/* the hold's timeout */
+	struct event		*wall_ev;	/* --max-time's next mark */
+	uint64_t		 wall_ms;	/* running time before run_since */
+	uint64_t		 run_since;	/* mono ms; 0: held (no clock) */
 	struct filewatch	*watch;		/* on its state.json; NULL: */
 	struct event		*poll_ev;	/* ... polled instead */
 	int			 saving, dirty, finishing, finished;
