@@ -423,6 +423,16 @@ notify_timer_free(struct ntimer *t)
 	free(t);
 }
 
+/* The timer added for ms from now. */
+static void
+notify_timer_add(struct ntimer *t, uint64_t ms)
+{
+	struct timeval	tv = { (time_t)(ms / 1000),
+			    (suseconds_t)(ms % 1000) * 1000 };
+
+	evtimer_add(t->ev, &tv);
+}
+
 /* stuck or held: its time passed with nothing to end it. */
 static void
 notify_timer_cb(evutil_socket_t fd, short what, void *arg)
@@ -430,9 +440,20 @@ notify_timer_cb(evutil_socket_t fd, short what, void *arg)
 	struct ntimer	*t = arg;
 	struct notify	*n = t->n;
 	json_t		*ev;
+	uint64_t	 left, now;
 
 	(void)fd;
 	(void)what;
+	/*
+	 * libevent counts the timeout from its cached time of the loop's
+	 * turn, which can be earlier than since: early by that much, the
+	 * rest is waited for, so silent_ms is never under the limit.
+	 */
+	if ((left = t->since + (t->hold ? n->held_ms : n->stuck_ms)) >
+	    (now = clock_mono_ms())) {
+		notify_timer_add(t, left - now);
+		return;
+	}
 	if (t->hold) {
 		ev = json_deep_copy(t->fields);
 		notify_timer_free(t);
@@ -441,7 +462,7 @@ notify_timer_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	ev = json_pack("{s:s, s:I}", "loop_id", t->who, "silent_ms",
-	    (json_int_t)(clock_mono_ms() - t->since));
+	    (json_int_t)(now - t->since));
 	notify_fire(n, notify_kind_find("stuck"), t->who, ev);
 	json_decref(ev);
 }
@@ -470,11 +491,8 @@ notify_timer(struct notify *n, const char *who, int hold, int make)
 static void
 notify_timer_arm(struct ntimer *t, uint64_t ms)
 {
-	struct timeval	tv = { (time_t)(ms / 1000),
-			    (suseconds_t)(ms % 1000) * 1000 };
-
 	t->since = clock_mono_ms();
-	evtimer_add(t->ev, &tv);
+	notify_timer_add(t, ms);
 }
 
 /*
