@@ -256,12 +256,15 @@ class Churn:
         try:
             c.request("GET", "/api/events",
                       headers={"Authorization": "Bearer " + self.srv.token})
+            # kept: getresponse drops c.sock when the stream says
+            # "Connection: close", while r's file still reads through it
+            sock = c.sock
             r = c.getresponse()
             # each read waits until the reader's time is up at most: a
             # stream read that timed out cannot be read again (Python's
             # socket file), and a quiet stream at the end is no error
             while time.monotonic() < end:
-                c.sock.settimeout(max(0.05, end - time.monotonic()))
+                sock.settimeout(max(0.05, end - time.monotonic()))
                 try:
                     if not r.fp.readline():
                         break
