@@ -140,17 +140,11 @@ ctl_line(struct ctl *c)
 		if (c->cap - c->len < 65536 && (c->buf = realloc(c->buf,
 		    c->cap = c->cap * 2 + 65536)) == NULL)
 			die("realloc");
-		if ((n = read(c->rout, c->buf + c->len, c->cap - c->len)) ==
-		    -1) {
-			if (errno == EINTR)
-				continue;
-			die("read");
-		}
-		if (n == 0) {
-			errno = EPIPE;
-			die("supervisor closed stdout");
-		}
-		c->len += (size_t)n;
+		n = read(c->rout, c->buf + c->len, c->cap - c->len);
+		if (n > 0)
+			c->len += (size_t)n;
+		else if (n == 0 || errno != EINTR)
+			die(n == 0 ? "supervisor closed stdout" : "read");
 	}
 }
 
