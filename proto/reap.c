@@ -312,7 +312,8 @@ reap_round_free(struct reap_round *r)
  * every live process under them.
  */
 static void
-reap_round_find(struct reap_round *r, pid_t sid, unsigned long long start)
+reap_round_find(struct reap_round *r, pid_t sid, unsigned long long start,
+    reap_skip_cb skip, void *arg)
 {
 	struct reap_stat	ps;
 	int			i;
@@ -320,7 +321,8 @@ reap_round_find(struct reap_round *r, pid_t sid, unsigned long long start)
 	r->n = reap_list(r->pids, REAP_MAX);
 	r->tree.n = 0;
 	for (i = 0; i < r->n; i++)
-		if (reap_stat(r->pids[i], &ps) == 0 && ps.state != 'Z' &&
+		if ((skip == NULL || !skip(r->pids[i], arg)) &&
+		    reap_stat(r->pids[i], &ps) == 0 && ps.state != 'Z' &&
 		    (sid == 0 || ps.sid == sid) && ps.start >= start)
 			(void)reap_add(&r->tree, r->pids[i], ps.start);
 	reap_descend(&r->tree, 0, start);
@@ -343,7 +345,7 @@ reap_sweep(pid_t watch, int *st, int *got)
 
 	reap_round_init(&r);
 	for (round = 0; round < REAP_ROUNDS; round++) {
-		reap_round_find(&r, 0, 0);
+		reap_round_find(&r, 0, 0, NULL, NULL);
 		if (r.n == 0 && !reap_alive(&r.killed))
 			break;
 		for (i = 0; i < r.n; i++)
@@ -399,10 +401,14 @@ reap_end(struct reap_set *killed, const struct reap_node *p, char *how,
  * SIGKILLed (then SIGCONTed) through a pidfd after its start time is
  * checked again; rounds catch what they fork meanwhile.  The zombies are
  * left to the caller's reaper.  Returns how many were ended; how gets
- * their names.
+ * their names.  skip(pid, arg), when given, names children known to be
+ * in no such session (the caller's live workers, each leading its own):
+ * their /proc/PID/stat is not read, which was most of a sweep's cost
+ * with many workers alive.
  */
 unsigned
-reap_orphans(pid_t sid, unsigned long long start, char *how, size_t len)
+reap_orphans(pid_t sid, unsigned long long start, reap_skip_cb skip,
+    void *arg, char *how, size_t len)
 {
 	struct reap_round	r;
 	struct reap_node	*p;
@@ -415,7 +421,7 @@ reap_orphans(pid_t sid, unsigned long long start, char *how, size_t len)
 		return 0;
 	reap_round_init(&r);
 	for (round = 0; round < REAP_ROUNDS; round++) {
-		reap_round_find(&r, sid, start);
+		reap_round_find(&r, sid, start, skip, arg);
 		if (r.tree.n == 0 && !reap_alive(&r.killed))
 			break;
 		for (i = 0; i < r.tree.n; i++) {
