@@ -25,7 +25,7 @@ typedef int	(*reap_skip_cb)(pid_t, void *);
 int		reap_stat(pid_t, struct reap_stat *);
 int		reap_signal(pid_t, unsigned long long, int, int);
 int		reap_children(pid_t, pid_t *, int);
-int		reap_list(pid_t *, int);
+int		reap_list(pid_t *, int, int);
 void		reap_sweep(pid_t, int *, int *);
 unsigned	reap_orphans(pid_t, unsigned long long, reap_skip_cb, void *,
 		    char *, size_t);
