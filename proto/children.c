@@ -153,6 +153,16 @@ children_watch(struct children *ch, pid_t pid, children_cb cb, void *arg)
 	return 0;
 }
 
+/*
+ * Is pid a child someone here started and watches (arg: the registry)?
+ * Then it is no orphan: reap_orphans' skip callback.
+ */
+int
+children_watched(pid_t pid, void *arg)
+{
+	return children_find(arg, pid) != NULL;
+}
+
 /* The owner is going away: pid is reaped as an orphan when it ends. */
 void
 children_forget(struct children *ch, pid_t pid)

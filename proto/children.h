@@ -31,7 +31,7 @@ void		 children_leaked(struct children *, const char *, const char *,
 int		 children_watch(struct children *, pid_t, children_cb, void *);
 void		 children_forget(struct children *, pid_t);
 void		 children_reap(struct children *);
-int		 children_reaped(const struct children *, pid_t);
+int		 children_watched(pid_t, void *);
 void		 children_free(struct children *);
 
 #endif

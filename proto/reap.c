@@ -76,6 +76,29 @@ reap_stat(pid_t pid, struct reap_stat *ps)
 	return i <= 22 ? -1 : 0;
 }
 
+/* The pids in one children file, appended to out[n..max); the new n. */
+static int
+reap_children_file(const char *path, char *buf, pid_t *out, int n, int max)
+{
+	FILE	*fp;
+	size_t	 len;
+	char	*p, *end;
+
+	if ((fp = fopen(path, "re")) == NULL)
+		return n;
+	len = fread(buf, 1, REAP_BUF - 1, fp);
+	fclose(fp);
+	buf[len] = '\0';
+	for (p = buf; n < max; p = end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		out[n++] = (pid_t)v;
+	}
+	return n;
+}
+
 /*
  * The children of pid (0: ours), from /proc/PID/task/TID/children of
  * each of its threads; at most max.
@@ -83,11 +106,9 @@ reap_stat(pid_t pid, struct reap_stat *ps)
 int
 reap_children(pid_t pid, pid_t *out, int max)
 {
-	char		 dir[64], path[128], *buf, *p, *end;
+	char		 dir[64], path[128], *buf;
 	struct dirent	*de;
 	DIR		*d;
-	FILE		*fp;
-	size_t		 len;
 	int		 n = 0;
 
 	if (pid > 0)
@@ -102,18 +123,7 @@ reap_children(pid_t pid, pid_t *out, int max)
 			continue;
 		snprintf(path, sizeof path, "%s/%.20s/children", dir,
 		    de->d_name);
-		if ((fp = fopen(path, "re")) == NULL)
-			continue;
-		len = fread(buf, 1, REAP_BUF - 1, fp);
-		fclose(fp);
-		buf[len] = '\0';
-		for (p = buf; n < max; p = end) {
-			long v = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			out[n++] = (pid_t)v;
-		}
+		n = reap_children_file(path, buf, out, n, max);
 	}
 	free(buf);
 	closedir(d);
@@ -121,20 +131,52 @@ reap_children(pid_t pid, pid_t *out, int max)
 }
 
 /*
- * Our children.  The kernel's children files can miss a child while
- * the list changes under the read (proc(5): reliable only when the
- * children are stopped), and orphans are being handed to us right now:
- * read until two reads in a row agree (a few at most).
+ * The children of our main thread only: where the kernel hands a
+ * subreaper its orphans (find_new_reaper: the first live thread, the
+ * leader).  A host with hundreds of threads read every one's file per
+ * dead worker, for orphans that only ever come here.
+ */
+static int
+reap_leader_children(pid_t *out, int max)
+{
+	char	path[64], *buf;
+	int	n;
+
+	snprintf(path, sizeof path, "/proc/self/task/%ld/children",
+	    (long)getpid());
+	/* a /proc of another pid namespace: every thread, as before */
+	if (access(path, R_OK) != 0)
+		return reap_children(0, out, max);
+	buf = xmalloc(REAP_BUF);
+	n = reap_children_file(path, buf, out, 0, max);
+	free(buf);
+	return n;
+}
+
+/* Ours, on every thread or (leader) on the main thread's list only. */
+static int
+reap_read(pid_t *out, int max, int leader)
+{
+	return leader ? reap_leader_children(out, max) :
+	    reap_children(0, out, max);
+}
+
+/*
+ * Our children (leader: the main thread's only, see above).  The
+ * kernel's children files can miss a child while the list changes under
+ * the read (proc(5): reliable only when the children are stopped), and
+ * orphans are being handed to us right now: read until two reads in a
+ * row agree (a few at most).
  */
 int
-reap_list(pid_t *out, int max)
+reap_list(pid_t *out, int max, int leader)
 {
 	pid_t	*again = xcalloc((size_t)max, sizeof *again);
 	int	 n, m, tries;
 
-	n = reap_children(0, out, max);
+	n = reap_read(out, max, leader);
 	for (tries = 0; tries < 4; tries++) {
-		m = reap_children(0, again, max);
+		m = reap_read(again, max, leader);
 		if (m == n && memcmp(again, out, (size_t)n * sizeof *out) == 0)
 			break;
 		memcpy(out, again, (size_t)m * sizeof *out);
@@ -312,15 +354,18 @@ reap_round_free(struct reap_round *r)
  * every live process under them.
  */
 static void
-reap_round_find(struct reap_round *r, pid_t sid, unsigned long long start)
+reap_round_find(struct reap_round *r, pid_t sid, unsigned long long start,
+    reap_skip_cb skip, void *arg)
 {
 	struct reap_stat	ps;
 	int			i;
 
-	r->n = reap_list(r->pids, REAP_MAX);
+	/* a dead session's orphans all came to the main thread */
+	r->n = reap_list(r->pids, REAP_MAX, sid != 0);
 	r->tree.n = 0;
 	for (i = 0; i < r->n; i++)
-		if (reap_stat(r->pids[i], &ps) == 0 && ps.state != 'Z' &&
+		if ((skip == NULL || !skip(r->pids[i], arg)) &&
+		    reap_stat(r->pids[i], &ps) == 0 && ps.state != 'Z' &&
 		    (sid == 0 || ps.sid == sid) && ps.start >= start)
 			(void)reap_add(&r->tree, r->pids[i], ps.start);
 	reap_descend(&r->tree, 0, start);
@@ -343,7 +388,7 @@ reap_sweep(pid_t watch, int *st, int *got)
 
 	reap_round_init(&r);
 	for (round = 0; round < REAP_ROUNDS; round++) {
-		reap_round_find(&r, 0, 0);
+		reap_round_find(&r, 0, 0, NULL, NULL);
 		if (r.n == 0 && !reap_alive(&r.killed))
 			break;
 		for (i = 0; i < r.n; i++)
@@ -399,10 +444,14 @@ reap_end(struct reap_set *killed, const struct reap_node *p, char *how,
  * SIGKILLed (then SIGCONTed) through a pidfd after its start time is
  * checked again; rounds catch what they fork meanwhile.  The zombies are
  * left to the caller's reaper.  Returns how many were ended; how gets
- * their names.
+ * their names.  skip(pid, arg), when given, names children known to be
+ * in no such session (the caller's live workers, each leading its own):
+ * their /proc/PID/stat is not read, which was most of a sweep's cost
+ * with many workers alive.
  */
 unsigned
-reap_orphans(pid_t sid, unsigned long long start, char *how, size_t len)
+reap_orphans(pid_t sid, unsigned long long start, reap_skip_cb skip,
+    void *arg, char *how, size_t len)
 {
 	struct reap_round	r;
 	struct reap_node	*p;
@@ -415,7 +464,7 @@ reap_orphans(pid_t sid, unsigned long long start, char *how, size_t len)
 		return 0;
 	reap_round_init(&r);
 	for (round = 0; round < REAP_ROUNDS; round++) {
-		reap_round_find(&r, sid, start);
+		reap_round_find(&r, sid, start, skip, arg);
 		if (r.tree.n == 0 && !reap_alive(&r.killed))
 			break;
 		for (i = 0; i < r.tree.n; i++) {

@@ -19,12 +19,16 @@ struct reap_stat {
 	char			comm[32];
 };
 
+/* A child the sweep of a dead session may pass over (reap_orphans). */
+typedef int	(*reap_skip_cb)(pid_t, void *);
+
 int		reap_stat(pid_t, struct reap_stat *);
 int		reap_signal(pid_t, unsigned long long, int, int);
 int		reap_children(pid_t, pid_t *, int);
-int		reap_list(pid_t *, int);
+int		reap_list(pid_t *, int, int);
 void		reap_sweep(pid_t, int *, int *);
-unsigned	reap_orphans(pid_t, unsigned long long, char *, size_t);
+unsigned	reap_orphans(pid_t, unsigned long long, reap_skip_cb, void *,
+		    char *, size_t);
 int		reap_exec_status(int, pid_t);
 
 #endif

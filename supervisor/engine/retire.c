@@ -30,7 +30,17 @@ struct retire {
 	struct sup	*sup;
 	unsigned	 keep;
 	struct event	*ev;		/* the sweep, on the next loop turn */
+	unsigned	 logs_at;	/* next agent index at the last trim */
 };
+
+/* How many agents' files a workers directory keeps. */
+static unsigned long
+retire_logs_keep(void)
+{
+	/* $CCW_WORKER_LOGS_KEEP: a test's seam */
+	return (unsigned long)rotate_env("CCW_WORKER_LOGS_KEEP",
+	    RETIRE_LOGS_KEEP);
+}
 
 /* Where a retired agent's report lives: beside its log (agent.c). */
 static char *
@@ -103,7 +113,16 @@ retire_sweep(evutil_socket_t fd, short ev, void *arg)
 		if (agent_retire(a) == 0)
 			n--;
 	}
-	(void)retire_logs(r->sup);
+	/*
+	 * Trimming reads the whole workers directory: once per keep/8 new
+	 * agents, not per finished one (a control run of 1000 short workers
+	 * read its 512-file directory 1000 times).  At most keep + keep/8
+	 * agents' files stay.
+	 */
+	if (r->sup->next_index - r->logs_at >= retire_logs_keep() / 8) {
+		r->logs_at = r->sup->next_index;
+		(void)retire_logs(r->sup);
+	}
 }
 
 /* A table's retention: keep its newest `keep` finished agents. */
@@ -201,9 +220,7 @@ retire_logs(const struct sup *s)
 	char		*path;
 	DIR		*d;
 
-	/* $CCW_WORKER_LOGS_KEEP: a test's seam */
-	keep = (unsigned long)rotate_env("CCW_WORKER_LOGS_KEEP",
-	    RETIRE_LOGS_KEEP);
+	keep = retire_logs_keep();
 	xasprintf(&path, "%s/%s.workers", s->state_dir, s->loop_id);
 	if ((d = opendir(path)) == NULL) {
 		free(path);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "children.h"
 #include "log.h"
 #include "reap.h"
 #include "sigfd.h"
@@ -479,5 +480,7 @@ spawn_sweep(struct agent *a, pid_t pid, char *how, size_t len)
 		how[0] = '\0';
 	if (pid <= 1 || a->start == 0)
 		return 0;
-	return reap_orphans(pid, a->start, how, len);
+	/* our live workers lead sessions of their own: not read */
+	return reap_orphans(pid, a->start, children_watched,
+	    a->sup->children, how, len);
 }

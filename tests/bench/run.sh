@@ -150,7 +150,9 @@ setup() {
 	: >"$tmp/errors"
 	cflags=$(pkg-config --cflags --libs msgpack-c 2>/dev/null ||
 	    pkg-config --cflags --libs msgpack 2>/dev/null || echo -lmsgpackc)
-	for f in forkexec pingpong; do
+	cflags="$cflags $(pkg-config --cflags --libs jansson 2>/dev/null ||
+	    echo -ljansson)"
+	for f in forkexec pingpong ctlbench; do
 		# shellcheck disable=SC2086
 		${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -Wall -o "$tmp/bin/$f" \
 		    "$bench/$f.c" $cflags || { warn "cannot compile $f.c"; exit 1; }
@@ -162,7 +164,8 @@ setup() {
 }
 
 # Figure 1: lifecycles per second, ours / GNU parallel / raw fork+exec,
-# alternated in each run.  Every run of ours gets a fresh project dir;
+# alternated in each run.  Ours is driven by ctlbench.c, a C client like
+# the raw baseline (control.py's Python cost 6-7% of the CPU of a run).  Every run of ours gets a fresh project dir;
 # the logs stay until the end (deleting thousands of inodes right before
 # the next run makes ext4 inode allocation crawl, which is not ours).
 fig_lifecycles() {
@@ -170,7 +173,7 @@ fig_lifecycles() {
 	echo "bench: lifecycles: $RUNS x ($LIFE_N jobs, $LIFE_J in flight)" >&2
 	for i in $(seq "$RUNS"); do
 		mkdir -p "$tmp/life$i"
-		if s=$(python3 "$bench/control.py" lifecycles "$SUP" \
+		if s=$("$tmp/bin/ctlbench" lifecycles "$SUP" \
 		    "$tmp/life$i" "$LIFE_N" "$LIFE_J" true 2>>"$tmp/errors" |
 		    jget seconds); then
 			o+=("$(awk -v n="$LIFE_N" -v s="$s" 'BEGIN { print n / s }')")
@@ -202,6 +205,8 @@ fig_lifecycles() {
 # a user gets, but cross-CPU wake-ups on a small VM swing it by 2-5x).
 # The control front end's own round trip (a `list`, answered from the
 # table) and a raw ping-pong through a relay process are measured too.
+# The client is ctlbench.c, C like the relay's pinger: with control.py,
+# Python took 35% of the CPU of a round trip, which the relay never pays.
 fig_roundtrip() {
 	local i out pin o=() f=() d=() r=() y=() o2=() r2=()
 	local mo mf md mr my mo2 mr2
@@ -215,7 +220,7 @@ fig_roundtrip() {
 	for i in $(seq "$RUNS"); do
 		mkdir -p "$tmp/rtt$i" "$tmp/rtt$i-free"
 		# shellcheck disable=SC2086
-		if out=$($pin python3 "$bench/control.py" roundtrip "$SUP" \
+		if out=$($pin "$tmp/bin/ctlbench" roundtrip "$SUP" \
 		    "$tmp/rtt$i" "$RTT_N" "$RTT_SIZE" cat 2>>"$tmp/errors"); then
 			o+=("$(jget send_input_us <<<"$out")")
 			f+=("$(jget list_us <<<"$out")")
@@ -230,7 +235,7 @@ fig_roundtrip() {
 		# shellcheck disable=SC2086
 		out=$($pin "$tmp/bin/pingpong" "$RTT_N" "$RTT_SIZE" relay \
 		    2>>"$tmp/errors") && y+=("$out")
-		if out=$(python3 "$bench/control.py" roundtrip "$SUP" \
+		if out=$("$tmp/bin/ctlbench" roundtrip "$SUP" \
 		    "$tmp/rtt$i-free" "$RTT_N" "$RTT_SIZE" cat \
 		    2>>"$tmp/errors"); then
 			o2+=("$(jget send_input_us <<<"$out")")
