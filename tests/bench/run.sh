@@ -555,59 +555,109 @@ fig_serve() {
 	    "${mm:-n/a}"
 }
 
-# Figure 8: BATCH_N trivial items (each a loop of five bash workers that
-# print their WORKER_RESULT at once; max_iterations 3, as develop, debug
-# and validate each count one) through `batch --jobs BATCH_J`,
-# against GNU parallel -j BATCH_J running the same five commands of each
-# item one after another: what the engine costs per item (workers over
-# a channel, five state commits, the batch's own state) over bare
-# processes.  Items per second, the median of RUNS.
-fig_batch() {
-	local i d o=() p=() mo mp t
-	echo "bench: batch: $RUNS x $BATCH_N items, batch and GNU parallel" >&2
-	if ! command -v parallel >/dev/null 2>&1; then
-		warn "batch: GNU parallel missing"
-		return
-	fi
-	for i in $(seq "$RUNS"); do
-		d=$tmp/batch$i
-		mkdir -p "$d/.loop"
-		python3 - "$d" "$BATCH_N" <<'PYEOF'
+# Figure 8 (issue 30): `batch --jobs BATCH_J` against GNU parallel -j
+# BATCH_J doing the same work, items per second, the median of RUNS:
+#  - BATCH_N worker items (kind worker: one bash worker each, printing its
+#    WORKER_RESULT at once) against parallel running that tool, `bash -c
+#    CMD`, once per item;
+#  - BATCH_N loop items (a loop of five bash workers, max_iterations 3 as
+#    develop, debug and validate each count one, and five commits of its
+#    state) against parallel running tests/bench/loopitem.c per item: the
+#    same five `bash -c CMD` and five write+fsync+rename+fsync(dir) of a
+#    state-sized file;
+#  - BATCH_BIG worker items, once each (a median of 10,000-item runs
+#    would take the bench's hour).
+# What the engine costs per item over bare processes doing the same.
+BATCH_CMD="printf 'WORKER_RESULT:\n- status: success\n- summary: ok\n'"
+BATCH_BIG=${BENCH_BATCH_BIG:-10000}
+BATCH_STATE_BYTES=2900	# a finished trivial loop's state file
+
+# batch_items DIR N KIND: a root whose roles all run BATCH_CMD with bash,
+# and DIR/items.jsonl of N items of KIND (loop or worker).
+batch_items() {
+	mkdir -p "$1/.loop"
+	python3 - "$1" "$2" "$3" "$BATCH_CMD" <<'PYEOF'
 import json, sys
-d, n = sys.argv[1], int(sys.argv[2])
-cmd = "printf 'WORKER_RESULT:\\n- status: success\\n- summary: ok\\n'"
+d, n, kind, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 roles = {r: {"command": cmd} for r in ("init", "develop", "debug", "validate", "complete")}
 json.dump({"default_tool": "bash", "roles": roles}, open(d + "/.loop/config.json", "w"))
 with open(d + "/items.jsonl", "w") as f:
     for k in range(n):
-        f.write(json.dumps({"title": "item %d" % k, "max_iterations": 3}) + "\n")
+        o = {"title": "item %d" % k}
+        if kind == "worker":
+            o["kind"] = "worker"
+        else:
+            o["max_iterations"] = 3
+        f.write(json.dumps(o) + "\n")
 PYEOF
-		if t=$(timed "$SUP" batch "$d/items.jsonl" -C "$d" --jobs "$BATCH_J"); then
-			o+=("$(awk -v n="$BATCH_N" -v t="$t" 'BEGIN { printf "%.2f\n", n / t }')")
-		else
-			warn "batch: our run $i failed"
-		fi
-		# the same five commands per item, in a script: no command
-		# line for parallel to append its argument to ("done 1")
-		cat >"$d/item.sh" <<'SHEOF'
-#!/bin/bash
-for r in init develop debug validate complete; do
-	bash -c "printf 'WORKER_RESULT:\n- status: success\n- summary: ok\n'" </dev/null
-done
-SHEOF
-		if t=$(timed parallel -j "$BATCH_J" --will-cite bash "$d/item.sh" \
-		    ::: $(seq "$BATCH_N")); then
-			p+=("$(awk -v n="$BATCH_N" -v t="$t" 'BEGIN { printf "%.2f\n", n / t }')")
-		else
-			warn "batch: GNU parallel run $i failed"
-		fi
-		rm -rf "$d"
+}
+
+# batch_pair N KIND DIR: one run of ours and one of the baseline, each
+# "items/s" on its own line (empty when it failed).
+batch_pair() {
+	local n=$1 kind=$2 d=$3 t
+	batch_items "$d" "$n" "$kind"
+	if t=$(timed "$SUP" batch "$d/items.jsonl" -C "$d" --jobs "$BATCH_J"); then
+		awk -v n="$n" -v t="$t" 'BEGIN { printf "%.2f\n", n / t }'
+	else
+		warn "batch: our $kind run of $n failed"
+		echo
+	fi
+	mkdir -p "$d/base"
+	if [ "$kind" = worker ]; then
+		# -q: the command's words passed as they are (the item's
+		# number parallel appends is bash's $0)
+		t=$(timed parallel -q -j "$BATCH_J" --will-cite bash -c \
+		    "$BATCH_CMD" ::: $(seq "$n"))
+	else
+		t=$(timed parallel -q -j "$BATCH_J" --will-cite \
+		    "$tmp/bin/loopitem" "$d/base" '{}' "$BATCH_STATE_BYTES" \
+		    "$BATCH_CMD" ::: $(seq "$n"))
+	fi
+	if [ -n "$t" ]; then
+		awk -v n="$n" -v t="$t" 'BEGIN { printf "%.2f\n", n / t }'
+	else
+		warn "batch: GNU parallel's $kind run of $n failed"
+		echo
+	fi
+	rm -rf "$d"
+}
+
+fig_batch() {
+	local i k r w=() pw=() l=() pl=() mo mp
+	echo "bench: batch: $RUNS x $BATCH_N worker and loop items, batch and GNU parallel; $BATCH_BIG worker items once" >&2
+	if ! command -v parallel >/dev/null 2>&1; then
+		warn "batch: GNU parallel missing"
+		return
+	fi
+	${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -Wall -o "$tmp/bin/loopitem" \
+	    "$bench/loopitem.c" || { warn "cannot compile loopitem.c"; return; }
+	for i in $(seq "$RUNS"); do
+		for k in worker loop; do
+			mapfile -t r < <(batch_pair "$BATCH_N" "$k" "$tmp/batch$i$k")
+			if [ "$k" = worker ]; then
+				[ -n "${r[0]:-}" ] && w+=("${r[0]}")
+				[ -n "${r[1]:-}" ] && pw+=("${r[1]}")
+			else
+				[ -n "${r[0]:-}" ] && l+=("${r[0]}")
+				[ -n "${r[1]:-}" ] && pl+=("${r[1]}")
+			fi
+		done
 	done
-	mo=$(printf '%s\n' "${o[@]}" | median)
-	mp=$(printf '%s\n' "${p[@]}" | median)
-	trow batch "$BATCH_N items: batch vs GNU parallel -j $BATCH_J" \
+	mo=$(printf '%s\n' "${w[@]}" | median)
+	mp=$(printf '%s\n' "${pw[@]}" | median)
+	trow batch "$BATCH_N worker items: batch vs GNU parallel -j $BATCH_J" \
 	    "${mo:-n/a}" "${mp:-n/a}" "items/s" "$(ratio "$mo" "$mp")" \
 	    "$(ratio "$mo" "$mp")"
+	mo=$(printf '%s\n' "${l[@]}" | median)
+	mp=$(printf '%s\n' "${pl[@]}" | median)
+	trow batch "$BATCH_N loop items (5 workers, 5 commits) vs parallel" \
+	    "${mo:-n/a}" "${mp:-n/a}" "items/s" "$(ratio "$mo" "$mp")" \
+	    "$(ratio "$mo" "$mp")"
+	mapfile -t r < <(batch_pair "$BATCH_BIG" worker "$tmp/batchbig")
+	trow batch "$BATCH_BIG worker items, one run each" "${r[0]:-n/a}" \
+	    "${r[1]:-n/a}" "items/s" "$(ratio "${r[0]:-}" "${r[1]:-}")" \
+	    "$(ratio "${r[0]:-}" "${r[1]:-}")"
 }
 
 # Figure 9: a lifecycle through ssh and srun against local, for the

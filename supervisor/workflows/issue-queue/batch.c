@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,26 +31,30 @@
 #include "sup.h"
 #include "xmalloc.h"
 
-/* Has every item of every group before g ended? */
-static int
-batch_groups_before_done(const struct batch *b, size_t g)
+/*
+ * The first group with an item not ended (SIZE_MAX: none): every group
+ * before it is done.  Once per pass of batch_pump, not once per item
+ * asked (that was O(n^2) a pass, O(n^3) a batch).
+ */
+static size_t
+batch_group_open(const struct batch *b)
 {
-	size_t	i;
+	size_t	i, g = SIZE_MAX;
 
 	for (i = 0; i < b->nitems; i++)
-		if (b->items[i].def->group < g && b->items[i].phase != BI_DONE)
-			return 0;
-	return 1;
+		if (b->items[i].phase != BI_DONE && b->items[i].def->group < g)
+			g = b->items[i].def->group;
+	return g;
 }
 
 /*
  * May the item start now?  1 yes, 0 not yet, -1 never (*why: the
- * dependency that did not complete).  A sequential group runs its items
+ * dependency that did not complete); open is batch_group_open's.  A sequential group runs its items
  * one at a time in their order.
  */
 static int
 batch_item_ready(const struct batch *b, const struct batch_item *bi,
-    char **why)
+    size_t open, char **why)
 {
 	const struct bq_group	*g = &b->cfg.in->groups[bi->def->group];
 	const struct batch_item	*d;
@@ -68,7 +73,7 @@ batch_item_ready(const struct batch *b, const struct batch_item *bi,
 			return -1;
 		}
 	}
-	if (!batch_groups_before_done(b, bi->def->group))
+	if (bi->def->group > open)	/* a group before it still runs */
 		return 0;
 	/* the forecast: never beside an item naming the same files */
 	for (i = 0; i < bi->nclash; i++) {
@@ -93,7 +98,7 @@ batch_pump(struct batch *b)
 	struct batch_item	*bi;
 	unsigned		 jobs = b->cfg.jobs > 0 ? b->cfg.jobs :
 				    BATCH_JOBS;
-	size_t			 i, waiting = 0;
+	size_t			 i, open, waiting = 0;
 	char			*why;
 	int			 blocked;
 
@@ -104,28 +109,33 @@ batch_pump(struct batch *b)
 		}
 	if (b->finishing)
 		return;
-	/* blocked first, until none is: a block may block another */
+	/* blocked first, until none is: a block may block another (only
+	 * a dependency blocks: an item without one is never asked) */
 	do {
 		blocked = 0;
+		open = batch_group_open(b);
 		for (i = 0; i < b->nitems; i++) {
 			bi = &b->items[i];
 			why = NULL;
-			if (bi->phase == BI_WAIT &&
-			    batch_item_ready(b, bi, &why) < 0) {
+			if (bi->phase == BI_WAIT && bi->def->ndeps > 0 &&
+			    batch_item_ready(b, bi, open, &why) < 0) {
 				batch_item_end(bi, "blocked", why);
 				blocked = 1;
 			}
 			free(why);
 		}
 	} while (blocked);
+	open = batch_group_open(b);
 	for (i = 0; i < b->nitems; i++) {
 		bi = &b->items[i];
 		if (bi->phase != BI_WAIT)
 			continue;
-		waiting++;
+		/* no job free: one waiting item is all the end needs to know */
+		if (waiting++ > 0 && (b->end != BE_NONE || b->nrun >= jobs))
+			break;
 		why = NULL;
 		if (b->end == BE_NONE && b->nrun < jobs &&
-		    batch_item_ready(b, bi, &why) == 1)
+		    batch_item_ready(b, bi, open, &why) == 1)
 			batch_item_start(bi);
 		free(why);
 	}
@@ -243,14 +253,15 @@ batch_new(struct event_base *base, const struct batch_cfg *cfg, char **err)
 		    "queue"), i);
 		s = json_string_value(json_object_get(b->items[i].rec,
 		    "status"));
+		batch_tally(b, s, 1);	/* batch_item_set keeps it after */
 		b->items[i].phase = strcmp(s, "pending") == 0 ||
 		    strcmp(s, "executing") == 0 ? BI_WAIT : BI_DONE;
 		/* done before this batch (CCW or an earlier batch): not again */
 		if (cfg->resume_id == NULL && b->items[i].def->status != NULL &&
 		    strcmp(b->items[i].def->status, "completed") == 0) {
-			json_object_set_new(b->items[i].rec, "status",
+			batch_item_set(&b->items[i], "status",
 			    json_string("completed"));
-			json_object_set_new(b->items[i].rec, "note", json_string(
+			batch_item_set(&b->items[i], "note", json_string(
 			    "completed in the queue before this batch"));
 			b->items[i].phase = BI_DONE;
 		}

@@ -77,9 +77,15 @@ struct batch {
 	struct filewatch	*watch;		/* on its state.json; NULL: */
 	struct event		*poll_ev;	/* ... polled instead */
 	int			 saving, dirty, finishing, finished;
+	int			 watch_due;	/* state.json changed during a
+						   save: watch_ev after it */
+	struct event		*watch_ev;
 	int			 save_failed;
 	struct event		*pump_ev;
 	json_t			*forecast;	/* bqforecast_make's pairs */
+	size_t			 ncompleted, nfailed, nblocked;	/* the
+						   queue's statuses, kept by
+						   batch_item_set */
 };
 
 
@@ -92,6 +98,7 @@ void	 batch_finish(struct batch *);
 void	 batch_save(struct batch *);
 void	 batch_queue_sync(struct batch_item *, const char *, const char *);
 void	 batch_count(struct batch *);
+void	 batch_tally(struct batch *, const char *, int);	/* status, +-1 */
 void	 batch_usage_sum(struct batch *);
 
 /* batchhold.c: the budget held, its hold, a raised one from the file */
@@ -101,6 +108,7 @@ void	 batch_hold_start(struct batch *);	/* its watch, hold timer */
 void	 batch_hold_free(struct batch *);
 
 /* batchitem.c */
+void	 batch_item_set(struct batch_item *, const char *, json_t *);	/* takes it */
 void	 batch_item_start(struct batch_item *);
 void	 batch_item_end(struct batch_item *, const char *, const char *);
 

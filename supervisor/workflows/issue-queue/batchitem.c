@@ -15,6 +15,7 @@
 #include "batch.h"
 #include "batchint.h"
 #include "batchstate.h"
+#include "batchtext.h"
 #include "bqinput.h"
 #include "bqqueue.h"
 #include "clock.h"
@@ -29,26 +30,45 @@
 
 /* --- items */
 
+/*
+ * A member of the item's record set: its text in state.json encoded
+ * again at the next save (batchtext.c keeps the others'), the batch's
+ * counts following its status.
+ */
+void
+batch_item_set(struct batch_item *bi, const char *key, json_t *v)
+{
+	if (strcmp(key, "status") == 0) {
+		batch_tally(bi->b, json_string_value(json_object_get(bi->rec,
+		    "status")), -1);
+		batch_tally(bi->b, json_string_value(v), 1);
+	}
+	json_object_set_new(bi->rec, key, v);
+	batchtext_item(bi->b->store.text, bi->idx);
+}
+
 /* An item is over: its record, the counts, the save, the event. */
 void
 batch_item_end(struct batch_item *bi, const char *status, const char *reason)
 {
 	struct batch	*b = bi->b;
 	char		 now[40];
+	const char	*key;
 	json_t		*iss;
 
 	batch_now(now, sizeof now);
-	json_object_set_new(bi->rec, "status", json_string(status));
-	json_object_set_new(bi->rec, "ended_at", json_string(now));
-	json_object_set_new(bi->rec, "failure_reason", reason != NULL ?
+	batch_item_set(bi, "status", json_string(status));
+	batch_item_set(bi, "ended_at", json_string(now));
+	batch_item_set(bi, "failure_reason", reason != NULL ?
 	    json_string(reason) : json_null());
-	json_object_set_new(bi->rec, "duration_ms", json_integer((json_int_t)
+	batch_item_set(bi, "duration_ms", json_integer((json_int_t)
 	    (bi->t0 != 0 ? clock_mono_ms() - bi->t0 : 0)));
-	iss = json_object_get(json_object_get(b->st, "issues"),
-	    json_string_value(json_object_get(bi->rec, "issue_id")) != NULL ?
-	    json_string_value(json_object_get(bi->rec, "issue_id")) :
-	    bi->def->id);
+	key = json_string_value(json_object_get(bi->rec, "issue_id"));
+	if (key == NULL)
+		key = bi->def->id;
+	iss = json_object_get(json_object_get(b->st, "issues"), key);
 	if (iss != NULL) {
+		batchtext_issue(b->store.text, key);
 		json_object_set_new(iss, "status", json_string(
 		    strcmp(status, "completed") == 0 ? "completed" : "failed"));
 		json_object_set_new(iss, "executed_at", json_string(now));
@@ -80,7 +100,7 @@ batch_item_requeue(struct batch_item *bi)
 {
 	struct batch	*b = bi->b;
 
-	json_object_set_new(bi->rec, "status", json_string("pending"));
+	batch_item_set(bi, "status", json_string("pending"));
 	b->nrun--;
 	bi->budget_stop = 0;
 	bi->phase = BI_WAIT;
@@ -159,7 +179,7 @@ batch_loop_event(void *arg, struct host_loop *hl, uint64_t seq,
 	    strcmp(name, "LOOP_COMPLETED") == 0) &&
 	    json_is_object(u = json_object_get(fields, "usage")) &&
 	    !json_equal(u, json_object_get(bi->rec, "usage"))) {
-		json_object_set_new(bi->rec, "usage", json_deep_copy(u));
+		batch_item_set(bi, "usage", json_deep_copy(u));
 		batch_usage_sum(b);
 		batch_save(b);
 		batch_budget(b);
@@ -218,13 +238,15 @@ batch_worker_done(void *arg, const char *status, const char *why,
 	const json_t		*usage = json_object_get(rep, "usage");
 
 	if (json_is_object(json_object_get(rep, "worktree")))
-		json_object_set_new(bi->rec, "worktree", json_deep_copy(
+		batch_item_set(bi, "worktree", json_deep_copy(
 		    json_object_get(rep, "worktree")));
 
 	bi->dead = bi->worker;
 	bi->worker = NULL;
-	if (json_is_object(usage)) {
-		json_object_set_new(bi->rec, "usage", json_deep_copy(usage));
+	/* unchanged: no O(n) sum again (a tool that counts nothing) */
+	if (json_is_object(usage) && !json_equal(usage, json_object_get(bi->rec,
+	    "usage"))) {
+		batch_item_set(bi, "usage", json_deep_copy(usage));
 		batch_usage_sum(b);
 		batch_budget(b);
 	}
@@ -261,7 +283,7 @@ batch_worker_start(struct batch_item *bi, const char *root, char **err)
 	if (bi->worker == NULL)
 		return -1;
 	if (sd == NULL && used != NULL)
-		json_object_set_new(bi->rec, "state_dir", json_string(used));
+		batch_item_set(bi, "state_dir", json_string(used));
 	free(bi->role);
 	bi->role = xstrdup(bi->def->role != NULL ? bi->def->role : "develop");
 	bi->phase = BI_RUN;
@@ -287,9 +309,9 @@ batch_item_start(struct batch_item *bi)
 	b->nrun++;
 	bi->t0 = clock_mono_ms();
 	batch_now(now, sizeof now);
-	json_object_set_new(bi->rec, "status", json_string("executing"));
-	json_object_set_new(bi->rec, "started_at", json_string(now));
-	json_object_set_new(bi->rec, "attempts", json_integer(
+	batch_item_set(bi, "status", json_string("executing"));
+	batch_item_set(bi, "started_at", json_string(now));
+	batch_item_set(bi, "attempts", json_integer(
 	    json_integer_value(json_object_get(bi->rec, "attempts")) + 1));
 	batch_emit(b, "item_started", json_pack("{s:s, s:s, s:s?}", "item_id",
 	    it->id, "title", it->title, "loop_id", json_string_value(
@@ -314,7 +336,7 @@ batch_item_start(struct batch_item *bi)
 	sd = json_string_value(json_object_get(bi->rec, "state_dir"));
 	if ((h = b->cfg.host_for(b->cfg.arg, root, sd, &used, &err)) != NULL &&
 	    sd == NULL)
-		json_object_set_new(bi->rec, "state_dir", json_string(used));
+		batch_item_set(bi, "state_dir", json_string(used));
 	if (h == NULL ||
 	    (bi->hl = host_loop_open(h, &spec, b->cfg.wf, &obs, &err)) ==
 	    NULL) {

@@ -100,6 +100,8 @@ batch_save_done(void *arg)
 	free(s->budget);
 	free(s->err);
 	free(s);
+	if (b->watch_due && b->watch_ev != NULL)	/* our inode is known now */
+		event_active(b->watch_ev, EV_TIMEOUT, 0);
 	if (b->dirty)
 		batch_save(b);
 	else if (b->finishing && !b->finished)
@@ -238,27 +240,39 @@ batch_queue_sync(struct batch_item *bi, const char *status, const char *why)
 
 /* --- counts and usage */
 
-/* context's counts from the queue's records. */
+/* A status counted in (delta 1) or out (-1) of the batch's counts. */
+void
+batch_tally(struct batch *b, const char *status, int delta)
+{
+	size_t	*n = NULL;
+
+	if (status == NULL)
+		return;
+	if (strcmp(status, "completed") == 0)
+		n = &b->ncompleted;
+	else if (strcmp(status, "failed") == 0)
+		n = &b->nfailed;
+	else if (strcmp(status, "blocked") == 0)
+		n = &b->nblocked;
+	if (n != NULL)
+		*n += (size_t)delta;	/* -1 wraps back: never below 0 */
+}
+
+/*
+ * context's counts, kept as records change (batch_item_set): a scan of
+ * the queue per item end made a batch O(n^2).
+ */
 void
 batch_count(struct batch *b)
 {
-	json_t		*ctx = json_object_get(b->st, "context"), *e;
-	json_int_t	 ok = 0, bad = 0, blocked = 0;
-	const char	*s;
-	size_t		 i;
+	json_t	*ctx = json_object_get(b->st, "context");
 
-	json_array_foreach(json_object_get(b->st, "queue"), i, e) {
-		s = json_string_value(json_object_get(e, "status"));
-		if (strcmp(s, "completed") == 0)
-			ok++;
-		else if (strcmp(s, "failed") == 0)
-			bad++;
-		else if (strcmp(s, "blocked") == 0)
-			blocked++;
-	}
-	json_object_set_new(ctx, "completed_count", json_integer(ok));
-	json_object_set_new(ctx, "failed_count", json_integer(bad));
-	json_object_set_new(ctx, "blocked_count", json_integer(blocked));
+	json_object_set_new(ctx, "completed_count", json_integer(
+	    (json_int_t)b->ncompleted));
+	json_object_set_new(ctx, "failed_count", json_integer(
+	    (json_int_t)b->nfailed));
+	json_object_set_new(ctx, "blocked_count", json_integer(
+	    (json_int_t)b->nblocked));
 }
 
 /* A usage object's member added to acc's (a cost stays null till one). */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "batchstate.h"
+#include "batchtext.h"
 #include "bqinput.h"
 #include "budget.h"
 #include "clock.h"
@@ -153,6 +154,7 @@ batchstore_open(struct batch_store *bs, const char *root, const char *id,
 		json_decref(bs->history);
 		bs->history = json_array();
 	}
+	bs->text = batchtext_new();
 	return 0;
 fail:
 	batchstore_close(bs);
@@ -168,6 +170,7 @@ batchstore_close(struct batch_store *bs)
 	if (bs->dirfd != -1)
 		close(bs->dirfd);
 	json_decref(bs->history);
+	batchtext_free(bs->text);
 	free(bs->dir);
 	memset(bs, 0, sizeof *bs);
 	bs->dirfd = bs->lock_fd = -1;
@@ -253,7 +256,7 @@ batchstore_texts(struct batch_store *bs, const json_t *st, char **state,
 	*state = *history = NULL;
 	if (batchstate_check(st, err) != 0)
 		return -1;
-	*state = json_dumps(st, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	*state = batchtext_dump(bs->text, st);
 	if (*state == NULL) {
 		xasprintf(err, "state.json: cannot encode");
 		return -1;
@@ -267,7 +270,7 @@ batchstore_texts(struct batch_store *bs, const json_t *st, char **state,
 	if (n >= BATCH_HISTORY_MAX)
 		json_array_remove(bs->history, 0);
 	json_array_append_new(bs->history, e);
-	*history = json_dumps(bs->history, JSON_INDENT(2));
+	*history = batchtext_history(bs->text, bs->history);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+struct batch_text;
 struct bq_input;
 
 #define BATCH_DIR	".workflow/.batch"
@@ -22,6 +23,8 @@ struct batch_store {
 	int		 dirfd;
 	int		 lock_fd;
 	json_t		*history;	/* state-history.json's array */
+	struct batch_text *text;	/* state.json's kept pieces: the
+					   batch says what changed */
 	_Atomic ino_t	 ino;		/* state.json as we last wrote it (the
 					   committer writes it, the watch reads) */
 };
