@@ -85,6 +85,8 @@ struct host {
 	uint64_t		 commits;	/* of the loops gone */
 	struct meter		*meter;		/* results and ends, counted */
 	struct notify		*notify;	/* config.notify's; NULL: none */
+	struct committer_pool	*pool;		/* the loops' commits' threads */
+	int			 pool_failed;	/* threads of their own, then */
 };
 
 /* The gate's provider_hold and provider_open, numbered on the bus. */
@@ -269,8 +271,29 @@ host_free(struct host *h)
 		children_free(h->children);
 	if (h->dirfd >= 0)
 		close(h->dirfd);
+	committer_pool_free(h->pool);	/* a loop's store still out keeps it */
 	meter_free(h->meter);
 	free(h);
+}
+
+/*
+ * The threads the loops' state commits run on, made at the first: a few
+ * for all (fsyncs of different loops overlap), not two per loop.  NULL
+ * when they cannot be made (each store makes its own).
+ */
+static struct committer_pool *
+host_pool(struct host *h)
+{
+	char	*e = NULL;
+
+	if (h->pool == NULL && !h->pool_failed &&
+	    (h->pool = committer_pool_new(HOST_COMMIT_THREADS, &e)) == NULL) {
+		log_warnx("host: %s; a loop's commits get a thread of its own",
+		    e);
+		free(e);
+		h->pool_failed = 1;
+	}
+	return h->pool;
 }
 
 /* The provider gate every loop's workers start through. */
@@ -548,7 +571,7 @@ host_loop_start(struct host_loop *hl, int *code, char **err)
 	    hl->lo.mode != NULL ? hl->lo.mode : "auto");
 	/* back on the loop's thread: a running loop's commits go through it */
 	if (hl->open_status == LOOPOPEN_RUN)
-		state_store_attach(hl->lo.store, h->base);
+		state_store_attach_in(hl->lo.store, h->base, host_pool(h));
 	host_loop_run_cfg(hl, &r);
 	if (hl->open_status == LOOPOPEN_RUN && (hl->run =
 	    hl->wf->driver->open(h->base, &r, err)) != NULL) {

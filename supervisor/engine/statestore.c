@@ -50,6 +50,7 @@ struct state_store {
 	struct event		*ev;	/* end of turn: start a commit */
 	struct committer	*committer;	/* NULL without a base */
 	struct committer	*side;	/* side files; made at the first job */
+	struct committer_pool	*pool;	/* whose threads they use; NULL: own */
 	int			 side_failed;	/* could not: side jobs run inline */
 	struct store_job	*inflight;
 	struct state_marks	*marks;
@@ -232,13 +233,27 @@ store_schedule(struct state_store *s)
 void
 state_store_attach(struct state_store *s, struct event_base *base)
 {
+	state_store_attach_in(s, base, NULL);
+}
+
+/*
+ * state_store_attach with the committers (commits, side files) on a
+ * pool's threads (a host's, shared by its loops); NULL: threads of the
+ * store's own.
+ */
+void
+state_store_attach_in(struct state_store *s, struct event_base *base,
+    struct committer_pool *pool)
+{
 	char	*e = NULL;
 
 	if (s == NULL || base == NULL || s->base != NULL)
 		return;
 	s->base = base;
+	s->pool = pool;
 	s->ev = event_new(base, -1, 0, store_cb, s);
-	if ((s->committer = committer_new(base, &e)) == NULL) {
+	if ((s->committer = pool != NULL ? committer_new_in(pool, base, &e) :
+	    committer_new(base, &e)) == NULL) {
 		log_warnx("state %s: %s; committing on the loop", s->id, e);
 		free(e);
 	}
@@ -415,7 +430,8 @@ store_side(struct state_store *s)
 	char	*e = NULL;
 
 	if (s->side == NULL && s->base != NULL && !s->side_failed &&
-	    (s->side = committer_new(s->base, &e)) == NULL) {
+	    (s->side = s->pool != NULL ? committer_new_in(s->pool, s->base,
+	    &e) : committer_new(s->base, &e)) == NULL) {
 		log_warnx("state %s: %s; side files written on the loop",
 		    s->id, e);
 		free(e);

@@ -1,8 +1,9 @@
 /*
  * test-committer.c: the committer thread (order, done on the loop's
- * thread) and the store on top of it: batching, commits piling up while
- * one waits for a held lock (coalesced), failures reported to the
- * callback, giving up a held lock when stopping, write marks per store.
+ * thread), committers sharing a pool's threads, and the store on top of
+ * it: batching, commits piling up while one waits for a held lock
+ * (coalesced), failures reported to the callback, giving up a held lock
+ * when stopping, write marks per store.
  */
 #include <config.h>
 
@@ -103,6 +104,54 @@ test_order(void)
 	committer_wait(c);
 	tap_is_int(t.ndone, T_NJOBS + 1, "committer_wait: run and done");
 	committer_free(c);
+	event_base_free(base);
+}
+
+/*
+ * Committers sharing a pool of two threads: each one's jobs still run
+ * one at a time, in its order, done on the loop; the pool's owner may
+ * let go first (its committers keep it until they are freed).
+ */
+static void
+test_pool(void)
+{
+	struct event_base	*base = event_base_new();
+	struct committer_pool	*p;
+	struct committer	*c[3];
+	struct t_jobs		 t[3];
+	struct t_job		*j;
+	char			*e = NULL;
+	int			 i, k, inorder = 1, made = 1;
+
+	p = committer_pool_new(2, &e);
+	tap_ok(p != NULL, "committer_pool_new (%s)", e != NULL ? e : "ok");
+	for (k = 0; k < 3; k++) {
+		memset(&t[k], 0, sizeof t[k]);
+		t[k].on_loop = 1;
+		t[k].loop = pthread_self();
+		if ((c[k] = committer_new_in(p, base, &e)) == NULL)
+			made = 0;
+	}
+	committer_pool_free(p);
+	tap_ok(made, "three committers on it");
+	for (i = 0; i < T_NJOBS; i++)
+		for (k = 0; k < 3; k++) {
+			j = xcalloc(1, sizeof *j);
+			j->t = &t[k];
+			j->i = i;
+			committer_submit(c[k], t_job_run, t_job_done, j);
+		}
+	event_base_dispatch(base);
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < T_NJOBS; i++)
+			inorder = inorder && t[k].ran[i] == i &&
+			    t[k].done[i] == i && t[k].on_loop;
+	tap_ok(inorder && t[0].ndone == T_NJOBS && t[1].ndone == T_NJOBS &&
+	    t[2].ndone == T_NJOBS, "each committer's %d jobs ran and came "
+	    "back in its order, on the loop", T_NJOBS);
+	for (k = 0; k < 3; k++)
+		committer_free(c[k]);
+	tap_ok(1, "the last committer freed ends the pool");
 	event_base_free(base);
 }
 
@@ -496,6 +545,7 @@ main(void)
 {
 	t_setup();
 	test_order();
+	test_pool();
 	test_batching();
 	test_failed_write();
 	test_burst();
