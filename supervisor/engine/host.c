@@ -87,6 +87,8 @@ struct host {
 	struct notify		*notify;	/* config.notify's; NULL: none */
 	struct committer_pool	*pool;		/* the loops' commits' threads */
 	int			 pool_failed;	/* threads of their own, then */
+	struct state_dirwatch	*dw;		/* the loops' watches' inotify */
+	int			 dw_failed;	/* their own, then */
 };
 
 /* The gate's provider_hold and provider_open, numbered on the bus. */
@@ -272,8 +274,27 @@ host_free(struct host *h)
 	if (h->dirfd >= 0)
 		close(h->dirfd);
 	committer_pool_free(h->pool);	/* a loop's store still out keeps it */
+	state_dirwatch_free(h->dw);	/* and a loop's watch this */
 	meter_free(h->meter);
 	free(h);
+}
+
+/*
+ * One inotify on the state directory for the loops' watches, made at
+ * the first; NULL when it cannot be (each watch has its own, or polls).
+ */
+static struct state_dirwatch *
+host_dirwatch(struct host *h, struct state_store *s)
+{
+	char	*e = NULL;
+
+	if (h->dw == NULL && !h->dw_failed && (h->dw = state_dirwatch_new(
+	    h->base, state_store_dirfd(s), &e)) == NULL) {
+		log_warnx("host: %s; a loop's watch gets its own", e);
+		free(e);
+		h->dw_failed = 1;
+	}
+	return h->dw;
 }
 
 /*
@@ -571,7 +592,8 @@ host_loop_start(struct host_loop *hl, int *code, char **err)
 	    hl->lo.mode != NULL ? hl->lo.mode : "auto");
 	/* back on the loop's thread: a running loop's commits go through it */
 	if (hl->open_status == LOOPOPEN_RUN)
-		state_store_attach_in(hl->lo.store, h->base, host_pool(h));
+		state_store_attach_in(hl->lo.store, h->base, host_pool(h),
+		    host_dirwatch(h, hl->lo.store));
 	host_loop_run_cfg(hl, &r);
 	if (hl->open_status == LOOPOPEN_RUN && (hl->run =
 	    hl->wf->driver->open(h->base, &r, err)) != NULL) {

@@ -51,6 +51,7 @@ struct state_store {
 	struct committer	*committer;	/* NULL without a base */
 	struct committer	*side;	/* side files; made at the first job */
 	struct committer_pool	*pool;	/* whose threads they use; NULL: own */
+	struct state_dirwatch	*dw;	/* a shared inotify for its watch */
 	int			 side_failed;	/* could not: side jobs run inline */
 	struct store_job	*inflight;
 	struct state_marks	*marks;
@@ -233,17 +234,18 @@ store_schedule(struct state_store *s)
 void
 state_store_attach(struct state_store *s, struct event_base *base)
 {
-	state_store_attach_in(s, base, NULL);
+	state_store_attach_in(s, base, NULL, NULL);
 }
 
 /*
  * state_store_attach with the committers (commits, side files) on a
- * pool's threads (a host's, shared by its loops); NULL: threads of the
- * store's own.
+ * pool's threads and its watch on a shared inotify (a host's, shared by
+ * its loops); NULL: the store's own.  Both are borrowed: the pool and
+ * the dirwatch keep themselves alive while in use.
  */
 void
 state_store_attach_in(struct state_store *s, struct event_base *base,
-    struct committer_pool *pool)
+    struct committer_pool *pool, struct state_dirwatch *dw)
 {
 	char	*e = NULL;
 
@@ -251,6 +253,7 @@ state_store_attach_in(struct state_store *s, struct event_base *base,
 		return;
 	s->base = base;
 	s->pool = pool;
+	s->dw = dw;
 	s->ev = event_new(base, -1, 0, store_cb, s);
 	if ((s->committer = pool != NULL ? committer_new_in(pool, base, &e) :
 	    committer_new(base, &e)) == NULL) {
@@ -515,6 +518,13 @@ const json_t *
 state_store_get(const struct state_store *s)
 {
 	return s->last;
+}
+
+/* The shared inotify a watch of this store joins; NULL: its own. */
+struct state_dirwatch *
+state_store_dirwatch(const struct state_store *s)
+{
+	return s->dw;
 }
 
 /* Why the last commit failed; NULL after a success. */
