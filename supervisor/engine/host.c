@@ -454,7 +454,9 @@ host_loop_event(void *arg, const char *name, const json_t *fields)
 
 	if (hl->feed != NULL)
 		host_loop_follow(hl, name, fields);
-	o = json_is_object(fields) ? json_deep_copy(fields) : json_object();
+	/* only loop_id is added: the members are shared (events are never
+	 * changed once made), a deep copy per event was for nothing */
+	o = json_is_object(fields) ? json_copy((json_t *)fields) : json_object();
 	json_object_set_new(o, "loop_id", json_string(hl->id));
 	json_incref(o);
 	meter_event(hl->h->meter, name, o, clock_mono_ms() - hl->t_run);
