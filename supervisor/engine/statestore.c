@@ -29,7 +29,7 @@ struct store_waiter {
 };
 TAILQ_HEAD(store_waiters, store_waiter);
 
-/* One commit: the job owns copies of everything the thread touches. */
+/* One commit: the job owns (references to) everything the thread touches. */
 struct store_job {
 	struct state_store	*s;
 	struct state_commit_req	 req;
@@ -99,7 +99,12 @@ store_job_new(struct state_store *s)
 	j->s = s;
 	TAILQ_INIT(&j->waiters);
 	TAILQ_CONCAT(&j->waiters, &s->waiting, entry);
-	j->last = json_deep_copy(s->last);
+	/*
+	 * Shared with the thread, not copied: s->last only changes when this
+	 * job lands, nothing changes a committed state in place (callers get
+	 * it const), and jansson's reference counts are atomic.
+	 */
+	j->last = json_incref(s->last);
 	j->patch = s->pending;
 	s->pending = NULL;
 	j->req.last = j->last;
