@@ -250,7 +250,8 @@ sse_bus_cb(void *arg, uint64_t seq, const char *type, const json_t *fields)
 		sl->agent = xstrdup(agent);
 	}
 	sl->seq = seq;
-	sl->fields = json_deep_copy(fields);
+	/* a published event's fields are never changed: shared, not copied */
+	sl->fields = json_incref((json_t *)fields);
 	TAILQ_INSERT_TAIL(&s->slots, sl, entry);
 	if (!evtimer_pending(s->flush_ev, NULL))
 		sse_arm(s->flush_ev, s->flush_ms);

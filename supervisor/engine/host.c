@@ -85,6 +85,10 @@ struct host {
 	uint64_t		 commits;	/* of the loops gone */
 	struct meter		*meter;		/* results and ends, counted */
 	struct notify		*notify;	/* config.notify's; NULL: none */
+	struct committer_pool	*pool;		/* the loops' commits' threads */
+	int			 pool_failed;	/* threads of their own, then */
+	struct state_dirwatch	*dw;		/* the loops' watches' inotify */
+	int			 dw_failed;	/* their own, then */
 };
 
 /* The gate's provider_hold and provider_open, numbered on the bus. */
@@ -269,8 +273,48 @@ host_free(struct host *h)
 		children_free(h->children);
 	if (h->dirfd >= 0)
 		close(h->dirfd);
+	committer_pool_free(h->pool);	/* a loop's store still out keeps it */
+	state_dirwatch_free(h->dw);	/* and a loop's watch this */
 	meter_free(h->meter);
 	free(h);
+}
+
+/*
+ * One inotify on the state directory for the loops' watches, made at
+ * the first; NULL when it cannot be (each watch has its own, or polls).
+ */
+static struct state_dirwatch *
+host_dirwatch(struct host *h, struct state_store *s)
+{
+	char	*e = NULL;
+
+	if (h->dw == NULL && !h->dw_failed && (h->dw = state_dirwatch_new(
+	    h->base, state_store_dirfd(s), &e)) == NULL) {
+		log_warnx("host: %s; a loop's watch gets its own", e);
+		free(e);
+		h->dw_failed = 1;
+	}
+	return h->dw;
+}
+
+/*
+ * The threads the loops' state commits run on, made at the first: a few
+ * for all (fsyncs of different loops overlap), not two per loop.  NULL
+ * when they cannot be made (each store makes its own).
+ */
+static struct committer_pool *
+host_pool(struct host *h)
+{
+	char	*e = NULL;
+
+	if (h->pool == NULL && !h->pool_failed &&
+	    (h->pool = committer_pool_new(HOST_COMMIT_THREADS, &e)) == NULL) {
+		log_warnx("host: %s; a loop's commits get a thread of its own",
+		    e);
+		free(e);
+		h->pool_failed = 1;
+	}
+	return h->pool;
 }
 
 /* The provider gate every loop's workers start through. */
@@ -410,7 +454,9 @@ host_loop_event(void *arg, const char *name, const json_t *fields)
 
 	if (hl->feed != NULL)
 		host_loop_follow(hl, name, fields);
-	o = json_is_object(fields) ? json_deep_copy(fields) : json_object();
+	/* only loop_id is added: the members are shared (events are never
+	 * changed once made), a deep copy per event was for nothing */
+	o = json_is_object(fields) ? json_copy((json_t *)fields) : json_object();
 	json_object_set_new(o, "loop_id", json_string(hl->id));
 	json_incref(o);
 	meter_event(hl->h->meter, name, o, clock_mono_ms() - hl->t_run);
@@ -548,7 +594,8 @@ host_loop_start(struct host_loop *hl, int *code, char **err)
 	    hl->lo.mode != NULL ? hl->lo.mode : "auto");
 	/* back on the loop's thread: a running loop's commits go through it */
 	if (hl->open_status == LOOPOPEN_RUN)
-		state_store_attach(hl->lo.store, h->base);
+		state_store_attach_in(hl->lo.store, h->base, host_pool(h),
+		    host_dirwatch(h, hl->lo.store));
 	host_loop_run_cfg(hl, &r);
 	if (hl->open_status == LOOPOPEN_RUN && (hl->run =
 	    hl->wf->driver->open(h->base, &r, err)) != NULL) {

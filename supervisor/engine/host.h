@@ -33,6 +33,7 @@ struct meter;
 struct workflow;
 
 #define HOST_BUS_KEEP	1024	/* events the bus keeps for a late reader */
+#define HOST_COMMIT_THREADS	8	/* the loops' state commits run on, shared */
 #define HOST_LOG_LINES	100	/* LOOP_LOG_ENTRY lines a second, a loop */
 #define HOST_LOG_BYTES	(32 * 1024)	/* and bytes */
 

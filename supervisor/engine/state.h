@@ -158,6 +158,13 @@ typedef void (*state_store_cb)(struct state_store *, int, const char *, void *);
 struct state_store *state_store_new(struct event_base *,
 	    const struct workflow_state *, int, const char *);	/* NULL: invalid id */
 void	 state_store_attach(struct state_store *, struct event_base *);	/* a store made without a base (off the loop's thread) onto it: on the loop's thread only */
+struct committer_pool;
+struct state_dirwatch;
+void	 state_store_attach_in(struct state_store *, struct event_base *,
+	    struct committer_pool *, struct state_dirwatch *);	/* the same, its committers on a shared pool's threads, its watch on a shared inotify */
+struct state_dirwatch *state_store_dirwatch(const struct state_store *);	/* borrowed, or NULL */
+struct state_dirwatch *state_dirwatch_new(struct event_base *, int, char **);	/* one inotify on a state directory for many watches */
+void	 state_dirwatch_free(struct state_dirwatch *);	/* watches still on it keep it */
 void	 state_store_free(struct state_store *);	/* flushes first; pending callbacks are dropped, not called */
 void	 state_store_update(struct state_store *, const json_t *);	/* patch of our fields; commit later this turn */
 int	 state_store_transition(struct state_store *, const char *, const char *);	/* to status, reason */

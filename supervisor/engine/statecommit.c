@@ -164,6 +164,30 @@ state_merge_patch(json_t *dst, const json_t *src)
 	}
 }
 
+/*
+ * src with the patch merged into a copy that shares every member the
+ * patch does not touch (only the objects on a patched path are copied):
+ * a commit used to deep-copy the whole file and skill_state for a
+ * one-field patch (issue 30).  Nothing merged is changed in place after,
+ * so sharing is safe.  Returns a new reference.
+ */
+static json_t *
+commit_patch_shared(const json_t *src, const json_t *patch)
+{
+	const char	*k;
+	json_t		*dst, *v, *d;
+
+	dst = json_copy((json_t *)src);
+	json_object_foreach((json_t *)patch, k, v) {
+		d = json_object_get(dst, k);
+		if (json_is_object(v) && json_is_object(d))
+			json_object_set_new(dst, k, commit_patch_shared(d, v));
+		else
+			json_object_set_new(dst, k, json_deep_copy(v));
+	}
+	return dst;
+}
+
 /* The status a transition to `to` must start from; NULL: not ours to make. */
 const char *
 state_transition_source(const char *to)
@@ -294,16 +318,20 @@ commit_merge(const json_t *disk, const struct state_commit_req *req)
 	char		 now[40];
 	int		 i;
 
-	m = json_deep_copy(disk);
+	/* shallow: members are replaced, never changed in place */
+	m = json_copy((json_t *)disk);
 	if (req->front != NULL)
 		json_object_update(m, (json_t *)req->front);
 	pss = json_object_get(req->patch, "skill_state");
 	ss = json_object_get(src, "skill_state");
 	if (json_is_object(ss) || pss != NULL) {
-		ss = json_is_object(ss) ? json_deep_copy(ss) :
-		    state_skeleton(req->ws);
-		if (pss != NULL)
-			state_merge_patch(ss, pss);
+		if (!json_is_object(ss)) {
+			ss = state_skeleton(req->ws);
+			if (pss != NULL)
+				state_merge_patch(ss, pss);
+		} else
+			ss = pss != NULL ? commit_patch_shared(ss, pss) :
+			    json_incref(ss);
 		json_object_set_new(m, "skill_state", ss);
 	}
 	if ((j = json_object_get(req->patch, "current_iteration")) == NULL &&
@@ -378,9 +406,11 @@ commit_judge(const struct workflow_state *ws, const char *id,
 	size_t		 i, k, len;
 	int		 rc = 0, kept = 0, old;
 
+	/* the file on disk is only looked at when ours has errors */
+	if (state_validate(ws, m, &after) == 0)
+		return 0;
 	if (disk != NULL)
 		state_validate(ws, disk, &before);
-	state_validate(ws, m, &after);
 	for (i = 0; i < after.n; i++) {
 		len = commit_err_path(after.v[i]);
 		for (old = 0, k = 0; k < before.n && !old; k++)

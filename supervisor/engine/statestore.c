@@ -29,7 +29,7 @@ struct store_waiter {
 };
 TAILQ_HEAD(store_waiters, store_waiter);
 
-/* One commit: the job owns copies of everything the thread touches. */
+/* One commit: the job owns (references to) everything the thread touches. */
 struct store_job {
 	struct state_store	*s;
 	struct state_commit_req	 req;
@@ -50,6 +50,8 @@ struct state_store {
 	struct event		*ev;	/* end of turn: start a commit */
 	struct committer	*committer;	/* NULL without a base */
 	struct committer	*side;	/* side files; made at the first job */
+	struct committer_pool	*pool;	/* whose threads they use; NULL: own */
+	struct state_dirwatch	*dw;	/* a shared inotify for its watch */
 	int			 side_failed;	/* could not: side jobs run inline */
 	struct store_job	*inflight;
 	struct state_marks	*marks;
@@ -97,7 +99,12 @@ store_job_new(struct state_store *s)
 	j->s = s;
 	TAILQ_INIT(&j->waiters);
 	TAILQ_CONCAT(&j->waiters, &s->waiting, entry);
-	j->last = json_deep_copy(s->last);
+	/*
+	 * Shared with the thread, not copied: s->last only changes when this
+	 * job lands, nothing changes a committed state in place (callers get
+	 * it const), and jansson's reference counts are atomic.
+	 */
+	j->last = json_incref(s->last);
 	j->patch = s->pending;
 	s->pending = NULL;
 	j->req.last = j->last;
@@ -232,13 +239,29 @@ store_schedule(struct state_store *s)
 void
 state_store_attach(struct state_store *s, struct event_base *base)
 {
+	state_store_attach_in(s, base, NULL, NULL);
+}
+
+/*
+ * state_store_attach with the committers (commits, side files) on a
+ * pool's threads and its watch on a shared inotify (a host's, shared by
+ * its loops); NULL: the store's own.  Both are borrowed: the pool and
+ * the dirwatch keep themselves alive while in use.
+ */
+void
+state_store_attach_in(struct state_store *s, struct event_base *base,
+    struct committer_pool *pool, struct state_dirwatch *dw)
+{
 	char	*e = NULL;
 
 	if (s == NULL || base == NULL || s->base != NULL)
 		return;
 	s->base = base;
+	s->pool = pool;
+	s->dw = dw;
 	s->ev = event_new(base, -1, 0, store_cb, s);
-	if ((s->committer = committer_new(base, &e)) == NULL) {
+	if ((s->committer = pool != NULL ? committer_new_in(pool, base, &e) :
+	    committer_new(base, &e)) == NULL) {
 		log_warnx("state %s: %s; committing on the loop", s->id, e);
 		free(e);
 	}
@@ -415,7 +438,8 @@ store_side(struct state_store *s)
 	char	*e = NULL;
 
 	if (s->side == NULL && s->base != NULL && !s->side_failed &&
-	    (s->side = committer_new(s->base, &e)) == NULL) {
+	    (s->side = s->pool != NULL ? committer_new_in(s->pool, s->base,
+	    &e) : committer_new(s->base, &e)) == NULL) {
 		log_warnx("state %s: %s; side files written on the loop",
 		    s->id, e);
 		free(e);
@@ -499,6 +523,13 @@ const json_t *
 state_store_get(const struct state_store *s)
 {
 	return s->last;
+}
+
+/* The shared inotify a watch of this store joins; NULL: its own. */
+struct state_dirwatch *
+state_store_dirwatch(const struct state_store *s)
+{
+	return s->dw;
 }
 
 /* Why the last commit failed; NULL after a success. */

@@ -15,10 +15,12 @@
 #include <config.h>
 
 #include <sys/inotify.h>
+#include <sys/queue.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,7 @@
 #define WATCH_MAX_DELAY_MS	1000
 #define WATCH_POLL_MS		25	/* without inotify */
 #define WATCH_GONE_MS		100	/* absent that long: deleted */
+#define DIRWATCH_BUCKETS	256	/* watches by their file's name */
 #define WATCH_MASK	(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MODIFY | IN_CREATE | \
 			    IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR)
 
@@ -58,6 +61,26 @@ struct state_watch {
 	state_watch_cb		 cb;
 	state_watch_cb		 front;	/* NULL: only a status is news */
 	void			*arg;
+	struct state_dirwatch	*dw;	/* the shared inotify it is on, or NULL */
+	TAILQ_ENTRY(state_watch) dw_entry;	/* in its name's bucket */
+	TAILQ_ENTRY(state_watch) dw_hit;	/* in the dirwatch's hits */
+	int			 hit;	/* in them now */
+};
+TAILQ_HEAD(state_watches, state_watch);
+
+/*
+ * One inotify on a state directory for every watch of a host's loops in
+ * it: an instance per loop woke every loop at every file event of the
+ * directory (O(loops^2) reads) and ran out of instances
+ * (fs.inotify.max_user_instances is 128 by default; issue 30).
+ */
+struct state_dirwatch {
+	int			 ifd;
+	struct event		*ev;
+	struct stat		 dir;	/* which directory */
+	unsigned		 refs;	/* the owner's and each watch's */
+	struct state_watches	 hits;	/* named by the events of this read */
+	struct state_watches	 b[DIRWATCH_BUCKETS];
 };
 
 /*
@@ -222,6 +245,156 @@ watch_poll_cb(evutil_socket_t fd, short what, void *arg)
 	watch_check(w);		/* absent too: a deletion, perhaps */
 }
 
+/* A name's bucket (FNV-1a). */
+static struct state_watches *
+dirwatch_bucket(struct state_dirwatch *dw, const char *name)
+{
+	uint32_t	h = 2166136261u;
+
+	while (*name != '\0')
+		h = (h ^ (unsigned char)*name++) * 16777619u;
+	return &dw->b[h % DIRWATCH_BUCKETS];
+}
+
+/* Note a watch as named by this read (once). */
+static void
+dirwatch_hit(struct state_dirwatch *dw, struct state_watch *w)
+{
+	if (w->hit)
+		return;
+	w->hit = 1;
+	TAILQ_INSERT_TAIL(&dw->hits, w, dw_hit);
+}
+
+/* Drop a reference; the last one closes the inotify. */
+static void
+dirwatch_unref(struct state_dirwatch *dw)
+{
+	if (--dw->refs > 0)
+		return;
+	if (dw->ev != NULL)
+		event_free(dw->ev);
+	if (dw->ifd >= 0)
+		close(dw->ifd);
+	free(dw);
+}
+
+/* Every watch of the directory named by an event (or all: an overflow). */
+static void
+dirwatch_read(struct state_dirwatch *dw)
+{
+	char				 buf[8192]
+	    __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event	*ev;
+	struct state_watch		*w;
+	ssize_t				 n;
+	size_t				 off;
+	int				 i;
+
+	while ((n = read(dw->ifd, buf, sizeof buf)) > 0 ||
+	    (n < 0 && errno == EINTR)) {
+		for (off = 0; n > 0 && off + sizeof *ev <= (size_t)n;
+		    off += sizeof *ev + ev->len) {
+			ev = (const struct inotify_event *)(buf + off);
+			if (ev->mask & IN_Q_OVERFLOW) {
+				for (i = 0; i < DIRWATCH_BUCKETS; i++)
+					TAILQ_FOREACH(w, &dw->b[i], dw_entry)
+						dirwatch_hit(dw, w);
+			} else if (ev->mask & IN_IGNORED)
+				log_warnx("state watch: the directory is gone");
+			else if (ev->len > 0)
+				TAILQ_FOREACH(w, dirwatch_bucket(dw, ev->name),
+				    dw_entry)
+					if (strcmp(w->name, ev->name) == 0)
+						dirwatch_hit(dw, w);
+		}
+	}
+}
+
+/*
+ * One read of each file the events named covers all its events.  A
+ * callback may free watches (its own, others): a freed one leaves the
+ * hits; the dirwatch is held meanwhile.
+ */
+static void
+dirwatch_dispatch(struct state_dirwatch *dw)
+{
+	struct state_watch	*w;
+
+	dw->refs++;
+	for (dirwatch_read(dw); (w = TAILQ_FIRST(&dw->hits)) != NULL;
+	    watch_check(w)) {
+		TAILQ_REMOVE(&dw->hits, w, dw_hit);
+		w->hit = 0;
+	}
+	dirwatch_unref(dw);
+}
+
+/* The inotify fired. */
+static void
+dirwatch_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd, (void)what;
+	dirwatch_dispatch(arg);
+}
+
+/*
+ * One inotify for the state directory dirfd, for the watches of stores
+ * given it (state_store_attach_in).  NULL and *err when inotify cannot
+ * be had (each watch then tries its own, or polls).
+ */
+struct state_dirwatch *
+state_dirwatch_new(struct event_base *base, int dirfd, char **err)
+{
+	struct state_dirwatch	*dw = xcalloc(1, sizeof *dw);
+	char			 path[64];
+	int			 i, ok;
+
+	dw->refs = 1;
+	dw->ifd = -1;
+	TAILQ_INIT(&dw->hits);
+	for (i = 0; i < DIRWATCH_BUCKETS; i++)
+		TAILQ_INIT(&dw->b[i]);
+	snprintf(path, sizeof path, "/proc/self/fd/%d", dirfd);
+	ok = fstat(dirfd, &dw->dir) == 0 &&
+	    (dw->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) >= 0 &&
+	    inotify_add_watch(dw->ifd, path, WATCH_MASK) >= 0;
+	if (ok)
+		dw->ev = event_new(base, dw->ifd, EV_READ | EV_PERSIST,
+		    dirwatch_cb, dw);
+	if (!ok || dw->ev == NULL || event_add(dw->ev, NULL) != 0) {
+		xasprintf(err, "state directory: inotify: %s",
+		    strerror(errno));
+		dirwatch_unref(dw);
+		dw = NULL;
+	}
+	return dw;
+}
+
+/* The owner is done with it; watches still on it keep it. */
+void
+state_dirwatch_free(struct state_dirwatch *dw)
+{
+	if (dw != NULL)
+		dirwatch_unref(dw);
+}
+
+/* On the store's shared inotify, when it has one on this directory. */
+static int
+watch_join(struct state_watch *w)
+{
+	struct state_dirwatch	*dw = state_store_dirwatch(w->store);
+	struct stat		 sb;
+
+	if (dw == NULL || w->poll_only || fstat(w->dirfd, &sb) != 0 ||
+	    sb.st_dev != dw->dir.st_dev || sb.st_ino != dw->dir.st_ino)
+		return 0;
+	dw->refs++;
+	w->dw = dw;
+	TAILQ_INSERT_TAIL(dirwatch_bucket(dw, w->name), w, dw_entry);
+	return 1;
+}
+
 /*
  * inotify on the directory, or polling: asked for (a network file
  * system, whose other hosts' writes inotify does not see) or as the
@@ -302,7 +475,7 @@ state_watch_new(struct event_base *base, struct state_store *store,
 		xasprintf(err, "cannot set up the watch's timer");
 		goto fail;
 	}
-	if (watch_start(w, base, err) != 0)
+	if (!watch_join(w) && watch_start(w, base, err) != 0)
 		goto fail;
 	rc = state_load_at(w->dirfd, id, ".json", STATE_LOAD_NOQUARANTINE, &j,
 	    NULL, &e);
@@ -344,6 +517,12 @@ state_watch_free(struct state_watch *w)
 {
 	if (w == NULL)
 		return;
+	if (w->dw != NULL) {
+		TAILQ_REMOVE(dirwatch_bucket(w->dw, w->name), w, dw_entry);
+		if (w->hit)
+			TAILQ_REMOVE(&w->dw->hits, w, dw_hit);
+		dirwatch_unref(w->dw);
+	}
 	if (w->ev_in != NULL)
 		event_free(w->ev_in);
 	if (w->ev_retry != NULL)

@@ -27,6 +27,7 @@ IDLE_S=${BENCH_IDLE_S:-10}
 FLOOD_MIB=${BENCH_FLOOD_MIB:-1024}
 COMMIT_N=200
 SERVE_N=${BENCH_SERVE_LOOPS:-200}
+SERVE_BIG=${BENCH_SERVE_BIG:-2000}
 BATCH_N=${BENCH_BATCH_ITEMS:-1000}
 BATCH_J=8
 SOAK_S=${BENCH_SOAK_S:-1200}
@@ -519,40 +520,69 @@ fig_prompts() {
 	    "$(ratio "$2" "$3")" "$(ratio "$2" "$3")"
 }
 
+# serve_runs N J: RUNS x (N loops in one serve, J started at a time,
+# against the same N loops as `run` processes, J at a time), alternated;
+# sets sv_o sv_r (loops/s), sv_l (p99 ms), sv_m (peak MiB, the largest),
+# sv_k (KiB of RSS per hosted loop, the largest), medians of RUNS.  The
+# loops' files stay until the end: thousands of inodes deleted right
+# before the next run make ext4's inode allocation crawl for whichever
+# side comes next (recently_deleted, ~15% of serve's CPU), not ours.
+serve_runs() {
+	local n=$1 j=$2 i out o=() r=() l=() m=()
+	for i in $(seq "$RUNS"); do
+		if out=$(python3 "$bench/servebench.py" serve "$SUP" "$FAKE" \
+		    "$tmp/serve$n-$i" "$n" "$j" 2>>"$tmp/errors"); then
+			o+=("$(jget loops_per_s <<<"$out")")
+			l+=("$(jget lag_p99_ms <<<"$out")")
+			m+=("$(jget rss_kib <<<"$out")")
+		else
+			warn "serve: our run $i ($n loops) failed"
+		fi
+		if out=$(python3 "$bench/servebench.py" run "$SUP" "$FAKE" \
+		    "$tmp/run$n-$i" "$n" "$j" 2>>"$tmp/errors"); then
+			r+=("$(jget loops_per_s <<<"$out")")
+		fi
+	done
+	sv_o=$(printf '%s\n' "${o[@]}" | median)
+	sv_r=$(printf '%s\n' "${r[@]}" | median)
+	sv_l=$(printf '%s\n' "${l[@]}" | median)
+	sv_m=$(printf '%s\n' "${m[@]}" | sort -g | tail -n 1)
+	sv_k=$(awk -v k="$sv_m" -v n="$n" 'BEGIN { if (k != "")
+	    printf "%.1f\n", k / n }')
+	[ -n "$sv_m" ] && sv_m=$(awk -v k="$sv_m" 'BEGIN { printf "%.1f\n", k / 1024 }')
+}
+
 # Figure 7: SERVE_N loops of fake agents (init, develop, validate,
 # complete) hosted at once by one serve, against the same loops as
 # SERVE_N `run` processes at once; the lag from each LOOP_STATE_UPDATE's
 # updated_at (set before its commit's fsync) to its arrival on a client
-# of /api/events; serve's peak RSS.
+# of /api/events; serve's peak RSS, and that over the loops.
 fig_serve() {
-	local i out o=() r=() l=() m=() mo mr ml mm
 	echo "bench: serve: $RUNS x $SERVE_N loops, serve and run" >&2
-	for i in $(seq "$RUNS"); do
-		if out=$(python3 "$bench/servebench.py" serve "$SUP" "$FAKE" \
-		    "$tmp/serve$i" "$SERVE_N" "$SERVE_N" 2>>"$tmp/errors"); then
-			o+=("$(jget loops_per_s <<<"$out")")
-			l+=("$(jget lag_p99_ms <<<"$out")")
-			m+=("$(awk -v k="$(jget rss_kib <<<"$out")" \
-			    'BEGIN { printf "%.1f\n", k / 1024 }')")
-		else
-			warn "serve: our run $i failed"
-		fi
-		if out=$(python3 "$bench/servebench.py" run "$SUP" "$FAKE" \
-		    "$tmp/run$i" "$SERVE_N" "$SERVE_N" 2>>"$tmp/errors"); then
-			r+=("$(jget loops_per_s <<<"$out")")
-		fi
-		rm -rf "$tmp/serve$i" "$tmp/run$i"
-	done
-	mo=$(printf '%s\n' "${o[@]}" | median)
-	mr=$(printf '%s\n' "${r[@]}" | median)
-	ml=$(printf '%s\n' "${l[@]}" | median)
-	mm=$(printf '%s\n' "${m[@]}" | sort -g | tail -n 1)
-	trow serve "$SERVE_N loops: serve vs run processes" "${mo:-n/a}" \
-	    "${mr:-n/a}" "loops/s" "$(ratio "$mo" "$mr")" "$(ratio "$mo" "$mr")"
-	trow serve_p99 "  state change to SSE, p99" "${ml:-n/a}" "-" "ms" "-" \
-	    "${ml:-n/a}"
-	trow serve_rss "  serve's peak RSS" "${mm:-n/a}" "-" "MiB" "-" \
-	    "${mm:-n/a}"
+	serve_runs "$SERVE_N" "$SERVE_N"
+	trow serve "$SERVE_N loops: serve vs run processes" "${sv_o:-n/a}" \
+	    "${sv_r:-n/a}" "loops/s" "$(ratio "$sv_o" "$sv_r")" \
+	    "$(ratio "$sv_o" "$sv_r")"
+	trow serve_p99 "  state change to SSE, p99" "${sv_l:-n/a}" "-" "ms" "-" \
+	    "${sv_l:-n/a}"
+	trow serve_rss "  serve's peak RSS" "${sv_m:-n/a}" "-" "MiB" "-" \
+	    "${sv_m:-n/a}"
+	row "  serve's RSS per loop" "${sv_k:-n/a}" "-" "KiB" "-" "-" "n/a"
+}
+
+# Figure 7b: the scale of it, SERVE_BIG (2000) loops hosted at once by
+# one serve against as many `run` processes at once: does the ratio
+# hold, are memory per loop and p99 linear and small?
+fig_serve2k() {
+	echo "bench: serve2k: $RUNS x $SERVE_BIG loops, serve and run" >&2
+	serve_runs "$SERVE_BIG" "$SERVE_BIG"
+	trow serve "$SERVE_BIG loops: serve vs run processes" "${sv_o:-n/a}" \
+	    "${sv_r:-n/a}" "loops/s" "$(ratio "$sv_o" "$sv_r")" \
+	    "$(ratio "$sv_o" "$sv_r")"
+	row "  state change to SSE, p99" "${sv_l:-n/a}" "-" "ms" "-" "-" "n/a"
+	trow serve2k_rss "  serve's peak RSS" "${sv_m:-n/a}" "-" "MiB" "-" \
+	    "${sv_m:-n/a}"
+	row "  serve's RSS per loop" "${sv_k:-n/a}" "-" "KiB" "-" "-" "n/a"
 }
 
 # Figure 8 (issue 30): `batch --jobs BATCH_J` against GNU parallel -j
@@ -797,7 +827,7 @@ fig_gitwt() {
 }
 
 setup
-for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts serve batch remote gitwt soak}; do
+for f in ${BENCH_FIGURES:-lifecycles roundtrip commits idle capture prompts serve serve2k batch remote gitwt soak}; do
 	"fig_$f"
 done
 report

@@ -5,6 +5,7 @@
 # (its updated_at) to its SSE event, and serve's peak RSS; `run SUP FAKE ROOT
 # N J` drives the same N loops as N `run` processes, J at a time.  One JSON
 # object on stdout.
+import concurrent.futures
 import http.client
 import json
 import os
@@ -14,6 +15,8 @@ import sys
 import threading
 import time
 from datetime import datetime
+
+STARTERS = 16   # start requests in flight at once
 
 
 def peak_kib(pid):
@@ -114,9 +117,15 @@ class Serve:
 
 
 def bench_serve(sup, root, n, j):
+    """Starts go out STARTERS at a time, as `run` processes are started
+    without waiting for the one before to run: a start's reply waits
+    for the loop's open (its created -> running commit), and one start
+    at a time made the driver, not serve, what was measured."""
     s = Serve(sup, root, j)
     ids = [s.call("POST", "/api/loops/v2", {"title": "bench %d" % i})
            ["data"]["loop_id"] for i in range(n)]
+    pool = concurrent.futures.ThreadPoolExecutor(STARTERS)
+    starts = []
     t0 = time.monotonic()
     started = 0
     while True:
@@ -131,9 +140,13 @@ def bench_serve(sup, root, n, j):
                     raise RuntimeError("no loop ended in 60 s (%d of %d)"
                                        % (len(s.done), n))
                 continue
-        s.call("POST", "/api/loops/v2/%s/start" % ids[started])
+        starts.append(pool.submit(s.call, "POST",
+                                  "/api/loops/v2/%s/start" % ids[started]))
         started += 1
     secs = time.monotonic() - t0
+    pool.shutdown()
+    for f in starts:
+        f.result()
     rss = peak_kib(s.proc.pid)
     s.stop()
     return {"seconds": secs, "loops_per_s": n / secs, "rss_kib": rss,

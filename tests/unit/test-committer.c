@@ -1,15 +1,18 @@
 /*
  * test-committer.c: the committer thread (order, done on the loop's
- * thread) and the store on top of it: batching, commits piling up while
- * one waits for a held lock (coalesced), failures reported to the
- * callback, giving up a held lock when stopping, write marks per store.
+ * thread), committers sharing a pool's threads, and the store on top of
+ * it: batching, commits piling up while one waits for a held lock
+ * (coalesced), failures reported to the callback, giving up a held lock
+ * when stopping, write marks per store, loops' watches on one inotify.
  */
 #include <config.h>
 
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +106,54 @@ test_order(void)
 	committer_wait(c);
 	tap_is_int(t.ndone, T_NJOBS + 1, "committer_wait: run and done");
 	committer_free(c);
+	event_base_free(base);
+}
+
+/*
+ * Committers sharing a pool of two threads: each one's jobs still run
+ * one at a time, in its order, done on the loop; the pool's owner may
+ * let go first (its committers keep it until they are freed).
+ */
+static void
+test_pool(void)
+{
+	struct event_base	*base = event_base_new();
+	struct committer_pool	*p;
+	struct committer	*c[3];
+	struct t_jobs		 t[3];
+	struct t_job		*j;
+	char			*e = NULL;
+	int			 i, k, inorder = 1, made = 1;
+
+	p = committer_pool_new(2, &e);
+	tap_ok(p != NULL, "committer_pool_new (%s)", e != NULL ? e : "ok");
+	for (k = 0; k < 3; k++) {
+		memset(&t[k], 0, sizeof t[k]);
+		t[k].on_loop = 1;
+		t[k].loop = pthread_self();
+		if ((c[k] = committer_new_in(p, base, &e)) == NULL)
+			made = 0;
+	}
+	committer_pool_free(p);
+	tap_ok(made, "three committers on it");
+	for (i = 0; i < T_NJOBS; i++)
+		for (k = 0; k < 3; k++) {
+			j = xcalloc(1, sizeof *j);
+			j->t = &t[k];
+			j->i = i;
+			committer_submit(c[k], t_job_run, t_job_done, j);
+		}
+	event_base_dispatch(base);
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < T_NJOBS; i++)
+			inorder = inorder && t[k].ran[i] == i &&
+			    t[k].done[i] == i && t[k].on_loop;
+	tap_ok(inorder && t[0].ndone == T_NJOBS && t[1].ndone == T_NJOBS &&
+	    t[2].ndone == T_NJOBS, "each committer's %d jobs ran and came "
+	    "back in its order, on the loop", T_NJOBS);
+	for (k = 0; k < 3; k++)
+		committer_free(c[k]);
+	tap_ok(1, "the last committer freed ends the pool");
 	event_base_free(base);
 }
 
@@ -490,12 +541,112 @@ test_two_watches(void)
 	free(e);
 }
 
+/* inotify instances this process has open. */
+static int
+t_inotify_fds(void)
+{
+	char		 path[64], link[64];
+	DIR		*d = opendir("/proc/self/fd");
+	struct dirent	*de;
+	ssize_t		 n;
+	int		 count = 0;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		snprintf(path, sizeof path, "/proc/self/fd/%.20s", de->d_name);
+		if ((n = readlink(path, link, sizeof link - 1)) > 0) {
+			link[n] = '\0';
+			count += strcmp(link, "anon_inode:inotify") == 0;
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	return count;
+}
+
+/* The first watch saw a status: stop; else look again in 10 ms. */
+static void
+t_first_check(evutil_socket_t fd, short what, void *arg)
+{
+	struct t_marks	*m = arg;
+
+	(void)fd, (void)what;
+	if (m[0].seen[0] != '\0')
+		event_base_loopbreak(m[0].base);
+}
+
+/* Dispatch until check (every 10 ms) stops it, or 20 s have passed. */
+static void
+t_dispatch_until(struct t_marks *m, event_callback_fn check)
+{
+	struct timeval	 tv = { 0, 10000 }, limit = { 20, 0 };
+	struct event	*tick, *end;
+
+	tick = event_new(m[0].base, -1, EV_PERSIST, check, m);
+	end = evtimer_new(m[0].base, t_marks_end, m[0].base);
+	event_add(tick, &tv);
+	event_add(end, &limit);
+	event_base_dispatch(m[0].base);
+	event_free(tick);
+	event_free(end);
+}
+
+/*
+ * A host's loops' watches share one inotify on the state directory (one
+ * instance per loop woke every loop at every event of the directory, and
+ * ran out of instances): each still hears its own file only.
+ */
+static void
+test_dirwatch(void)
+{
+	struct state_store	*sx, *sx2, *sy2;
+	struct state_dirwatch	*dw;
+	struct state_watch	*wx, *wy;
+	struct t_marks		 m[2];
+	char			*e = NULL;
+	int			 before;
+
+	memset(m, 0, sizeof m);
+	t_create("X");
+	t_create("Y");
+	m[0].base = m[1].base = event_base_new();
+	before = t_inotify_fds();
+	dw = state_dirwatch_new(m[0].base, t_dirfd, &e);
+	sx = state_store_new(NULL, WS, t_dirfd, "X");
+	sx2 = state_store_new(NULL, WS, t_dirfd, "X");
+	sy2 = state_store_new(NULL, WS, t_dirfd, "Y");
+	state_store_attach_in(sx2, m[0].base, NULL, dw);
+	state_store_attach_in(sy2, m[0].base, NULL, dw);
+	wx = state_watch_new(m[0].base, sx2, STATE_WATCH_INOTIFY, t_marks_cb,
+	    &m[0], &e);
+	wy = state_watch_new(m[0].base, sy2, STATE_WATCH_INOTIFY, t_marks_cb,
+	    &m[1], &e);
+	state_dirwatch_free(dw);	/* the watches keep it */
+	tap_ok(dw != NULL && wx != NULL && wy != NULL &&
+	    t_inotify_fds() == before + 1, "two loops' watches, one inotify "
+	    "(%d more; %s)", t_inotify_fds() - before, e != NULL ? e : "made");
+	state_store_transition(sx, "running", NULL);
+	state_store_flush(sx, NULL);
+	t_dispatch_until(m, t_first_check);
+	tap_ok(strcmp(m[0].seen, "running,") == 0 && m[1].seen[0] == '\0',
+	    "X's watch sees X's commit, Y's sees nothing (X: %s Y: %s)",
+	    m[0].seen, m[1].seen);
+	state_watch_free(wx);
+	state_watch_free(wy);
+	tap_is_int(t_inotify_fds(), before, "the last watch closes it");
+	state_store_free(sx);
+	state_store_free(sx2);
+	state_store_free(sy2);
+	event_base_free(m[0].base);
+	free(e);
+}
+
 /* Every group in a private directory, removed at the end. */
 int
 main(void)
 {
 	t_setup();
 	test_order();
+	test_pool();
 	test_batching();
 	test_failed_write();
 	test_burst();
@@ -503,6 +654,7 @@ main(void)
 	test_nowait();
 	test_marks();
 	test_two_watches();
+	test_dirwatch();
 	t_teardown();
 	return tap_done();
 }
